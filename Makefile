@@ -1,0 +1,114 @@
+# sonde - build, test and demo.
+#
+#   make                      build/bin/sonde and the extension for $(PYTHON)
+#   make PYTHON=python3.X     add the extension for another interpreter
+#   make test                 build for every interpreter here, run all tests
+#   make demo                 profile examples/demo.py and show what it wrote
+#   make test-asan            C tests and the command under ASan/UBSan
+#   make test-valgrind        C tests and the command under valgrind
+#   make install PREFIX=...   install the command and the Python package
+
+PYTHON ?= python3
+PREFIX ?= /usr/local
+CC ?= cc
+BUILD ?= build
+
+WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
+
+ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
+              $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+EXT_SRC := $(wildcard src/ext/*.c)
+ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC))
+HEADERS := $(wildcard src/*/*.h)
+PY_FILES := $(wildcard python/sonde/*.py)
+PKG := $(BUILD)/python/sonde
+
+# What the interpreter named by PYTHON needs: headers, suffix, version tag.
+PY_INFO := $(shell $(PYTHON) -c 'import sysconfig as s, sys; print(s.get_paths()["include"], s.get_config_var("EXT_SUFFIX"), "%d%d" % sys.version_info[:2])' 2>/dev/null)
+PY_INCLUDE := $(word 1,$(PY_INFO))
+PY_SUFFIX := $(word 2,$(PY_INFO))
+PY_TAG := $(word 3,$(PY_INFO))
+EXT := $(PKG)/_sonde$(PY_SUFFIX)
+EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
+
+.PHONY: all check-python test test-asan test-valgrind demo install clean
+all: $(BUILD)/bin/sonde python-package
+
+check-python:
+	@test -n "$(PY_TAG)" || { echo "make: cannot run '$(PYTHON)': set PYTHON=/path/to/python3" >&2; exit 1; }
+	@test -f "$(PY_INCLUDE)/Python.h" || { echo "make: Python headers for $(PYTHON) are missing ($(PY_INCLUDE)/Python.h): install them, e.g. 'apt-get install python3-dev'" >&2; exit 1; }
+
+$(BUILD)/obj/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
+
+$(BUILD)/bin/sonde: $(ENGINE_OBJ) $(BUILD)/obj/cli/main.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $^ -o $@
+
+.PHONY: python-package
+python-package: $(EXT) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
+
+$(EXT): $(ENGINE_OBJ) $(EXT_OBJ) | check-python
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -shared $^ -o $@
+
+$(PKG)/%.py: python/sonde/%.py
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# ---- tests ----
+C_TESTS := $(wildcard tests/c/test_*.c)
+$(BUILD)/tests/unit: $(C_TESTS) tests/c/harness.h $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@
+
+$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@
+
+# Every CPython this machine has: pyenv's, and the system's /usr/bin/python3.
+PYTHONS := $(sort $(wildcard $(HOME)/.pyenv/versions/3.*/bin/python3)) $(wildcard /usr/bin/python3)
+VENV := $(BUILD)/venv
+
+$(VENV)/.ready: tests/requirements.txt
+	rm -rf $(VENV)
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(VENV)/.ready
+	@for py in $(PYTHONS); do \
+	  $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \
+	    { echo "make: extension build failed for $$py" >&2; exit 1; }; done
+	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$(PYTHONS)"
+
+test-asan:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats
+	$(BUILD)/asan/tests/unit
+	$(BUILD)/asan/tests/fuzz_pstats 20000
+	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
+
+test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/bin/sonde
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pstats 2000
+	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
+
+demo: all
+	sh examples/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde
+	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
+	install -m 644 $(PKG)/* $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde/
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,130 @@
+"""sonde: where does a Python program spend its time?
+
+The in-process API, a drop-in for cProfile's::
+
+    import sonde
+    with sonde.Profile() as prof:
+        work()
+    prof.print_stats("tottime")
+    prof.dump_stats("work.prof")          # pstats.Stats, snakeviz, gprof2dot
+
+    @sonde.profile                        # prints the table after each call
+    def work(): ...
+
+Every thread is recorded, each with its own stacks; C functions are named
+as cProfile names them, so .prof files from both tools compare key by key.
+"""
+
+import functools
+import marshal
+import sys
+
+from ._sonde import Profiler as _Engine
+
+__all__ = ["Profile", "profile", "run", "runctx"]
+__version__ = "0.1.0"
+
+
+class Profile(_Engine):
+    """A deterministic profiler of every call (cProfile.Profile's interface).
+
+    enable() and disable() start and stop recording in every thread;
+    create_stats() fills .stats for pstats.Stats(profile); dump_stats()
+    writes a .prof file; write(path, format) writes pstats, collapsed or
+    json; table() returns the text report print_stats() prints.
+    """
+
+    def __init__(self, *args, **kwargs):
+        # cProfile.Profile takes (timer, timeunit, subcalls, builtins);
+        # sonde keeps its own clock and reads subcalls/builtins here.
+        self._builtins = bool(kwargs.pop("builtins", args[3] if len(args) > 3 else True))
+        super().__init__()
+
+    def enable(self, subcalls=True, builtins=None):
+        super().enable(subcalls, self._builtins if builtins is None else builtins)
+
+    def __enter__(self):
+        self.enable()
+        return self
+
+    def __exit__(self, *exc_info):
+        self.disable()
+
+    def create_stats(self):
+        self.disable()
+        self.snapshot_stats()
+
+    def snapshot_stats(self):
+        self.stats = marshal.loads(self._pstats())
+
+    def dump_stats(self, file):
+        self.write(file, "pstats")
+
+    def print_stats(self, sort="cumtime", limit=0, file=None):
+        if sort == -1 or sort in ("stdname", "nfl"):
+            sort = "file"
+        elif isinstance(sort, int):
+            sort = {0: "ncalls", 1: "tottime", 2: "cumtime"}.get(sort, "cumtime")
+        (file or sys.stdout).write(self.table(sort=sort, limit=limit))
+
+    def runcall(self, func, /, *args, **kwargs):
+        self.enable()
+        try:
+            return func(*args, **kwargs)
+        finally:
+            self.disable()
+
+    def runctx(self, cmd, globals, locals):
+        self.enable()
+        try:
+            exec(cmd, globals, locals)
+        finally:
+            self.disable()
+        return self
+
+    def run(self, cmd):
+        import __main__
+        return self.runctx(cmd, __main__.__dict__, __main__.__dict__)
+
+
+def runctx(statement, globals, locals, filename=None, sort="cumtime"):
+    """Like cProfile.runctx: profile a statement, then save or print."""
+    prof = Profile()
+    try:
+        prof.runctx(statement, globals, locals)
+    finally:
+        if filename is not None:
+            prof.dump_stats(filename)
+        else:
+            prof.print_stats(sort)
+
+
+def run(statement, filename=None, sort="cumtime"):
+    """Like cProfile.run: profile a statement in __main__'s namespace."""
+    import __main__
+    runctx(statement, __main__.__dict__, __main__.__dict__, filename, sort)
+
+
+def profile(func=None, *, sort="cumtime", limit=30, file=None):
+    """Decorator: profile each call of func and print the table afterwards.
+
+    Use bare (@sonde.profile) or with options (@sonde.profile(sort="tottime")).
+    A call made while another sonde profiler records is run unprofiled.
+    """
+    if func is None:
+        return functools.partial(profile, sort=sort, limit=limit, file=file)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        prof = Profile()
+        try:
+            prof.enable()
+        except RuntimeError:
+            return func(*args, **kwargs)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            prof.disable()
+            (file or sys.stderr).write(prof.table(sort=sort, limit=limit))
+
+    return wrapper

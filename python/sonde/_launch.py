@@ -1,0 +1,150 @@
+"""The launcher: runs a program under sonde's tracer inside its own process.
+
+Started by `sonde run` as `python -c BOOT PKG STATS OUT FORMAT MODE TARGET
+ARGS...` (BOOT has already taken PKG off sys.argv).  It makes the program
+see what a bare run shows -- sys.argv, sys.path[0], a fresh __main__
+module, its own tracebacks and exit code -- records every call, and writes
+the stats to STATS (for the command line's report) and OUT in FORMAT,
+whatever way the program ends: return, sys.exit(), an exception or Ctrl-C.
+Nothing is written when the program could not start (a syntax error, an
+unknown module): the command line takes an empty STATS file to mean that.
+"""
+
+import os
+import signal
+import sys
+import threading
+import types
+
+from ._sonde import Profiler
+
+_OWN_FILES = {os.path.abspath(__file__)}
+
+
+def _fail(message):
+    sys.stderr.write("sonde: %s\n" % message)
+    sys.exit(1)
+
+
+def _script(path, args):
+    """Code and namespace for `python SCRIPT ARGS`."""
+    shown = os.path.abspath(path) if sys.version_info >= (3, 9) else path
+    try:
+        with open(path, "rb") as f:
+            source = f.read()
+        code = compile(source, shown, "exec", dont_inherit=True)
+    except SyntaxError as e:
+        _fail("cannot run %s: %s: %s (line %s)" % (path, type(e).__name__, e.msg, e.lineno))
+    except (OSError, ValueError) as e:
+        _fail("cannot run %s: %s" % (path, e))
+    sys.argv[:] = [path] + args
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    return code, _fresh_main(shown).__dict__
+
+
+def _code(text, args):
+    """Code and namespace for `python -c CODE ARGS`."""
+    try:
+        code = compile(text, "<string>", "exec", dont_inherit=True)
+    except SyntaxError as e:
+        _fail("cannot run the code given with -c: %s: %s" % (type(e).__name__, e.msg))
+    sys.argv[:] = ["-c"] + args
+    sys.path[0] = ""
+    return code, _fresh_main(None).__dict__
+
+
+def _module(name, args):
+    """Code and namespace for `python -m MODULE ARGS` (runpy does the rest)."""
+    import importlib.util
+    import runpy
+
+    sys.argv[:] = [name] + args
+    sys.path[0] = os.getcwd()
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError) as e:
+        spec = None
+        why = str(e)
+    else:
+        why = "No module named %r" % name
+    if spec is None:
+        _fail("cannot run module %s: %s" % (name, why))
+    return "runpy._run_module_as_main(name, alter_argv=True)", {"runpy": runpy, "name": name}
+
+
+def _fresh_main(filename):
+    main = types.ModuleType("__main__")
+    main.__dict__.update(__builtins__=__builtins__, __spec__=None, __cached__=None,
+                         __package__=None, __loader__=None)
+    if filename is not None:
+        main.__file__ = filename
+    sys.modules["__main__"] = main
+    return main
+
+
+def _own_frames_skipped(tb):
+    while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FILES:
+        tb = tb.tb_next
+    return tb
+
+
+def _exit_status(code):
+    """What the interpreter does with sys.exit(code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write("%s\n" % (code,))
+    return 1
+
+
+def _join_threads(prof):
+    """Wait for non-daemon threads, as the interpreter does at exit, so
+    their calls are recorded to the end; the waiting itself is not."""
+    prof.pause_thread()
+    me = threading.current_thread()
+    for t in threading.enumerate():
+        if t is not me and not t.daemon and t.is_alive():
+            t.join()
+
+
+def main():
+    stats_path, out_path, out_format, mode, target = sys.argv[1:6]
+    args = sys.argv[6:]
+    starter = {"script": _script, "code": _code, "module": _module}[mode]
+    code, namespace = starter(target, args)
+
+    prof = Profiler()
+    status = 0
+    interrupted = False
+    prof.enable()
+    try:
+        try:
+            exec(code, namespace)
+        finally:
+            _join_threads(prof)
+    except SystemExit as e:
+        status = e.code
+    except KeyboardInterrupt as e:
+        interrupted = True
+        sys.excepthook(type(e), e, _own_frames_skipped(e.__traceback__))
+    except BaseException as e:
+        status = 1
+        sys.excepthook(type(e), e, _own_frames_skipped(e.__traceback__))
+    finally:
+        prof.disable()
+
+    try:
+        prof.write(stats_path, "pstats")
+        if out_path:
+            prof.write(out_path, out_format)
+    except OSError as e:
+        sys.stderr.write("sonde: cannot write the profile: %s\n" % e)
+        status = status or 1
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if interrupted:
+        # Die by SIGINT, as a bare interpreter does on an unhandled Ctrl-C.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    sys.exit(_exit_status(status) if not isinstance(status, int) else status)

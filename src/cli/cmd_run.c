@@ -1,0 +1,261 @@
+/* cmd_run.c - sonde run: deterministic profile of a whole Python program.
+ *
+ * Starts the program under the launcher (launch.h), which records every
+ * call and writes the stats to a private file plus -o in the chosen
+ * format; then prints the pstats-style table and the resource verdict on
+ * stderr, keeping the program's own stdout untouched, and exits with the
+ * program's exit code. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/stats.h"
+#include "../core/verdict.h"
+#include "../formats/format.h"
+#include "../formats/load.h"
+#include "../formats/table.h"
+#include "commands.h"
+#include "launch.h"
+#include "options.h"
+
+static const char usage[] =
+    "usage: sonde run [-o FILE] [-f FORMAT] [-s KEY] [-l N] [--python PY]\n"
+    "                 (SCRIPT | -m MODULE | -c CODE) [ARGS...]\n"
+    "\n"
+    "Runs a Python program, records every call of every thread (Python and C\n"
+    "functions, as cProfile names them), then prints the pstats-style table\n"
+    "and a resource summary with a verdict (CPU-bound, waiting, memory) on\n"
+    "stderr.  The program's arguments, output and exit code are its own.\n"
+    "\n"
+    "  -o, --output FILE  write the profile (kept even after Ctrl-C or a crash\n"
+    "                     of the program)\n"
+    "  -f, --format FMT   pstats (default; pstats.Stats, snakeviz, gprof2dot),\n"
+    "                     collapsed (flame graph stacks, microseconds) or json\n"
+    "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
+    "  -l, --limit N      rows to show (default 30; 0 = all)\n"
+    "      --python PY    interpreter to run the program with (default:\n"
+    "                     $SONDE_PYTHON, else python3)\n";
+
+/* The launcher: put sonde's package on the path just long enough to
+ * import it, so the program sees its own sys.path. */
+static const char boot[] =
+    "import sys\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"
+    "try:\n"
+    "    from sonde import _launch\n"
+    "except ImportError as e:\n"
+    "    sys.stderr.write('sonde: cannot load sonde into Python %d.%d (%s): %s; build it '\n"
+    "                     'with: make PYTHON=%s\\n' % (sys.version_info[:2] + (sys.executable,"
+    " e, sys.executable)))\n"
+    "    sys.exit(1)\n"
+    "del sys.path[0]\n"
+    "_launch.main()\n";
+
+typedef struct run_opts {
+    const char *out, *format, *sort, *python;
+    long limit;
+    const char *mode, *target;   /* script / module / code */
+    int first_arg;               /* index of the program's first argument */
+} run_opts;
+
+static int parse(int argc, char **argv, run_opts *o)
+{
+    const char *limit = NULL;
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (cli_flag(a, "-h", "--help")) {
+            fputs(usage, stdout);
+            return 1;
+        }
+        if (cli_flag(a, "-m", NULL) || cli_flag(a, "-c", NULL)) {
+            if (i + 1 >= argc)
+                return cli_usage_error("run", "%s needs a %s", a,
+                                       a[1] == 'm' ? "module name" : "piece of code");
+            o->mode = a[1] == 'm' ? "module" : "code";
+            o->target = argv[++i];
+            i++;
+            break;
+        }
+        if ((r = cli_option(argc, argv, &i, "-o", "--output", &o->out)) ||
+            (r = cli_option(argc, argv, &i, "-f", "--format", &o->format)) ||
+            (r = cli_option(argc, argv, &i, "-s", "--sort", &o->sort)) ||
+            (r = cli_option(argc, argv, &i, "-l", "--limit", &limit)) ||
+            (r = cli_option(argc, argv, &i, NULL, "--python", &o->python))) {
+            if (r < 0)
+                return SONDE_EXIT_USAGE;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_usage_error("run", "unknown option '%s'", a);
+        }
+        if (i >= argc)
+            break;
+        o->mode = "script";
+        o->target = argv[i++];
+        break;
+    }
+    o->first_arg = i;
+    if (!o->target)
+        return cli_usage_error("run", "what should run? give a script, -m MODULE or -c CODE");
+    if (limit && cli_count("run", "-l", limit, &o->limit) < 0)
+        return SONDE_EXIT_USAGE;
+    if (!sonde_table_sort_known(o->sort))
+        return cli_usage_error("run", "unknown sort key '%s' (use tottime, cumtime, ncalls, "
+                               "pcalls, name, file or line)", o->sort);
+    if (!sonde_format_find(o->format))
+        return cli_usage_error("run", "unknown format '%s' (use %s)", o->format,
+                               sonde_format_names());
+    return 0;
+}
+
+/* Fails early, before the program runs, when -o could not be written. */
+static int check_writable(const char *path)
+{
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode)) {
+        errno = EISDIR;
+        return -1;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    if (!existed)
+        unlink(path);
+    return 0;
+}
+
+static int check_inputs(const run_opts *o)
+{
+    if (strcmp(o->mode, "script") == 0) {
+        struct stat st;
+        if (stat(o->target, &st) < 0)
+            return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': %s", o->target, strerror(errno));
+        if (S_ISDIR(st.st_mode))
+            return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': it is a folder; give a "
+                            "script, or -m MODULE", o->target);
+        if (access(o->target, R_OK) < 0)
+            return cli_fail(SONDE_EXIT_USAGE, "cannot read '%s': %s", o->target, strerror(errno));
+    }
+    if (o->out && check_writable(o->out) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot write the profile to '%s': %s", o->out,
+                        strerror(errno));
+    return 0;
+}
+
+static sonde_usage usage_of(const launch_result *r)
+{
+    const struct rusage *u = &r->usage;
+    sonde_usage s = {
+        .wall = r->wall,
+        .user = (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec * 1e-6,
+        .sys = (double)u->ru_stime.tv_sec + (double)u->ru_stime.tv_usec * 1e-6,
+        .max_rss_kb = u->ru_maxrss,
+        .major_faults = u->ru_majflt,
+        .minor_faults = u->ru_minflt,
+        .voluntary_switches = u->ru_nvcsw,
+        .involuntary_switches = u->ru_nivcsw,
+    };
+    return s;
+}
+
+/* Prints the table and the verdict from the stats the launcher wrote.
+ * Returns 0 when there was a profile to show. */
+static int report(const run_opts *o, const char *stats_path, const launch_result *r)
+{
+    struct stat st;
+    if (stat(stats_path, &st) < 0 || st.st_size == 0)
+        return -1; /* the launcher stopped before the program ran; it said why */
+    sonde_profile p;
+    sonde_stats s;
+    if (sonde_profile_init(&p) < 0)
+        return cli_fail(-1, "out of memory");
+    sonde_stats_init(&s);
+    char err[512];
+    sonde_buf b;
+    sonde_buf_init(&b);
+    sonde_table_opts topts = { .sort = o->sort, .limit = o->limit };
+    int rc = sonde_load_file(stats_path, &p, &s, err, sizeof err);
+    if (rc == 0)
+        rc = sonde_table_write(&b, &p, &s, &topts, err, sizeof err);
+    if (rc < 0) {
+        cli_fail(0, "%s", err);
+    } else {
+        sonde_buf_putc(&b, '\n');
+        sonde_usage u = usage_of(r);
+        sonde_verdict_write(&b, &u, &p, &s);
+        if (o->out)
+            sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
+        fflush(stdout);
+        sonde_buf_write_file(&b, "/dev/stderr");
+    }
+    sonde_buf_free(&b);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv, const sonde_env *env)
+{
+    run_opts o = { .format = "pstats", .sort = "cumtime", .limit = 30 };
+    int rc = parse(argc, argv, &o);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if ((rc = check_inputs(&o)) != 0)
+        return rc;
+    char pkg[PATH_MAX];
+    if (launch_package_dir(env, pkg, sizeof pkg) < 0)
+        return SONDE_EXIT_FAILED;
+
+    const char *tmpdir = getenv("TMPDIR");
+    char stats_path[PATH_MAX];
+    snprintf(stats_path, sizeof stats_path, "%s/sonde-XXXXXX",
+             tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(stats_path);
+    if (fd < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot create a temporary file in %s: %s",
+                        tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
+    close(fd);
+
+    /* python -c BOOT PKG STATS OUT FORMAT MODE TARGET ARGS... */
+    int nargs = argc - o.first_arg;
+    char **child = calloc((size_t)nargs + 10, sizeof *child);
+    if (!child) {
+        unlink(stats_path);
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    }
+    int k = 0;
+    child[k++] = (char *)launch_python(env, o.python);
+    child[k++] = "-c";
+    child[k++] = (char *)boot;
+    child[k++] = pkg;
+    child[k++] = stats_path;
+    child[k++] = (char *)(o.out ? o.out : "");
+    child[k++] = (char *)o.format;
+    child[k++] = (char *)o.mode;
+    child[k++] = (char *)o.target;
+    for (int i = 0; i < nargs; i++)
+        child[k++] = argv[o.first_arg + i];
+    child[k] = NULL;
+
+    launch_result r;
+    rc = launch_run(child, &r);
+    free(child);
+    if (rc < 0) {
+        unlink(stats_path);
+        return SONDE_EXIT_FAILED;
+    }
+    report(&o, stats_path, &r);
+    unlink(stats_path);
+    return launch_exit_code(r.status);
+}

@@ -1,0 +1,140 @@
+/* launch.c - start, wait for and account for a launched program. */
+#include "launch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "options.h"
+
+const char *launch_python(const sonde_env *env, const char *flag_python)
+{
+    if (flag_python && *flag_python)
+        return flag_python;
+    const char *e = getenv("SONDE_PYTHON");
+    if (e && *e)
+        return e;
+    if (env && env->python)
+        return env->python;
+    return "python3";
+}
+
+static int has_launcher(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/sonde/_launch.py", dir) >= sizeof path)
+        return 0;
+    return access(path, R_OK) == 0;
+}
+
+int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
+{
+    if (env && env->package_dir && has_launcher(env->package_dir)) {
+        snprintf(out, outlen, "%s", env->package_dir);
+        return 0;
+    }
+    /* Beside the executable: build/bin/sonde -> build/python, and
+     * PREFIX/bin/sonde -> PREFIX/lib/sonde/python. */
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            const char *rel[] = { "../python", "../lib/sonde/python" };
+            for (size_t i = 0; i < 2; i++) {
+                if ((size_t)snprintf(out, outlen, "%s/%s", exe, rel[i]) < outlen &&
+                    has_launcher(out))
+                    return 0;
+            }
+        }
+    }
+    fprintf(stderr, "sonde: cannot find sonde's Python package beside %s: run 'make' "
+            "(or 'make install') again\n", n > 0 ? exe : "the sonde command");
+    return -1;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int launch_run(char *const argv[], launch_result *r)
+{
+    /* A close-on-exec pipe tells the parent whether exec succeeded. */
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        fprintf(stderr, "sonde: cannot start %s: %s\n", argv[0], strerror(errno));
+        return -1;
+    }
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
+    sigemptyset(&ignore.sa_mask);
+    double start = now_seconds();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "sonde: cannot start %s: %s\n", argv[0], strerror(errno));
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        execvp(argv[0], argv);
+        int e = errno;
+        if (write(pipefd[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(pipefd[1]);
+    /* The terminal's Ctrl-C goes to the program; sonde waits it out. */
+    sigaction(SIGINT, &ignore, &old_int);
+    sigaction(SIGQUIT, &ignore, &old_quit);
+    int exec_errno = 0;
+    ssize_t got;
+    do
+        got = read(pipefd[0], &exec_errno, sizeof exec_errno);
+    while (got < 0 && errno == EINTR);
+    close(pipefd[0]);
+    pid_t w;
+    do
+        w = wait4(pid, &r->status, 0, &r->usage);
+    while (w < 0 && errno == EINTR);
+    r->wall = now_seconds() - start;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (got == (ssize_t)sizeof exec_errno) {
+        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
+                "SONDE_PYTHON)\n", argv[0], strerror(exec_errno));
+        return -1;
+    }
+    if (w < 0) {
+        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int launch_exit_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fflush(NULL);
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return SONDE_EXIT_FAILED;
+}

@@ -1,0 +1,37 @@
+/* launch.h - starting a Python program under sonde's in-process engine.
+ *
+ * The command line stays outside the profiled process: it starts the
+ * interpreter on sonde's launcher (python/sonde/_launch.py), waits for it
+ * with wait4() to get the run's resource usage, and reads back the
+ * profile the launcher wrote.  Ctrl-C reaches the program, not sonde. */
+#ifndef SONDE_LAUNCH_H
+#define SONDE_LAUNCH_H
+
+#include <stddef.h>
+#include <sys/resource.h>
+
+#include "cli.h"
+
+/* The interpreter to launch: --python, else $SONDE_PYTHON, else the one
+ * sonde runs in, else "python3". */
+const char *launch_python(const sonde_env *env, const char *flag_python);
+
+/* The folder that holds the sonde package (with its compiled extension).
+ * 0, or -1 after printing why. */
+int launch_package_dir(const sonde_env *env, char *out, size_t outlen);
+
+typedef struct launch_result {
+    int status;            /* as from waitpid */
+    struct rusage usage;   /* of the program and its waited-for children */
+    double wall;           /* seconds */
+} launch_result;
+
+/* Runs argv (argv[0] = interpreter, looked up on PATH) to completion.
+ * 0, or -1 after printing why it could not start. */
+int launch_run(char *const argv[], launch_result *r);
+
+/* The exit code to pass on for a wait status; re-raises a fatal signal
+ * on sonde itself first, so the caller sees what a bare run would give. */
+int launch_exit_code(int status);
+
+#endif

@@ -1,0 +1,73 @@
+/* options.c - argument helpers and error lines; see options.h. */
+#include "options.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_flag(const char *arg, const char *short_name, const char *long_name)
+{
+    return (short_name && strcmp(arg, short_name) == 0) ||
+           (long_name && strcmp(arg, long_name) == 0);
+}
+
+int cli_option(int argc, char **argv, int *i, const char *short_name,
+               const char *long_name, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n;
+    if (cli_flag(arg, short_name, long_name)) {
+        if (*i + 1 >= argc) {
+            fprintf(stderr, "sonde: option %s needs a value\n", arg);
+            return -1;
+        }
+        *value = argv[++*i];
+        return 1;
+    }
+    if (long_name && strncmp(arg, long_name, n = strlen(long_name)) == 0 && arg[n] == '=') {
+        *value = arg + n + 1;
+        return 1;
+    }
+    if (short_name && strncmp(arg, short_name, 2) == 0 && arg[2] && arg[1] != '-') {
+        *value = arg + 2;
+        return 1;
+    }
+    return 0;
+}
+
+int cli_count(const char *cmd, const char *flag, const char *text, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < 0) {
+        cli_usage_error(cmd, "%s needs a whole number of 0 or more, not '%s'", flag, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "sonde %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see 'sonde %s --help')\n", cmd);
+    va_end(ap);
+    return SONDE_EXIT_USAGE;
+}
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("sonde: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}

@@ -1,0 +1,28 @@
+/* options.h - small helpers every subcommand uses to read its arguments
+ * and to report errors in one consistent line. */
+#ifndef SONDE_OPTIONS_H
+#define SONDE_OPTIONS_H
+
+/* Exit codes of sonde's own errors (the profiled program's pass through). */
+#define SONDE_EXIT_USAGE 2     /* bad command line */
+#define SONDE_EXIT_FAILED 1    /* could not profile / read / write */
+
+/* Matches argv[*i] against -s / --long, with the value in the same word
+ * (-sVAL, --long=VAL) or the next.  Returns 1 and sets *value when it
+ * matches, 0 when it does not, -1 (after printing why) when the value is
+ * missing.  short_name or long_name may be NULL. */
+int cli_option(int argc, char **argv, int *i, const char *short_name,
+               const char *long_name, const char **value);
+/* 1 when argv[*i] is exactly one of the two flag spellings. */
+int cli_flag(const char *arg, const char *short_name, const char *long_name);
+/* Parses a non-negative integer option value; -1 (after printing) if bad. */
+int cli_count(const char *cmd, const char *flag, const char *text, long *out);
+
+/* "sonde CMD: MESSAGE\n" plus "try 'sonde CMD --help'" on stderr;
+ * returns SONDE_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "sonde: MESSAGE\n" on stderr; returns `code`. */
+int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,55 @@
+/* clock.c - tick source selection and calibration; see clock.h. */
+#include "clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sonde_clock_use_tsc;
+
+/* 1 when /proc/cpuinfo lists every flag an invariant TSC needs. */
+static int tsc_is_invariant(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    char line[4096];
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+        break;
+    }
+    fclose(f);
+    return ok;
+}
+
+void sonde_clock_setup(void)
+{
+    static int done;
+    if (done)
+        return;
+    done = 1;
+#if defined(__x86_64__)
+    const char *force = getenv("SONDE_CLOCK");
+    if (force && strcmp(force, "ns") == 0)
+        return;
+    sonde_clock_use_tsc = tsc_is_invariant();
+#endif
+}
+
+sonde_clock_mark sonde_clock_mark_now(void)
+{
+    sonde_clock_mark m;
+    m.ticks = sonde_clock_ticks();
+    m.ns = sonde_clock_ns();
+    return m;
+}
+
+double sonde_clock_seconds_per_tick(sonde_clock_mark start, sonde_clock_mark end)
+{
+    if (!sonde_clock_use_tsc || end.ticks <= start.ticks || end.ns <= start.ns)
+        return 1e-9;
+    return (double)(end.ns - start.ns) * 1e-9 / (double)(end.ticks - start.ticks);
+}

@@ -1,0 +1,222 @@
+/* profile.c - the profile model: functions, calling-context tree, threads. */
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int sonde_profile_init(sonde_profile *p)
+{
+    memset(p, 0, sizeof *p);
+    sonde_strtab_init(&p->strings);
+    sonde_u64map_init(&p->func_by_label);
+    p->seconds_per_tick = 1e-9;
+    p->nodes_cap = 1024;
+    p->nodes = calloc(p->nodes_cap, sizeof *p->nodes);
+    if (!p->nodes)
+        return -1;
+    p->nnodes = 1; /* index 0 is SONDE_NO_NODE */
+    p->nodes[0].func = SONDE_NO_FUNC;
+    return 0;
+}
+
+void sonde_profile_free(sonde_profile *p)
+{
+    sonde_strtab_free(&p->strings);
+    sonde_u64map_free(&p->func_by_label);
+    free(p->funcs);
+    free(p->func_next);
+    free(p->nodes);
+    free(p->threads);
+    memset(p, 0, sizeof *p);
+}
+
+static uint64_t label_hash(uint32_t file, int32_t line, uint32_t name)
+{
+    return ((uint64_t)file * 0x9e3779b97f4a7c15ull) ^
+           ((uint64_t)(uint32_t)line << 32) ^ (uint64_t)name;
+}
+
+static int intern(sonde_profile *p, const char *s, uint32_t *out)
+{
+    int64_t id = sonde_strtab_intern_cstr(&p->strings, s ? s : "");
+    if (id < 0)
+        return -1;
+    *out = (uint32_t)id;
+    return 0;
+}
+
+uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
+                            const char *name, const char *qualname,
+                            enum sonde_func_kind kind)
+{
+    sonde_func f = { .line = line, .kind = kind };
+    if (intern(p, file, &f.file) < 0 || intern(p, name, &f.name) < 0 ||
+        intern(p, qualname ? qualname : name, &f.qualname) < 0)
+        return SONDE_NO_FUNC;
+
+    uint64_t h = label_hash(f.file, f.line, f.name);
+    uint32_t head = sonde_u64map_get(&p->func_by_label, h);
+    for (uint32_t i = head; i != SONDE_NO_FUNC; i = p->func_next[i]) {
+        const sonde_func *g = &p->funcs[i];
+        if (g->file == f.file && g->line == f.line && g->name == f.name)
+            return i;
+    }
+    if (p->nfuncs == p->funcs_cap) {
+        uint32_t cap = p->funcs_cap ? p->funcs_cap * 2 : 256;
+        sonde_func *funcs = realloc(p->funcs, cap * sizeof *funcs);
+        if (!funcs)
+            return SONDE_NO_FUNC;
+        p->funcs = funcs;
+        uint32_t *next = realloc(p->func_next, cap * sizeof *next);
+        if (!next)
+            return SONDE_NO_FUNC;
+        p->func_next = next;
+        p->funcs_cap = cap;
+    }
+    uint32_t id = p->nfuncs;
+    uint32_t *slot = sonde_u64map_slot(&p->func_by_label, h, id);
+    if (!slot)
+        return SONDE_NO_FUNC;
+    p->funcs[id] = f;
+    p->func_next[id] = head;
+    *slot = id;
+    p->nfuncs++;
+    return id;
+}
+
+static uint32_t new_node(sonde_profile *p, uint32_t parent, const void *key,
+                         uint32_t func)
+{
+    if (p->nnodes == p->nodes_cap) {
+        if (p->nodes_cap > UINT32_MAX / 2)
+            return SONDE_NO_NODE;
+        uint32_t cap = p->nodes_cap * 2;
+        sonde_node *nodes = realloc(p->nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes)
+            return SONDE_NO_NODE;
+        p->nodes = nodes;
+        p->nodes_cap = cap;
+    }
+    uint32_t id = p->nnodes++;
+    sonde_node *n = &p->nodes[id];
+    memset(n, 0, sizeof *n);
+    n->key = key;
+    n->func = func;
+    n->parent = parent;
+    if (parent != SONDE_NO_NODE) {
+        n->next_sibling = p->nodes[parent].first_child;
+        p->nodes[parent].first_child = id;
+    }
+    return id;
+}
+
+uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
+                                 const void *key, uint32_t func)
+{
+    return new_node(p, parent, key, func);
+}
+
+uint32_t sonde_profile_child_for_func(sonde_profile *p, uint32_t parent,
+                                      uint32_t func)
+{
+    for (uint32_t c = p->nodes[parent].first_child; c != SONDE_NO_NODE;
+         c = p->nodes[c].next_sibling)
+        if (p->nodes[c].func == func)
+            return c;
+    return new_node(p, parent, NULL, func);
+}
+
+int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
+                                 uint64_t native_id, const char *name)
+{
+    if (p->nthreads == p->threads_cap) {
+        uint32_t cap = p->threads_cap ? p->threads_cap * 2 : 8;
+        sonde_thread *t = realloc(p->threads, cap * sizeof *t);
+        if (!t)
+            return -1;
+        p->threads = t;
+        p->threads_cap = cap;
+    }
+    sonde_thread t = { .ident = ident, .native_id = native_id };
+    if (intern(p, name, &t.name) < 0)
+        return -1;
+    t.root = new_node(p, SONDE_NO_NODE, NULL, SONDE_NO_FUNC);
+    if (t.root == SONDE_NO_NODE)
+        return -1;
+    p->threads[p->nthreads] = t;
+    return p->nthreads++;
+}
+
+int sonde_profile_set_thread_name(sonde_profile *p, uint32_t thread,
+                                  const char *name)
+{
+    if (thread >= p->nthreads)
+        return -1;
+    return intern(p, name, &p->threads[thread].name);
+}
+
+/* Adds src node s (and its subtree) under dst node d of the merged tree. */
+static int merge_into(const sonde_profile *p, sonde_profile *m, uint32_t s, uint32_t d)
+{
+    /* Explicit stack of (source node, destination node) pairs. */
+    size_t cap = 64, top = 0;
+    uint32_t (*stack)[2] = malloc(cap * sizeof *stack);
+    if (!stack)
+        return -1;
+    stack[top][0] = s;
+    stack[top][1] = d;
+    top++;
+    while (top) {
+        top--;
+        uint32_t src = stack[top][0], dst = stack[top][1];
+        for (uint32_t c = p->nodes[src].first_child; c != SONDE_NO_NODE;
+             c = p->nodes[c].next_sibling) {
+            uint32_t mc = sonde_profile_child_for_func(m, dst, p->nodes[c].func);
+            if (mc == SONDE_NO_NODE) {
+                free(stack);
+                return -1;
+            }
+            m->nodes[mc].calls += p->nodes[c].calls;
+            m->nodes[mc].total += p->nodes[c].total;
+            m->nodes[mc].self += p->nodes[c].self;
+            if (top == cap) {
+                void *bigger = realloc(stack, (cap *= 2) * sizeof *stack);
+                if (!bigger) {
+                    free(stack);
+                    return -1;
+                }
+                stack = bigger;
+            }
+            stack[top][0] = c;
+            stack[top][1] = mc;
+            top++;
+        }
+    }
+    free(stack);
+    return 0;
+}
+
+int sonde_profile_merged_tree(const sonde_profile *p, sonde_node **out,
+                              uint32_t *count)
+{
+    /* Borrow the profile type for its node arrays; no strings are used. */
+    sonde_profile m;
+    if (sonde_profile_init(&m) < 0)
+        return -1;
+    uint32_t root = sonde_profile_add_child(&m, SONDE_NO_NODE, NULL, SONDE_NO_FUNC);
+    int rc = root == SONDE_NO_NODE ? -1 : 0;
+    for (uint32_t t = 0; t < p->nthreads && rc == 0; t++) {
+        const sonde_node *r = &p->nodes[p->threads[t].root];
+        m.nodes[root].total += r->total;
+        rc = merge_into(p, &m, p->threads[t].root, root);
+    }
+    if (rc < 0) {
+        sonde_profile_free(&m);
+        return -1;
+    }
+    *out = m.nodes;
+    *count = m.nnodes;
+    m.nodes = NULL;
+    sonde_profile_free(&m);
+    return 0;
+}

@@ -1,0 +1,117 @@
+/* profile.h - the one in-memory profile model every mode fills.
+ *
+ * A profile holds interned strings, a function table and a calling-context
+ * tree: a node is one function reached along one call path, with how often
+ * it was entered there and the time spent in it (total) and in it alone
+ * (self).  Each thread has its own root node.  Everything else (pstats
+ * aggregates, collapsed stacks, call graphs) is derived from the tree.
+ *
+ * Nodes and functions are named by 32-bit indexes so that the arrays can
+ * grow; index 0 of nodes is never a real node (SONDE_NO_NODE).  The profile
+ * owns everything it points to; sonde_profile_free() releases it all. */
+#ifndef SONDE_PROFILE_H
+#define SONDE_PROFILE_H
+
+#include <stdint.h>
+
+#include "strtab.h"
+#include "u64map.h"
+
+#define SONDE_NO_NODE 0u
+#define SONDE_NO_FUNC UINT32_MAX
+
+enum sonde_func_kind {
+    SONDE_FUNC_PYTHON = 0,  /* Python code: file, first line, name */
+    SONDE_FUNC_C = 1,       /* C function: file "~", line 0, cProfile's label */
+};
+
+typedef struct sonde_func {
+    uint32_t file;       /* string ids */
+    uint32_t name;       /* co_name, or the C function's label */
+    uint32_t qualname;   /* co_qualname where the interpreter has one, else name */
+    int32_t line;
+    uint32_t kind;
+} sonde_func;
+
+typedef struct sonde_node {
+    const void *key;     /* the tracer's identity for the callee (may be NULL) */
+    uint32_t func;       /* SONDE_NO_FUNC for a thread root */
+    uint32_t parent;
+    uint32_t first_child;
+    uint32_t next_sibling;
+    uint64_t calls;
+    uint64_t total;      /* ticks, callees included */
+    uint64_t self;       /* ticks, callees excluded */
+} sonde_node;
+
+typedef struct sonde_thread {
+    uint64_t ident;      /* threading.get_ident() */
+    uint64_t native_id;  /* the kernel's thread id, 0 when unknown */
+    uint32_t name;       /* string id */
+    uint32_t root;       /* node index */
+} sonde_thread;
+
+typedef struct sonde_profile {
+    sonde_strtab strings;
+    sonde_func *funcs;
+    uint32_t nfuncs, funcs_cap;
+    sonde_u64map func_by_label;   /* hash of (file, line, name) -> chain head */
+    uint32_t *func_next;          /* chain of functions sharing a label hash */
+    sonde_node *nodes;
+    uint32_t nnodes, nodes_cap;
+    sonde_thread *threads;
+    uint32_t nthreads, threads_cap;
+    double seconds_per_tick;
+} sonde_profile;
+
+/* 0 on success, -1 on out of memory. */
+int sonde_profile_init(sonde_profile *p);
+void sonde_profile_free(sonde_profile *p);
+
+/* The function with this label, created when new; SONDE_NO_FUNC on out of
+ * memory.  Functions are identified by (file, line, name) as pstats does. */
+uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
+                            const char *name, const char *qualname,
+                            enum sonde_func_kind kind);
+
+/* A new thread with its own root node; its index, or -1 on out of memory. */
+int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
+                                 uint64_t native_id, const char *name);
+int sonde_profile_set_thread_name(sonde_profile *p, uint32_t thread,
+                                  const char *name);
+
+/* The child of `parent` with this key, or SONDE_NO_NODE. */
+static inline uint32_t sonde_profile_find_child(const sonde_profile *p,
+                                                uint32_t parent,
+                                                const void *key)
+{
+    uint32_t c = p->nodes[parent].first_child;
+    while (c != SONDE_NO_NODE && p->nodes[c].key != key)
+        c = p->nodes[c].next_sibling;
+    return c;
+}
+
+/* A new child of `parent` for (key, func); SONDE_NO_NODE on out of memory.
+ * May move p->nodes. */
+uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
+                                 const void *key, uint32_t func);
+
+/* The child of `parent` for func, created when new (files and merges use
+ * this; tracers use the key-based pair above). */
+uint32_t sonde_profile_child_for_func(sonde_profile *p, uint32_t parent,
+                                      uint32_t func);
+
+static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
+{
+    return sonde_strtab_get(&p->strings, id);
+}
+
+/* A copy of p's tree with every thread merged under one root and sibling
+ * nodes of the same function merged: the shape flame graphs and collapsed
+ * stacks show.  Node 1 of *out is the root; *out is malloc'd (caller frees).
+ * 0, or -1 on out of memory. */
+int sonde_profile_merged_tree(const sonde_profile *p, sonde_node **out,
+                              uint32_t *count);
+
+#endif
+

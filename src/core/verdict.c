@@ -1,0 +1,89 @@
+/* verdict.c - resource summary and verdict; see verdict.h. */
+#include "verdict.h"
+
+#include <string.h>
+
+static const struct {
+    enum sonde_wait kind;
+    const char *needle;
+} wait_patterns[] = {
+    { SONDE_WAIT_SLEEP, "sleep" },
+    { SONDE_WAIT_LOCK, "acquire" },
+    { SONDE_WAIT_LOCK, "lock' objects" },
+    { SONDE_WAIT_CHILD, "waitpid" },
+    { SONDE_WAIT_CHILD, "posix.wait" },
+    { SONDE_WAIT_IO, "select" },
+    { SONDE_WAIT_IO, "poll" },
+    { SONDE_WAIT_IO, "recv" },
+    { SONDE_WAIT_IO, "send" },
+    { SONDE_WAIT_IO, "accept" },
+    { SONDE_WAIT_IO, "connect" },
+    { SONDE_WAIT_IO, "read" },
+    { SONDE_WAIT_IO, "write" },
+    { SONDE_WAIT_IO, "getaddrinfo" },
+};
+
+static const char *const wait_names[SONDE_WAIT_KINDS] = {
+    "sleep", "locks", "child processes", "I/O",
+};
+
+int sonde_verdict_wait_kind(const char *label)
+{
+    for (size_t i = 0; i < sizeof wait_patterns / sizeof wait_patterns[0]; i++)
+        if (strstr(label, wait_patterns[i].needle))
+            return (int)wait_patterns[i].kind;
+    return -1;
+}
+
+void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile *p,
+                         const sonde_stats *s)
+{
+    double cpu = u->user + u->sys;
+    double util = u->wall > 0 ? cpu / u->wall : 0;
+    sonde_buf_printf(b, "resources: wall %.3f s, CPU %.3f s (user %.3f s, sys %.3f s), "
+                     "CPU utilisation %.0f%%\n", u->wall, cpu, u->user, u->sys, util * 100);
+    sonde_buf_printf(b, "           max RSS %.1f MB, page faults %ld major / %ld minor, "
+                     "context switches %ld voluntary / %ld involuntary\n",
+                     (double)u->max_rss_kb / 1024.0, u->major_faults, u->minor_faults,
+                     u->voluntary_switches, u->involuntary_switches);
+
+    double waited[SONDE_WAIT_KINDS] = { 0 };
+    uint32_t top[SONDE_WAIT_KINDS];
+    for (int k = 0; k < SONDE_WAIT_KINDS; k++)
+        top[k] = SONDE_NO_FUNC;
+    for (uint32_t f = 0; f < s->nfuncs && f < p->nfuncs; f++) {
+        if (!s->funcs[f].present || p->funcs[f].kind != SONDE_FUNC_C)
+            continue;
+        int k = sonde_verdict_wait_kind(sonde_profile_str(p, p->funcs[f].name));
+        if (k < 0)
+            continue;
+        waited[k] += s->funcs[f].tottime;
+        if (top[k] == SONDE_NO_FUNC || s->funcs[f].tottime > s->funcs[top[k]].tottime)
+            top[k] = f;
+    }
+    int most = 0;
+    for (int k = 1; k < SONDE_WAIT_KINDS; k++)
+        if (waited[k] > waited[most])
+            most = k;
+
+    sonde_buf_puts(b, "verdict:   ");
+    if (u->major_faults >= 100 && (double)u->major_faults >= 10 * u->wall) {
+        sonde_buf_printf(b, "memory pressure: %ld major page faults (pages read back from "
+                         "disk or swap); use less memory or give the machine more\n",
+                         u->major_faults);
+    } else if (util >= 0.8) {
+        sonde_buf_printf(b, "CPU-bound: the CPU was busy %.0f%% of the wall time", util * 100);
+        if (util >= 1.5)
+            sonde_buf_printf(b, " (about %.1f cores)", util);
+        sonde_buf_puts(b, "; the functions above are where it went\n");
+    } else if (waited[most] >= 0.1 * u->wall && top[most] != SONDE_NO_FUNC) {
+        sonde_buf_printf(b, "waiting on %s: the CPU was busy only %.0f%% of the wall time; "
+                         "%.3f s went to %s calls, most in %s\n", wait_names[most],
+                         util * 100, waited[most], wait_names[most],
+                         sonde_profile_str(p, p->funcs[top[most]].name));
+    } else {
+        sonde_buf_printf(b, "waiting: the CPU was busy only %.0f%% of the wall time, in no "
+                         "sleep, I/O or lock call sonde saw (start-up, page faults, or "
+                         "time outside the profiled code)\n", util * 100);
+    }
+}

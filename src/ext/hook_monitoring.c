@@ -1,0 +1,217 @@
+/* hook_monitoring.c - feeds the tracer from sys.monitoring (CPython 3.12+).
+ *
+ * sonde takes the profiler tool id and registers C functions for the
+ * events cProfile uses: PY_START, PY_RESUME and PY_THROW enter a Python
+ * function; PY_RETURN, PY_YIELD and PY_UNWIND leave it; CALL enters a C
+ * function (a builtin, or a method descriptor called on an object) and
+ * C_RETURN / C_RAISE leave it.  Events fire in every thread; each thread
+ * finds its state through a thread-local pointer checked against a global
+ * generation, so a stale pointer from an earlier profile is never used. */
+#include "tracer.h"
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+#define TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
+
+static tracer *active;            /* protected by the GIL */
+static uint64_t active_generation;
+static PyObject *missing;         /* sys.monitoring.MISSING */
+/* initial-exec: one instruction per access instead of a __tls_get_addr call */
+static _Thread_local tracer_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
+
+static inline tracer_thread *current(void)
+{
+    tracer *t = active;
+    if (!t || t->failed)
+        return NULL;
+    if (tls_generation == active_generation)
+        return tls_thread;
+    tracer_thread *th = tracer_attach(t, PyThread_get_thread_ident(),
+                                      PyThread_get_thread_native_id());
+    tls_thread = th;
+    tls_generation = active_generation;
+    return th;
+}
+
+static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    tracer_thread *th = current();
+    if (th && nargs >= 1 && PyCode_Check(args[0]))
+        tracer_enter(th, args[0], args[0], NULL);
+    Py_RETURN_NONE;
+}
+
+static PyObject *on_py_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    (void)args;
+    (void)nargs;
+    tracer_thread *th = current();
+    if (th)
+        tracer_leave(th);
+    Py_RETURN_NONE;
+}
+
+/* The C function a CALL / C_RETURN / C_RAISE event is about, or NULL. */
+static const void *c_key(tracer_thread *th, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (!th || nargs < 4 || !th->owner->builtins)
+        return NULL;
+    const void *key = tracer_cfunc_key(args[2], args[3] == missing ? NULL : args[3]);
+    return key && !tracer_is_own(key) ? key : NULL;
+}
+
+static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    tracer_thread *th = current();
+    const void *key = c_key(th, args, nargs);
+    if (key)
+        tracer_enter(th, key, args[2], args[3] == missing ? NULL : args[3]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *on_c_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    tracer_thread *th = current();
+    if (c_key(th, args, nargs))
+        tracer_leave(th);
+    Py_RETURN_NONE;
+}
+
+#define CALLBACK(name, fn) \
+    { name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, "sonde's " name " callback" }
+
+static PyMethodDef callbacks[] = {
+    CALLBACK("PY_START", on_py_enter),
+    CALLBACK("PY_RESUME", on_py_enter),
+    CALLBACK("PY_THROW", on_py_enter),
+    CALLBACK("PY_RETURN", on_py_leave),
+    CALLBACK("PY_YIELD", on_py_leave),
+    CALLBACK("PY_UNWIND", on_py_leave),
+    CALLBACK("CALL", on_call),
+    CALLBACK("C_RETURN", on_c_leave),
+    CALLBACK("C_RAISE", on_c_leave),
+};
+#define NCALLBACKS (sizeof callbacks / sizeof callbacks[0])
+
+static PyObject *monitoring(void)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+    Py_XDECREF(sys);
+    return mon;
+}
+
+/* The event number called name, or -1 with an exception. */
+static long event_bit(PyObject *mon, const char *name)
+{
+    PyObject *events = PyObject_GetAttrString(mon, "events");
+    PyObject *v = events ? PyObject_GetAttrString(events, name) : NULL;
+    long bit = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    Py_XDECREF(events);
+    return bit;
+}
+
+static int register_all(PyObject *mon, int on)
+{
+    for (size_t i = 0; i < NCALLBACKS; i++) {
+        long bit = event_bit(mon, callbacks[i].ml_name);
+        if (bit < 0)
+            return -1;
+        PyObject *fn = on ? PyCFunction_New(&callbacks[i], NULL) : Py_NewRef(Py_None);
+        PyObject *r = fn ? PyObject_CallMethod(mon, "register_callback", "ilO",
+                                               TOOL_ID, bit, fn) : NULL;
+        Py_XDECREF(fn);
+        if (!r)
+            return -1;
+        Py_DECREF(r);
+    }
+    return 0;
+}
+
+static long all_events(PyObject *mon)
+{
+    long mask = 0;
+    for (size_t i = 0; i < NCALLBACKS; i++) {
+        long bit = event_bit(mon, callbacks[i].ml_name);
+        if (bit < 0)
+            return -1;
+        mask |= bit;
+    }
+    return mask;
+}
+
+int hook_install(tracer *t)
+{
+    PyObject *mon = monitoring();
+    if (!mon)
+        return -1;
+    PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", TOOL_ID, "sonde");
+    if (!r) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_RuntimeError,
+                            "another profiler (cProfile?) holds sys.monitoring's "
+                            "profiler slot: disable it before enabling sonde");
+        }
+        Py_DECREF(mon);
+        return -1;
+    }
+    Py_DECREF(r);
+    if (!missing)
+        missing = PyObject_GetAttrString(mon, "MISSING");
+    long mask = missing ? all_events(mon) : -1;
+    if (mask < 0 || register_all(mon, 1) < 0) {
+        PyObject *f = PyObject_CallMethod(mon, "free_tool_id", "i", TOOL_ID);
+        Py_XDECREF(f);
+        Py_DECREF(mon);
+        return -1;
+    }
+    active = t;
+    active_generation++;
+    r = PyObject_CallMethod(mon, "set_events", "il", TOOL_ID, mask);
+    Py_DECREF(mon);
+    if (!r) {
+        active = NULL;
+        return -1;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+void hook_pause_current(tracer *t)
+{
+    (void)t;
+    tracer_thread *th = current();
+    if (th)
+        tracer_unwind(th);
+    /* current() now answers NULL for this thread until the next enable. */
+    tls_thread = NULL;
+    tls_generation = active_generation;
+}
+
+int hook_remove(tracer *t)
+{
+    (void)t;
+    active = NULL;
+    active_generation++;
+    PyObject *mon = monitoring();
+    if (!mon)
+        return -1;
+    PyObject *r = PyObject_CallMethod(mon, "set_events", "ii", TOOL_ID, 0);
+    int rc = r && register_all(mon, 0) == 0 ? 0 : -1;
+    Py_XDECREF(r);
+    r = rc == 0 ? PyObject_CallMethod(mon, "free_tool_id", "i", TOOL_ID) : NULL;
+    if (!r)
+        rc = -1;
+    Py_XDECREF(r);
+    Py_DECREF(mon);
+    return rc;
+}
+
+#endif

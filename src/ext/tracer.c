@@ -1,0 +1,206 @@
+/* tracer.c - tracer state: threads, the slow path that names callees,
+ * unwinding and calibration.  See tracer.h. */
+#include "tracer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int tracer_init(tracer *t)
+{
+    memset(t, 0, sizeof *t);
+    sonde_clock_setup();
+    sonde_u64map_init(&t->func_by_key);
+    t->builtins = 1;
+    return sonde_profile_init(&t->profile);
+}
+
+void tracer_clear(tracer *t)
+{
+    for (size_t i = 0; i < t->nheld; i++)
+        Py_DECREF(t->held[i]);
+    free(t->held);
+    tracer_thread *th = t->threads;
+    while (th) {
+        tracer_thread *next = th->next;
+        free(th->stack);
+        free(th);
+        th = next;
+    }
+    sonde_u64map_free(&t->func_by_key);
+    sonde_profile_free(&t->profile);
+    memset(t, 0, sizeof *t);
+}
+
+tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long native_id)
+{
+    tracer_thread *th = calloc(1, sizeof *th);
+    int64_t index = th ? sonde_profile_add_thread(&t->profile, ident, native_id, "") : -1;
+    if (index < 0) {
+        free(th);
+        t->failed = 1;
+        return NULL;
+    }
+    th->owner = t;
+    th->index = (uint32_t)index;
+    th->root = t->profile.threads[index].root;
+    th->ident = ident;
+    th->generation = t->generation;
+    th->next = t->threads;
+    t->threads = th;
+    return th;
+}
+
+int tracer_grow_stack(tracer_thread *th)
+{
+    uint32_t cap = th->cap ? th->cap * 2 : 128;
+    tracer_frame *s = cap > th->cap ? realloc(th->stack, cap * sizeof *s) : NULL;
+    if (!s) {
+        th->owner->failed = 1;
+        return -1;
+    }
+    th->stack = s;
+    th->cap = cap;
+    return 0;
+}
+
+static int hold(tracer *t, PyObject *obj)
+{
+    if (t->nheld == t->held_cap) {
+        size_t cap = t->held_cap ? t->held_cap * 2 : 256;
+        PyObject **h = realloc(t->held, cap * sizeof *h);
+        if (!h)
+            return -1;
+        t->held = h;
+        t->held_cap = cap;
+    }
+    Py_INCREF(obj);
+    t->held[t->nheld++] = obj;
+    return 0;
+}
+
+/* UTF-8 of a str object, or a fallback when it has none. */
+static const char *utf8_or(PyObject *s, const char *fallback)
+{
+    const char *u = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
+    if (!u) {
+        PyErr_Clear();
+        return fallback;
+    }
+    return u;
+}
+
+static uint32_t python_func(tracer *t, PyCodeObject *code)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    PyObject *qualname = code->co_qualname;
+#else
+    PyObject *qualname = code->co_name;
+#endif
+    uint32_t f = sonde_profile_func(&t->profile, utf8_or(code->co_filename, "?"),
+                                    code->co_firstlineno, utf8_or(code->co_name, "?"),
+                                    utf8_or(qualname, "?"), SONDE_FUNC_PYTHON);
+    if (f != SONDE_NO_FUNC && hold(t, (PyObject *)code) < 0)
+        return SONDE_NO_FUNC;
+    return f;
+}
+
+static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
+{
+    PyObject *bound = NULL;
+    if (!PyCFunction_Check(callable)) {
+        /* An unbound method descriptor: bind it as cProfile does, so the
+         * label names the type the method was called on. */
+        descrgetfunc get = Py_TYPE(callable)->tp_descr_get;
+        bound = get ? get(callable, self_arg, (PyObject *)Py_TYPE(self_arg)) : NULL;
+        if (!bound || !PyCFunction_Check(bound)) {
+            PyErr_Clear();
+            Py_XDECREF(bound);
+            bound = NULL;
+        }
+    }
+    PyObject *label = tracer_cfunc_label(bound ? bound : callable);
+    Py_XDECREF(bound);
+    const char *name = "<built-in method ?>";
+    if (label)
+        name = utf8_or(label, name);
+    else
+        PyErr_Clear();
+    uint32_t f = sonde_profile_func(&t->profile, "~", 0, name, name, SONDE_FUNC_C);
+    Py_XDECREF(label);
+    return f;
+}
+
+uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
+                         PyObject *what, PyObject *self_arg)
+{
+    tracer *t = th->owner;
+    uint32_t f = sonde_u64map_get(&t->func_by_key, (uint64_t)(uintptr_t)key);
+    if (f == SONDE_U64MAP_NONE) {
+        /* Naming may run Python code (a repr); keep any exception of the
+         * profiled program intact around it. */
+        saved_error saved = error_save();
+        f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
+                               : c_func(t, what, self_arg);
+        error_restore(saved);
+        uint32_t *slot = f == SONDE_NO_FUNC ? NULL
+                         : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);
+        if (!slot) {
+            t->failed = 1;
+            return SONDE_NO_NODE;
+        }
+    }
+    uint32_t node = sonde_profile_add_child(&t->profile, parent, key, f);
+    if (node == SONDE_NO_NODE) {
+        t->failed = 1;
+    }
+    return node;
+}
+
+void tracer_unwind_all(tracer *t)
+{
+    for (tracer_thread *th = t->threads; th; th = th->next)
+        tracer_unwind(th);
+}
+
+void tracer_name_threads(tracer *t)
+{
+    saved_error saved = error_save();
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
+    unsigned long main_ident = 0;
+    PyObject *main_thread = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
+    PyObject *main_id = main_thread ? PyObject_GetAttrString(main_thread, "ident") : NULL;
+    if (main_id && PyLong_Check(main_id))
+        main_ident = PyLong_AsUnsignedLong(main_id);
+    PyErr_Clear();
+    for (tracer_thread *th = t->threads; th; th = th->next) {
+        sonde_thread *st = &t->profile.threads[th->index];
+        if (sonde_profile_str(&t->profile, st->name)[0])
+            continue;
+        PyObject *key = PyLong_FromUnsignedLong(th->ident);
+        PyObject *thread = key && active && PyDict_Check(active)
+                           ? PyDict_GetItemWithError(active, key) : NULL;
+        PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
+        char fallback[48];
+        snprintf(fallback, sizeof fallback, "%s",
+                 th->ident == main_ident ? "MainThread" : "");
+        if (!fallback[0])
+            snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
+        sonde_profile_set_thread_name(&t->profile, th->index, utf8_or(name, fallback));
+        PyErr_Clear();
+        Py_XDECREF(name);
+        Py_XDECREF(key);
+    }
+    Py_XDECREF(main_id);
+    Py_XDECREF(main_thread);
+    Py_XDECREF(active);
+    Py_XDECREF(threading);
+    error_restore(saved);
+}
+
+void tracer_calibrate(tracer *t)
+{
+    sonde_clock_mark end = t->enabled ? sonde_clock_mark_now() : t->end;
+    t->profile.seconds_per_tick = sonde_clock_seconds_per_tick(t->start, end);
+}

@@ -1,0 +1,30 @@
+/* format.c - the table of output formats; see format.h. */
+#include "format.h"
+
+#include <string.h>
+
+#include "pstats.h"
+
+int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+{
+    sonde_pstats_write(b, p, s);
+    return sonde_buf_ok(b) ? 0 : -1;
+}
+
+static const sonde_format formats[] = {
+    { "pstats", "pstats marshal file, as cProfile writes (pstats, snakeviz, gprof2dot)",
+      0, sonde_write_pstats },
+    { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
+      1, sonde_write_collapsed },
+    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, sonde_write_json },
+};
+
+const sonde_format *sonde_format_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+const char *sonde_format_names(void) { return "pstats, collapsed, json"; }

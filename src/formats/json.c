@@ -1,0 +1,101 @@
+/* json.c - sonde's own JSON profile (documented in README.md, "Formats").
+ *
+ * {"sonde": 1, "mode": "run", "unit": "seconds",
+ *  "functions": [{"name", "qualname", "file", "line", "kind"}],
+ *  "threads": [{"ident", "native_id", "name", "root"}],
+ *  "nodes": [[function, parent, calls, total, self], ...],
+ *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
+ *             "callers": [[function, ncalls, pcalls, tottime, cumtime]]}]}
+ * Node 0 is a placeholder; a thread's root node has function -1. */
+#include <stdlib.h>
+
+#include "format.h"
+
+static void put_functions(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, "\"functions\": [");
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        const sonde_func *f = &p->funcs[i];
+        sonde_buf_puts(b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        sonde_buf_json_str(b, sonde_profile_str(p, f->name));
+        sonde_buf_puts(b, ", \"qualname\": ");
+        sonde_buf_json_str(b, sonde_profile_str(p, f->qualname));
+        sonde_buf_puts(b, ", \"file\": ");
+        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
+        sonde_buf_printf(b, ", \"line\": %d, \"kind\": \"%s\"}", f->line,
+                         f->kind == SONDE_FUNC_C ? "c" : "python");
+    }
+    sonde_buf_puts(b, "],\n");
+}
+
+static void put_threads(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, "\"threads\": [");
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        const sonde_thread *t = &p->threads[i];
+        sonde_buf_printf(b, "%s{\"ident\": %llu, \"native_id\": %llu, \"name\": ",
+                         i ? ", " : "", (unsigned long long)t->ident,
+                         (unsigned long long)t->native_id);
+        sonde_buf_json_str(b, sonde_profile_str(p, t->name));
+        sonde_buf_printf(b, ", \"root\": %u}", t->root);
+    }
+    sonde_buf_puts(b, "],\n");
+}
+
+static void put_nodes(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, "\"nodes\": [");
+    for (uint32_t i = 0; i < p->nnodes; i++) {
+        const sonde_node *n = &p->nodes[i];
+        long long func = n->func == SONDE_NO_FUNC ? -1 : (long long)n->func;
+        sonde_buf_printf(b, "%s[%lld, %u, %llu, %.9g, %.9g]", i ? ",\n  " : "\n  ",
+                         func, n->parent, (unsigned long long)n->calls,
+                         (double)n->total * p->seconds_per_tick,
+                         (double)n->self * p->seconds_per_tick);
+    }
+    sonde_buf_puts(b, "],\n");
+}
+
+static void put_stats(sonde_buf *b, const sonde_stats *s)
+{
+    uint32_t *start, *order;
+    if (sonde_stats_group_edges(s, 0, &start, &order) < 0) {
+        b->oom = 1;
+        return;
+    }
+    sonde_buf_puts(b, "\"stats\": [");
+    int first = 1;
+    for (uint32_t f = 0; f < s->nfuncs; f++) {
+        const sonde_fstat *fs = &s->funcs[f];
+        if (!fs->present)
+            continue;
+        sonde_buf_printf(b, "%s{\"function\": %u, \"ncalls\": %llu, \"pcalls\": %llu, "
+                         "\"tottime\": %.9g, \"cumtime\": %.9g, \"callers\": [",
+                         first ? "\n  " : ",\n  ", f, (unsigned long long)fs->ncalls,
+                         (unsigned long long)fs->pcalls, fs->tottime, fs->cumtime);
+        first = 0;
+        int any = 0;
+        for (uint32_t i = start[f]; i < start[f + 1]; i++) {
+            const sonde_edge *ed = &s->edges[order[i]];
+            sonde_buf_printf(b, "%s[%u, %llu, %llu, %.9g, %.9g]", any ? ", " : "",
+                             ed->caller, (unsigned long long)ed->ncalls,
+                             (unsigned long long)ed->pcalls, ed->tottime, ed->cumtime);
+            any = 1;
+        }
+        sonde_buf_puts(b, "]}");
+    }
+    sonde_buf_puts(b, "]\n");
+    free(start);
+    free(order);
+}
+
+int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+{
+    sonde_buf_puts(b, "{\"sonde\": 1, \"mode\": \"run\", \"unit\": \"seconds\",\n");
+    put_functions(b, p);
+    put_threads(b, p);
+    put_nodes(b, p);
+    put_stats(b, s);
+    sonde_buf_puts(b, "}\n");
+    return sonde_buf_ok(b) ? 0 : -1;
+}

@@ -1,0 +1,80 @@
+/* load.c - profile files: read, recognise, decode; see load.h. */
+#include "load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pstats.h"
+
+/* Reads a whole regular file; NULL with errno on failure. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) < 0) {
+        int e = errno;
+        fclose(f);
+        errno = e;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fclose(f);
+        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return NULL;
+    }
+    if ((unsigned long long)st.st_size > SONDE_LOAD_MAX_BYTES) {
+        fclose(f);
+        errno = EFBIG;
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    unsigned char *data = malloc(n ? n : 1);
+    if (!data || fread(data, 1, n, f) != n) {
+        int e = data ? EIO : ENOMEM;
+        free(data);
+        fclose(f);
+        errno = e;
+        return NULL;
+    }
+    fclose(f);
+    *len = n;
+    return data;
+}
+
+static int looks_like_json(const unsigned char *d, size_t n)
+{
+    return n >= 2 && d[0] == '{' && strchr("\" \t\r\n}", d[1]) != NULL;
+}
+
+int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
+                    char *err, size_t errlen)
+{
+    size_t len = 0;
+    unsigned char *data = slurp(path, &len);
+    if (!data) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = -1;
+    if (len == 0) {
+        snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
+    } else if (looks_like_json(data, len)) {
+        snprintf(err, errlen, "'%s' is JSON; sonde report reads .prof files "
+                 "(write one with 'sonde run -o FILE.prof')", path);
+    } else if ((data[0] & 0x7f) == '{') {
+        char why[200];
+        rc = sonde_pstats_read(data, len, p, s, why, sizeof why);
+        if (rc < 0)
+            snprintf(err, errlen, "cannot read '%s': %s", path, why);
+    } else {
+        snprintf(err, errlen, "'%s' is not a profile file sonde can read "
+                 "(expected a .prof written by sonde run or cProfile)", path);
+    }
+    free(data);
+    return rc;
+}

@@ -1,0 +1,446 @@
+/* marshal.c - marshal writer and bounded reader; see marshal.h.
+ *
+ * Type codes and encodings follow CPython's Python/marshal.c (format
+ * version 4): little-endian 32-bit sizes, 15-bit digits for big ints,
+ * 8-byte IEEE doubles for 'g', FLAG_REF (0x80) on objects that later
+ * 'r' records refer back to. */
+#include "marshal.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLAG_REF 0x80
+#define MAX_DEPTH 64
+
+static void put_u32(sonde_buf *b, uint32_t v)
+{
+    unsigned char c[4] = { v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24 };
+    sonde_buf_put(b, c, 4);
+}
+
+void sonde_marshal_dict_begin(sonde_buf *b) { sonde_buf_putc(b, '{'); }
+void sonde_marshal_dict_end(sonde_buf *b) { sonde_buf_putc(b, '0'); }
+
+void sonde_marshal_tuple_begin(sonde_buf *b, uint32_t n)
+{
+    if (n < 256) {
+        sonde_buf_putc(b, ')');
+        sonde_buf_putc(b, (char)n);
+    } else {
+        sonde_buf_putc(b, '(');
+        put_u32(b, n);
+    }
+}
+
+void sonde_marshal_str(sonde_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    int ascii = 1;
+    for (size_t i = 0; i < n; i++)
+        ascii &= (unsigned char)s[i] < 0x80;
+    if (ascii && n < 256) {
+        sonde_buf_putc(b, 'z');
+        sonde_buf_putc(b, (char)n);
+    } else {
+        sonde_buf_putc(b, 'u');
+        put_u32(b, (uint32_t)n);
+    }
+    sonde_buf_put(b, s, n);
+}
+
+void sonde_marshal_int(sonde_buf *b, int64_t v)
+{
+    if (v >= INT32_MIN && v <= INT32_MAX) {
+        sonde_buf_putc(b, 'i');
+        put_u32(b, (uint32_t)(int32_t)v);
+        return;
+    }
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    uint16_t digits[5];
+    int32_t n = 0;
+    while (mag) {
+        digits[n++] = mag & 0x7fff;
+        mag >>= 15;
+    }
+    sonde_buf_putc(b, 'l');
+    put_u32(b, (uint32_t)(v < 0 ? -n : n));
+    for (int32_t i = 0; i < n; i++) {
+        unsigned char c[2] = { digits[i] & 0xff, digits[i] >> 8 };
+        sonde_buf_put(b, c, 2);
+    }
+}
+
+void sonde_marshal_float(sonde_buf *b, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, 8);
+    unsigned char c[8];
+    for (int i = 0; i < 8; i++)
+        c[i] = (bits >> (8 * i)) & 0xff;
+    sonde_buf_putc(b, 'g');
+    sonde_buf_put(b, c, 8);
+}
+
+/* ---- reading ---- */
+
+typedef struct reader {
+    sonde_mtree *t;
+    const uint8_t *p, *end;
+    uint32_t *refs;          /* value index, or UINT32_MAX while reserved */
+    uint32_t nrefs, refs_cap;
+    char *err;
+    size_t errlen;
+} reader;
+
+static int fail(reader *r, const char *fmt, ...)
+{
+    if (r->err && r->errlen && r->err[0] == '\0') {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err, r->errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static size_t left(const reader *r) { return (size_t)(r->end - r->p); }
+
+static int get_u32(reader *r, uint32_t *v)
+{
+    if (left(r) < 4)
+        return fail(r, "truncated");
+    *v = (uint32_t)r->p[0] | (uint32_t)r->p[1] << 8 | (uint32_t)r->p[2] << 16 |
+         (uint32_t)r->p[3] << 24;
+    r->p += 4;
+    return 0;
+}
+
+static int64_t new_val(reader *r, uint8_t type)
+{
+    sonde_mtree *t = r->t;
+    if (t->nvals == t->vals_cap) {
+        uint32_t cap = t->vals_cap ? t->vals_cap * 2 : 256;
+        sonde_mval *v = realloc(t->vals, cap * sizeof *v);
+        if (!v)
+            return fail(r, "out of memory");
+        t->vals = v;
+        t->vals_cap = cap;
+    }
+    memset(&t->vals[t->nvals], 0, sizeof t->vals[0]);
+    t->vals[t->nvals].type = type;
+    return t->nvals++;
+}
+
+static int reserve_items(reader *r, uint32_t n)
+{
+    sonde_mtree *t = r->t;
+    if (t->nitems + (uint64_t)n <= t->items_cap)
+        return 0;
+    uint64_t cap = t->items_cap ? t->items_cap : 256;
+    while (cap < t->nitems + (uint64_t)n)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return fail(r, "too many items");
+    uint32_t *p = realloc(t->items, cap * sizeof *p);
+    if (!p)
+        return fail(r, "out of memory");
+    t->items = p;
+    t->items_cap = (uint32_t)cap;
+    return 0;
+}
+
+static int64_t reserve_ref(reader *r)
+{
+    if (r->nrefs == r->refs_cap) {
+        uint32_t cap = r->refs_cap ? r->refs_cap * 2 : 256;
+        uint32_t *p = realloc(r->refs, cap * sizeof *p);
+        if (!p)
+            return fail(r, "out of memory");
+        r->refs = p;
+        r->refs_cap = cap;
+    }
+    r->refs[r->nrefs] = UINT32_MAX;
+    return r->nrefs++;
+}
+
+static int64_t read_value(reader *r, int depth);
+
+/* Reads n values into a fresh run of items; containers nest, so each
+ * member is decoded first and its index stored afterwards. */
+static int read_members(reader *r, uint32_t n, int depth, uint32_t *first)
+{
+    uint32_t *tmp = n ? malloc(n * sizeof *tmp) : NULL;
+    if (n && !tmp)
+        return fail(r, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        int64_t v = read_value(r, depth + 1);
+        if (v < 0) {
+            free(tmp);
+            return -1;
+        }
+        tmp[i] = (uint32_t)v;
+    }
+    if (reserve_items(r, n) < 0) {
+        free(tmp);
+        return -1;
+    }
+    *first = r->t->nitems;
+    if (n)
+        memcpy(r->t->items + r->t->nitems, tmp, n * sizeof *tmp);
+    r->t->nitems += n;
+    free(tmp);
+    return 0;
+}
+
+static int64_t read_str(reader *r, uint8_t type, uint32_t n)
+{
+    if (n > left(r))
+        return fail(r, "truncated string");
+    int64_t v = new_val(r, type);
+    if (v < 0)
+        return -1;
+    r->t->vals[v].off = (uint32_t)(r->p - r->t->data);
+    r->t->vals[v].len = n;
+    r->p += n;
+    return v;
+}
+
+static int64_t read_dict(reader *r, int depth)
+{
+    /* Entries until a NULL ('0') key; decoded into a list of pairs. */
+    uint32_t cap = 16, n = 0;
+    uint32_t *pairs = malloc(cap * sizeof *pairs);
+    if (!pairs)
+        return fail(r, "out of memory");
+    for (;;) {
+        if (left(r) < 1) {
+            free(pairs);
+            return fail(r, "truncated dict");
+        }
+        if (*r->p == '0') {
+            r->p++;
+            break;
+        }
+        if (n + 2 > cap) {
+            uint32_t *p = realloc(pairs, (cap *= 2) * sizeof *p);
+            if (!p) {
+                free(pairs);
+                return fail(r, "out of memory");
+            }
+            pairs = p;
+        }
+        for (int k = 0; k < 2; k++) {
+            int64_t v = read_value(r, depth + 1);
+            if (v < 0) {
+                free(pairs);
+                return -1;
+            }
+            pairs[n++] = (uint32_t)v;
+        }
+    }
+    int64_t d = new_val(r, SONDE_M_DICT);
+    if (d < 0 || reserve_items(r, n) < 0) {
+        free(pairs);
+        return -1;
+    }
+    r->t->vals[d].off = r->t->nitems;
+    r->t->vals[d].len = n / 2;
+    if (n)
+        memcpy(r->t->items + r->t->nitems, pairs, n * sizeof *pairs);
+    r->t->nitems += n;
+    free(pairs);
+    return d;
+}
+
+static int64_t read_long(reader *r)
+{
+    uint32_t raw;
+    if (get_u32(r, &raw) < 0)
+        return -1;
+    int32_t n = (int32_t)raw;
+    uint32_t ndigits = n < 0 ? (uint32_t)0 - (uint32_t)n : (uint32_t)n;
+    if (ndigits > 4)
+        return fail(r, "integer too large");
+    if (left(r) < 2 * (size_t)ndigits)
+        return fail(r, "truncated integer");
+    uint64_t mag = 0;
+    for (uint32_t i = 0; i < ndigits; i++) {
+        uint64_t d = (uint64_t)r->p[2 * i] | (uint64_t)r->p[2 * i + 1] << 8;
+        if (d > 0x7fff)
+            return fail(r, "bad integer digit");
+        mag |= d << (15 * i);
+    }
+    r->p += 2 * ndigits;
+    if (mag > INT64_MAX)
+        return fail(r, "integer too large");
+    int64_t v = new_val(r, SONDE_M_INT);
+    if (v >= 0)
+        r->t->vals[v].i = n < 0 ? -(int64_t)mag : (int64_t)mag;
+    return v;
+}
+
+static int64_t read_value(reader *r, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return fail(r, "nested too deeply");
+    if (left(r) < 1)
+        return fail(r, "truncated");
+    uint8_t code = *r->p++;
+    int flag = code & FLAG_REF;
+    code &= (uint8_t)~FLAG_REF;
+    int64_t ref = -1;
+    if (flag && (ref = reserve_ref(r)) < 0)
+        return -1;
+
+    int64_t v = -1;
+    uint32_t n;
+    switch (code) {
+    case 'N':
+        v = new_val(r, SONDE_M_NONE);
+        break;
+    case 'F':
+    case 'T':
+        v = new_val(r, SONDE_M_BOOL);
+        if (v >= 0)
+            r->t->vals[v].i = code == 'T';
+        break;
+    case 'i':
+        if (get_u32(r, &n) < 0)
+            return -1;
+        v = new_val(r, SONDE_M_INT);
+        if (v >= 0)
+            r->t->vals[v].i = (int32_t)n;
+        break;
+    case 'l':
+        v = read_long(r);
+        break;
+    case 'g': {
+        if (left(r) < 8)
+            return fail(r, "truncated float");
+        uint64_t bits = 0;
+        for (int i = 0; i < 8; i++)
+            bits |= (uint64_t)r->p[i] << (8 * i);
+        r->p += 8;
+        v = new_val(r, SONDE_M_FLOAT);
+        if (v >= 0)
+            memcpy(&r->t->vals[v].f, &bits, 8);
+        break;
+    }
+    case 'f': { /* text float of old format versions: u8 length, digits */
+        if (left(r) < 1 || left(r) - 1 < *r->p)
+            return fail(r, "truncated float");
+        char text[257];
+        uint8_t len = *r->p++;
+        memcpy(text, r->p, len);
+        text[len] = '\0';
+        r->p += len;
+        v = new_val(r, SONDE_M_FLOAT);
+        if (v >= 0)
+            r->t->vals[v].f = strtod(text, NULL);
+        break;
+    }
+    case 'z':
+    case 'Z':
+        if (left(r) < 1)
+            return fail(r, "truncated");
+        v = read_str(r, SONDE_M_STR, *r->p++);
+        break;
+    case 'a':
+    case 'A':
+    case 'u':
+    case 't':
+    case 's':
+        if (get_u32(r, &n) < 0)
+            return -1;
+        v = read_str(r, code == 's' ? SONDE_M_BYTES : SONDE_M_STR, n);
+        break;
+    case ')':
+    case '(':
+    case '[':
+    case '<':
+    case '>': {
+        if (code == ')') {
+            if (left(r) < 1)
+                return fail(r, "truncated");
+            n = *r->p++;
+        } else if (get_u32(r, &n) < 0) {
+            return -1;
+        }
+        if (n > left(r))
+            return fail(r, "container larger than the file");
+        uint8_t type = code == '[' ? SONDE_M_LIST
+                       : (code == '<' || code == '>') ? SONDE_M_SET
+                                                      : SONDE_M_TUPLE;
+        uint32_t first = 0;
+        if (read_members(r, n, depth, &first) < 0)
+            return -1;
+        v = new_val(r, type);
+        if (v >= 0) {
+            r->t->vals[v].off = first;
+            r->t->vals[v].len = n;
+        }
+        break;
+    }
+    case '{':
+        v = read_dict(r, depth);
+        break;
+    case 'r':
+        if (get_u32(r, &n) < 0)
+            return -1;
+        if (n >= r->nrefs || r->refs[n] == UINT32_MAX)
+            return fail(r, "bad back-reference");
+        return r->refs[n];
+    default:
+        return fail(r, "unsupported marshal type 0x%02x", code);
+    }
+    if (v >= 0 && ref >= 0)
+        r->refs[ref] = (uint32_t)v;
+    return v;
+}
+
+int sonde_marshal_read(sonde_mtree *t, const uint8_t *data, size_t len,
+                       char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    t->data = data;
+    if (err && errlen)
+        err[0] = '\0';
+    if (len > UINT32_MAX) {
+        snprintf(err, errlen, "file too large");
+        return -1;
+    }
+    reader r = { .t = t, .p = data, .end = data + len, .err = err, .errlen = errlen };
+    int64_t root = read_value(&r, 0);
+    free(r.refs);
+    if (root < 0) {
+        sonde_mtree_free(t);
+        return -1;
+    }
+    t->root = (uint32_t)root;
+    return 0;
+}
+
+void sonde_mtree_free(sonde_mtree *t)
+{
+    free(t->vals);
+    free(t->items);
+    memset(t, 0, sizeof *t);
+}
+
+int sonde_mval_number(const sonde_mval *v, double *out)
+{
+    switch (v->type) {
+    case SONDE_M_INT:
+    case SONDE_M_BOOL:
+        *out = (double)v->i;
+        return 1;
+    case SONDE_M_FLOAT:
+        *out = v->f;
+        return 1;
+    default:
+        *out = 0;
+        return 0;
+    }
+}
