@@ -17,5 +17,10 @@ def main():
     return _sonde.main(["sonde"] + sys.argv[1:], sys.executable or "", package_dir)
 
 
-if __name__ == "__main__":
+def cli():
+    """The `sonde` console script that `pip install` creates."""
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    cli()

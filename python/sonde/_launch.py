@@ -18,7 +18,7 @@ import types
 
 from ._sonde import Profiler
 
-_OWN_FILES = {os.path.abspath(__file__)}
+_OWN_FILES = {os.path.realpath(__file__)}
 
 
 def _fail(message):
@@ -82,10 +82,13 @@ def _fresh_main(filename):
     return main
 
 
-def _own_frames_skipped(tb):
-    while tb is not None and tb.tb_frame.f_code.co_filename in _OWN_FILES:
+def _print_uncaught(e):
+    """The traceback a bare run prints, without the launcher's frames."""
+    tb = e.__traceback__
+    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) in _OWN_FILES:
         tb = tb.tb_next
-    return tb
+    e.__traceback__ = tb  # the interpreter prints the exception's own traceback
+    sys.excepthook(type(e), e, tb)
 
 
 def _exit_status(code):
@@ -98,10 +101,10 @@ def _exit_status(code):
     return 1
 
 
-def _join_threads(prof):
+def _join_threads():
     """Wait for non-daemon threads, as the interpreter does at exit, so
-    their calls are recorded to the end; the waiting itself is not."""
-    prof.pause_thread()
+    their calls are recorded to the end (the caller pauses this thread's
+    recording first: the waiting itself is not the program's)."""
     me = threading.current_thread()
     for t in threading.enumerate():
         if t is not me and not t.daemon and t.is_alive():
@@ -122,15 +125,16 @@ def main():
         try:
             exec(code, namespace)
         finally:
-            _join_threads(prof)
+            prof.pause_thread()
+            _join_threads()
     except SystemExit as e:
         status = e.code
     except KeyboardInterrupt as e:
         interrupted = True
-        sys.excepthook(type(e), e, _own_frames_skipped(e.__traceback__))
+        _print_uncaught(e)
     except BaseException as e:
         status = 1
-        sys.excepthook(type(e), e, _own_frames_skipped(e.__traceback__))
+        _print_uncaught(e)
     finally:
         prof.disable()
 

@@ -37,6 +37,8 @@ static int has_launcher(const char *dir)
 
 int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
 {
+    if (outlen < PATH_MAX)
+        return -1;
     if (env && env->package_dir && has_launcher(env->package_dir)) {
         snprintf(out, outlen, "%s", env->package_dir);
         return 0;
@@ -52,8 +54,10 @@ int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
             *slash = '\0';
             const char *rel[] = { "../python", "../lib/sonde/python" };
             for (size_t i = 0; i < 2; i++) {
-                if ((size_t)snprintf(out, outlen, "%s/%s", exe, rel[i]) < outlen &&
-                    has_launcher(out))
+                char dir[PATH_MAX];
+                if ((size_t)snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]) >= sizeof dir)
+                    continue;
+                if (has_launcher(dir) && realpath(dir, out) && strlen(out) < outlen)
                     return 0;
             }
         }

@@ -152,6 +152,10 @@ int hook_install(tracer *t)
         return -1;
     if (!thread_hook && !(thread_hook = PyCFunction_New(&thread_start_def, NULL)))
         return -1;
+    /* Threads started from now on; set first so the call is not recorded. */
+    active = t;
+    if (set_threading_hook(thread_hook) < 0)
+        return -1;
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts)) {
@@ -164,8 +168,7 @@ int hook_install(tracer *t)
         if (hook_thread(t, ts, native) < 0)
             return -1;
     }
-    active = t;
-    return set_threading_hook(thread_hook);
+    return 0;
 }
 
 void hook_pause_current(tracer *t)

@@ -131,6 +131,26 @@ static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
     return f;
 }
 
+/* Names th from threading._active, which holds a thread from just before
+ * it runs its target until it ends.  Returns 1 when named.  Only looks in
+ * sys.modules: never imports. */
+static int name_from_threading(tracer_thread *th)
+{
+    PyObject *modules = PyImport_GetModuleDict();
+    PyObject *threading = modules ? PyDict_GetItemString(modules, "threading") : NULL;
+    PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
+    PyObject *key = active ? PyLong_FromUnsignedLong(th->ident) : NULL;
+    PyObject *thread = key && PyDict_Check(active) ? PyDict_GetItemWithError(active, key) : NULL;
+    PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
+    const char *utf8 = name ? utf8_or(name, NULL) : NULL;
+    int named = utf8 && sonde_profile_set_thread_name(&th->owner->profile, th->index, utf8) == 0;
+    PyErr_Clear();
+    Py_XDECREF(name);
+    Py_XDECREF(key);
+    Py_XDECREF(active);
+    return named;
+}
+
 uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
                          PyObject *what, PyObject *self_arg)
 {
@@ -142,6 +162,8 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
         saved_error saved = error_save();
         f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
                                : c_func(t, what, self_arg);
+        if (!th->named)
+            th->named = name_from_threading(th);
         error_restore(saved);
         uint32_t *slot = f == SONDE_NO_FUNC ? NULL
                          : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);
@@ -166,36 +188,13 @@ void tracer_unwind_all(tracer *t)
 void tracer_name_threads(tracer *t)
 {
     saved_error saved = error_save();
-    PyObject *threading = PyImport_ImportModule("threading");
-    PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
-    unsigned long main_ident = 0;
-    PyObject *main_thread = threading ? PyObject_CallMethod(threading, "main_thread", NULL) : NULL;
-    PyObject *main_id = main_thread ? PyObject_GetAttrString(main_thread, "ident") : NULL;
-    if (main_id && PyLong_Check(main_id))
-        main_ident = PyLong_AsUnsignedLong(main_id);
-    PyErr_Clear();
     for (tracer_thread *th = t->threads; th; th = th->next) {
-        sonde_thread *st = &t->profile.threads[th->index];
-        if (sonde_profile_str(&t->profile, st->name)[0])
+        if (th->named || (th->named = name_from_threading(th)))
             continue;
-        PyObject *key = PyLong_FromUnsignedLong(th->ident);
-        PyObject *thread = key && active && PyDict_Check(active)
-                           ? PyDict_GetItemWithError(active, key) : NULL;
-        PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
         char fallback[48];
-        snprintf(fallback, sizeof fallback, "%s",
-                 th->ident == main_ident ? "MainThread" : "");
-        if (!fallback[0])
-            snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
-        sonde_profile_set_thread_name(&t->profile, th->index, utf8_or(name, fallback));
-        PyErr_Clear();
-        Py_XDECREF(name);
-        Py_XDECREF(key);
+        snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
+        sonde_profile_set_thread_name(&t->profile, th->index, fallback);
     }
-    Py_XDECREF(main_id);
-    Py_XDECREF(main_thread);
-    Py_XDECREF(active);
-    Py_XDECREF(threading);
     error_restore(saved);
 }
 

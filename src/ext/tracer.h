@@ -42,6 +42,7 @@ typedef struct tracer_thread {
     uint32_t depth, cap;
     unsigned long ident;
     uint64_t generation;   /* owner->generation when attached */
+    int named;             /* the threading module's name was found */
     struct tracer_thread *next;
 } tracer_thread;
 
@@ -68,7 +69,7 @@ void tracer_clear(tracer *t);
 tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long native_id);
 /* Closes every open call of every thread at the current time. */
 void tracer_unwind_all(tracer *t);
-/* Gives threads their names from the threading module where known. */
+/* Gives threads still unnamed their names from the threading module. */
 void tracer_name_threads(tracer *t);
 /* Sets profile.seconds_per_tick from the marks taken so far. */
 void tracer_calibrate(tracer *t);

@@ -1,0 +1,59 @@
+"""Shared fixtures: the sonde command, the interpreters of the version
+matrix, and helpers to run programs under sonde and under cProfile."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SONDE = os.path.join(ROOT, "build", "bin", "sonde")
+PKG = os.path.join(ROOT, "build", "python")
+
+sys.path.insert(0, HERE)
+
+
+def interpreters():
+    """(label, path) of every interpreter the matrix covers; absent ones are
+    reported as skips by the tests that use them."""
+    listed = os.environ.get("SONDE_TEST_PYTHONS", "").split()
+    wanted = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "system"]
+    found = {}
+    for path in listed:
+        if path == "/usr/bin/python3":
+            found["system"] = path
+            continue
+        for v in wanted:
+            if "/%s." % v in path:
+                found[v] = path
+    return [(v, found.get(v)) for v in wanted]
+
+
+def version_params():
+    return [pytest.param(path, id=label) for label, path in interpreters()]
+
+
+def need(python):
+    if not python or not os.path.exists(python):
+        pytest.skip("interpreter not on this machine")
+    return python
+
+
+def run_sonde(args, cwd, python=None, **kw):
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if python:
+        env["SONDE_PYTHON"] = python
+    else:
+        env["SONDE_PYTHON"] = sys.executable
+    return subprocess.run([SONDE] + list(args), cwd=str(cwd), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, **kw)
+
+
+def with_pkg_env(extra=None):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([PKG, HERE] + ([extra] if extra else []))
+    return env

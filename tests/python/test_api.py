@@ -1,0 +1,102 @@
+"""The Python API: a drop-in for cProfile.Profile, plus @sonde.profile."""
+
+import io
+import os
+import pstats
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PKG, with_pkg_env
+
+sys.path.insert(0, PKG)
+import sonde  # noqa: E402
+import workloads  # noqa: E402
+
+
+def fib_entry(stats):
+    (entry,) = [v for k, v in stats.items() if k[2] == "fib"]
+    return entry
+
+
+def test_with_block_and_pstats():
+    with sonde.Profile() as prof:
+        workloads.fib(12)
+    st = pstats.Stats(prof)
+    assert fib_entry(st.stats)[:2] == (1, 465)
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("cumulative").print_stats(5)
+    assert "fib" in out.getvalue()
+
+
+def test_runcall_dump_and_reload(tmp_path):
+    prof = sonde.Profile()
+    assert prof.runcall(workloads.fib, 10) == 55
+    path = tmp_path / "api.prof"
+    prof.dump_stats(str(path))
+    assert fib_entry(pstats.Stats(str(path)).stats)[:2] == (1, 177)
+
+
+def test_enable_disable_accumulates():
+    prof = sonde.Profile()
+    for _ in range(3):
+        prof.enable()
+        workloads.fib(5)
+        prof.disable()
+    prof.create_stats()
+    assert fib_entry(prof.stats)[:2] == (3, 45)
+    prof.clear()
+    prof.create_stats()
+    assert prof.stats == {}
+
+
+def test_print_stats_and_table():
+    prof = sonde.Profile()
+    prof.runcall(workloads.fib, 8)
+    out = io.StringIO()
+    prof.print_stats("tottime", file=out)
+    text = out.getvalue()
+    assert "ncalls  tottime  percall  cumtime  percall filename:lineno(function)" in text
+    assert "67/1" in text and "(fib)" in text
+    with pytest.raises(ValueError):
+        prof.table(sort="bogus")
+
+
+def test_decorator_prints_table():
+    err = io.StringIO()
+
+    @sonde.profile(file=err)
+    def work():
+        return workloads.fib(7)
+
+    assert work() == 13
+    assert "41/1" in err.getvalue()
+
+
+def test_one_profiler_at_a_time():
+    a, b = sonde.Profile(), sonde.Profile()
+    a.enable()
+    try:
+        with pytest.raises(RuntimeError):
+            b.enable()
+    finally:
+        a.disable()
+
+
+def test_builtins_can_be_left_out():
+    prof = sonde.Profile(builtins=False)
+    prof.runcall(lambda: [len("x") for _ in range(10)])
+    prof.create_stats()
+    assert not [k for k in prof.stats if k[0] == "~"]
+
+
+def test_python_dash_m_sonde(tmp_path):
+    script = tmp_path / "s.py"
+    script.write_text("def f():\n    return 1\nf()\n")
+    proc = subprocess.run([sys.executable, "-m", "sonde", "run", str(script)],
+                          env=with_pkg_env(), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "s.py:1(f)" in proc.stderr
+    assert os.path.basename(sys.executable)

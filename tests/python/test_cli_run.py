@@ -1,0 +1,235 @@
+"""sonde run from the command line: the program behaves as when run bare,
+the profile agrees with cProfile's, and it survives every way of ending."""
+
+import json
+import marshal
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import profcompare
+from conftest import SONDE, need, run_sonde, version_params
+
+PROBE = """
+import json, os, sys
+print(json.dumps({"argv": sys.argv, "name": __name__, "path0": sys.path[0],
+                  "main_is_here": sys.modules["__main__"].__dict__ is globals()}))
+sys.exit(7)
+"""
+
+PROGRAM = """
+import json, re, threading
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def gen(n):
+    for i in range(n):
+        yield i * i
+
+class Box:
+    def __init__(self, v):
+        self.v = v
+    def get(self):
+        return self.v
+
+def main():
+    total = fib(14) + sum(gen(50)) + sum(Box(i).get() for i in range(30))
+    json.loads(json.dumps({"a": list(range(20))}))
+    re.findall(r"a+", "caaab" * 10)
+    try:
+        int("not a number")
+    except ValueError:
+        pass
+    return total
+
+main()
+"""
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def bare(python, args, cwd):
+    return subprocess.run([python] + args, cwd=str(cwd), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_program_sees_a_bare_run(python, tmp_path):
+    python = need(python)
+    write(tmp_path, "probe.py", PROBE)
+    ours = run_sonde(["run", "probe.py", "a", "--flag"], tmp_path, python=python)
+    theirs = bare(python, ["probe.py", "a", "--flag"], tmp_path)
+    assert ours.returncode == theirs.returncode == 7
+    assert json.loads(ours.stdout) == json.loads(theirs.stdout)
+    assert "function calls" in ours.stderr
+
+
+def test_module_and_code_modes(tmp_path):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    write(pkg, "__init__.py", "")
+    write(pkg, "tool.py", PROBE)
+    ours = run_sonde(["run", "-m", "pkg.tool", "x"], tmp_path)
+    theirs = bare(sys.executable, ["-m", "pkg.tool", "x"], tmp_path)
+    assert ours.returncode == theirs.returncode == 7
+    assert json.loads(ours.stdout) == json.loads(theirs.stdout)
+
+    code = PROBE.replace("sys.exit(7)", "sys.exit(3)")
+    ours = run_sonde(["run", "-c", code, "y"], tmp_path)
+    theirs = bare(sys.executable, ["-c", code, "y"], tmp_path)
+    assert ours.returncode == theirs.returncode == 3
+    assert json.loads(ours.stdout) == json.loads(theirs.stdout)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_program_edges_equal_cprofile(python, tmp_path):
+    python = need(python)
+    prog = write(tmp_path, "prog.py", PROGRAM)
+    # Absolute paths: cProfile keys the script by the name it was given.
+    ours = run_sonde(["run", "-o", "s.prof", str(prog)], tmp_path, python=python)
+    assert ours.returncode == 0, ours.stderr
+    subprocess.run([python, "-m", "cProfile", "-o", "c.prof", str(prog)], cwd=str(tmp_path),
+                   check=True, stdout=subprocess.PIPE)
+    keep = {os.path.realpath(str(prog))}
+    assert profcompare.differences(str(tmp_path / "s.prof"), str(tmp_path / "c.prof"),
+                                   keep_files=keep) == []
+    fib = [v for k, v in marshal.load(open(str(tmp_path / "s.prof"), "rb")).items()
+           if k[2] == "fib"][0]
+    assert fib[:2] == (1, 1219)
+
+
+def test_uncaught_exception_keeps_profile(tmp_path):
+    write(tmp_path, "boom.py", "def inner():\n    raise KeyError('k')\n\ndef outer():\n"
+          "    inner()\n\nouter()\n")
+    proc = run_sonde(["run", "-o", "b.prof", "boom.py"], tmp_path)
+    assert proc.returncode == 1
+    assert "Traceback (most recent call last)" in proc.stderr
+    assert "KeyError: 'k'" in proc.stderr
+    assert 'boom.py", line 2, in inner' in proc.stderr
+    assert "_launch" not in proc.stderr and "sonde" not in proc.stderr.split("Traceback")[1].split("KeyError")[0]
+    stats = marshal.load(open(str(tmp_path / "b.prof"), "rb"))
+    assert {k[2] for k in stats} >= {"inner", "outer", "<module>"}
+
+
+def test_sys_exit_with_message(tmp_path):
+    write(tmp_path, "bye.py", "import sys\nsys.exit('bye now')\n")
+    proc = run_sonde(["run", "bye.py"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("bye now\n")
+
+
+def test_ctrl_c_keeps_profile(tmp_path):
+    write(tmp_path, "spin.py", "import sys\ndef spin():\n    return sum(range(100))\n"
+          "print('ready', flush=True)\nwhile True:\n    spin()\n")
+    env = dict(os.environ, SONDE_PYTHON=sys.executable)
+    proc = subprocess.Popen([SONDE, "run", "-o", "spin.prof", "spin.py"], cwd=str(tmp_path),
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True, start_new_session=True)
+    assert proc.stdout.readline() == "ready\n"
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == -signal.SIGINT
+    assert "KeyboardInterrupt" in err and "function calls" in err
+    stats = marshal.load(open(str(tmp_path / "spin.prof"), "rb"))
+    spin = [v for k, v in stats.items() if k[2] == "spin"][0]
+    assert spin[1] > 100
+
+
+def test_threads_each_have_their_stack(tmp_path):
+    write(tmp_path, "threads.py", """
+import threading
+def work_a(n):
+    return sum(i for i in range(n))
+def work_b(n):
+    return [str(i) for i in range(n)]
+def run(fn, times):
+    for _ in range(times):
+        fn(100)
+ta = threading.Thread(target=run, args=(work_a, 40), name="worker-a")
+tb = threading.Thread(target=run, args=(work_b, 25), name="worker-b")
+ta.start(); tb.start()
+run(work_a, 3)
+""")
+    proc = run_sonde(["run", "-f", "json", "-o", "t.json", "threads.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "t.json")))
+    names = {t["name"] for t in doc["threads"]}
+    assert {"MainThread", "worker-a", "worker-b"} <= names
+    funcs = doc["functions"]
+    calls = {funcs[s["function"]]["name"]: s["ncalls"] for s in doc["stats"]}
+    assert calls["work_a"] == 43 and calls["work_b"] == 25 and calls["run"] == 3
+    # Each call path is per thread: work_b is only ever under worker-b's root.
+    nodes = doc["nodes"]
+    root_of = {}
+    for t in doc["threads"]:
+        root_of[t["root"]] = t["name"]
+
+    def thread_of(i):
+        while nodes[i][1] != 0:
+            i = nodes[i][1]
+        return root_of[i]
+
+    b_id = [i for i, f in enumerate(funcs) if f["name"] == "work_b"][0]
+    assert {thread_of(i) for i, n in enumerate(nodes) if n[0] == b_id} == {"worker-b"}
+
+
+def test_collapsed_output(tmp_path):
+    write(tmp_path, "prog.py", PROGRAM)
+    proc = run_sonde(["run", "-f", "collapsed", "-o", "p.txt", "prog.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / "p.txt").read_text().splitlines()
+    frame = r"[^;]+ \([^;]*:-?\d+\)"
+    assert lines and all(re.fullmatch(r"%s(;%s)* \d+" % (frame, frame), l) for l in lines)
+    deep = [l for l in lines if re.search(r"main \(.*prog\.py:\d+\);fib \(.*prog\.py:\d+\);fib ", l)]
+    assert deep, "no main;fib;fib stack"
+    assert all(l.startswith("<built-in method builtins.exec> (~:0);<module>") for l in lines
+               if "prog.py" in l)
+
+
+def test_verdicts(tmp_path):
+    write(tmp_path, "busy.py", "def spin():\n    return sum(i * i for i in range(300000))\n"
+          "for _ in range(4):\n    spin()\n")
+    proc = run_sonde(["run", "busy.py"], tmp_path)
+    assert "verdict:   CPU-bound" in proc.stderr
+    write(tmp_path, "nap.py", "import time\nfor _ in range(3):\n    time.sleep(0.15)\n")
+    proc = run_sonde(["run", "nap.py"], tmp_path)
+    assert "verdict:   waiting on sleep" in proc.stderr and "time.sleep" in proc.stderr
+    for field in ("wall", "user", "sys", "max RSS", "major", "minor", "voluntary", "involuntary"):
+        assert field in proc.stderr
+
+
+def one_error_line(proc, code):
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
+    assert "Traceback" not in proc.stderr
+    return lines[0]
+
+
+def test_bad_input(tmp_path):
+    assert "no-such.py" in one_error_line(run_sonde(["run", "no-such.py"], tmp_path), 2)
+    write(tmp_path, "bad.py", "def f(:\n    pass\n")
+    assert "SyntaxError" in one_error_line(run_sonde(["run", "bad.py"], tmp_path), 1)
+    assert "no_such_mod" in one_error_line(run_sonde(["run", "-m", "no_such_mod"], tmp_path), 1)
+    one_error_line(run_sonde(["run", "--bogus", "x.py"], tmp_path), 2)
+    one_error_line(run_sonde(["run", "-f", "nope", "bad.py"], tmp_path), 2)
+    one_error_line(run_sonde(["run", "-s", "nope", "bad.py"], tmp_path), 2)
+    one_error_line(run_sonde(["run", "-l", "many", "bad.py"], tmp_path), 2)
+    one_error_line(run_sonde(["run"], tmp_path), 2)
+    one_error_line(run_sonde(["nosuchcommand"], tmp_path), 2)
+    write(tmp_path, "side.py", "open('ran', 'w').close()\n")
+    line = one_error_line(run_sonde(["run", "-o", "/no/such/dir/x.prof", "side.py"], tmp_path), 1)
+    assert "/no/such/dir/x.prof" in line and not (tmp_path / "ran").exists()
+    env_python = run_sonde(["run", "--python", "/no/such/python", "side.py"], tmp_path)
+    one_error_line(env_python, 1)
