@@ -1,0 +1,23 @@
+#!/bin/sh
+# make demo: profile the bundled Julia set example and show what sonde wrote.
+set -e
+cd "$(dirname "$0")/.."
+out=build/demo
+mkdir -p "$out"
+sonde=build/bin/sonde
+
+echo "== sonde run -o $out/julia.prof examples/julia.py"
+$sonde run -o "$out/julia.prof" -l 12 examples/julia.py
+echo
+echo "== sonde run -f collapsed -o $out/julia.collapsed examples/julia.py  (flame graph stacks)"
+$sonde run -f collapsed -o "$out/julia.collapsed" examples/julia.py 2>/dev/null >/dev/null
+awk '{print $NF "\t" $0}' "$out/julia.collapsed" | sort -rn | head -3 | cut -f2-
+echo
+echo "== sonde report $out/julia.prof -s tottime -l 5 --callers calculate_z"
+$sonde report "$out/julia.prof" -s tottime -l 5 --callers calculate_z
+echo
+echo "== the same file in Python's own pstats"
+python3 -c "import pstats; pstats.Stats('$out/julia.prof').sort_stats('tottime').print_stats(3)" | tail -6
+echo
+echo "files written:"
+ls -l "$out"
