@@ -15,6 +15,7 @@ Every thread is recorded, each with its own stacks; C functions are named
 as cProfile names them, so .prof files from both tools compare key by key.
 """
 
+import collections
 import functools
 import marshal
 import sys
@@ -23,6 +24,19 @@ from ._sonde import Profiler as _Engine
 
 __all__ = ["Profile", "profile", "run", "runctx"]
 __version__ = "0.1.0"
+
+
+# getstats() entries, shaped like _lsprof's: a Python function's `code` has
+# co_filename, co_firstlineno and co_name; a C function's is its label.
+CodeLabel = collections.namedtuple("CodeLabel", "co_filename co_firstlineno co_name")
+ProfilerEntry = collections.namedtuple(
+    "ProfilerEntry", "code callcount reccallcount totaltime inlinetime calls")
+ProfilerSubEntry = collections.namedtuple(
+    "ProfilerSubEntry", "code callcount reccallcount totaltime inlinetime")
+
+
+def _code_of(key):
+    return key[2] if key[:2] == ("~", 0) else CodeLabel(*key)
 
 
 class Profile(_Engine):
@@ -56,6 +70,16 @@ class Profile(_Engine):
 
     def snapshot_stats(self):
         self.stats = marshal.loads(self._pstats())
+
+    def getstats(self):
+        """cProfile's getstats(): one entry per function, with its callees."""
+        stats = marshal.loads(self._pstats())
+        calls = collections.defaultdict(list)
+        for callee, (_pc, _nc, _tt, _ct, callers) in stats.items():
+            for caller, (nc, pc, tt, ct) in callers.items():
+                calls[caller].append(ProfilerSubEntry(_code_of(callee), nc, nc - pc, ct, tt))
+        return [ProfilerEntry(_code_of(key), nc, nc - pc, ct, tt, calls.get(key, []))
+                for key, (pc, nc, tt, ct, _callers) in stats.items()]
 
     def dump_stats(self, file):
         self.write(file, "pstats")

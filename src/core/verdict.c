@@ -1,6 +1,7 @@
 /* verdict.c - resource summary and verdict; see verdict.h. */
 #include "verdict.h"
 
+#include <ctype.h>
 #include <string.h>
 
 static const struct {
@@ -27,10 +28,27 @@ static const char *const wait_names[SONDE_WAIT_KINDS] = {
     "sleep", "locks", "child processes", "I/O",
 };
 
+/* The same kinds as they read before "calls": "went to lock calls". */
+static const char *const wait_call_names[SONDE_WAIT_KINDS] = {
+    "sleep", "lock", "child-process", "I/O",
+};
+
+/* 1 when needle starts a word of label ("read" in "posix.read", not in
+ * "_thread"). */
+static int has_word(const char *label, const char *needle)
+{
+    for (const char *m = strstr(label, needle); m; m = strstr(m + 1, needle))
+        if (m == label || !(isalnum((unsigned char)m[-1]) || m[-1] == '_'))
+            return 1;
+    return 0;
+}
+
 int sonde_verdict_wait_kind(const char *label)
 {
+    if (strstr(label, "'generator' objects") || strstr(label, "'coroutine' objects"))
+        return -1; /* send/throw resume Python code: not waiting */
     for (size_t i = 0; i < sizeof wait_patterns / sizeof wait_patterns[0]; i++)
-        if (strstr(label, wait_patterns[i].needle))
+        if (has_word(label, wait_patterns[i].needle))
             return (int)wait_patterns[i].kind;
     return -1;
 }
@@ -79,7 +97,7 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
     } else if (waited[most] >= 0.1 * u->wall && top[most] != SONDE_NO_FUNC) {
         sonde_buf_printf(b, "waiting on %s: the CPU was busy only %.0f%% of the wall time; "
                          "%.3f s went to %s calls, most in %s\n", wait_names[most],
-                         util * 100, waited[most], wait_names[most],
+                         util * 100, waited[most], wait_call_names[most],
                          sonde_profile_str(p, p->funcs[top[most]].name));
     } else {
         sonde_buf_printf(b, "waiting: the CPU was busy only %.0f%% of the wall time, in no "

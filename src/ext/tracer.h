@@ -134,6 +134,10 @@ static inline void tracer_leave(tracer_thread *th)
  * self argument (self_arg non-NULL). */
 static inline const void *tracer_cfunc_key(PyObject *callable, PyObject *self_arg)
 {
+    /* Most calls are to Python functions: answer those without the
+     * subtype walk PyCFunction_Check does for a type that is not exact. */
+    if (Py_IS_TYPE(callable, &PyFunction_Type) || Py_IS_TYPE(callable, &PyMethod_Type))
+        return NULL;
     if (PyCFunction_Check(callable))
         return ((PyCFunctionObject *)callable)->m_ml;
     if (self_arg && Py_IS_TYPE(callable, &PyMethodDescr_Type))

@@ -261,7 +261,7 @@ static int64_t read_long(reader *r)
         return -1;
     int32_t n = (int32_t)raw;
     uint32_t ndigits = n < 0 ? (uint32_t)0 - (uint32_t)n : (uint32_t)n;
-    if (ndigits > 4)
+    if (ndigits > 5) /* 5 digits of 15 bits hold any int64 */
         return fail(r, "integer too large");
     if (left(r) < 2 * (size_t)ndigits)
         return fail(r, "truncated integer");
@@ -270,11 +270,11 @@ static int64_t read_long(reader *r)
         uint64_t d = (uint64_t)r->p[2 * i] | (uint64_t)r->p[2 * i + 1] << 8;
         if (d > 0x7fff)
             return fail(r, "bad integer digit");
+        if (i == 4 && d > 7)
+            return fail(r, "integer too large");
         mag |= d << (15 * i);
     }
     r->p += 2 * ndigits;
-    if (mag > INT64_MAX)
-        return fail(r, "integer too large");
     int64_t v = new_val(r, SONDE_M_INT);
     if (v >= 0)
         r->t->vals[v].i = n < 0 ? -(int64_t)mag : (int64_t)mag;

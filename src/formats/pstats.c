@@ -1,6 +1,7 @@
 /* pstats.c - .prof writer and reader; see pstats.h. */
 #include "pstats.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,8 @@ static int read_callers(const sonde_mtree *t, const sonde_mval *d, uint32_t call
         } else {
             return bad(err, errlen, "bad caller figures");
         }
+        if (!isfinite(tt) || !isfinite(ct))
+            return bad(err, errlen, "bad time");
         sonde_edge *e = sonde_stats_edge(s, caller, callee);
         if (!e)
             return snprintf(err, errlen, "out of memory"), -1;
@@ -179,6 +182,10 @@ int sonde_pstats_read(const uint8_t *data, size_t len, sonde_profile *p,
             !sonde_mval_number(sonde_mtree_item(&t, v, 2), &tt) ||
             !sonde_mval_number(sonde_mtree_item(&t, v, 3), &ct)) {
             rc = bad(err, errlen, "bad function figures");
+            break;
+        }
+        if (!isfinite(tt) || !isfinite(ct)) {
+            rc = bad(err, errlen, "bad time");
             break;
         }
         if (sonde_stats_reserve_funcs(s, p->nfuncs) < 0) {

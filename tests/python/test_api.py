@@ -100,3 +100,17 @@ def test_python_dash_m_sonde(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "s.py:1(f)" in proc.stderr
     assert os.path.basename(sys.executable)
+
+
+def test_getstats_matches_cprofile_shape():
+    import cProfile
+    ours, theirs = sonde.Profile(), cProfile.Profile()
+    ours.runcall(workloads.fib, 9)
+    theirs.runcall(workloads.fib, 9)
+
+    def fib_figures(entries):
+        (e,) = [e for e in entries if getattr(e.code, "co_name", None) == "fib"]
+        (sub,) = [s for s in e.calls if getattr(s.code, "co_name", None) == "fib"]
+        return e.callcount, e.reccallcount, sub.callcount, sub.reccallcount
+
+    assert fib_figures(ours.getstats()) == fib_figures(theirs.getstats()) == (109, 108, 108, 106)

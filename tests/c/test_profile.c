@@ -1,0 +1,183 @@
+/* test_profile.c - the profile model: function labels, threads, tree, merging. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/profile.h"
+#include "harness.h"
+
+/* Adds a thread; its root node. */
+static uint32_t thread_root(sonde_profile *p, uint64_t ident, uint64_t native_id,
+                            const char *name)
+{
+    int64_t t = sonde_profile_add_thread(p, ident, native_id, name);
+    return p->threads[t].root;
+}
+
+/* Gives node n its figures. */
+static void set(sonde_profile *p, uint32_t n, uint64_t calls, uint64_t total, uint64_t self)
+{
+    p->nodes[n].calls = calls;
+    p->nodes[n].total = total;
+    p->nodes[n].self = self;
+}
+
+/* The child of parent running func in a node array, or SONDE_NO_NODE. */
+static uint32_t child_for(const sonde_node *nodes, uint32_t parent, uint32_t func)
+{
+    uint32_t c = nodes[parent].first_child;
+    while (c != SONDE_NO_NODE && nodes[c].func != func)
+        c = nodes[c].next_sibling;
+    return c;
+}
+
+static void test_functions(void)
+{
+    sonde_profile p;
+    check(sonde_profile_init(&p) == 0, "init");
+    check_dbl(p.seconds_per_tick, 1e-9);
+    uint32_t f = sonde_profile_func(&p, "a.py", 3, "f", "C.f", SONDE_FUNC_PYTHON);
+    check_u64(f, 0);
+    /* The label (file, line, name) decides; the qualname does not. */
+    check_u64(sonde_profile_func(&p, "a.py", 3, "f", "other", SONDE_FUNC_PYTHON), f);
+    check_u64(sonde_profile_func(&p, "a.py", 4, "f", NULL, SONDE_FUNC_PYTHON), 1);
+    check_u64(sonde_profile_func(&p, "b.py", 3, "f", NULL, SONDE_FUNC_PYTHON), 2);
+    check_u64(sonde_profile_func(&p, "a.py", 3, "g", NULL, SONDE_FUNC_PYTHON), 3);
+    uint32_t len = sonde_profile_func(&p, "~", 0, "<built-in method builtins.len>", NULL,
+                                      SONDE_FUNC_C);
+    check_u64(len, 4);
+    check_u64(p.nfuncs, 5);
+    check_str(sonde_profile_str(&p, p.funcs[f].file), "a.py");
+    check_str(sonde_profile_str(&p, p.funcs[f].name), "f");
+    check_str(sonde_profile_str(&p, p.funcs[f].qualname), "C.f");
+    check_u64(p.funcs[f].line, 3);
+    check_str(sonde_profile_str(&p, p.funcs[len].qualname), "<built-in method builtins.len>");
+    check_u64(p.funcs[len].kind, SONDE_FUNC_C);
+
+    /* Past the first 256 function slots every label is still found. */
+    char name[32];
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "fn%d", i);
+        sonde_profile_func(&p, "many.py", i, name, NULL, SONDE_FUNC_PYTHON);
+    }
+    int wrong = 0;
+    for (int i = 0; i < 600; i++) {
+        snprintf(name, sizeof name, "fn%d", i);
+        wrong += sonde_profile_func(&p, "many.py", i, name, NULL, SONDE_FUNC_PYTHON) !=
+                 (uint32_t)(5 + i);
+    }
+    check_u64(wrong, 0);
+    check_u64(p.nfuncs, 605);
+    sonde_profile_free(&p);
+}
+
+static void test_threads_and_children(void)
+{
+    sonde_profile p;
+    sonde_profile_init(&p);
+    uint32_t f = sonde_profile_func(&p, "a.py", 1, "f", NULL, SONDE_FUNC_PYTHON);
+    uint32_t g = sonde_profile_func(&p, "a.py", 9, "g", NULL, SONDE_FUNC_PYTHON);
+    check_u64(sonde_profile_add_thread(&p, 140, 7001, "MainThread"), 0);
+    check_u64(sonde_profile_add_thread(&p, 141, 7002, "worker"), 1);
+    uint32_t root = p.threads[0].root;
+    check_u64(root, 1);
+    check_u64(p.threads[1].root, 2);
+    check_u64(p.nodes[root].func, SONDE_NO_FUNC);
+    check_u64(p.threads[1].ident, 141);
+    check_u64(p.threads[1].native_id, 7002);
+    check_str(sonde_profile_str(&p, p.threads[1].name), "worker");
+    check(sonde_profile_set_thread_name(&p, 1, "pool-1") == 0, "rename");
+    check_str(sonde_profile_str(&p, p.threads[1].name), "pool-1");
+    check(sonde_profile_set_thread_name(&p, 2, "x") == -1, "no thread 2");
+
+    /* Children are found by the tracer's key. */
+    int key_a, key_b;
+    uint32_t a = sonde_profile_add_child(&p, root, &key_a, f);
+    uint32_t b = sonde_profile_add_child(&p, root, &key_b, f);
+    check_u64(sonde_profile_find_child(&p, root, &key_a), a);
+    check_u64(sonde_profile_find_child(&p, root, &key_b), b);
+    check_u64(sonde_profile_find_child(&p, root, &f), SONDE_NO_NODE);
+    check_u64(p.nodes[a].parent, root);
+    check_u64(p.nodes[b].func, f);
+    /* ...or by function: the first child of f is reused, g is new. */
+    uint32_t by_f = sonde_profile_child_for_func(&p, root, f);
+    check(by_f == a || by_f == b, "child_for_func reuses an f child");
+    uint32_t by_g = sonde_profile_child_for_func(&p, root, g);
+    check(by_g != a && by_g != b && by_g != SONDE_NO_NODE, "child_for_func adds g");
+    check_u64(sonde_profile_child_for_func(&p, root, g), by_g);
+
+    /* Thousands of children move the node array; keys still find them. */
+    static int keys[3000];
+    uint32_t under = p.threads[1].root;
+    for (int i = 0; i < 3000; i++)
+        sonde_profile_add_child(&p, under, &keys[i], g);
+    int wrong = 0;
+    for (int i = 0; i < 3000; i++) {
+        uint32_t c = sonde_profile_find_child(&p, under, &keys[i]);
+        wrong += c == SONDE_NO_NODE || p.nodes[c].parent != under;
+    }
+    check_u64(wrong, 0);
+    check_u64(sonde_profile_find_child(&p, root, &key_a), a);
+    sonde_profile_free(&p);
+}
+
+/* Two threads, and in one of them two f nodes (two code objects with one
+ * label): the merged tree has one f under the root with summed figures. */
+static void test_merged_tree(void)
+{
+    sonde_profile p;
+    sonde_profile_init(&p);
+    uint32_t f = sonde_profile_func(&p, "a.py", 1, "f", NULL, SONDE_FUNC_PYTHON);
+    uint32_t g = sonde_profile_func(&p, "a.py", 5, "g", NULL, SONDE_FUNC_PYTHON);
+    uint32_t h = sonde_profile_func(&p, "a.py", 9, "h", NULL, SONDE_FUNC_PYTHON);
+    int key1, key2;
+
+    uint32_t ra = thread_root(&p, 1, 0, "A");
+    set(&p, ra, 0, 13, 0);
+    uint32_t f1 = sonde_profile_add_child(&p, ra, &key1, f);
+    set(&p, f1, 2, 10, 4);
+    set(&p, sonde_profile_add_child(&p, f1, NULL, g), 3, 6, 6);
+    uint32_t f2 = sonde_profile_add_child(&p, ra, &key2, f);
+    set(&p, f2, 1, 3, 1);
+    set(&p, sonde_profile_add_child(&p, f2, NULL, g), 1, 2, 2);
+    set(&p, sonde_profile_add_child(&p, f2, NULL, h), 1, 0, 0);
+
+    uint32_t rb = thread_root(&p, 2, 0, "B");
+    set(&p, rb, 0, 13, 0);
+    uint32_t f3 = sonde_profile_add_child(&p, rb, NULL, f);
+    set(&p, f3, 1, 5, 1);
+    set(&p, sonde_profile_add_child(&p, f3, NULL, g), 1, 4, 4);
+    set(&p, sonde_profile_add_child(&p, rb, NULL, h), 4, 8, 8);
+
+    sonde_node *m;
+    uint32_t count;
+    check(sonde_profile_merged_tree(&p, &m, &count) == 0, "merged_tree");
+    /* placeholder, root, f, f;g, f;h, h */
+    check_u64(count, 6);
+    check_u64(m[1].func, SONDE_NO_FUNC);
+    check_u64(m[1].total, 26);
+    uint32_t mf = child_for(m, 1, f), mh = child_for(m, 1, h);
+    uint32_t mfg = child_for(m, mf, g), mfh = child_for(m, mf, h);
+    check(mf && mh && mfg && mfh, "every merged path exists");
+    check_u64(m[mf].calls, 4);
+    check_u64(m[mf].total, 18);
+    check_u64(m[mf].self, 6);
+    check_u64(m[mfg].calls, 5);
+    check_u64(m[mfg].total, 12);
+    check_u64(m[mfg].self, 12);
+    check_u64(m[mfg].parent, mf);
+    check_u64(m[mfh].calls, 1);
+    check_u64(m[mfh].total, 0);
+    check_u64(m[mh].calls, 4);
+    check_u64(m[mh].total, 8);
+    check_u64(m[mh].self, 8);
+    check_u64(child_for(m, 1, g), SONDE_NO_NODE);
+    free(m);
+    sonde_profile_free(&p);
+}
+
+void test_profile(void)
+{
+    test_functions();
+    test_threads_and_children();
+    test_merged_tree();
+}

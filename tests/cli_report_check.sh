@@ -1,0 +1,136 @@
+#!/bin/sh
+# cli_report_check.sh - `sonde report` on a cProfile file, conversions, bad input.
+#
+#   SONDE_BIN="valgrind -q build/bin/sonde" sh tests/cli_report_check.sh
+#
+# SONDE_BIN is the command to test, split on spaces so that a wrapper such
+# as valgrind can come first (default: build/bin/sonde of this checkout).
+# Prints one line per check and "N passed, N failed"; exits 1 on a failure.
+
+here=$(cd "$(dirname "$0")/.." && pwd)
+SONDE_BIN=${SONDE_BIN:-$here/build/bin/sonde}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sonde-cli.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+passed=0
+failed=0
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok   $1"
+}
+
+fail() {
+    failed=$((failed + 1))
+    echo "FAIL $1"
+    shift
+    for why in "$@"; do echo "     $why"; done
+}
+
+# Runs sonde with the given arguments; sets rc, and leaves its output in
+# $tmp/stdout and $tmp/stderr.
+sonde() {
+    $SONDE_BIN "$@" >"$tmp/stdout" 2>"$tmp/stderr"
+    rc=$?
+}
+
+# expect_ok NAME ARGS...: exit status 0 and nothing on stderr.
+expect_ok() {
+    name=$1
+    shift
+    sonde "$@"
+    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/stderr" ]; then
+        ok "$name"
+    else
+        fail "$name" "exit status $rc" "stderr: $(head -c 300 "$tmp/stderr")"
+    fi
+}
+
+# expect_error NAME STATUS ARGS...: that exit status and exactly one line
+# on stderr, starting with "sonde" (report's own errors: "sonde:").
+expect_error() {
+    name=$1
+    status=$2
+    shift 2
+    sonde "$@"
+    lines=$(wc -l <"$tmp/stderr")
+    first=$(head -c 6 "$tmp/stderr")
+    prefix="sonde:"
+    [ "$status" -eq 2 ] && prefix="sonde "
+    if [ "$rc" -eq "$status" ] && [ "$lines" -eq 1 ] && [ "$first" = "$prefix" ]; then
+        ok "$name"
+    else
+        fail "$name" "exit status $rc (want $status), $lines stderr lines" \
+            "stderr: $(head -c 300 "$tmp/stderr")"
+    fi
+}
+
+# contains NAME TEXT: the last command's stdout holds TEXT.
+contains() {
+    if grep -qF -- "$2" "$tmp/stdout"; then
+        ok "$1"
+    else
+        fail "$1" "stdout lacks '$2'"
+    fi
+}
+
+# python_check NAME CODE ARGS...: python3 -c CODE ARGS exits 0.
+python_check() {
+    name=$1
+    shift
+    if out=$(python3 -c "$@" 2>&1); then
+        ok "$name"
+    else
+        fail "$name" "$(printf '%s\n' "$out" | tail -n 3)"
+    fi
+}
+
+prof=$tmp/prog.prof
+python_check "cProfile writes a .prof" '
+import cProfile, sys
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def main():
+    return sum(fib(i) for i in range(15)) + len(sorted(range(1000), key=str))
+profiler = cProfile.Profile()
+profiler.enable()
+main()
+profiler.disable()
+profiler.dump_stats(sys.argv[1])
+' "$prof"
+
+expect_ok "report prints the table" report "$prof"
+contains "table has the totals line" "function calls ("
+contains "table lists fib" "(fib)"
+
+expect_ok "report -s tottime -l 5 --callers fib --callees fib" \
+    report "$prof" -s tottime -l 5 --callers fib --callees fib
+contains "table cut to 5 rows" "due to restriction <5>"
+contains "callers of fib listed" "Function was called by..."
+contains "callees of fib listed" "Function called..."
+
+expect_ok "report -f json -o out.json" report "$prof" -f json -o "$tmp/out.json"
+python_check "out.json is JSON" 'import json, sys; json.load(open(sys.argv[1]))' \
+    "$tmp/out.json"
+
+expect_ok "report -f pstats -o re.prof" report "$prof" -f pstats -o "$tmp/re.prof"
+python_check "pstats loads re.prof, same figures as cProfile's" '
+import pstats, sys
+a, b = pstats.Stats(sys.argv[1]), pstats.Stats(sys.argv[2])
+assert a.stats == b.stats, "stats differ"
+assert (a.total_calls, a.prim_calls) == (b.total_calls, b.prim_calls)
+' "$prof" "$tmp/re.prof"
+
+: >"$tmp/empty.prof"
+head -c 300 /dev/urandom >"$tmp/random.prof"
+head -c 100 "$prof" >"$tmp/truncated.prof"
+echo '{"sonde": 1, "functions": []}' >"$tmp/profile.json"
+expect_error "missing file" 1 report "$tmp/missing.prof"
+expect_error "empty file" 1 report "$tmp/empty.prof"
+expect_error "random bytes" 1 report "$tmp/random.prof"
+expect_error "truncated .prof" 1 report "$tmp/truncated.prof"
+expect_error "JSON file" 1 report "$tmp/profile.json"
+expect_error "bad flag" 2 report "$prof" --bogus
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,38 @@
+"""`pip install .` gives a working package, extension and `sonde` command
+in a fresh virtual environment, the way Python users install tools."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_pip_install_into_fresh_venv(tmp_path):
+    # Install from a clean copy of the sources, as a user's checkout would be.
+    src = tmp_path / "src"
+    shutil.copytree(ROOT, str(src), ignore=shutil.ignore_patterns("build", ".git", "*.egg-info"))
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q",
+                          "--disable-pip-version-check", str(src)],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         universal_newlines=True)
+    assert pip.returncode == 0, pip.stdout[-3000:]
+    script = tmp_path / "w.py"
+    script.write_text("def f(n):\n    return n and f(n - 1)\nf(20)\n")
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    env.pop("SONDE_PYTHON", None)
+    proc = subprocess.run([str(venv / "bin" / "sonde"), "run", "-o", "w.prof", str(script)],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "21/1" in proc.stderr and "w.py:1(f)" in proc.stderr
+    check = subprocess.run([str(venv / "bin" / "python"), "-c",
+                            "import pstats; s = pstats.Stats('w.prof');"
+                            "print([v[:2] for k, v in s.stats.items() if k[2] == 'f'])"],
+                           cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                           universal_newlines=True, check=True)
+    assert check.stdout.strip() == "[(1, 21)]"
