@@ -64,8 +64,8 @@ $(PKG)/%.py: python/sonde/%.py
 	cp $< $@
 
 # ---- tests ----
-C_TESTS := $(wildcard tests/c/test_*.c)
-$(BUILD)/tests/unit: $(C_TESTS) tests/c/harness.h $(ENGINE_OBJ)
+C_TESTS := $(wildcard tests/c/test_*.c) tests/c/fixture.c
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@
 

@@ -3,28 +3,10 @@
 
 #include "formats/marshal.h"
 #include "formats/pstats.h"
+#include "fixture.h"
 #include "harness.h"
 
 enum { MAIN, FIB, LEN };
-
-/* Adds a thread; its root node. */
-static uint32_t thread_root(sonde_profile *p, uint64_t ident, uint64_t native_id,
-                            const char *name)
-{
-    int64_t t = sonde_profile_add_thread(p, ident, native_id, name);
-    return p->threads[t].root;
-}
-
-/* A new child of parent with these figures. */
-static uint32_t add(sonde_profile *p, uint32_t parent, uint32_t func, uint64_t calls,
-                    uint64_t total, uint64_t self)
-{
-    uint32_t n = sonde_profile_add_child(p, parent, NULL, func);
-    p->nodes[n].calls = calls;
-    p->nodes[n].total = total;
-    p->nodes[n].self = self;
-    return n;
-}
 
 /* main -> fib -> fib -> fib, main -> len, fib -> len (calls, total, self):
  * fib: ncalls 1+2+4 = 7, pcalls 1; edge fib->fib: ncalls 2+4 = 6, pcalls 2. */
@@ -34,13 +16,13 @@ static void build(sonde_profile *p, sonde_stats *s)
     sonde_profile_func(p, "app.py", 10, "fib", NULL, SONDE_FUNC_PYTHON);
     sonde_profile_func(p, "~", 0, "<built-in method builtins.len>", NULL, SONDE_FUNC_C);
     p->seconds_per_tick = 0.001;
-    uint32_t root = thread_root(p, 1, 0, "MainThread");
-    uint32_t main = add(p, root, MAIN, 1, 1000, 100);
-    uint32_t fib1 = add(p, main, FIB, 1, 800, 290);
-    uint32_t fib2 = add(p, fib1, FIB, 2, 500, 460);
-    add(p, fib2, FIB, 4, 40, 40);
-    add(p, fib1, LEN, 1, 10, 10);
-    add(p, main, LEN, 3, 100, 100);
+    uint32_t root = fixture_thread(p, 1, 0, "MainThread");
+    uint32_t main = fixture_node(p, root, MAIN, 1, 1000, 100);
+    uint32_t fib1 = fixture_node(p, main, FIB, 1, 800, 290);
+    uint32_t fib2 = fixture_node(p, fib1, FIB, 2, 500, 460);
+    fixture_node(p, fib2, FIB, 4, 40, 40);
+    fixture_node(p, fib1, LEN, 1, 10, 10);
+    fixture_node(p, main, LEN, 3, 100, 100);
     sonde_stats_from_profile(s, p);
 }
 

@@ -2,26 +2,8 @@
 #include <stdlib.h>
 
 #include "core/stats.h"
+#include "fixture.h"
 #include "harness.h"
-
-/* Adds a thread; its root node. */
-static uint32_t thread_root(sonde_profile *p, uint64_t ident, uint64_t native_id,
-                            const char *name)
-{
-    int64_t t = sonde_profile_add_thread(p, ident, native_id, name);
-    return p->threads[t].root;
-}
-
-/* A new child of parent with these figures. */
-static uint32_t add(sonde_profile *p, uint32_t parent, uint32_t func, uint64_t calls,
-                    uint64_t total, uint64_t self)
-{
-    uint32_t n = sonde_profile_add_child(p, parent, NULL, func);
-    p->nodes[n].calls = calls;
-    p->nodes[n].total = total;
-    p->nodes[n].self = self;
-    return n;
-}
 
 static void check_func(const sonde_stats *s, uint32_t f, uint64_t ncalls, uint64_t pcalls,
                        double tottime, double cumtime, int line)
@@ -75,22 +57,22 @@ static void build(sonde_profile *p)
         sonde_profile_func(p, "t.py", 10 * i, names[i], NULL, SONDE_FUNC_PYTHON);
     p->seconds_per_tick = 1.0;
 
-    uint32_t root = thread_root(p, 1, 0, "MainThread");
-    uint32_t main = add(p, root, MAIN, 1, 150, 10);
-    uint32_t f1 = add(p, main, F, 1, 60, 20);
-    uint32_t f2 = add(p, f1, F, 1, 40, 25);
-    uint32_t f3 = add(p, f2, F, 1, 15, 9);
-    add(p, f3, G, 2, 6, 6);
-    uint32_t h = add(p, main, H, 1, 30, 5);
-    add(p, h, F, 2, 25, 25);
-    uint32_t a1 = add(p, main, A, 1, 50, 10);
-    uint32_t b1 = add(p, a1, B, 1, 40, 12);
-    uint32_t a2 = add(p, b1, A, 1, 28, 8);
-    add(p, a2, B, 1, 20, 20);
+    uint32_t root = fixture_thread(p, 1, 0, "MainThread");
+    uint32_t main = fixture_node(p, root, MAIN, 1, 150, 10);
+    uint32_t f1 = fixture_node(p, main, F, 1, 60, 20);
+    uint32_t f2 = fixture_node(p, f1, F, 1, 40, 25);
+    uint32_t f3 = fixture_node(p, f2, F, 1, 15, 9);
+    fixture_node(p, f3, G, 2, 6, 6);
+    uint32_t h = fixture_node(p, main, H, 1, 30, 5);
+    fixture_node(p, h, F, 2, 25, 25);
+    uint32_t a1 = fixture_node(p, main, A, 1, 50, 10);
+    uint32_t b1 = fixture_node(p, a1, B, 1, 40, 12);
+    uint32_t a2 = fixture_node(p, b1, A, 1, 28, 8);
+    fixture_node(p, a2, B, 1, 20, 20);
 
-    root = thread_root(p, 2, 0, "worker");
-    uint32_t f5 = add(p, root, F, 3, 7, 5);
-    add(p, f5, F, 1, 2, 2);
+    root = fixture_thread(p, 2, 0, "worker");
+    uint32_t f5 = fixture_node(p, root, F, 3, 7, 5);
+    fixture_node(p, f5, F, 1, 2, 2);
 }
 
 static void test_recursion(void)

@@ -4,28 +4,10 @@
 
 #include "formats/format.h"
 #include "formats/table.h"
+#include "fixture.h"
 #include "harness.h"
 
 enum { MAIN, WORK, LEN };
-
-/* Adds a thread; its root node. */
-static uint32_t thread_root(sonde_profile *p, uint64_t ident, uint64_t native_id,
-                            const char *name)
-{
-    int64_t t = sonde_profile_add_thread(p, ident, native_id, name);
-    return p->threads[t].root;
-}
-
-/* A new child of parent with these figures. */
-static uint32_t add(sonde_profile *p, uint32_t parent, uint32_t func, uint64_t calls,
-                    uint64_t total, uint64_t self)
-{
-    uint32_t n = sonde_profile_add_child(p, parent, NULL, func);
-    p->nodes[n].calls = calls;
-    p->nodes[n].total = total;
-    p->nodes[n].self = self;
-    return n;
-}
 
 static void add_funcs(sonde_profile *p)
 {
@@ -44,11 +26,11 @@ static void build(sonde_profile *p, sonde_stats *s)
 {
     add_funcs(p);
     p->seconds_per_tick = 0.25;
-    uint32_t root = thread_root(p, 1, 100, "MainThread");
-    uint32_t work = add(p, add(p, root, MAIN, 1, 40, 10), WORK, 2, 30, 24);
-    add(p, work, LEN, 4, 6, 6);
-    root = thread_root(p, 2, 0, "pool \"A\"");
-    add(p, add(p, root, WORK, 1, 8, 6), WORK, 1, 2, 2);
+    uint32_t root = fixture_thread(p, 1, 100, "MainThread");
+    uint32_t work = fixture_node(p, fixture_node(p, root, MAIN, 1, 40, 10), WORK, 2, 30, 24);
+    fixture_node(p, work, LEN, 4, 6, 6);
+    root = fixture_thread(p, 2, 0, "pool \"A\"");
+    fixture_node(p, fixture_node(p, root, WORK, 1, 8, 6), WORK, 1, 2, 2);
     sonde_stats_from_profile(s, p);
 }
 
@@ -84,12 +66,12 @@ static void test_collapsed(void)
     add_funcs(&p);
     uint32_t glue = sonde_profile_func(&p, "app.py", 20, "glue", "a;b", SONDE_FUNC_PYTHON);
     p.seconds_per_tick = 1e-6;
-    uint32_t root = thread_root(&p, 1, 0, "MainThread");
-    uint32_t main = add(&p, root, MAIN, 1, 40, 10);
-    add(&p, add(&p, main, WORK, 2, 25, 18), LEN, 4, 7, 7);
-    add(&p, add(&p, main, glue, 1, 5, 0), LEN, 1, 5, 5);
-    root = thread_root(&p, 2, 0, "worker");
-    add(&p, add(&p, root, MAIN, 1, 12, 2), WORK, 1, 10, 10);
+    uint32_t root = fixture_thread(&p, 1, 0, "MainThread");
+    uint32_t main = fixture_node(&p, root, MAIN, 1, 40, 10);
+    fixture_node(&p, fixture_node(&p, main, WORK, 2, 25, 18), LEN, 4, 7, 7);
+    fixture_node(&p, fixture_node(&p, main, glue, 1, 5, 0), LEN, 1, 5, 5);
+    root = fixture_thread(&p, 2, 0, "worker");
+    fixture_node(&p, fixture_node(&p, root, MAIN, 1, 12, 2), WORK, 1, 10, 10);
 
     sonde_stats s;
     sonde_stats_init(&s);
