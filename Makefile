@@ -6,6 +6,7 @@
 #   make demo                 profile examples/demo.py and show what it wrote
 #   make test-asan            C tests and the command under ASan/UBSan
 #   make test-valgrind        C tests and the command under valgrind
+#   make bench                sonde against cProfile, yappi, pyinstrument
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -33,7 +34,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo install clean
+.PHONY: all check-python test test-asan test-valgrind demo bench install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -112,6 +113,17 @@ test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/bin/sonde
 
 demo: all
 	sh examples/demo.sh
+
+# The peers come from PyPI into their own environment; 3.12 and 3.13 are
+# measured too when present (their floor and sonde, without the peers).
+BENCH_VENV := $(BUILD)/benchvenv
+bench: all
+	@test -x $(BENCH_VENV)/bin/python || { $(PYTHON) -m venv $(BENCH_VENV) && \
+	  $(BENCH_VENV)/bin/pip install -q --disable-pip-version-check yappi pyinstrument; }
+	@for py in $(filter %/3.12.1/bin/python3 %/3.13.0/bin/python3,$(PYTHONS)); do \
+	  $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null; done
+	$(BENCH_VENV)/bin/python bench/bench_run.py --python $(BENCH_VENV)/bin/python \
+	  $(foreach py,$(filter %/3.12.1/bin/python3 %/3.13.0/bin/python3,$(PYTHONS)),--python $(py))
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

@@ -116,6 +116,7 @@ def main():
     args = sys.argv[6:]
     starter = {"script": _script, "code": _code, "module": _module}[mode]
     code, namespace = starter(target, args)
+    launcher_pid = os.getpid()
 
     prof = Profiler()
     status = 0
@@ -138,6 +139,10 @@ def main():
     finally:
         prof.disable()
 
+    if os.getpid() != launcher_pid:
+        # A child the program forked, ending normally: the profile is the
+        # parent's to write, and this process's exit is its own.
+        sys.exit(_exit_status(status) if not isinstance(status, int) else status)
     try:
         prof.write(stats_path, "pstats")
         if out_path:

@@ -146,6 +146,46 @@ def test_ctrl_c_keeps_profile(tmp_path):
     assert spin[1] > 100
 
 
+def test_forked_child_leaves_the_parents_profile(tmp_path):
+    """A forked child that ends normally after the parent must not replace
+    the parent's profile with its own."""
+    write(tmp_path, "forks.py", """
+import os, sys, time
+def parent_work():
+    return sum(range(1000))
+def child_work():
+    return sum(range(10))
+parent = os.getpid()
+pid = os.fork()
+if pid == 0:
+    open("child.pid", "w").write(str(os.getpid()))
+    while os.getppid() == parent:   # outlive the parent
+        time.sleep(0.01)
+    child_work()
+    sys.exit(0)
+for _ in range(5):
+    parent_work()
+""")
+    proc = run_sonde(["run", "-o", "f.prof", "forks.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    child = int((tmp_path / "child.pid").read_text())
+
+    def alive():
+        try:
+            with open("/proc/%d/stat" % child) as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    deadline = time.time() + 20
+    while alive() and time.time() < deadline:
+        time.sleep(0.02)
+    assert not alive(), "the forked child never ended"
+    names = {k[2]: v[1] for k, v in marshal.load(open(str(tmp_path / "f.prof"), "rb")).items()}
+    assert names.get("parent_work") == 5 and "child_work" not in names
+    assert proc.stderr.count("function calls") == 1
+
+
 def test_threads_each_have_their_stack(tmp_path):
     write(tmp_path, "threads.py", """
 import threading

@@ -1,0 +1,219 @@
+"""How much time does sonde's deterministic profiler add, next to cProfile's?
+
+Method. Every measurement runs in a fresh subprocess of the interpreter
+being measured, so profilers never share a process. The child imports one
+workload from workloads_run.py, calls it once unprofiled to warm up
+(imports, caches, the interpreter's specialisation), then times REPS
+calls under one configuration with time.process_time() (CPU time, so
+time spent waiting for the CPU on a busy machine is not counted) and
+prints their median as JSON. Each call gets a fresh profiling session; the
+timing covers start, the call and stop, not creating or freeing the
+profiler. Configurations: "bare" (no profiler), "floor" (a hook that does
+nothing, installed the way sonde installs its own: noop_hook.c, compiled
+here for each interpreter), "cprofile", "sonde", and "yappi" (CPU clock,
+builtins on) and "pyinstrument" where importable.
+
+Each round runs every configuration once per workload, in an order that
+rotates from round to round, so slow drifts of the machine hit all of
+them alike. The report shows, per workload, the median over rounds of
+each configuration's time, its slowdown (time / bare), and the key
+figure: (profiler - bare) / (cprofile - bare), the time a profiler adds
+as a fraction of what cProfile adds. sonde's target is 0.5 or less; the
+floor's figure is what the interpreter's hook costs before a profiler does
+any work, so no profiler built on that hook can go below it.
+
+    python3 bench/bench_run.py [--python PY ...] [--rounds N] [--quick]
+"""
+
+import argparse
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+from workloads_run import SIZES, WORKLOADS
+
+BENCH = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.join(os.path.dirname(BENCH), "build")
+BUILD_PYTHON = os.path.join(BUILD, "python")
+PEERS = ("yappi", "pyinstrument")
+REPS = 3
+TARGET = 0.5
+CHILD = "import sys, bench_run; bench_run.child(*sys.argv[1:])"
+
+
+def session(config):
+    """A fresh profiling session of one configuration: (start, stop)."""
+    if config == "bare":
+        return (lambda: None), (lambda: None)
+    if config == "floor":
+        import noop_hook
+        return noop_hook.on, noop_hook.off
+    if config == "cprofile":
+        import cProfile
+        prof = cProfile.Profile()
+        return prof.enable, prof.disable
+    if config == "sonde":
+        import sonde
+        prof = sonde.Profile()
+        return prof.enable, prof.disable
+    if config == "yappi":
+        import yappi
+        yappi.clear_stats()
+        yappi.set_clock_type("cpu")
+        return (lambda: yappi.start(builtins=True)), yappi.stop
+    if config == "pyinstrument":
+        import pyinstrument
+        prof = pyinstrument.Profiler()
+        return prof.start, prof.stop
+    raise ValueError("unknown configuration: " + config)
+
+
+def child(workload, size, config, reps):
+    """In the fresh subprocess: warm up, time reps calls, print the median."""
+    func, size = WORKLOADS[workload], int(size)
+    func(size)
+    times = []
+    for _ in range(int(reps)):
+        start, stop = session(config)
+        gc.collect()
+        t0 = time.process_time()
+        start()
+        func(size)
+        stop()
+        times.append(time.process_time() - t0)
+    print(json.dumps(statistics.median(times)))
+
+
+def child_env(python):
+    env = dict(os.environ)
+    path = [BUILD_PYTHON, BENCH, floor_dir(python)] + [p for p in [env.get("PYTHONPATH")] if p]
+    env["PYTHONPATH"] = os.pathsep.join(path)
+    return env
+
+
+def floor_dir(python):
+    return os.path.join(BUILD, "bench", os.path.basename(os.path.dirname(os.path.dirname(
+        os.path.realpath(python)))))
+
+
+def build_floor(python):
+    """Compiles noop_hook.c for python; False (with a note) when it cannot."""
+    info = probe(python, dict(os.environ), "import sysconfig as s; print(s.get_paths()"
+                 "['include'] + ' ' + s.get_config_var('EXT_SUFFIX'))")
+    out = floor_dir(python)
+    if info:
+        include, suffix = info.split()
+        os.makedirs(out, exist_ok=True)
+        cc = os.environ.get("CC", "cc")
+        done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-I" + include,
+                               os.path.join(BENCH, "noop_hook.c"),
+                               "-o", os.path.join(out, "noop_hook" + suffix)])
+        if done.returncode == 0:
+            return True
+    print("note: cannot build noop_hook.c for %s; the floor is skipped" % python)
+    return False
+
+
+def probe(python, env, code):
+    """What python prints running code, or None when it fails."""
+    try:
+        done = subprocess.run([python, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def check(python, env):
+    """python's version, after making sure sonde is built for it."""
+    version = probe(python, env, "import platform; print(platform.python_version())")
+    if version is None:
+        sys.exit("bench_run: cannot run %s" % python)
+    if probe(python, env, "import sonde._sonde") is None:
+        sys.exit("bench_run: sonde's extension is not built for %s (Python %s): "
+                 "run 'make PYTHON=%s'" % (python, version, python))
+    return version
+
+
+def measure(python, env, workload, size, config):
+    cmd = [python, "-c", CHILD, workload, str(size), config, str(REPS)]
+    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, universal_newlines=True)
+    if done.returncode != 0:
+        sys.exit("bench_run: %s on %s failed under %s (exit status %d)"
+                 % (config, workload, python, done.returncode))
+    return json.loads(done.stdout)
+
+
+def run(python, env, rounds, quick):
+    """Median CPU seconds per (workload, configuration), and the configurations."""
+    configs = ["bare"] + (["floor"] if build_floor(python) else []) + ["cprofile", "sonde"]
+    for peer in PEERS:
+        if probe(python, env, "import " + peer) is None:
+            print("note: %s is not importable by %s; skipped" % (peer, python))
+        else:
+            configs.append(peer)
+    times = {(w, c): [] for w in WORKLOADS for c in configs}
+    for r in range(rounds):
+        order = configs[r % len(configs):] + configs[:r % len(configs)]
+        for workload in WORKLOADS:
+            size = SIZES[workload][1 if quick else 0]
+            for config in order:
+                times[workload, config].append(measure(python, env, workload, size, config))
+        print("  round %d/%d done" % (r + 1, rounds), flush=True)
+    return {key: statistics.median(ts) for key, ts in times.items()}, configs
+
+
+def added(med, workload, config):
+    """config's added time as a fraction of cProfile's added time."""
+    bare = med[workload, "bare"]
+    return (med[workload, config] - bare) / (med[workload, "cprofile"] - bare)
+
+
+def report(python, version, rounds, med, configs):
+    """Print the tables; return the one-line summary."""
+    profilers = configs[1:]
+    others = [c for c in profilers if c != "cprofile"]
+    print("\nPython %s (%s): median CPU seconds over %d rounds of %d calls"
+          % (version, python, rounds, REPS))
+    print("%-10s %8s" % ("workload", "bare") + "".join("  %17s" % c for c in profilers))
+    for w in WORKLOADS:
+        bare = med[w, "bare"]
+        cells = ["  %8.3fs %6.2fx" % (med[w, c], med[w, c] / bare) for c in profilers]
+        print("%-10s %7.3fs" % (w, bare) + "".join(cells))
+    print("\nadded time relative to cProfile's: (profiler - bare) / (cprofile - bare)")
+    print("%-10s" % "workload" + "".join("  %12s" % c for c in others))
+    for w in WORKLOADS:
+        print("%-10s" % w + "".join("  %12.2f" % added(med, w, c) for c in others))
+    worst = max(added(med, w, "sonde") for w in WORKLOADS)
+    parts = ["%s %s" % (c, " ".join("%.2f" % added(med, w, c) for w in WORKLOADS))
+             for c in others]
+    return "Python %s: added vs cProfile (%s): %s; sonde target <= %.2f %s" % (
+        version, ", ".join(WORKLOADS), "; ".join(parts), TARGET,
+        "met" if worst <= TARGET else "MISSED")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--python", action="append", metavar="PY",
+                        help="interpreter to measure; repeat for more (default: this one)")
+    parser.add_argument("--rounds", type=int, help="rounds (default 5, or 2 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
+    args = parser.parse_args()
+    pythons = args.python or [sys.executable]
+    rounds = args.rounds or (2 if args.quick else 5)
+    versions = [check(python, child_env(python)) for python in pythons]
+    summaries = []
+    for python, version in zip(pythons, versions):
+        print("measuring %s (Python %s), %d rounds" % (python, version, rounds), flush=True)
+        med, configs = run(python, child_env(python), rounds, args.quick)
+        summaries.append(report(python, version, rounds, med, configs))
+    print()
+    print("\n".join(summaries))
+
+
+if __name__ == "__main__":
+    main()
