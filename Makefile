@@ -74,8 +74,10 @@ $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@
 
-# Every CPython this machine has: pyenv's, and the system's /usr/bin/python3.
-PYTHONS := $(sort $(wildcard $(HOME)/.pyenv/versions/3.*/bin/python3)) $(wildcard /usr/bin/python3)
+# Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
+# system's /usr/bin/python3.
+PYTHONS := $(foreach v,8 9 10 11 12 13,$(wildcard $(HOME)/.pyenv/versions/3.$(v).*/bin/python3)) \
+           $(wildcard /usr/bin/python3)
 VENV := $(BUILD)/venv
 
 $(VENV)/.ready: tests/requirements.txt

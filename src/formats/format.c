@@ -17,6 +17,7 @@ static const sonde_format formats[] = {
     { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
       1, sonde_write_collapsed },
     { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, sonde_write_json },
+    { "speedscope", "speedscope.app JSON: one profile per thread", 1, sonde_write_speedscope },
 };
 
 const sonde_format *sonde_format_find(const char *name)
@@ -27,4 +28,4 @@ const sonde_format *sonde_format_find(const char *name)
     return NULL;
 }
 
-const char *sonde_format_names(void) { return "pstats, collapsed, json"; }
+const char *sonde_format_names(void) { return "pstats, collapsed, json, speedscope"; }

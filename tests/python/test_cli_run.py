@@ -237,6 +237,23 @@ def test_collapsed_output(tmp_path):
                if "prog.py" in l)
 
 
+def test_speedscope_output(tmp_path):
+    write(tmp_path, "prog.py", PROGRAM)
+    proc = run_sonde(["run", "-f", "speedscope", "-o", "p.json", "prog.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "p.json")))
+    frames = doc["shared"]["frames"]
+    (main,) = doc["profiles"]
+    assert main["type"] == "sampled" and main["name"] == "MainThread"
+    assert len(main["samples"]) == len(main["weights"]) > 0
+    assert all(0 <= i < len(frames) for stack in main["samples"] for i in stack)
+    # Each sample is one call path weighted by its own time: fib's paths
+    # are main -> fib -> ... -> fib, and the weights add up to the run.
+    names = [[frames[i]["name"] for i in stack] for stack in main["samples"]]
+    assert any(n[-3:] == ["main", "fib", "fib"] for n in names)
+    assert abs(sum(main["weights"]) - main["endValue"]) <= 1e-6 * max(1, main["endValue"])
+
+
 def test_verdicts(tmp_path):
     write(tmp_path, "busy.py", "def spin():\n    return sum(i * i for i in range(300000))\n"
           "for _ in range(4):\n    spin()\n")
