@@ -1,6 +1,7 @@
 /* format.c - the table of output formats; see format.h. */
 #include "format.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "pstats.h"
@@ -28,4 +29,14 @@ const sonde_format *sonde_format_find(const char *name)
     return NULL;
 }
 
-const char *sonde_format_names(void) { return "pstats, collapsed, json, speedscope"; }
+const char *sonde_format_names(void)
+{
+    static char names[256];
+    if (!names[0]) {
+        size_t len = 0;
+        for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                                    formats[i].name);
+    }
+    return names;
+}

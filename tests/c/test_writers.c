@@ -238,7 +238,9 @@ static void test_labels_and_formats(void)
     check(sonde_format_find("collapsed") && sonde_format_find("collapsed")->needs_tree,
           "collapsed needs the tree");
     check(sonde_format_find("table") == NULL, "table is no file format");
-    check_str(sonde_format_names(), "pstats, collapsed, json");
+    check(sonde_format_find("speedscope") && sonde_format_find("speedscope")->needs_tree,
+          "speedscope needs the tree");
+    check_str(sonde_format_names(), "pstats, collapsed, json, speedscope");
 }
 
 void test_writers(void)
