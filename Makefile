@@ -19,10 +19,11 @@ CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
 ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
+              $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 EXT_SRC := $(wildcard src/ext/*.c)
 ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC))
-HEADERS := $(wildcard src/*/*.h)
+HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
 PY_FILES := $(wildcard python/sonde/*.py)
 PKG := $(BUILD)/python/sonde
 
@@ -65,7 +66,7 @@ $(PKG)/%.py: python/sonde/%.py
 	cp $< $@
 
 # ---- tests ----
-C_TESTS := $(wildcard tests/c/test_*.c) tests/c/fixture.c
+C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
 $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@

@@ -16,6 +16,8 @@ static const struct command {
 } commands[] = {
     { "run", cmd_run, "profile every call of a Python program (replaces cProfile)" },
     { "report", cmd_report, "print or convert a .prof file (sonde's or cProfile's)" },
+    { "record", cmd_record, "sample a running Python process from outside (replaces py-spy record)" },
+    { "dump", cmd_dump, "print every thread's current Python stack (replaces py-spy dump)" },
 };
 
 static void usage(FILE *f)

@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,19 @@ int cli_count(const char *cmd, const char *flag, const char *text, long *out)
     long v = strtol(text, &end, 10);
     if (errno || end == text || *end || v < 0) {
         cli_usage_error(cmd, "%s needs a whole number of 0 or more, not '%s'", flag, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_pid(const char *cmd, const char *text, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v <= 0 || v > INT32_MAX) {
+        cli_usage_error(cmd, "'%s' is not a process id", text);
         return -1;
     }
     *out = v;

@@ -18,6 +18,9 @@ int cli_flag(const char *arg, const char *short_name, const char *long_name);
 /* Parses a non-negative integer option value; -1 (after printing) if bad. */
 int cli_count(const char *cmd, const char *flag, const char *text, long *out);
 
+/* Parses a process id; -1 (after printing) if it is not one. */
+int cli_pid(const char *cmd, const char *text, long *out);
+
 /* "sonde CMD: MESSAGE\n" plus "try 'sonde CMD --help'" on stderr;
  * returns SONDE_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)

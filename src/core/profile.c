@@ -116,14 +116,17 @@ uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
     return new_node(p, parent, key, func);
 }
 
-uint32_t sonde_profile_child_for_func(sonde_profile *p, uint32_t parent,
-                                      uint32_t func)
+uint32_t sonde_profile_child_for(sonde_profile *p, uint32_t parent, uint32_t func,
+                                 int32_t line)
 {
     for (uint32_t c = p->nodes[parent].first_child; c != SONDE_NO_NODE;
          c = p->nodes[c].next_sibling)
-        if (p->nodes[c].func == func)
+        if (p->nodes[c].func == func && p->nodes[c].line == line)
             return c;
-    return new_node(p, parent, NULL, func);
+    uint32_t n = new_node(p, parent, NULL, func);
+    if (n != SONDE_NO_NODE)
+        p->nodes[n].line = line;
+    return n;
 }
 
 int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
@@ -171,7 +174,7 @@ static int merge_into(const sonde_profile *p, sonde_profile *m, uint32_t s, uint
         uint32_t src = stack[top][0], dst = stack[top][1];
         for (uint32_t c = p->nodes[src].first_child; c != SONDE_NO_NODE;
              c = p->nodes[c].next_sibling) {
-            uint32_t mc = sonde_profile_child_for_func(m, dst, p->nodes[c].func);
+            uint32_t mc = sonde_profile_child_for(m, dst, p->nodes[c].func, p->nodes[c].line);
             if (mc == SONDE_NO_NODE) {
                 free(stack);
                 return -1;

@@ -36,6 +36,7 @@ typedef struct sonde_func {
 typedef struct sonde_node {
     const void *key;     /* the tracer's identity for the callee (may be NULL) */
     uint32_t func;       /* SONDE_NO_FUNC for a thread root */
+    int32_t line;        /* the line a sampled frame was at; 0 = the function's */
     uint32_t parent;
     uint32_t first_child;
     uint32_t next_sibling;
@@ -62,6 +63,9 @@ typedef struct sonde_profile {
     sonde_thread *threads;
     uint32_t nthreads, threads_cap;
     double seconds_per_tick;
+    /* 0: ticks are time (a deterministic profile, node calls counted);
+     * else ticks are samples taken at this many per second. */
+    double sample_rate;
 } sonde_profile;
 
 /* 0 on success, -1 on out of memory. */
@@ -96,10 +100,10 @@ static inline uint32_t sonde_profile_find_child(const sonde_profile *p,
 uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
                                  const void *key, uint32_t func);
 
-/* The child of `parent` for func, created when new (files and merges use
- * this; tracers use the key-based pair above). */
-uint32_t sonde_profile_child_for_func(sonde_profile *p, uint32_t parent,
-                                      uint32_t func);
+/* The child of `parent` for (func, line), created when new (samplers,
+ * files and merges use this; tracers use the key-based pair above). */
+uint32_t sonde_profile_child_for(sonde_profile *p, uint32_t parent, uint32_t func,
+                                 int32_t line);
 
 static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
 {

@@ -1,20 +1,21 @@
 /* collapsed.c - collapsed stacks: "root;...;leaf COUNT" per distinct stack.
  *
  * Frames are "NAME (FILE:LINE)" with the qualified name; semicolons inside
- * a name would split a frame, so they are written as ':'.  For a
- * deterministic profile the count is the stack's self time in whole
- * microseconds; stacks under one microsecond are left out. */
+ * a name would split a frame, so they are written as ':'.  LINE is the
+ * line a sampled frame was at, else the function's first line.  The count
+ * is the stack's samples in a sampled profile; in a deterministic one its
+ * self time in whole microseconds (stacks under one are left out). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "format.h"
 
-static void put_frame(sonde_buf *b, const sonde_profile *p, uint32_t func)
+static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_node *n)
 {
-    const sonde_func *f = &p->funcs[func];
+    const sonde_func *f = &p->funcs[n->func];
     for (const char *c = sonde_profile_str(p, f->qualname); *c; c++)
         sonde_buf_putc(b, *c == ';' ? ':' : *c);
-    sonde_buf_printf(b, " (%s:%d)", sonde_profile_str(p, f->file), f->line);
+    sonde_buf_printf(b, " (%s:%d)", sonde_profile_str(p, f->file), n->line ? n->line : f->line);
 }
 
 int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
@@ -42,11 +43,13 @@ int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stat
         line.len = path[depth];
         if (depth > 0)
             sonde_buf_putc(&line, ';');
-        put_frame(&line, p, nodes[n].func);
-        uint64_t us = (uint64_t)((double)nodes[n].self * p->seconds_per_tick * 1e6 + 0.5);
-        if (us > 0) {
+        put_frame(&line, p, &nodes[n]);
+        uint64_t weight = p->sample_rate > 0
+                             ? nodes[n].self
+                             : (uint64_t)((double)nodes[n].self * p->seconds_per_tick * 1e6 + 0.5);
+        if (weight > 0) {
             sonde_buf_put(b, line.data, line.len);
-            sonde_buf_printf(b, " %llu\n", (unsigned long long)us);
+            sonde_buf_printf(b, " %llu\n", (unsigned long long)weight);
         }
         if (nodes[n].first_child != SONDE_NO_NODE) {
             path[++depth] = line.len;

@@ -74,11 +74,11 @@ static void valid_file(sonde_buf *out)
                                       SONDE_FUNC_C);
     int64_t t = sonde_profile_add_thread(&p, 1, 0, "MainThread");
     uint32_t n = p.threads[t].root;
-    uint32_t m = sonde_profile_child_for_func(&p, n, main);
-    uint32_t f1 = sonde_profile_child_for_func(&p, m, fib);
-    uint32_t f2 = sonde_profile_child_for_func(&p, f1, fib);
-    uint32_t l1 = sonde_profile_child_for_func(&p, f2, len);
-    uint32_t l2 = sonde_profile_child_for_func(&p, m, len);
+    uint32_t m = sonde_profile_child_for(&p, n, main, 0);
+    uint32_t f1 = sonde_profile_child_for(&p, m, fib, 0);
+    uint32_t f2 = sonde_profile_child_for(&p, f1, fib, 0);
+    uint32_t l1 = sonde_profile_child_for(&p, f2, len, 0);
+    uint32_t l2 = sonde_profile_child_for(&p, m, len, 0);
     const uint32_t nodes[] = { m, f1, f2, l1, l2 };
     for (size_t i = 0; i < sizeof nodes / sizeof nodes[0]; i++) {
         p.nodes[nodes[i]].calls = i + 1;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "sampler_tests.h"
 
 int harness_passed, harness_failed;
 
@@ -58,5 +59,7 @@ int main(void)
     test_pstats();
     test_writers();
     test_verdict();
+    test_sampler_python();
+    test_sampler_proc();
     return harness_report();
 }

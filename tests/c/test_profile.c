@@ -99,11 +99,11 @@ static void test_threads_and_children(void)
     check_u64(p.nodes[a].parent, root);
     check_u64(p.nodes[b].func, f);
     /* ...or by function: the first child of f is reused, g is new. */
-    uint32_t by_f = sonde_profile_child_for_func(&p, root, f);
-    check(by_f == a || by_f == b, "child_for_func reuses an f child");
-    uint32_t by_g = sonde_profile_child_for_func(&p, root, g);
-    check(by_g != a && by_g != b && by_g != SONDE_NO_NODE, "child_for_func adds g");
-    check_u64(sonde_profile_child_for_func(&p, root, g), by_g);
+    uint32_t by_f = sonde_profile_child_for(&p, root, f, 0);
+    check(by_f == a || by_f == b, "child_for reuses an f child");
+    uint32_t by_g = sonde_profile_child_for(&p, root, g, 0);
+    check(by_g != a && by_g != b && by_g != SONDE_NO_NODE, "child_for adds g");
+    check_u64(sonde_profile_child_for(&p, root, g, 0), by_g);
 
     /* Thousands of children move the node array; keys still find them. */
     static int keys[3000];

@@ -1,0 +1,43 @@
+/* elf.h - symbols, sections and load base of an ELF64 little-endian file.
+ *
+ * The file is untrusted (it comes from another process's view of the
+ * disk): every offset and size in it is checked against the file's size
+ * before use, and garbage gives an error, never a crash.  The file is
+ * mapped read-only, not read in full.  (The system's <elf.h> has the same
+ * name; include this one as "elf.h" from this folder.) */
+#ifndef SONDE_ELF_H
+#define SONDE_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SONDE_ELF_MAX_SIZE (4ull << 30)   /* larger files are refused */
+
+typedef struct sonde_elf {
+    const unsigned char *data;   /* the whole file, mapped read-only */
+    size_t size;
+    uint64_t shoff, phoff;       /* section and program header tables */
+    uint16_t shnum, phnum, shstrndx;
+} sonde_elf;
+
+/* Opens and checks path: an ELF64 LSB file whose header tables lie within
+ * it.  0, or a negative errno: -ENOEXEC when it is not such a file (or is
+ * not a regular file, or is over SONDE_ELF_MAX_SIZE), others from open. */
+int sonde_elf_open(sonde_elf *e, const char *path);
+void sonde_elf_close(sonde_elf *e);
+
+/* The defined symbol name from .dynsym, else .symtab: its value (an
+ * address before relocation) and size.  0, or -ENOENT. */
+int sonde_elf_symbol(const sonde_elf *e, const char *name, uint64_t *value, uint64_t *size);
+
+/* The section called name (e.g. ".PyRuntime"): its address and size.
+ * 0, or -ENOENT. */
+int sonde_elf_section(const sonde_elf *e, const char *name, uint64_t *addr, uint64_t *size);
+
+/* The address the file's first byte is linked at: p_vaddr rounded down to
+ * p_align of the PT_LOAD with p_offset 0.  Where the file's offset-0
+ * mapping starts in a process, less this, is the process's load bias.
+ * 0, or -ENOENT (no such segment), -ENOEXEC (a p_align not a power of 2). */
+int sonde_elf_load_base(const sonde_elf *e, uint64_t *base);
+
+#endif

@@ -1,0 +1,125 @@
+/* mem.c - process_vm_readv reads and their error lines; see mem.h. */
+#include "mem.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "maps.h"
+
+int sonde_proc_read(const sonde_proc *p, uint64_t addr, void *buf, size_t len)
+{
+    if (len > SONDE_PROC_READ_MAX)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (addr > UINT64_MAX - len)
+        return -EFAULT;
+    struct iovec local = {buf, len};
+    struct iovec remote = {(void *)(uintptr_t)addr, len};
+    ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
+    if (n < 0)
+        return -errno;
+    return (size_t)n == len ? 0 : -EFAULT;   /* a partial read ran into a hole */
+}
+
+int sonde_proc_read2(const sonde_proc *p, uint64_t addr1, void *buf1, size_t len1,
+                     uint64_t addr2, void *buf2, size_t len2)
+{
+    if (len2 == 0)
+        return sonde_proc_read(p, addr1, buf1, len1);
+    if (len1 == 0 || len1 > SONDE_PROC_READ_MAX || len2 > SONDE_PROC_READ_MAX)
+        return -EINVAL;
+    if (addr1 > UINT64_MAX - len1 || addr2 > UINT64_MAX - len2)
+        return -EFAULT;
+    struct iovec local[2] = { { buf1, len1 }, { buf2, len2 } };
+    struct iovec remote[2] = { { (void *)(uintptr_t)addr1, len1 },
+                               { (void *)(uintptr_t)addr2, len2 } };
+    ssize_t n = process_vm_readv(p->pid, local, 2, remote, 2, 0);
+    if (n < 0)
+        return -errno;
+    return (size_t)n == len1 + len2 ? 0 : -EFAULT;
+}
+
+/* Yama's ptrace_scope (0-3), or -1 when Yama is not there. */
+static int ptrace_scope(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    if (!f)
+        return -1;
+    int scope = -1;
+    if (fscanf(f, "%d", &scope) != 1)
+        scope = -1;
+    fclose(f);
+    return scope;
+}
+
+void sonde_proc_explain(int pid, int code, char *err, size_t errlen)
+{
+    if (code == -ESRCH || code == -ENOENT) {
+        snprintf(err, errlen, "no process with pid %d (has it exited?)", pid);
+        return;
+    }
+    if (code != -EPERM && code != -EACCES) {
+        snprintf(err, errlen, "cannot read the memory of process %d: %s", pid, strerror(-code));
+        return;
+    }
+    int scope = ptrace_scope();
+    if (scope >= 3)
+        snprintf(err, errlen,
+                 "permission denied reading process %d: /proc/sys/kernel/yama/ptrace_scope is "
+                 "%d, which forbids reading other processes until reboot",
+                 pid, scope);
+    else if (scope >= 1)
+        snprintf(err, errlen,
+                 "permission denied reading process %d: /proc/sys/kernel/yama/ptrace_scope is "
+                 "%d; run sonde as root or with CAP_SYS_PTRACE (in a container: "
+                 "--cap-add SYS_PTRACE), or set it to 0 with "
+                 "'sysctl kernel.yama.ptrace_scope=0'",
+                 pid, scope);
+    else
+        snprintf(err, errlen,
+                 "permission denied reading process %d: run sonde as the same user as the "
+                 "process or as root (in a container, add CAP_SYS_PTRACE: --cap-add "
+                 "SYS_PTRACE); setuid programs can only be read by root",
+                 pid);
+}
+
+int sonde_proc_open(sonde_proc *p, int pid, char *err, size_t errlen)
+{
+    p->pid = pid;
+    if (pid <= 0) {
+        snprintf(err, errlen, "%d is not a process id", pid);
+        return -EINVAL;
+    }
+    if (access("/proc/self/maps", R_OK) != 0) {
+        snprintf(err, errlen, "/proc is not mounted; sonde needs it to find process %d", pid);
+        return -ENOENT;
+    }
+    sonde_maps maps;
+    int rc = sonde_maps_read(pid, &maps);
+    if (rc < 0) {
+        rc = rc == -ENOENT ? -ESRCH : rc;
+        sonde_proc_explain(pid, rc, err, errlen);
+        return rc;
+    }
+    /* The first readable mapping that reads; [vvar] and such may not. */
+    rc = -EFAULT;
+    for (size_t i = 0; i < maps.count && rc == -EFAULT; i++) {
+        uint64_t word;
+        if (maps.v[i].perms[0] == 'r')
+            rc = sonde_proc_read(p, maps.v[i].start, &word, sizeof word);
+    }
+    size_t count = maps.count;
+    sonde_maps_free(&maps);
+    if (rc == -EFAULT)
+        snprintf(err, errlen,
+                 count ? "process %d has no readable memory"
+                       : "process %d has no memory map (a zombie or a kernel thread?)",
+                 pid);
+    else if (rc < 0)
+        sonde_proc_explain(pid, rc, err, errlen);
+    return rc;
+}

@@ -1,0 +1,315 @@
+/* gen_layout.c - prints a CPython version's sonde_py_layout from its headers, or from our tables.
+ *
+ * A developer tool driven by gen_layout.sh; built once per interpreter with -DPy_BUILD_CORE
+ * against that version's internal headers and linked with the sources in src/sampler/python.
+ *   gen_layout headers   every field from offsetof/sizeof and the headers' constants
+ *   gen_layout table     the same fields as sonde_py_layout_for() has them; on 3.13 as
+ *                        sonde_py_layout_from_debug_offsets() parses this libpython's _PyRuntime
+ *   gen_layout debug     3.13: where each _Py_DebugOffsets field sits, and the struct's size
+ * One "name value" line per field, "-" for SONDE_PY_ABSENT, so two listings diff line by line. */
+#include <Python.h>
+#include <frameobject.h>
+#if PY_VERSION_HEX < 0x03090000
+#include <internal/pycore_pystate.h>
+#else
+#include <internal/pycore_interp.h>
+#include <internal/pycore_runtime.h>
+#endif
+#if PY_VERSION_HEX >= 0x030b0000
+#include <internal/pycore_frame.h>
+#endif
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sampler/python/layout.h"
+
+static void put(const char *name, uint64_t v)
+{
+    if (v == SONDE_PY_ABSENT)
+        printf("%s -\n", name);
+    else
+        printf("%s %llu\n", name, (unsigned long long)v);
+}
+
+/* The number of the only set bit in the 32-bit word at p (a bit field struct set to one flag). */
+static uint64_t bit_of(const void *p)
+{
+    uint32_t w;
+    memcpy(&w, p, sizeof w);
+    for (uint64_t b = 0; b < 32; b++)
+        if (w == (uint32_t)1 << b)
+            return b;
+    return SONDE_PY_ABSENT;
+}
+
+#define MEMBER_SIZE(type, member) sizeof(((type *)0)->member)
+
+#if PY_VERSION_HEX < 0x030b0000
+typedef PyFrameObject frame_t;
+#else
+typedef _PyInterpreterFrame frame_t;
+#endif
+
+static void print_headers(void)
+{
+    put("major", PY_MAJOR_VERSION);
+    put("minor", PY_MINOR_VERSION);
+
+    put("rt_interpreters_head", offsetof(_PyRuntimeState, interpreters.head));
+#if PY_VERSION_HEX < 0x030c0000
+    put("rt_gilstate_tstate_current", offsetof(_PyRuntimeState, gilstate.tstate_current));
+#else
+    put("rt_gilstate_tstate_current", SONDE_PY_ABSENT);
+#endif
+
+    put("interp_next", offsetof(PyInterpreterState, next));
+    put("interp_id", offsetof(PyInterpreterState, id));
+#if PY_VERSION_HEX < 0x030b0000
+    put("interp_threads_head", offsetof(PyInterpreterState, tstate_head));
+#else
+    put("interp_threads_head", offsetof(PyInterpreterState, threads.head));
+#endif
+#if PY_VERSION_HEX < 0x030c0000
+    put("interp_ceval_gil", SONDE_PY_ABSENT);
+    put("gil_last_holder", SONDE_PY_ABSENT);
+    put("gil_locked", SONDE_PY_ABSENT);
+#else
+    put("interp_ceval_gil", offsetof(PyInterpreterState, ceval.gil));
+    put("gil_last_holder", offsetof(struct _gil_runtime_state, last_holder));
+    put("gil_locked", offsetof(struct _gil_runtime_state, locked));
+#endif
+
+    put("ts_next", offsetof(PyThreadState, next));
+    put("ts_interp", offsetof(PyThreadState, interp));
+#if PY_VERSION_HEX < 0x030b0000
+    put("ts_frame_link", SONDE_PY_LINK_FRAME_OBJECT);
+    put("ts_frame", offsetof(PyThreadState, frame));
+    put("cframe_current_frame", SONDE_PY_ABSENT);
+#elif PY_VERSION_HEX < 0x030d0000
+    put("ts_frame_link", SONDE_PY_LINK_CFRAME);
+    put("ts_frame", offsetof(PyThreadState, cframe));
+    put("cframe_current_frame", offsetof(_PyCFrame, current_frame));
+#else
+    put("ts_frame_link", SONDE_PY_LINK_IFRAME);
+    put("ts_frame", offsetof(PyThreadState, current_frame));
+    put("cframe_current_frame", SONDE_PY_ABSENT);
+#endif
+    put("ts_thread_id", offsetof(PyThreadState, thread_id));
+#if PY_VERSION_HEX < 0x030b0000
+    put("ts_native_thread_id", SONDE_PY_ABSENT);
+    put("ts_datastack_chunk", SONDE_PY_ABSENT);
+#else
+    put("ts_native_thread_id", offsetof(PyThreadState, native_thread_id));
+    put("ts_datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+#endif
+#if PY_VERSION_HEX < 0x030c0000
+    put("ts_status", SONDE_PY_ABSENT);
+    put("ts_status_active_bit", SONDE_PY_ABSENT);
+    put("ts_status_holds_gil_bit", SONDE_PY_ABSENT);
+#else
+    static PyThreadState ts;
+    put("ts_status", offsetof(PyThreadState, _status));
+    memset(&ts, 0, sizeof ts);
+    ts._status.active = 1;
+    put("ts_status_active_bit", bit_of(&ts._status));
+#if PY_VERSION_HEX < 0x030d0000
+    put("ts_status_holds_gil_bit", SONDE_PY_ABSENT);
+#else
+    memset(&ts, 0, sizeof ts);
+    ts._status.holds_gil = 1;
+    put("ts_status_holds_gil_bit", bit_of(&ts._status));
+#endif
+#endif
+
+#if PY_VERSION_HEX < 0x030b0000
+    put("frame_previous", offsetof(frame_t, f_back));
+    put("frame_code", offsetof(frame_t, f_code));
+    put("frame_instr", offsetof(frame_t, f_lasti));
+#if PY_VERSION_HEX < 0x030a0000
+    put("frame_instr_kind", SONDE_PY_INSTR_LASTI_BYTES);
+#else
+    put("frame_instr_kind", SONDE_PY_INSTR_LASTI_UNITS);
+#endif
+    put("frame_instr_size", MEMBER_SIZE(frame_t, f_lasti));
+    put("frame_owner", SONDE_PY_ABSENT);
+    put("frame_owner_cstack", SONDE_PY_ABSENT);
+    put("frame_is_entry", SONDE_PY_ABSENT);
+#else
+    put("frame_previous", offsetof(frame_t, previous));
+#if PY_VERSION_HEX < 0x030d0000
+    put("frame_code", offsetof(frame_t, f_code));
+    put("frame_instr", offsetof(frame_t, prev_instr));
+    put("frame_instr_kind", SONDE_PY_INSTR_POINTER);
+    put("frame_instr_size", MEMBER_SIZE(frame_t, prev_instr));
+#else
+    put("frame_code", offsetof(frame_t, f_executable));
+    put("frame_instr", offsetof(frame_t, instr_ptr));
+    put("frame_instr_kind", SONDE_PY_INSTR_POINTER);
+    put("frame_instr_size", MEMBER_SIZE(frame_t, instr_ptr));
+#endif
+    put("frame_owner", offsetof(frame_t, owner));
+#if PY_VERSION_HEX < 0x030c0000
+    put("frame_owner_cstack", SONDE_PY_ABSENT);
+    put("frame_is_entry", offsetof(frame_t, is_entry));
+#else
+    put("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+    put("frame_is_entry", SONDE_PY_ABSENT);
+#endif
+#endif
+
+    put("code_filename", offsetof(PyCodeObject, co_filename));
+    put("code_name", offsetof(PyCodeObject, co_name));
+#if PY_VERSION_HEX < 0x030b0000
+    put("code_qualname", SONDE_PY_ABSENT);
+#else
+    put("code_qualname", offsetof(PyCodeObject, co_qualname));
+#endif
+    put("code_firstlineno", offsetof(PyCodeObject, co_firstlineno));
+#if PY_VERSION_HEX < 0x030a0000
+    put("code_linetable", offsetof(PyCodeObject, co_lnotab));
+    put("code_line_format", SONDE_PY_LNOTAB);
+#elif PY_VERSION_HEX < 0x030b0000
+    put("code_linetable", offsetof(PyCodeObject, co_linetable));
+    put("code_line_format", SONDE_PY_LINETABLE_310);
+#else
+    put("code_linetable", offsetof(PyCodeObject, co_linetable));
+    put("code_line_format", SONDE_PY_LOCATIONS_311);
+#endif
+#if PY_VERSION_HEX < 0x030b0000
+    put("code_code_adaptive", SONDE_PY_ABSENT);
+#else
+    put("code_code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
+#endif
+    put("code_type_addr", 0);
+
+    static PyASCIIObject s;
+    put("str_length", offsetof(PyASCIIObject, length));
+    put("str_state", offsetof(PyASCIIObject, state));
+    memset(&s, 0, sizeof s);
+    s.state.kind = 1;
+    put("str_kind_shift", bit_of(&s.state));
+    memset(&s, 0, sizeof s);
+    s.state.compact = 1;
+    put("str_compact_bit", bit_of(&s.state));
+    memset(&s, 0, sizeof s);
+    s.state.ascii = 1;
+    put("str_ascii_bit", bit_of(&s.state));
+    put("str_ascii_size", sizeof(PyASCIIObject));
+    put("str_compact_size", sizeof(PyCompactUnicodeObject));
+
+    put("bytes_size", offsetof(PyBytesObject, ob_base.ob_size));
+    put("bytes_sval", offsetof(PyBytesObject, ob_sval));
+    put("ob_type", offsetof(PyObject, ob_type));
+}
+
+#define FIELD(f) {#f, offsetof(sonde_py_layout, f)}
+static const struct {
+    const char *name;
+    size_t at;
+} fields[] = {
+    FIELD(major), FIELD(minor), FIELD(rt_interpreters_head), FIELD(rt_gilstate_tstate_current),
+    FIELD(interp_next), FIELD(interp_id), FIELD(interp_threads_head), FIELD(interp_ceval_gil),
+    FIELD(gil_last_holder), FIELD(gil_locked), FIELD(ts_next), FIELD(ts_interp),
+    FIELD(ts_frame_link), FIELD(ts_frame), FIELD(cframe_current_frame), FIELD(ts_thread_id),
+    FIELD(ts_native_thread_id), FIELD(ts_datastack_chunk), FIELD(ts_status),
+    FIELD(ts_status_active_bit), FIELD(ts_status_holds_gil_bit), FIELD(frame_previous),
+    FIELD(frame_code), FIELD(frame_instr), FIELD(frame_instr_kind), FIELD(frame_instr_size),
+    FIELD(frame_owner), FIELD(frame_owner_cstack), FIELD(frame_is_entry), FIELD(code_filename),
+    FIELD(code_name), FIELD(code_qualname), FIELD(code_firstlineno), FIELD(code_linetable),
+    FIELD(code_line_format), FIELD(code_code_adaptive), FIELD(code_type_addr),
+    FIELD(str_length), FIELD(str_state), FIELD(str_kind_shift), FIELD(str_compact_bit),
+    FIELD(str_ascii_bit), FIELD(str_ascii_size), FIELD(str_compact_size), FIELD(bytes_size),
+    FIELD(bytes_sval), FIELD(ob_type),
+};
+
+static int print_table(void)
+{
+    sonde_py_layout parsed;
+    const sonde_py_layout *l;
+#if PY_VERSION_HEX < 0x030d0000
+    l = sonde_py_layout_for(PY_MAJOR_VERSION, PY_MINOR_VERSION);
+    (void)parsed;
+#else
+    char err[200];
+    if (sonde_py_layout_from_debug_offsets(&_PyRuntime, SONDE_PY_DEBUG_OFFSETS_READ, &parsed, err,
+                                           sizeof err) < 0) {
+        fprintf(stderr, "gen_layout: %s\n", err);
+        return 1;
+    }
+    l = &parsed;
+#endif
+    if (!l) {
+        fprintf(stderr, "gen_layout: no table for %d.%d\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
+        return 1;
+    }
+    if (sizeof fields / sizeof fields[0] != sizeof *l / sizeof(uint64_t)) {
+        fprintf(stderr, "gen_layout: the field list misses a member of sonde_py_layout\n");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)l + fields[i].at, sizeof v);
+        put(fields[i].name, v);
+    }
+    return 0;
+}
+
+#if PY_VERSION_HEX >= 0x030d0000
+#define DO(g, f) put(#g "." #f, offsetof(_Py_DebugOffsets, g.f))
+static void print_debug_offsets(void)
+{
+    put("sizeof", sizeof(_Py_DebugOffsets));
+    put("version", offsetof(_Py_DebugOffsets, version));
+    put("free_threaded", offsetof(_Py_DebugOffsets, free_threaded));
+    DO(runtime_state, size); DO(runtime_state, finalizing); DO(runtime_state, interpreters_head);
+    DO(interpreter_state, size); DO(interpreter_state, id); DO(interpreter_state, next);
+    DO(interpreter_state, threads_head); DO(interpreter_state, gc);
+    DO(interpreter_state, imports_modules); DO(interpreter_state, sysdict);
+    DO(interpreter_state, builtins); DO(interpreter_state, ceval_gil);
+    DO(interpreter_state, gil_runtime_state); DO(interpreter_state, gil_runtime_state_enabled);
+    DO(interpreter_state, gil_runtime_state_locked);
+    DO(interpreter_state, gil_runtime_state_holder);
+    DO(thread_state, size); DO(thread_state, prev); DO(thread_state, next);
+    DO(thread_state, interp); DO(thread_state, current_frame); DO(thread_state, thread_id);
+    DO(thread_state, native_thread_id); DO(thread_state, datastack_chunk);
+    DO(thread_state, status);
+    DO(interpreter_frame, size); DO(interpreter_frame, previous);
+    DO(interpreter_frame, executable); DO(interpreter_frame, instr_ptr);
+    DO(interpreter_frame, localsplus); DO(interpreter_frame, owner);
+    DO(code_object, size); DO(code_object, filename); DO(code_object, name);
+    DO(code_object, qualname); DO(code_object, linetable); DO(code_object, firstlineno);
+    DO(code_object, argcount); DO(code_object, localsplusnames);
+    DO(code_object, localspluskinds); DO(code_object, co_code_adaptive);
+    DO(pyobject, size); DO(pyobject, ob_type);
+    DO(type_object, size); DO(type_object, tp_name); DO(type_object, tp_repr);
+    DO(type_object, tp_flags);
+    DO(tuple_object, size); DO(tuple_object, ob_item); DO(tuple_object, ob_size);
+    DO(list_object, size); DO(list_object, ob_item); DO(list_object, ob_size);
+    DO(dict_object, size); DO(dict_object, ma_keys); DO(dict_object, ma_values);
+    DO(float_object, size); DO(float_object, ob_fval);
+    DO(long_object, size); DO(long_object, lv_tag); DO(long_object, ob_digit);
+    DO(bytes_object, size); DO(bytes_object, ob_size); DO(bytes_object, ob_sval);
+    DO(unicode_object, size); DO(unicode_object, state); DO(unicode_object, length);
+    DO(unicode_object, asciiobject_size);
+    DO(gc, size); DO(gc, collecting);
+}
+#endif
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && strcmp(argv[1], "headers") == 0) {
+        print_headers();
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "table") == 0)
+        return print_table();
+#if PY_VERSION_HEX >= 0x030d0000
+    if (argc == 2 && strcmp(argv[1], "debug") == 0) {
+        print_debug_offsets();
+        return 0;
+    }
+#endif
+    fprintf(stderr, "usage: gen_layout headers|table|debug\n");
+    return 2;
+}

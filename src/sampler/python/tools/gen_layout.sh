@@ -1,0 +1,60 @@
+#!/bin/sh
+# gen_layout.sh - checks layout_3X.c and the 3.13 debug-offsets parser against CPython's headers.
+#
+# A developer tool, not run by the tests.  For each pyenv interpreter (default: 3.8.18 3.9.18
+# 3.10.13 3.11.7 3.12.1 3.13.0 under $PYENV_ROOT/versions, ~/.pyenv by default; or the versions
+# given as arguments) it builds gen_layout.c with -DPy_BUILD_CORE against that version's
+# include/python3.X/internal headers, linked with src/sampler/python/*.c and its libpython, then
+#   - prints "headers": every sonde_py_layout field measured with offsetof/sizeof, one
+#     "name value" line each ("-" = SONDE_PY_ABSENT): paste these values into a new layout_3X.c;
+#   - diffs it against "table": what sonde has (layout_3X.c; on 3.13 what
+#     sonde_py_layout_from_debug_offsets() makes of that libpython's real _PyRuntime);
+#   - on 3.13 also prints where each _Py_DebugOffsets field sits in the headers.
+# Exit status 1 when any listing differs or a build fails.
+#
+# Usage: src/sampler/python/tools/gen_layout.sh [VERSION...]
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../../.." && pwd)
+root=${PYENV_ROOT:-$HOME/.pyenv}
+cc=${CC:-gcc}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+[ $# -gt 0 ] || set -- 3.8.18 3.9.18 3.10.13 3.11.7 3.12.1 3.13.0
+status=0
+for v in "$@"; do
+    prefix=$root/versions/$v
+    mm=$(echo "$v" | cut -d. -f1,2)
+    inc=$prefix/include/python$mm
+    echo "== $v"
+    if [ ! -d "$inc/internal" ]; then
+        echo "   no internal headers in $inc"
+        status=1
+        continue
+    fi
+    exe=$tmp/gen_$v
+    if ! $cc -std=c11 -D_GNU_SOURCE -DPy_BUILD_CORE -w -I"$inc" -I"$src" \
+            "$here/gen_layout.c" "$src"/sampler/python/*.c \
+            -L"$prefix/lib" -lpython"$mm" -Wl,-rpath,"$prefix/lib" -o "$exe"; then
+        echo "   build failed"
+        status=1
+        continue
+    fi
+    "$exe" headers > "$tmp/headers_$v" || status=1
+    "$exe" table > "$tmp/table_$v" || status=1
+    sed 's/^/   /' "$tmp/headers_$v"
+    if diff -u --label "headers $v" --label "table $v" "$tmp/headers_$v" "$tmp/table_$v" \
+            > "$tmp/diff_$v"; then
+        echo "   table matches the headers"
+    else
+        cat "$tmp/diff_$v"
+        status=1
+    fi
+    if [ "$mm" = 3.13 ]; then
+        echo "   _Py_DebugOffsets (byte position of each field):"
+        "$exe" debug | sed 's/^/   /'
+    fi
+done
+exit $status

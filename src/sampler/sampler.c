@@ -1,0 +1,133 @@
+/* sampler.c - the sampling loop and the aggregation of stacks; see sampler.h. */
+#include "sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The profile thread for a sampled thread, created on first sight. */
+static int64_t thread_of(sonde_profile *p, sonde_u64map *index, const sonde_thread_sample *s)
+{
+    uint32_t known = sonde_u64map_get(index, s->tstate);
+    if (known != SONDE_U64MAP_NONE)
+        return known;
+    char name[64];
+    snprintf(name, sizeof name, "thread %llu", (unsigned long long)s->native_id);
+    int64_t t = sonde_profile_add_thread(p, s->thread_id, s->native_id, name);
+    if (t < 0 || !sonde_u64map_slot(index, s->tstate, (uint32_t)t))
+        return -1;
+    return t;
+}
+
+static int add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sample *s,
+                     const sonde_sampler_opts *o)
+{
+    uint32_t node = p->threads[thread].root;
+    p->nodes[node].total++;
+    if (o->thread_roots) {
+        char label[96];
+        snprintf(label, sizeof label, "thread %llu", (unsigned long long)s->native_id);
+        uint32_t f = sonde_profile_func(p, "~", 0, label, label, SONDE_FUNC_C);
+        if (f == SONDE_NO_FUNC || (node = sonde_profile_child_for(p, node, f, 0)) == SONDE_NO_NODE)
+            return -1;
+        p->nodes[node].total++;
+    }
+    for (uint32_t i = s->depth; i-- > 0;) {
+        node = sonde_profile_child_for(p, node, s->frames[i].func, s->frames[i].line);
+        if (node == SONDE_NO_NODE)
+            return -1;
+        p->nodes[node].total++;
+    }
+    p->nodes[node].self++;
+    return 0;
+}
+
+int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,
+                      const sonde_thread_sample *threads, uint32_t n,
+                      const sonde_sampler_opts *o)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const sonde_thread_sample *s = &threads[i];
+        if (s->torn || s->depth == 0 || (o->gil_only && !s->holds_gil) ||
+            (!o->idle && s->on_cpu == 0))
+            continue;
+        int64_t t = thread_of(p, thread_index, s);
+        if (t < 0 || add_stack(p, (uint32_t)t, s, o) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* xorshift64*: a cheap, good enough source of sampling jitter. */
+static uint64_t next_random(uint64_t *state)
+{
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 0x2545f4914f6cdd1dull;
+}
+
+int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opts *o,
+                      volatile sig_atomic_t *stop, sonde_sampler_counts *counts)
+{
+    memset(counts, 0, sizeof *counts);
+    p->sample_rate = o->rate;
+    p->seconds_per_tick = 1.0 / o->rate;
+    sonde_thread_sample *threads = malloc(SONDE_WALK_MAX_THREADS * sizeof *threads);
+    sonde_u64map index;
+    sonde_u64map_init(&index);
+    if (!threads)
+        return -1;
+    const uint64_t period = (uint64_t)(1e9 / o->rate);
+    const uint64_t start = now_ns();
+    const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
+    uint64_t slot = start, random_state = start | 1;
+    int rc = 0;
+    while (!*stop && slot < end) {
+        uint32_t n;
+        int got = sonde_walker_sample(w, threads, SONDE_WALK_MAX_THREADS, &n);
+        if (got == -ESRCH) {
+            counts->ended = 1;
+            break;
+        }
+        counts->ticks++;
+        if (got == 0) {
+            if (!o->idle)
+                sonde_walker_read_states(w, threads, n);
+            for (uint32_t i = 0; i < n; i++) {
+                counts->torn += threads[i].torn;
+                counts->stacks += !threads[i].torn && threads[i].depth > 0;
+            }
+            if (sonde_sampler_add(p, &index, threads, n, o) < 0) {
+                rc = -1;
+                break;
+            }
+        }
+        slot += period;
+        uint64_t t = now_ns();
+        if (t > slot) {
+            uint64_t late = (t - slot) / period;
+            counts->missed += late;
+            slot += late * period;
+        }
+        uint64_t at_ns = slot + next_random(&random_state) % period;
+        if (at_ns < t)
+            at_ns = t;
+        struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR && !*stop)
+            ;
+    }
+    counts->seconds = (double)(now_ns() - start) * 1e-9;
+    sonde_u64map_free(&index);
+    free(threads);
+    return rc;
+}

@@ -1,0 +1,380 @@
+/* walker.c - thread states, frames and code objects of another process;
+ * see walker.h. */
+#include "walker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "python/linetable.h"
+#include "python/unicode.h"
+
+#define MAX_LINETABLE (1u << 20)   /* bytes of a line table we are willing to read */
+#define HEADER_MAX 512             /* bytes read at a thread state, frame or code object */
+
+/* A resolved code object.  Its address alone does not identify it: a code
+ * object can be freed and another created at the same place, so each use
+ * checks the fingerprint (the pointers to its file name, name and line
+ * table, and its first line) against what the frame's code object holds
+ * now. */
+struct sonde_code_info {
+    uint64_t filename, name, linetable_obj;
+    int32_t firstlineno;
+    uint32_t func;
+    uint8_t *linetable;
+    uint32_t linetable_len;
+};
+
+static int read_ptr(const sonde_walker *w, uint64_t addr, uint64_t *out)
+{
+    return sonde_proc_read(&w->proc, addr, out, sizeof *out);
+}
+
+static uint64_t field_u64(const uint8_t *block, uint64_t off)
+{
+    uint64_t v;
+    memcpy(&v, block + off, sizeof v);
+    return v;
+}
+
+/* The end of the furthest of these offsets (each naming an 8-byte field),
+ * ignoring absent ones: how much of a struct one read must cover. */
+static size_t span(const uint64_t *offs, size_t n)
+{
+    uint64_t end = 0;
+    for (size_t i = 0; i < n; i++)
+        if (offs[i] != SONDE_PY_ABSENT && offs[i] + 8 > end)
+            end = offs[i] + 8;
+    return end <= HEADER_MAX ? (size_t)end : 0;
+}
+
+/* Reads a remote str into out (UTF-8, NUL-terminated). */
+static int read_str(const sonde_walker *w, uint64_t addr, char *out, size_t outsize)
+{
+    uint8_t header[HEADER_MAX];
+    size_t hsize = sonde_py_str_header_size(&w->layout);
+    sonde_py_str_plan plan;
+    if (hsize == 0 || hsize > sizeof header || sonde_proc_read(&w->proc, addr, header, hsize) < 0 ||
+        sonde_py_str_plan_for(&w->layout, header, hsize, &plan) < 0)
+        return -1;
+    uint8_t *data = malloc(plan.nbytes ? plan.nbytes : 1);
+    int rc = -1;
+    if (data && sonde_proc_read(&w->proc, addr + plan.data_offset, data, plan.nbytes) == 0)
+        rc = sonde_py_str_decode(plan.kind, data, plan.nbytes, out, outsize);
+    free(data);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Reads a remote bytes object's contents (at most MAX_LINETABLE bytes). */
+static int read_bytes(const sonde_walker *w, uint64_t addr, uint8_t **out, uint32_t *len)
+{
+    uint64_t size;
+    if (sonde_proc_read(&w->proc, addr + w->layout.bytes_size, &size, sizeof size) < 0 ||
+        size > MAX_LINETABLE)
+        return -1;
+    uint8_t *data = malloc(size ? size : 1);
+    if (!data || (size && sonde_proc_read(&w->proc, addr + w->layout.bytes_sval, data, size) < 0)) {
+        free(data);
+        return -1;
+    }
+    *out = data;
+    *len = (uint32_t)size;
+    return 0;
+}
+
+/* Bytes of a code object to read for resolve_code. */
+static size_t code_span(const sonde_py_layout *l)
+{
+    const uint64_t offs[] = { l->code_filename, l->code_name, l->code_qualname,
+                              l->code_firstlineno, l->code_linetable };
+    return span(offs, sizeof offs / sizeof offs[0]);
+}
+
+static int same_code(const sonde_py_layout *l, const sonde_code_info *c, const uint8_t *block)
+{
+    int32_t firstlineno;
+    memcpy(&firstlineno, block + l->code_firstlineno, sizeof firstlineno);
+    return c->filename == field_u64(block, l->code_filename) &&
+           c->name == field_u64(block, l->code_name) &&
+           c->linetable_obj == field_u64(block, l->code_linetable) &&
+           c->firstlineno == firstlineno;
+}
+
+/* The codes[] index of the code object at addr, whose first code_span()
+ * bytes are in block: the cached one while its fingerprint still matches,
+ * else resolved anew.  -1 when it cannot be read. */
+static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block)
+{
+    const sonde_py_layout *l = &w->layout;
+    uint32_t known = sonde_u64map_get(&w->code_index, addr);
+    if (known != SONDE_U64MAP_NONE && same_code(l, &w->codes[known], block))
+        return known;
+    /* Static: three 16 KiB buffers are too much stack; the walker is
+     * used from one thread. */
+    static char file[SONDE_PY_STR_UTF8_MAX], name[SONDE_PY_STR_UTF8_MAX],
+        qualname[SONDE_PY_STR_UTF8_MAX];
+    if (read_str(w, field_u64(block, l->code_filename), file, sizeof file) < 0 ||
+        read_str(w, field_u64(block, l->code_name), name, sizeof name) < 0)
+        return -1;
+    if (l->code_qualname == SONDE_PY_ABSENT ||
+        read_str(w, field_u64(block, l->code_qualname), qualname, sizeof qualname) < 0)
+        snprintf(qualname, sizeof qualname, "%s", name);
+    int32_t firstlineno;
+    memcpy(&firstlineno, block + l->code_firstlineno, sizeof firstlineno);
+    sonde_code_info info = {
+        .filename = field_u64(block, l->code_filename),
+        .name = field_u64(block, l->code_name),
+        .linetable_obj = field_u64(block, l->code_linetable),
+        .firstlineno = firstlineno,
+    };
+    if (read_bytes(w, info.linetable_obj, &info.linetable, &info.linetable_len) < 0)
+        info.linetable = NULL;
+    info.func = sonde_profile_func(w->profile, file, firstlineno, name, qualname,
+                                   SONDE_FUNC_PYTHON);
+    if (info.func == SONDE_NO_FUNC)
+        goto fail;
+    if (known != SONDE_U64MAP_NONE) {
+        /* Another code object now lives where a freed one did. */
+        free(w->codes[known].linetable);
+        w->codes[known] = info;
+        return known;
+    }
+    if (w->ncodes == w->codes_cap) {
+        uint32_t cap = w->codes_cap ? w->codes_cap * 2 : 256;
+        sonde_code_info *c = realloc(w->codes, cap * sizeof *c);
+        if (!c)
+            goto fail;
+        w->codes = c;
+        w->codes_cap = cap;
+    }
+    uint32_t *slot = sonde_u64map_slot(&w->code_index, addr, w->ncodes);
+    if (!slot)
+        goto fail;
+    w->codes[w->ncodes] = info;
+    return w->ncodes++;
+fail:
+    free(info.linetable);
+    return -1;
+}
+
+static int32_t line_of(const sonde_walker *w, const sonde_code_info *c, uint64_t code,
+                       uint64_t raw_instr)
+{
+    uint32_t index;
+    int line;
+    if (!c->linetable || sonde_py_instr_index(&w->layout, raw_instr, code, &index) < 0 ||
+        sonde_py_line_for((enum sonde_py_line_format)w->layout.code_line_format, c->linetable,
+                          c->linetable_len, c->firstlineno, index, &line) < 0)
+        return c->firstlineno;
+    return line;
+}
+
+/* The first frame of the thread whose state block is ts. */
+static int first_frame(const sonde_walker *w, const uint8_t *ts, uint64_t *frame)
+{
+    uint64_t link = field_u64(ts, w->layout.ts_frame);
+    if (w->layout.ts_frame_link != SONDE_PY_LINK_CFRAME) {
+        *frame = link;
+        return 0;
+    }
+    if (link == 0) {
+        *frame = 0;
+        return 0;
+    }
+    return read_ptr(w, link + w->layout.cframe_current_frame, frame);
+}
+
+/* Follows the frame chain from frame into s.  Each system call reads a
+ * frame's code object together with the next frame.  0, or -1 when torn. */
+static int walk_frames(sonde_walker *w, uint64_t frame, sonde_thread_sample *s)
+{
+    const sonde_py_layout *l = &w->layout;
+    const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner };
+    size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
+    uint8_t block[HEADER_MAX], next[HEADER_MAX], code_block[HEADER_MAX];
+    if (!frame)
+        return 0;
+    if (n == 0 || ncode == 0 || sonde_proc_read(&w->proc, frame, block, n) < 0)
+        return -1;
+    for (uint32_t visited = 0; visited < 4 * SONDE_WALK_MAX_DEPTH; visited++) {
+        uint64_t previous = field_u64(block, l->frame_previous);
+        uint64_t code = field_u64(block, l->frame_code);
+        if (previous == frame || !code)
+            return -1; /* a cycle, or a frame being set up */
+        if (sonde_proc_read2(&w->proc, code, code_block, ncode, previous, next,
+                             previous ? n : 0) < 0)
+            return -1;
+        int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
+                   block[l->frame_owner] >= l->frame_owner_cstack;
+        if (!shim) {
+            uint64_t raw = 0;
+            memcpy(&raw, block + l->frame_instr, l->frame_instr_size <= 8 ? l->frame_instr_size : 8);
+            int64_t c = resolve_code(w, code, code_block);
+            if (c < 0)
+                return -1;
+            if (s->depth < SONDE_WALK_MAX_DEPTH) {
+                sonde_frame_sample *f = &s->frames[s->depth++];
+                f->func = w->codes[c].func;
+                f->line = line_of(w, &w->codes[c], code, raw);
+            } else {
+                s->truncated = 1;
+            }
+        }
+        if (!previous)
+            return 0;
+        frame = previous;
+        memcpy(block, next, n);
+    }
+    return -1;
+}
+
+/* The thread state holding the GIL, or 0. */
+static uint64_t gil_holder(const sonde_walker *w, uint64_t interp)
+{
+    const sonde_py_layout *l = &w->layout;
+    uint64_t holder = 0;
+    if (l->rt_gilstate_tstate_current != SONDE_PY_ABSENT) {
+        if (read_ptr(w, w->runtime.addr + l->rt_gilstate_tstate_current, &holder) < 0)
+            return 0;
+        return holder;
+    }
+    uint64_t gil;
+    int32_t locked;
+    if (l->interp_ceval_gil == SONDE_PY_ABSENT || read_ptr(w, interp + l->interp_ceval_gil, &gil) < 0 ||
+        !gil || sonde_proc_read(&w->proc, gil + l->gil_locked, &locked, sizeof locked) < 0 ||
+        locked <= 0 || read_ptr(w, gil + l->gil_last_holder, &holder) < 0)
+        return 0;
+    return holder;
+}
+
+/* <= 3.10 keep only pthread_self(): the TID lies inside glibc's struct
+ * pthread.  Finds where, from the main thread, whose TID is the pid. */
+static void find_pthread_tid_offset(sonde_walker *w, const uint64_t *pthreads, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && w->pthread_tid_offset < 0; i++) {
+        int32_t words[512];
+        if (sonde_proc_read(&w->proc, pthreads[i], words, sizeof words) < 0)
+            continue;
+        for (uint32_t k = 0; k < 512; k++)
+            if (words[k] == w->proc.pid) {
+                w->pthread_tid_offset = (int64_t)k * 4;
+                break;
+            }
+    }
+}
+
+int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max, uint32_t *count)
+{
+    const sonde_py_layout *l = &w->layout;
+    *count = 0;
+    uint64_t interp, ts;
+    int rc = read_ptr(w, w->runtime.addr + l->rt_interpreters_head, &interp);
+    if (rc == 0 && !interp)
+        return -EAGAIN; /* not initialised yet, or finalised */
+    if (rc == 0)
+        rc = read_ptr(w, interp + l->interp_threads_head, &ts);
+    if (rc < 0)
+        return rc;
+    const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id };
+    size_t n = span(offs, sizeof offs / sizeof offs[0]);
+    uint64_t holder = gil_holder(w, interp);
+    uint64_t pthreads[SONDE_WALK_MAX_THREADS];
+    uint8_t block[HEADER_MAX];
+    while (ts && *count < max && *count < SONDE_WALK_MAX_THREADS) {
+        if (n == 0 || (rc = sonde_proc_read(&w->proc, ts, block, n)) < 0)
+            return rc == -ESRCH ? rc : 0; /* a torn list: keep what was read */
+        sonde_thread_sample *s = &out[*count];
+        memset(s, 0, offsetof(sonde_thread_sample, frames));
+        s->tstate = ts;
+        s->thread_id = field_u64(block, l->ts_thread_id);
+        if (l->ts_native_thread_id != SONDE_PY_ABSENT)
+            s->native_id = field_u64(block, l->ts_native_thread_id);
+        s->holds_gil = ts == holder;
+        s->on_cpu = -1;
+        pthreads[*count] = s->thread_id;
+        uint64_t frame;
+        if (first_frame(w, block, &frame) < 0 || walk_frames(w, frame, s) < 0)
+            s->torn = 1;
+        (*count)++;
+        uint64_t next = field_u64(block, l->ts_next);
+        ts = next == ts ? 0 : next;
+    }
+    if (l->ts_native_thread_id == SONDE_PY_ABSENT) {
+        if (w->pthread_tid_offset < 0)
+            find_pthread_tid_offset(w, pthreads, *count);
+        for (uint32_t i = 0; i < *count && w->pthread_tid_offset >= 0; i++) {
+            int32_t tid;
+            if (sonde_proc_read(&w->proc, pthreads[i] + (uint64_t)w->pthread_tid_offset, &tid,
+                                sizeof tid) == 0 && tid > 0)
+                out[i].native_id = (uint64_t)tid;
+        }
+    }
+    return 0;
+}
+
+void sonde_walker_read_states(const sonde_walker *w, sonde_thread_sample *out, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        if (!out[i].native_id)
+            continue;
+        char path[96], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid,
+                 (unsigned long long)out[i].native_id);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t got = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (got <= 0)
+            continue;
+        buf[got] = '\0';
+        /* "tid (comm) S ...": the state follows the last ')'. */
+        char *paren = strrchr(buf, ')');
+        if (paren && paren[1] == ' ' && paren[2])
+            out[i].on_cpu = paren[2] == 'R';
+    }
+}
+
+int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *err, size_t errlen)
+{
+    memset(w, 0, sizeof *w);
+    w->profile = profile;
+    w->pthread_tid_offset = -1;
+    sonde_u64map_init(&w->code_index);
+    int rc = sonde_proc_open(&w->proc, pid, err, errlen);
+    if (rc == 0)
+        rc = sonde_runtime_find(&w->proc, &w->runtime, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (w->runtime.minor >= 13) {
+        uint8_t raw[SONDE_PY_DEBUG_OFFSETS_READ];
+        rc = sonde_proc_read(&w->proc, w->runtime.addr, raw, sizeof raw);
+        if (rc < 0) {
+            sonde_proc_explain(pid, rc, err, errlen);
+            return rc;
+        }
+        if (sonde_py_layout_from_debug_offsets(raw, sizeof raw, &w->layout, err, errlen) < 0)
+            return -ENOTSUP;
+        return 0;
+    }
+    const sonde_py_layout *l = sonde_py_layout_for(w->runtime.major, w->runtime.minor);
+    if (!l) {
+        snprintf(err, errlen, "Python %d.%d is not supported (sonde reads 3.8 to 3.13)",
+                 w->runtime.major, w->runtime.minor);
+        return -ENOTSUP;
+    }
+    w->layout = *l;
+    return 0;
+}
+
+void sonde_walker_close(sonde_walker *w)
+{
+    for (uint32_t i = 0; i < w->ncodes; i++)
+        free(w->codes[i].linetable);
+    free(w->codes);
+    sonde_u64map_free(&w->code_index);
+    memset(w, 0, sizeof *w);
+}

@@ -1,0 +1,72 @@
+/* walker.h - one snapshot of every Python thread's stack in another process.
+ *
+ * The walker attaches to a process by reading its memory only (no ptrace
+ * stop, nothing loaded into it): it finds _PyRuntime, picks the layout of
+ * that CPython version, and on each call to sonde_walker_sample follows
+ * interpreter -> thread states -> frames -> code objects.  Code objects are
+ * resolved once into the caller's profile (file, first line, name,
+ * qualname) and cached with their line table, so a sample costs one read
+ * per thread state and per frame.  Everything read is untrusted: depths,
+ * thread counts and string lengths are capped, and a read that fails
+ * because the target was mid-update marks that thread's sample torn
+ * instead of failing the whole snapshot. */
+#ifndef SONDE_WALKER_H
+#define SONDE_WALKER_H
+
+#include <stdint.h>
+
+#include "../core/profile.h"
+#include "../core/u64map.h"
+#include "proc/mem.h"
+#include "proc/runtime.h"
+#include "python/layout.h"
+
+#define SONDE_WALK_MAX_DEPTH 512     /* frames kept per thread (innermost first) */
+#define SONDE_WALK_MAX_THREADS 256   /* threads walked per snapshot */
+
+typedef struct sonde_frame_sample {
+    uint32_t func;   /* function id in the walker's profile */
+    int32_t line;    /* the line the frame is at */
+} sonde_frame_sample;
+
+typedef struct sonde_thread_sample {
+    uint64_t tstate;       /* the thread state's address: stable while the thread lives */
+    uint64_t thread_id;    /* threading.get_ident() (pthread_self) */
+    uint64_t native_id;    /* the kernel's thread id, 0 when unknown */
+    int holds_gil;         /* 1 when this thread holds the GIL */
+    int on_cpu;            /* 1 running, 0 sleeping or blocked, -1 unknown */
+    int torn;              /* the stack could not be read whole this time */
+    int truncated;         /* deeper than SONDE_WALK_MAX_DEPTH: outer frames dropped */
+    uint32_t depth;
+    sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
+} sonde_thread_sample;
+
+typedef struct sonde_code_info sonde_code_info;
+
+typedef struct sonde_walker {
+    sonde_proc proc;
+    sonde_runtime runtime;
+    sonde_py_layout layout;
+    sonde_profile *profile;      /* borrowed: where functions are interned */
+    sonde_u64map code_index;     /* code object address -> codes[] index */
+    sonde_code_info *codes;
+    uint32_t ncodes, codes_cap;
+    int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
+} sonde_walker;
+
+/* Attaches to pid and interns functions into profile.  0, or a negative
+ * errno with one line in err (see sonde_runtime_find). */
+int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *err,
+                      size_t errlen);
+void sonde_walker_close(sonde_walker *w);
+
+/* Walks every thread into out[0 .. *n).  0 (some threads may be torn), or
+ * -ESRCH when the process has gone, or another negative errno when even the
+ * interpreter could not be read (the snapshot is then empty). */
+int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
+                        uint32_t *n);
+
+/* Fills on_cpu of each sample from /proc (needs native ids). */
+void sonde_walker_read_states(const sonde_walker *w, sonde_thread_sample *out, uint32_t n);
+
+#endif

@@ -1,0 +1,10 @@
+/* sampler_tests.h - entry points of the external sampler's test files. */
+#ifndef SONDE_SAMPLER_TESTS_H
+#define SONDE_SAMPLER_TESTS_H
+
+/* Process memory, maps, ELF and _PyRuntime lookup (test_sampler_proc.c). */
+void test_sampler_proc(void);
+/* Layouts, line tables, strings of CPython 3.8-3.13 (test_sampler_python.c). */
+void test_sampler_python(void);
+
+#endif

@@ -1,0 +1,209 @@
+"""sonde dump and sonde record, from outside the process, on every
+interpreter: stacks and lines against the program's own view of itself,
+CPU shares against a workload with known shares, and every error case."""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import SONDE, need, version_params
+
+# Writes its own stack (as traceback sees it) to a file, then spins on a
+# known line until killed.
+STACK_PROGRAM = r'''
+import json, sys, threading, time, traceback
+
+def sleeper():
+    while True:
+        time.sleep(0.05)
+
+def innermost(path):
+    here = [(f.name, f.lineno) for f in traceback.extract_stack()]
+    here[-1] = ("innermost", SPIN_LINE)
+    with open(path, "w") as out:
+        json.dump(here[::-1], out)
+    x = 0
+    while True:
+        x += 1  # spin here
+def middle(path):
+    innermost(path)
+def outer(path):
+    middle(path)
+
+SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("x += 1")][0]
+threading.Thread(target=sleeper, name="sleeper", daemon=True).start()
+outer(sys.argv[1])
+'''
+
+# Burns CPU in three functions with known shares of each round (50/30/20).
+SHARES_PROGRAM = r'''
+import sys, time
+
+def burn(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+def half():
+    burn(0.010)
+
+def third():
+    burn(0.006)
+
+def fifth():
+    burn(0.004)
+
+end = time.perf_counter() + float(sys.argv[1])
+while time.perf_counter() < end:
+    half(); third(); fifth()
+'''
+
+
+def start(python, tmp_path, text, *args):
+    prog = tmp_path / "prog.py"
+    prog.write_text(text)
+    return subprocess.Popen([python, str(prog)] + [str(a) for a in args], cwd=str(tmp_path))
+
+
+def wait_for(path, proc, timeout=20):
+    deadline = time.time() + timeout
+    while not path.exists() or not path.read_text():
+        assert proc.poll() is None, "the program ended early"
+        assert time.time() < deadline, "the program never got going"
+        time.sleep(0.02)
+    return json.loads(path.read_text())
+
+
+def sonde(*args, **kw):
+    return subprocess.run([SONDE] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=kw.pop("timeout", 120), **kw)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_dump_shows_every_thread(python, tmp_path):
+    python = need(python)
+    proc = start(python, tmp_path, STACK_PROGRAM, tmp_path / "stack.json")
+    try:
+        expected = wait_for(tmp_path / "stack.json", proc)
+        out = sonde("dump", "-p", str(proc.pid))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert out.returncode == 0, out.stderr
+    threads = out.stdout.split("\nThread ")[1:]
+    assert len(threads) == 2
+    (main,) = [t for t in threads if "MainThread" in t.splitlines()[0]]
+    frames = re.findall(r"^    (\S+) \((.*):(\d+)\)$", main, re.M)
+    got = [(name.split(".")[-1], int(line)) for name, _file, line in frames]
+    assert got == [tuple(e) for e in expected]
+    assert "x += 1  # spin here" in main  # the source line under its frame
+    (other,) = [t for t in threads if t is not main]
+    assert "(idle)" in other.splitlines()[0] and "sleeper" in other
+
+
+def shares(collapsed_text):
+    """Share of samples per leaf function among half/third/fifth."""
+    counts = {"half": 0, "third": 0, "fifth": 0}
+    for line in collapsed_text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        names = [f.split(" (")[0] for f in stack.split(";")]
+        for name in reversed(names):
+            if name in counts:
+                counts[name] += int(n)
+                break
+    total = sum(counts.values())
+    assert total > 0
+    return {k: 100.0 * v / total for k, v in counts.items()}
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_known_shares(python, tmp_path):
+    python = need(python)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", str(out), "--",
+                python, str(tmp_path / "prog.py"), "3", cwd=str(tmp_path)) \
+        if (tmp_path / "prog.py").write_text(SHARES_PROGRAM) else None
+    assert rec.returncode == 0, rec.stderr
+    got = shares(out.read_text())
+    for name, truth in (("half", 50), ("third", 30), ("fifth", 20)):
+        assert abs(got[name] - truth) <= 2.5, (name, got)
+    assert re.search(r"(\d+) samples", rec.stderr)
+
+
+def test_record_attached_at_100hz(tmp_path):
+    """Attaching to a running process (the -p path) at the default rate."""
+    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
+    out = tmp_path / "p.txt"
+    try:
+        time.sleep(0.5)
+        rec = sonde("record", "-p", str(proc.pid), "-d", "5", "-f", "collapsed", "-o", str(out))
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rec.returncode == 0, rec.stderr
+    samples = int(re.search(r"(\d+) samples", rec.stderr).group(1))
+    assert 450 <= samples <= 505
+    got = shares(out.read_text())
+    for name, truth in (("half", 50), ("third", 30), ("fifth", 20)):
+        assert abs(got[name] - truth) <= 3, (name, got)
+
+
+def test_record_passes_exit_code_and_writes_speedscope(tmp_path):
+    prog = tmp_path / "ends.py"
+    prog.write_text("import sys, time\ndef work():\n    t = time.perf_counter() + 0.5\n"
+                    "    while time.perf_counter() < t: pass\nwork()\nsys.exit(4)\n")
+    out = tmp_path / "p.json"
+    rec = sonde("record", "-o", str(out), "--", sys.executable, str(prog), cwd=str(tmp_path))
+    assert rec.returncode == 4, rec.stderr
+    doc = json.load(open(str(out)))
+    names = {f["name"] for f in doc["shared"]["frames"]}
+    assert "work" in names
+    assert sum(sum(p["weights"]) for p in doc["profiles"]) > 0.2
+
+
+def test_record_ctrl_c_writes_what_it_has(tmp_path):
+    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    out = tmp_path / "p.txt"
+    try:
+        time.sleep(0.3)
+        rec = subprocess.Popen([SONDE, "record", "-p", str(proc.pid), "-f", "collapsed",
+                                "-o", str(out)], stderr=subprocess.PIPE,
+                               universal_newlines=True)
+        time.sleep(1.0)
+        rec.send_signal(signal.SIGINT)
+        _, err = rec.communicate(timeout=30)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert rec.returncode == 0, err
+    assert "half" in out.read_text()
+
+
+def one_line(proc, code):
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
+    return lines[0]
+
+
+def test_sampler_errors(tmp_path):
+    assert "no process" in one_line(sonde("dump", "-p", "999999"), 1)
+    assert "no process" in one_line(sonde("record", "-p", "999999", "-d", "1"), 1)
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert "CPython" in one_line(sonde("dump", "-p", str(sleeper.pid)), 1)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    one_line(sonde("dump"), 2)
+    one_line(sonde("dump", "-p", "abc"), 2)
+    one_line(sonde("record", "-p", "1", "-r", "0"), 2)
+    one_line(sonde("record", "-p", "1", "-f", "pstats"), 2)
+    one_line(sonde("record", "-d", "1"), 2)
+    assert "cannot start" in one_line(sonde("record", "--", "/no/such/program"), 1)
