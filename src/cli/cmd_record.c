@@ -31,7 +31,8 @@ static const char usage[] =
     "it until it exits.  Ctrl-C stops and writes what was gathered.\n"
     "\n"
     "  -o, --output FILE    where to write (default sonde-PID.EXT)\n"
-    "  -f, --format FMT     speedscope (default), collapsed or json\n"
+    "  -f, --format FMT     flamegraph (default, an interactive SVG), speedscope,\n"
+    "                       collapsed or json\n"
     "  -r, --rate HZ        samples per second (default 100)\n"
     "  -d, --duration SECS  stop after this long (default: until the process ends)\n"
     "      --idle           keep threads that are sleeping or blocked too\n"
@@ -100,8 +101,8 @@ static int parse(int argc, char **argv, record_opts *o)
         return cli_usage_error("record", "-d needs a number of seconds, not '%s'", duration);
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
-        return cli_usage_error("record", "unknown format '%s' (use speedscope, collapsed or "
-                               "json)", o->format);
+        return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
+                               "collapsed or json)", o->format);
     return 0;
 }
 
@@ -153,7 +154,8 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
                          size_t pathlen)
 {
     static const struct { const char *format, *ext; } exts[] = {
-        { "speedscope", "speedscope.json" }, { "collapsed", "txt" }, { "json", "json" },
+        { "flamegraph", "svg" }, { "speedscope", "speedscope.json" },
+        { "collapsed", "txt" }, { "json", "json" },
     };
     const char *ext = "out";
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
@@ -180,7 +182,7 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
 int cmd_record(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
-    record_opts o = { .format = "speedscope", .s = { .rate = 100 } };
+    record_opts o = { .format = "flamegraph", .s = { .rate = 100 } };
     int rc = parse(argc, argv, &o);
     if (rc)
         return rc == 1 ? 0 : rc;

@@ -159,7 +159,8 @@ int sonde_profile_set_thread_name(sonde_profile *p, uint32_t thread,
 }
 
 /* Adds src node s (and its subtree) under dst node d of the merged tree. */
-static int merge_into(const sonde_profile *p, sonde_profile *m, uint32_t s, uint32_t d)
+static int merge_into(const sonde_profile *p, sonde_profile *m, int by_line, uint32_t s,
+                      uint32_t d)
 {
     /* Explicit stack of (source node, destination node) pairs. */
     size_t cap = 64, top = 0;
@@ -174,7 +175,8 @@ static int merge_into(const sonde_profile *p, sonde_profile *m, uint32_t s, uint
         uint32_t src = stack[top][0], dst = stack[top][1];
         for (uint32_t c = p->nodes[src].first_child; c != SONDE_NO_NODE;
              c = p->nodes[c].next_sibling) {
-            uint32_t mc = sonde_profile_child_for(m, dst, p->nodes[c].func, p->nodes[c].line);
+            uint32_t mc = sonde_profile_child_for(m, dst, p->nodes[c].func,
+                                                  by_line ? p->nodes[c].line : 0);
             if (mc == SONDE_NO_NODE) {
                 free(stack);
                 return -1;
@@ -199,7 +201,7 @@ static int merge_into(const sonde_profile *p, sonde_profile *m, uint32_t s, uint
     return 0;
 }
 
-int sonde_profile_merged_tree(const sonde_profile *p, sonde_node **out,
+int sonde_profile_merged_tree(const sonde_profile *p, int by_line, sonde_node **out,
                               uint32_t *count)
 {
     /* Borrow the profile type for its node arrays; no strings are used. */
@@ -211,7 +213,7 @@ int sonde_profile_merged_tree(const sonde_profile *p, sonde_node **out,
     for (uint32_t t = 0; t < p->nthreads && rc == 0; t++) {
         const sonde_node *r = &p->nodes[p->threads[t].root];
         m.nodes[root].total += r->total;
-        rc = merge_into(p, &m, p->threads[t].root, root);
+        rc = merge_into(p, &m, by_line, p->threads[t].root, root);
     }
     if (rc < 0) {
         sonde_profile_free(&m);

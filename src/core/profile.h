@@ -111,10 +111,11 @@ static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
 }
 
 /* A copy of p's tree with every thread merged under one root and sibling
- * nodes of the same function merged: the shape flame graphs and collapsed
- * stacks show.  Node 1 of *out is the root; *out is malloc'd (caller frees).
- * 0, or -1 on out of memory. */
-int sonde_profile_merged_tree(const sonde_profile *p, sonde_node **out,
+ * nodes of the same function merged (and of the same line, when by_line):
+ * the shape flame graphs and collapsed stacks show.  Node 1 of *out is the
+ * root, and every node comes after its parent; *out is malloc'd (caller
+ * frees).  0, or -1 on out of memory. */
+int sonde_profile_merged_tree(const sonde_profile *p, int by_line, sonde_node **out,
                               uint32_t *count);
 
 #endif

@@ -23,7 +23,7 @@ int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stat
     (void)s;
     sonde_node *nodes;
     uint32_t count;
-    if (sonde_profile_merged_tree(p, &nodes, &count) < 0) {
+    if (sonde_profile_merged_tree(p, 1, &nodes, &count) < 0) {
         b->oom = 1;
         return -1;
     }

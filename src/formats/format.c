@@ -19,6 +19,8 @@ static const sonde_format formats[] = {
       1, sonde_write_collapsed },
     { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, sonde_write_json },
     { "speedscope", "speedscope.app JSON: one profile per thread", 1, sonde_write_speedscope },
+    { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1,
+      sonde_write_flamegraph },
 };
 
 const sonde_format *sonde_format_find(const char *name)

@@ -26,6 +26,7 @@ const char *sonde_format_names(void);
 int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
+int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 
 #endif

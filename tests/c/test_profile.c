@@ -150,7 +150,7 @@ static void test_merged_tree(void)
 
     sonde_node *m;
     uint32_t count;
-    check(sonde_profile_merged_tree(&p, &m, &count) == 0, "merged_tree");
+    check(sonde_profile_merged_tree(&p, 1, &m, &count) == 0, "merged_tree");
     /* placeholder, root, f, f;g, f;h, h */
     check_u64(count, 6);
     check_u64(m[1].func, SONDE_NO_FUNC);

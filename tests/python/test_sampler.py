@@ -207,3 +207,41 @@ def test_sampler_errors(tmp_path):
     one_line(sonde("record", "-p", "1", "-f", "pstats"), 2)
     one_line(sonde("record", "-d", "1"), 2)
     assert "cannot start" in one_line(sonde("record", "--", "/no/such/program"), 1)
+
+
+def svg_frames(path):
+    """{name: share in %} from a flame graph's frame titles."""
+    import xml.etree.ElementTree as ET
+    ns = "{http://www.w3.org/2000/svg}"
+    out = {}
+    for g in ET.parse(str(path)).getroot().iter(ns + "g"):
+        if "data-n" in g.attrib:
+            pct = float(g.find(ns + "title").text.rsplit(", ", 1)[1].rstrip("%"))
+            out[g.attrib["data-n"]] = out.get(g.attrib["data-n"], 0) + pct
+    return out
+
+
+def test_record_default_is_a_flame_graph(tmp_path):
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    rec = sonde("record", "-r", "1000", "--", sys.executable, "prog.py", "2", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    (svg,) = list(tmp_path.glob("sonde-*.svg"))
+    shares_svg = svg_frames(svg)
+    for name, truth in (("half", 50), ("third", 30), ("fifth", 20)):
+        assert abs(shares_svg[name] - truth) <= 2.5, shares_svg
+    assert "<script>" in svg.read_text() and "http://" not in svg.read_text().replace(
+        "http://www.w3.org/2000/svg", "")
+
+
+def test_flame_graph_escapes_names(tmp_path):
+    name = "x<img src=x onerror=alert(1)>.py"
+    (tmp_path / name).write_text("def spin():\n    return sum(range(20000))\n"
+                                 "for _ in range(300):\n    spin()\n")
+    out = tmp_path / "run.svg"
+    proc = subprocess.run([SONDE, "run", "-f", "flamegraph", "-o", str(out), name],
+                          cwd=str(tmp_path), env=dict(os.environ, SONDE_PYTHON=sys.executable),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+    assert svg_frames(out)["spin"] > 50
