@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 static uint64_t now_ns(void)
@@ -87,6 +88,9 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     sonde_u64map_init(&index);
     if (!threads)
         return -1;
+    /* Sleep exactly: the default 50 us of timer slack is half of a
+     * 10 kHz period. */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const uint64_t period = (uint64_t)(1e9 / o->rate);
     const uint64_t start = now_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;

@@ -315,19 +315,35 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
     return 0;
 }
 
-void sonde_walker_read_states(const sonde_walker *w, sonde_thread_sample *out, uint32_t n)
+/* An open descriptor of the thread's stat file, opened on first use;
+ * -1 when it cannot be opened (the thread has ended). */
+static int stat_fd(sonde_walker *w, uint64_t tid)
+{
+    for (uint32_t i = 0; i < w->nstat_fds; i++)
+        if (w->stat_fds[i].tid == tid)
+            return w->stat_fds[i].fd;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid, (unsigned long long)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (w->nstat_fds == SONDE_WALK_MAX_THREADS) {
+        /* Full: forget the oldest thread, most likely one that has ended. */
+        close(w->stat_fds[0].fd);
+        memmove(w->stat_fds, w->stat_fds + 1, (w->nstat_fds - 1) * sizeof w->stat_fds[0]);
+        w->nstat_fds--;
+    }
+    w->stat_fds[w->nstat_fds].tid = tid;
+    w->stat_fds[w->nstat_fds++].fd = fd;
+    return fd;
+}
+
+void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        if (!out[i].native_id)
-            continue;
-        char path[96], buf[512];
-        snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid,
-                 (unsigned long long)out[i].native_id);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t got = read(fd, buf, sizeof buf - 1);
-        close(fd);
+        int fd = out[i].native_id ? stat_fd(w, out[i].native_id) : -1;
+        char buf[512];
+        ssize_t got = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
         if (got <= 0)
             continue;
         buf[got] = '\0';
@@ -372,6 +388,8 @@ int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *er
 
 void sonde_walker_close(sonde_walker *w)
 {
+    for (uint32_t i = 0; i < w->nstat_fds; i++)
+        close(w->stat_fds[i].fd);
     for (uint32_t i = 0; i < w->ncodes; i++)
         free(w->codes[i].linetable);
     free(w->codes);

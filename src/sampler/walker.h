@@ -52,6 +52,11 @@ typedef struct sonde_walker {
     sonde_code_info *codes;
     uint32_t ncodes, codes_cap;
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
+    struct sonde_stat_fd {       /* /proc/PID/task/TID/stat kept open, read with pread */
+        uint64_t tid;
+        int fd;
+    } stat_fds[SONDE_WALK_MAX_THREADS];
+    uint32_t nstat_fds;
 } sonde_walker;
 
 /* Attaches to pid and interns functions into profile.  0, or a negative
@@ -67,6 +72,6 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
                         uint32_t *n);
 
 /* Fills on_cpu of each sample from /proc (needs native ids). */
-void sonde_walker_read_states(const sonde_walker *w, sonde_thread_sample *out, uint32_t n);
+void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n);
 
 #endif
