@@ -61,5 +61,6 @@ int main(void)
     test_verdict();
     test_sampler_python();
     test_sampler_proc();
+    test_walker();
     return harness_report();
 }

@@ -245,3 +245,29 @@ def test_flame_graph_escapes_names(tmp_path):
     text = out.read_text()
     assert "<img" not in text and "&lt;img src=x onerror=alert(1)&gt;" in text
     assert svg_frames(out)["spin"] > 50
+
+
+def test_shares_agree_with_py_spy(tmp_path):
+    """sonde and py-spy sample the same process at the same time; their
+    shares of the three functions agree within 3 points."""
+    import shutil
+    py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
+    if not os.path.exists(py_spy):
+        pytest.skip("py-spy is not installed")
+    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
+    try:
+        time.sleep(0.5)
+        theirs = subprocess.Popen([py_spy, "record", "--pid", str(proc.pid), "--duration", "4",
+                                   "--rate", "200", "--format", "raw", "--nonblocking",
+                                   "-o", str(tmp_path / "py-spy.txt")],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        ours = sonde("record", "-p", str(proc.pid), "-d", "4", "-r", "200", "-f", "collapsed",
+                     "-o", str(tmp_path / "sonde.txt"))
+        theirs.communicate(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr
+    a, b = shares((tmp_path / "sonde.txt").read_text()), shares((tmp_path / "py-spy.txt").read_text())
+    for name in ("half", "third", "fifth"):
+        assert abs(a[name] - b[name]) <= 3, (a, b)
