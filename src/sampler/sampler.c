@@ -52,14 +52,19 @@ static int add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sampl
     return 0;
 }
 
+int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s)
+{
+    return !s->torn && s->depth > 0 && (!o->gil_only || s->holds_gil) &&
+           (o->idle || s->on_cpu != 0);
+}
+
 int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,
                       const sonde_thread_sample *threads, uint32_t n,
                       const sonde_sampler_opts *o)
 {
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
-        if (s->torn || s->depth == 0 || (o->gil_only && !s->holds_gil) ||
-            (!o->idle && s->on_cpu == 0))
+        if (!sonde_sampler_keeps(o, s))
             continue;
         int64_t t = thread_of(p, thread_index, s);
         if (t < 0 || add_stack(p, (uint32_t)t, s, o) < 0)
@@ -115,6 +120,8 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
                 rc = -1;
                 break;
             }
+            if (o->on_tick && o->on_tick(o->tick_ctx, threads, n))
+                break;
         }
         slot += period;
         uint64_t t = now_ns();

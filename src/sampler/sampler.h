@@ -24,6 +24,10 @@ typedef struct sonde_sampler_opts {
     int idle;             /* keep threads that are not on a CPU */
     int gil_only;         /* keep only the thread holding the GIL */
     int thread_roots;     /* put "thread NAME" at the root of each stack */
+    /* Called after each snapshot with the threads kept (may be NULL);
+     * nonzero stops sampling. */
+    int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n);
+    void *tick_ctx;
 } sonde_sampler_opts;
 
 typedef struct sonde_sampler_counts {
@@ -39,6 +43,9 @@ typedef struct sonde_sampler_counts {
  * nonzero, or the process ends.  0, or -1 on out of memory. */
 int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
+
+/* 1 when the options keep this thread's stack. */
+int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s);
 
 /* Adds one snapshot to p (exposed for tests).  0, or -1 on out of memory. */
 int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,

@@ -271,3 +271,38 @@ def test_shares_agree_with_py_spy(tmp_path):
     a, b = shares((tmp_path / "sonde.txt").read_text()), shares((tmp_path / "py-spy.txt").read_text())
     for name in ("half", "third", "fifth"):
         assert abs(a[name] - b[name]) <= 3, (a, b)
+
+
+def test_top_under_a_terminal_quits_on_q(tmp_path):
+    import pty
+    import select
+    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    try:
+        time.sleep(0.3)
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["COLUMNS"] = "80"
+            os.execv(SONDE, [SONDE, "top", "-p", str(proc.pid)])
+        screen = b""
+        deadline = time.time() + 3.0  # about three refreshes
+        while time.time() < deadline:
+            if select.select([fd], [], [], 0.1)[0]:
+                screen += os.read(fd, 65536)
+        os.write(fd, b"q")
+        _, status = os.waitpid(pid, 0)
+        try:
+            while select.select([fd], [], [], 0.2)[0]:
+                screen += os.read(fd, 65536)
+        except OSError:
+            pass  # the terminal closed with the program
+        os.close(fd)
+    finally:
+        proc.kill()
+        proc.wait()
+    text = screen.decode("utf-8", "replace")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+    assert text.count("sonde top: pid %d" % proc.pid) >= 2  # refreshed
+    assert "half" in text and "%Own" in text
+    assert text.rstrip().endswith("\x1b[?25h\x1b[?1049l")  # terminal given back
+    widest = max(len(line) for line in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text).splitlines())
+    assert widest <= 80

@@ -1,0 +1,273 @@
+/* cmd_top.c - sonde top: a live view of where a running process spends
+ * its time, like top(1) for Python functions.
+ *
+ * Samples continuously (sampler.h) and redraws once a second: a header
+ * with the process, rate, thread count and how often a thread held the
+ * GIL, then functions by their own share of the samples, with their
+ * total share (anywhere on the stack).  The view fits the terminal's
+ * width, uses the alternate screen, and gives the terminal back as it
+ * found it on q, Ctrl-C, or when the process ends. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../sampler/sampler.h"
+#include "commands.h"
+#include "options.h"
+
+static const char usage[] =
+    "usage: sonde top -p PID [-r HZ] [--idle]\n"
+    "\n"
+    "A live view of a running Python process: functions by the share of\n"
+    "samples spent in them (own) and under them (total), refreshed every\n"
+    "second.  Press q or Ctrl-C to quit.\n";
+
+typedef struct top_state {
+    sonde_profile *profile;
+    const sonde_walker *walker;
+    double rate;
+    uint64_t *own, *total;     /* per function id */
+    uint32_t ncounts;
+    uint32_t *seen_at;         /* per function: the last stack that counted it */
+    uint64_t stacks, gil_ticks, ticks;
+    uint32_t threads;
+    double started, drawn;
+    int quit;
+} top_state;
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int grow_counts(top_state *t)
+{
+    uint32_t n = t->profile->nfuncs;
+    if (n <= t->ncounts)
+        return 0;
+    uint64_t *own = realloc(t->own, n * sizeof *own);
+    if (own)
+        t->own = own;
+    uint64_t *total = realloc(t->total, n * sizeof *total);
+    if (total)
+        t->total = total;
+    uint32_t *seen = realloc(t->seen_at, n * sizeof *seen);
+    if (seen)
+        t->seen_at = seen;
+    if (!own || !total || !seen)
+        return -1;
+    for (uint32_t i = t->ncounts; i < n; i++) {
+        t->own[i] = t->total[i] = 0;
+        t->seen_at[i] = UINT32_MAX;
+    }
+    t->ncounts = n;
+    return 0;
+}
+
+static int terminal_width(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+        return ws.ws_col;
+    return 80;
+}
+
+static int terminal_height(void)
+{
+    struct winsize ws;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row >= 10)
+        return ws.ws_row;
+    return 24;
+}
+
+static const top_state *sorting;
+
+static int by_own(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint64_t ox = sorting->own[x], oy = sorting->own[y];
+    if (ox != oy)
+        return ox > oy ? -1 : 1;
+    uint64_t tx = sorting->total[x], ty = sorting->total[y];
+    return tx > ty ? -1 : tx < ty;
+}
+
+static void draw(top_state *t)
+{
+    int width = terminal_width(), rows = terminal_height() - 6;
+    double elapsed = now() - t->started;
+    printf("\033[H\033[2J");
+    printf("sonde top: pid %d, Python %d.%d   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n",
+           t->walker->proc.pid, t->walker->runtime.major, t->walker->runtime.minor, t->rate,
+           elapsed, t->threads, t->threads == 1 ? "" : "s",
+           t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0);
+    printf("press q or Ctrl-C to quit\n\n");
+    printf("\033[7m%6s %7s %8s %9s  %-*s\033[0m\n", "%Own", "%Total", "OwnTime", "TotalTime",
+           width - 35, "Function (file:line)");
+    uint32_t n = 0, *ids = malloc((t->ncounts + 1) * sizeof *ids);
+    if (!ids)
+        return;
+    for (uint32_t f = 0; f < t->ncounts; f++)
+        if (t->total[f])
+            ids[n++] = f;
+    sorting = t;
+    qsort(ids, n, sizeof *ids, by_own);
+    for (uint32_t i = 0; i < n && (int)i < rows; i++) {
+        const sonde_func *f = &t->profile->funcs[ids[i]];
+        char label[1024];
+        snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
+                 sonde_profile_str(t->profile, f->file), f->line);
+        int room = width - 35;
+        printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
+               100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),
+               100.0 * (double)t->total[ids[i]] / (double)(t->stacks ? t->stacks : 1),
+               (double)t->own[ids[i]] / t->rate, (double)t->total[ids[i]] / t->rate,
+               room > 0 ? room : 0, label);
+    }
+    free(ids);
+    fflush(stdout);
+    t->drawn = now();
+}
+
+static int read_key_quit(void)
+{
+    struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+    char c;
+    while (poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN)) {
+        if (read(STDIN_FILENO, &c, 1) != 1)
+            return 0;
+        if (c == 'q' || c == 'Q' || c == 3)
+            return 1;
+    }
+    return 0;
+}
+
+static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
+{
+    top_state *t = ctx;
+    if (grow_counts(t) < 0)
+        return 1;
+    t->ticks++;
+    t->threads = n;
+    int gil = 0;
+    sonde_sampler_opts keep = { .idle = 0 };
+    for (uint32_t i = 0; i < n; i++) {
+        const sonde_thread_sample *s = &threads[i];
+        gil |= s->holds_gil;
+        if (!sonde_sampler_keeps(&keep, s))
+            continue;
+        uint32_t stack = (uint32_t)t->stacks++;
+        t->own[s->frames[0].func]++;
+        for (uint32_t k = 0; k < s->depth; k++) {
+            uint32_t f = s->frames[k].func;
+            if (t->seen_at[f] != stack) { /* count each function once per stack */
+                t->seen_at[f] = stack;
+                t->total[f]++;
+            }
+        }
+    }
+    t->gil_ticks += gil;
+    if (read_key_quit() || interrupted) {
+        t->quit = 1;
+        return 1;
+    }
+    if (now() - t->drawn >= 1.0)
+        draw(t);
+    return 0;
+}
+
+int cmd_top(int argc, char **argv, const sonde_env *env)
+{
+    (void)env;
+    const char *pid_text = NULL, *rate_text = NULL;
+    int idle = 0;
+    for (int i = 1; i < argc; i++) {
+        int r;
+        if (cli_flag(argv[i], "-h", "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (cli_flag(argv[i], NULL, "--idle")) {
+            idle = 1;
+            continue;
+        }
+        if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text)) ||
+            (r = cli_option(argc, argv, &i, "-r", "--rate", &rate_text))) {
+            if (r < 0)
+                return SONDE_EXIT_USAGE;
+            continue;
+        }
+        return cli_usage_error("top", "unknown argument '%s'", argv[i]);
+    }
+    long pid, rate = 100;
+    if (!pid_text)
+        return cli_usage_error("top", "which process? give -p PID");
+    if (cli_pid("top", pid_text, &pid) < 0 ||
+        (rate_text && (cli_count("top", "-r", rate_text, &rate) < 0)))
+        return SONDE_EXIT_USAGE;
+    if (rate < 1 || rate > 10000)
+        return cli_usage_error("top", "-r needs a rate from 1 to 10000 samples per second");
+
+    sonde_profile p;
+    sonde_walker w;
+    char err[512];
+    if (sonde_profile_init(&p) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    if (sonde_walker_open(&w, (int)pid, &p, err, sizeof err) < 0) {
+        sonde_walker_close(&w);
+        sonde_profile_free(&p);
+        return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    }
+    top_state t = { .profile = &p, .walker = &w, .rate = (double)rate, .started = now() };
+    sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
+                             .tick_ctx = &t };
+
+    struct termios saved, raw;
+    int tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
+    if (tty) {
+        raw = saved;
+        raw.c_lflag &= (tcflag_t) ~(ICANON | ECHO);
+        raw.c_cc[VMIN] = 0;
+        raw.c_cc[VTIME] = 0;
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+    }
+    struct sigaction stop = { .sa_handler = on_interrupt }, old_int, old_term;
+    sigemptyset(&stop.sa_mask);
+    sigaction(SIGINT, &stop, &old_int);
+    sigaction(SIGTERM, &stop, &old_term);
+    printf("\033[?1049h\033[?25l"); /* alternate screen, hidden cursor */
+    draw(&t);
+    sonde_sampler_counts counts;
+    int rc = sonde_sampler_run(&w, &p, &o, &interrupted, &counts);
+    printf("\033[?25h\033[?1049l"); /* give the screen back */
+    fflush(stdout);
+    if (tty)
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (counts.ended)
+        fprintf(stderr, "sonde: process %ld has ended\n", pid);
+    free(t.own);
+    free(t.total);
+    free(t.seen_at);
+    sonde_walker_close(&w);
+    sonde_profile_free(&p);
+    return rc < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory") : 0;
+}
