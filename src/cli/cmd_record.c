@@ -32,6 +32,7 @@ static const char usage[] =
     "\n"
     "  -o, --output FILE    where to write (default sonde-PID.EXT)\n"
     "  -f, --format FMT     flamegraph (default, an interactive SVG), speedscope,\n"
+    "                       chrome (a timeline for chrome://tracing, Perfetto),\n"
     "                       collapsed or json\n"
     "  -r, --rate HZ        samples per second (default 100)\n"
     "  -d, --duration SECS  stop after this long (default: until the process ends)\n"
@@ -102,7 +103,7 @@ static int parse(int argc, char **argv, record_opts *o)
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
         return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
-                               "collapsed or json)", o->format);
+                               "chrome, collapsed or json)", o->format);
     return 0;
 }
 
@@ -154,7 +155,7 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
                          size_t pathlen)
 {
     static const struct { const char *format, *ext; } exts[] = {
-        { "flamegraph", "svg" }, { "speedscope", "speedscope.json" },
+        { "flamegraph", "svg" }, { "speedscope", "speedscope.json" }, { "chrome", "trace.json" },
         { "collapsed", "txt" }, { "json", "json" },
     };
     const char *ext = "out";

@@ -65,7 +65,7 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
         if (!fmt)
             return cli_usage_error("report", "unknown format '%s' (use table, %s)", format,
                                    sonde_format_names());
-        if (fmt->needs_tree)
+        if (fmt->needs_tree || fmt->needs_timeline)
             return cli_fail(SONDE_EXIT_FAILED, "a .prof file has no call tree, so it cannot "
                             "become '%s': write it from the run itself (sonde run -f %s -o "
                             "FILE)", format, format);

@@ -35,8 +35,8 @@ static const char usage[] =
     "  -o, --output FILE  write the profile (kept even after Ctrl-C or a crash\n"
     "                     of the program)\n"
     "  -f, --format FMT   pstats (default; pstats.Stats, snakeviz, gprof2dot),\n"
-    "                     collapsed (flame graph stacks, microseconds), json or\n"
-    "                     speedscope\n"
+    "                     collapsed (flame graph stacks, microseconds), json,\n"
+    "                     speedscope or flamegraph (interactive SVG)\n"
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
     "      --python PY    interpreter to run the program with (default:\n"
@@ -112,9 +112,13 @@ static int parse(int argc, char **argv, run_opts *o)
     if (!sonde_table_sort_known(o->sort))
         return cli_usage_error("run", "unknown sort key '%s' (use tottime, cumtime, ncalls, "
                                "pcalls, name, file or line)", o->sort);
-    if (!sonde_format_find(o->format))
+    const sonde_format *fmt = sonde_format_find(o->format);
+    if (!fmt)
         return cli_usage_error("run", "unknown format '%s' (use %s)", o->format,
                                sonde_format_names());
+    if (fmt->needs_timeline)
+        return cli_usage_error("run", "'%s' is a timeline of samples: record one with "
+                               "sonde record -f %s", o->format, o->format);
     return 0;
 }
 

@@ -27,7 +27,26 @@ void sonde_profile_free(sonde_profile *p)
     free(p->func_next);
     free(p->nodes);
     free(p->threads);
+    free(p->events);
     memset(p, 0, sizeof *p);
+}
+
+int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node)
+{
+    if (p->nevents == SONDE_MAX_SAMPLE_EVENTS) {
+        p->events_dropped = 1;
+        return 0;
+    }
+    if (p->nevents == p->events_cap) {
+        uint64_t cap = p->events_cap ? p->events_cap * 2 : 4096;
+        sonde_sample_event *e = realloc(p->events, cap * sizeof *e);
+        if (!e)
+            return -1;
+        p->events = e;
+        p->events_cap = cap;
+    }
+    p->events[p->nevents++] = (sonde_sample_event){ t_ns, thread, node };
+    return 0;
 }
 
 static uint64_t label_hash(uint32_t file, int32_t line, uint32_t name)

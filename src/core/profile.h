@@ -52,6 +52,17 @@ typedef struct sonde_thread {
     uint32_t root;       /* node index */
 } sonde_thread;
 
+/* One sample in time order, for timelines: the thread and its innermost
+ * node (which names the whole stack). */
+typedef struct sonde_sample_event {
+    uint64_t t_ns;       /* since the profile's start */
+    uint32_t thread;
+    uint32_t node;
+} sonde_sample_event;
+
+/* Timelines stop growing past this many events (16 bytes each). */
+#define SONDE_MAX_SAMPLE_EVENTS (16u * 1024 * 1024)
+
 typedef struct sonde_profile {
     sonde_strtab strings;
     sonde_func *funcs;
@@ -66,6 +77,10 @@ typedef struct sonde_profile {
     /* 0: ticks are time (a deterministic profile, node calls counted);
      * else ticks are samples taken at this many per second. */
     double sample_rate;
+    sonde_sample_event *events;   /* the timeline, when one was kept */
+    uint64_t nevents, events_cap;
+    int events_dropped;           /* the timeline reached its cap */
+    int pid;                      /* the profiled process, 0 when unknown */
 } sonde_profile;
 
 /* 0 on success, -1 on out of memory. */
@@ -109,6 +124,10 @@ static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
 {
     return sonde_strtab_get(&p->strings, id);
 }
+
+/* Appends a sample to the timeline (dropped past SONDE_MAX_SAMPLE_EVENTS).
+ * 0, or -1 on out of memory. */
+int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node);
 
 /* A copy of p's tree with every thread merged under one root and sibling
  * nodes of the same function merged (and of the same line, when by_line):

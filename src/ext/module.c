@@ -186,9 +186,10 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
         return NULL;
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
-    if (!fmt) {
-        PyErr_Format(PyExc_ValueError, "unknown format '%s' (use %s)", format,
-                     sonde_format_names());
+    if (!fmt || fmt->needs_timeline) {
+        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline of samples (sonde record)"
+                                           : "unknown format '%s' (use %s)",
+                     format, sonde_format_names());
     } else if (check_ready(self) && build_stats(self, &s) == 0) {
         sonde_buf b;
         sonde_buf_init(&b);

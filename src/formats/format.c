@@ -14,13 +14,16 @@ int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *
 
 static const sonde_format formats[] = {
     { "pstats", "pstats marshal file, as cProfile writes (pstats, snakeviz, gprof2dot)",
-      0, sonde_write_pstats },
+      0, 0, sonde_write_pstats },
     { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
-      1, sonde_write_collapsed },
-    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, sonde_write_json },
-    { "speedscope", "speedscope.app JSON: one profile per thread", 1, sonde_write_speedscope },
-    { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1,
+      1, 0, sonde_write_collapsed },
+    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, 0, sonde_write_json },
+    { "speedscope", "speedscope.app JSON: one profile per thread", 1, 0,
+      sonde_write_speedscope },
+    { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1, 0,
       sonde_write_flamegraph },
+    { "chrome", "Chrome trace events (chrome://tracing, Perfetto): a timeline", 1, 1,
+      sonde_write_chrome },
 };
 
 const sonde_format *sonde_format_find(const char *name)

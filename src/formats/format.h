@@ -14,6 +14,7 @@ typedef struct sonde_format {
     const char *name;
     const char *summary;
     int needs_tree;
+    int needs_timeline;   /* samples in time order: only sonde record has them */
     /* Returns 0, or -1 on out of memory (b->oom is then set too). */
     int (*write)(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 } sonde_format;
@@ -26,6 +27,7 @@ const char *sonde_format_names(void);
 int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
+int sonde_write_chrome(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 

@@ -29,8 +29,9 @@ static int64_t thread_of(sonde_profile *p, sonde_u64map *index, const sonde_thre
     return t;
 }
 
-static int add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sample *s,
-                     const sonde_sampler_opts *o)
+/* Adds the stack to the tree; its innermost node, or SONDE_NO_NODE. */
+static uint32_t add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sample *s,
+                          const sonde_sampler_opts *o)
 {
     uint32_t node = p->threads[thread].root;
     p->nodes[node].total++;
@@ -39,17 +40,17 @@ static int add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sampl
         snprintf(label, sizeof label, "thread %llu", (unsigned long long)s->native_id);
         uint32_t f = sonde_profile_func(p, "~", 0, label, label, SONDE_FUNC_C);
         if (f == SONDE_NO_FUNC || (node = sonde_profile_child_for(p, node, f, 0)) == SONDE_NO_NODE)
-            return -1;
+            return SONDE_NO_NODE;
         p->nodes[node].total++;
     }
     for (uint32_t i = s->depth; i-- > 0;) {
         node = sonde_profile_child_for(p, node, s->frames[i].func, s->frames[i].line);
         if (node == SONDE_NO_NODE)
-            return -1;
+            return SONDE_NO_NODE;
         p->nodes[node].total++;
     }
     p->nodes[node].self++;
-    return 0;
+    return node;
 }
 
 int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s)
@@ -60,14 +61,15 @@ int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *
 
 int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,
                       const sonde_thread_sample *threads, uint32_t n,
-                      const sonde_sampler_opts *o)
+                      const sonde_sampler_opts *o, uint64_t t_ns)
 {
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         if (!sonde_sampler_keeps(o, s))
             continue;
         int64_t t = thread_of(p, thread_index, s);
-        if (t < 0 || add_stack(p, (uint32_t)t, s, o) < 0)
+        uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, s, o);
+        if (leaf == SONDE_NO_NODE || sonde_profile_add_event(p, t_ns, (uint32_t)t, leaf) < 0)
             return -1;
     }
     return 0;
@@ -88,6 +90,7 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     memset(counts, 0, sizeof *counts);
     p->sample_rate = o->rate;
     p->seconds_per_tick = 1.0 / o->rate;
+    p->pid = w->proc.pid;
     sonde_thread_sample *threads = malloc(SONDE_WALK_MAX_THREADS * sizeof *threads);
     sonde_u64map index;
     sonde_u64map_init(&index);
@@ -116,7 +119,7 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
                 counts->torn += threads[i].torn;
                 counts->stacks += !threads[i].torn && threads[i].depth > 0;
             }
-            if (sonde_sampler_add(p, &index, threads, n, o) < 0) {
+            if (sonde_sampler_add(p, &index, threads, n, o, now_ns() - start) < 0) {
                 rc = -1;
                 break;
             }

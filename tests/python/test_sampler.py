@@ -306,3 +306,37 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
     assert text.rstrip().endswith("\x1b[?25h\x1b[?1049l")  # terminal given back
     widest = max(len(line) for line in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text).splitlines())
     assert widest <= 80
+
+
+def test_chrome_trace_is_a_proper_timeline(tmp_path):
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "t.json"
+    rec = sonde("record", "-r", "500", "-f", "chrome", "-o", str(out), "--", sys.executable,
+                "prog.py", "1.5", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    events = json.load(open(str(out)))["traceEvents"]
+    names = {e["args"]["name"] for e in events if e["ph"] == "M"}
+    assert names and all(n.startswith("thread") or n == "MainThread" for n in names)
+    stacks, last, slices = {}, {}, {}
+    for e in events:
+        if e["ph"] not in "BE":
+            continue
+        assert e["ts"] >= last.get(e["tid"], 0)  # time order within a thread
+        last[e["tid"]] = e["ts"]
+        stack = stacks.setdefault(e["tid"], [])
+        if e["ph"] == "B":
+            stack.append((e["name"], e["ts"]))
+        else:
+            name, begun = stack.pop()  # E closes the innermost open slice
+            assert name == e["name"]
+            slices[name] = slices.get(name, 0) + e["ts"] - begun
+    assert all(not s for s in stacks.values())
+    total = slices["<module>"]
+    assert abs(100 * slices["half"] / total - 50) <= 10  # slices end at the next sample
+    assert run_sonde_rejects_timeline(tmp_path)
+
+
+def run_sonde_rejects_timeline(tmp_path):
+    (tmp_path / "x.py").write_text("pass\n")
+    proc = sonde("run", "-f", "chrome", "x.py", cwd=str(tmp_path))
+    return proc.returncode == 2 and "sonde record -f chrome" in proc.stderr

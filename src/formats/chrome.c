@@ -1,0 +1,102 @@
+/* chrome.c - Chrome's trace event JSON (chrome://tracing, Perfetto) from a
+ * sampled profile's timeline.
+ *
+ * Each thread's samples are replayed in time order: frames that leave the
+ * stack between two samples end ("E") at the later sample's time, frames
+ * that join it begin ("B") there, so a function that stayed on the stack
+ * across many samples is one slice.  Times are microseconds since the
+ * recording began; the last slices end one sampling period after the last
+ * sample. */
+#include <stdlib.h>
+
+#include "format.h"
+
+/* The frames from the thread root down to node, root first, into path;
+ * their number. */
+static uint32_t path_of(const sonde_profile *p, uint32_t node, uint32_t *path, uint32_t cap)
+{
+    uint32_t n = 0;
+    for (uint32_t x = node; x != SONDE_NO_NODE && p->nodes[x].func != SONDE_NO_FUNC && n < cap;
+         x = p->nodes[x].parent)
+        path[n++] = x;
+    for (uint32_t i = 0; i < n / 2; i++) {
+        uint32_t t = path[i];
+        path[i] = path[n - 1 - i];
+        path[n - 1 - i] = t;
+    }
+    return n;
+}
+
+static void put_event(sonde_buf *b, const sonde_profile *p, uint32_t node, char phase,
+                      double us, const sonde_thread *t, int *first)
+{
+    const sonde_func *f = &p->funcs[p->nodes[node].func];
+    sonde_buf_puts(b, *first ? "\n " : ",\n ");
+    *first = 0;
+    sonde_buf_puts(b, "{\"name\": ");
+    sonde_buf_json_str(b, sonde_profile_str(p, f->qualname));
+    sonde_buf_printf(b, ", \"cat\": \"python\", \"ph\": \"%c\", \"ts\": %.3f, \"pid\": %d, "
+                     "\"tid\": %llu", phase, us, p->pid, (unsigned long long)t->native_id);
+    if (phase == 'B') {
+        sonde_buf_puts(b, ", \"args\": {\"file\": ");
+        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
+        sonde_buf_printf(b, ", \"line\": %d}", p->nodes[node].line ? p->nodes[node].line : f->line);
+    }
+    sonde_buf_putc(b, '}');
+}
+
+int sonde_write_chrome(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+{
+    (void)s;
+    uint32_t cap = 4096;
+    uint32_t *open_path = malloc(cap * sizeof *open_path), *next_path = malloc(cap * sizeof *next_path);
+    if (!open_path || !next_path) {
+        free(open_path);
+        free(next_path);
+        b->oom = 1;
+        return -1;
+    }
+    double period_us = p->sample_rate > 0 ? 1e6 / p->sample_rate : 0;
+    int first = 1;
+    sonde_buf_puts(b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exporter\": \"sonde\"},\n"
+                      "\"traceEvents\": [");
+    for (uint32_t t = 0; t < p->nthreads; t++) {
+        const sonde_thread *th = &p->threads[t];
+        sonde_buf_puts(b, first ? "\n " : ",\n ");
+        first = 0;
+        sonde_buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %llu, "
+                         "\"args\": {\"name\": ", p->pid, (unsigned long long)th->native_id);
+        sonde_buf_json_str(b, sonde_profile_str(p, th->name));
+        sonde_buf_puts(b, "}}");
+        uint32_t depth = 0;
+        double last = 0;
+        for (uint64_t i = 0; i < p->nevents; i++) {
+            const sonde_sample_event *e = &p->events[i];
+            if (e->thread != t)
+                continue;
+            double us = (double)e->t_ns / 1000.0;
+            uint32_t n = path_of(p, e->node, next_path, cap);
+            uint32_t common = 0;
+            while (common < n && common < depth && next_path[common] == open_path[common])
+                common++;
+            /* A gap of more than two periods (an idle stretch, a missed
+             * tick) closes everything at the end of the last sample. */
+            double end = us - last > 2 * period_us && depth ? last + period_us : us;
+            if (end != us)
+                common = 0;
+            while (depth > common)
+                put_event(b, p, open_path[--depth], 'E', end, th, &first);
+            for (; depth < n; depth++) {
+                open_path[depth] = next_path[depth];
+                put_event(b, p, open_path[depth], 'B', us, th, &first);
+            }
+            last = us;
+        }
+        while (depth > 0)
+            put_event(b, p, open_path[--depth], 'E', last + period_us, th, &first);
+    }
+    sonde_buf_puts(b, "]}\n");
+    free(open_path);
+    free(next_path);
+    return sonde_buf_ok(b) ? 0 : -1;
+}
