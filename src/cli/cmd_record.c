@@ -24,7 +24,7 @@
 
 static const char usage[] =
     "usage: sonde record [-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS] [--idle] [--gil]\n"
-    "                    [--threads] (-p PID | -- CMD [ARGS...])\n"
+    "                    [--threads] [--subprocesses] (-p PID | -- CMD [ARGS...])\n"
     "\n"
     "Samples the Python stacks of a process from outside: -p attaches to a\n"
     "running one without stopping or changing it; -- CMD starts CMD and samples\n"
@@ -38,7 +38,9 @@ static const char usage[] =
     "  -d, --duration SECS  stop after this long (default: until the process ends)\n"
     "      --idle           keep threads that are sleeping or blocked too\n"
     "      --gil            keep only the thread holding the GIL\n"
-    "      --threads        put each thread at the root of its stacks\n";
+    "      --threads        put each thread at the root of its stacks\n"
+    "      --subprocesses   sample the Python processes it starts too (multiprocessing\n"
+    "                       workers, subprocesses), each under \"process PID (command)\"\n";
 
 static volatile sig_atomic_t stop_requested;
 
@@ -71,10 +73,11 @@ static int parse(int argc, char **argv, record_opts *o)
             break;
         }
         if (cli_flag(a, NULL, "--idle") || cli_flag(a, NULL, "--gil") ||
-            cli_flag(a, NULL, "--threads")) {
+            cli_flag(a, NULL, "--threads") || cli_flag(a, NULL, "--subprocesses")) {
             o->s.idle |= strcmp(a, "--idle") == 0;
             o->s.gil_only |= strcmp(a, "--gil") == 0;
             o->s.thread_roots |= strcmp(a, "--threads") == 0;
+            o->s.subprocesses |= strcmp(a, "--subprocesses") == 0;
             continue;
         }
         if ((r = cli_option(argc, argv, &i, "-o", "--output", &o->out)) ||
@@ -216,10 +219,12 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
         rc = SONDE_EXIT_FAILED;
     } else {
         fprintf(stderr, "sonde: %llu samples in %.2f s (%.0f Hz asked, %.0f Hz kept), "
-                "%llu missed, %llu thread stacks, %llu torn reads skipped%s; wrote %s (%s)\n",
+                "%llu missed, %llu thread stacks of %u process%s, %llu torn reads skipped%s; "
+                "wrote %s (%s)\n",
                 (unsigned long long)counts.ticks, counts.seconds, o.s.rate,
                 counts.seconds > 0 ? (double)counts.ticks / counts.seconds : 0,
                 (unsigned long long)counts.missed, (unsigned long long)counts.stacks,
+                counts.processes, counts.processes == 1 ? "" : "es",
                 (unsigned long long)counts.torn, counts.ended ? "; the process ended" : "",
                 path, o.format);
         rc = 0;

@@ -1,6 +1,8 @@
 /* sampler.c - the sampling loop and the aggregation of stacks; see sampler.h. */
 #include "sampler.h"
 
+#include "family.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,31 +17,50 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The profile thread for a sampled thread, created on first sight. */
-static int64_t thread_of(sonde_profile *p, sonde_u64map *index, const sonde_thread_sample *s)
+/* The profile thread for a sampled thread of process pid, created on
+ * first sight.  Thread states are told apart by address and process (user
+ * addresses stay below 2^47, so the pid goes in the bits above). */
+static int64_t thread_of(sonde_profile *p, sonde_u64map *index, int pid,
+                         const sonde_thread_sample *s)
 {
-    uint32_t known = sonde_u64map_get(index, s->tstate);
+    uint64_t key = s->tstate ^ ((uint64_t)(uint32_t)pid << 47);
+    uint32_t known = sonde_u64map_get(index, key);
     if (known != SONDE_U64MAP_NONE)
         return known;
     char name[64];
-    snprintf(name, sizeof name, "thread %llu", (unsigned long long)s->native_id);
+    if (s->native_id == (uint64_t)pid)
+        snprintf(name, sizeof name, "MainThread");
+    else
+        snprintf(name, sizeof name, "thread %llu", (unsigned long long)s->native_id);
     int64_t t = sonde_profile_add_thread(p, s->thread_id, s->native_id, name);
-    if (t < 0 || !sonde_u64map_slot(index, s->tstate, (uint32_t)t))
+    if (t < 0 || !sonde_u64map_slot(index, key, (uint32_t)t))
         return -1;
     return t;
 }
 
+/* The child of node for a label frame ("process ...", "thread ..."). */
+static uint32_t label_frame(sonde_profile *p, uint32_t node, const char *label)
+{
+    uint32_t f = sonde_profile_func(p, "~", 0, label, label, SONDE_FUNC_C);
+    return f == SONDE_NO_FUNC ? SONDE_NO_NODE : sonde_profile_child_for(p, node, f, 0);
+}
+
 /* Adds the stack to the tree; its innermost node, or SONDE_NO_NODE. */
-static uint32_t add_stack(sonde_profile *p, uint32_t thread, const sonde_thread_sample *s,
-                          const sonde_sampler_opts *o)
+static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process_label,
+                          const sonde_thread_sample *s, const sonde_sampler_opts *o)
 {
     uint32_t node = p->threads[thread].root;
     p->nodes[node].total++;
+    if (process_label) {
+        if ((node = label_frame(p, node, process_label)) == SONDE_NO_NODE)
+            return SONDE_NO_NODE;
+        p->nodes[node].total++;
+    }
     if (o->thread_roots) {
         char label[96];
-        snprintf(label, sizeof label, "thread %llu", (unsigned long long)s->native_id);
-        uint32_t f = sonde_profile_func(p, "~", 0, label, label, SONDE_FUNC_C);
-        if (f == SONDE_NO_FUNC || (node = sonde_profile_child_for(p, node, f, 0)) == SONDE_NO_NODE)
+        snprintf(label, sizeof label, "thread %s",
+                 sonde_profile_str(p, p->threads[thread].name));
+        if ((node = label_frame(p, node, label)) == SONDE_NO_NODE)
             return SONDE_NO_NODE;
         p->nodes[node].total++;
     }
@@ -59,16 +80,16 @@ int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *
            (o->idle || s->on_cpu != 0);
 }
 
-int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,
-                      const sonde_thread_sample *threads, uint32_t n,
-                      const sonde_sampler_opts *o, uint64_t t_ns)
+int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
+                      const char *process_label, const sonde_thread_sample *threads,
+                      uint32_t n, const sonde_sampler_opts *o, uint64_t t_ns)
 {
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         if (!sonde_sampler_keeps(o, s))
             continue;
-        int64_t t = thread_of(p, thread_index, s);
-        uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, s, o);
+        int64_t t = thread_of(p, thread_index, pid, s);
+        uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, process_label, s, o);
         if (leaf == SONDE_NO_NODE || sonde_profile_add_event(p, t_ns, (uint32_t)t, leaf) < 0)
             return -1;
     }
@@ -84,6 +105,32 @@ static uint64_t next_random(uint64_t *state)
     return *state * 0x2545f4914f6cdd1dull;
 }
 
+/* One snapshot of one member into p.  -ESRCH when the process has gone;
+ * -1 on out of memory; else 0 (stop set when on_tick asked to stop). */
+static int sample_member(sonde_family_member *m, sonde_profile *p, sonde_u64map *index,
+                         const sonde_sampler_opts *o, sonde_thread_sample *threads,
+                         uint64_t t_ns, sonde_sampler_counts *counts, int *stop_now)
+{
+    uint32_t n;
+    int got = sonde_walker_sample(m->walker, threads, SONDE_WALK_MAX_THREADS, &n);
+    if (got == -ESRCH)
+        return -ESRCH;
+    if (got < 0)
+        return 0; /* not initialised yet, or torn: the next tick will tell */
+    if (!o->idle)
+        sonde_walker_read_states(m->walker, threads, n);
+    for (uint32_t i = 0; i < n; i++) {
+        counts->torn += threads[i].torn;
+        counts->stacks += !threads[i].torn && threads[i].depth > 0;
+    }
+    if (sonde_sampler_add(p, index, m->pid, o->subprocesses ? m->label : NULL, threads, n, o,
+                          t_ns) < 0)
+        return -1;
+    if (o->on_tick && o->on_tick(o->tick_ctx, threads, n))
+        *stop_now = 1;
+    return 0;
+}
+
 int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts)
 {
@@ -92,40 +139,50 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     p->seconds_per_tick = 1.0 / o->rate;
     p->pid = w->proc.pid;
     sonde_thread_sample *threads = malloc(SONDE_WALK_MAX_THREADS * sizeof *threads);
+    sonde_family *family = malloc(sizeof *family);
+    if (!threads || !family) {
+        free(threads);
+        free(family);
+        return -1;
+    }
+    sonde_family_init(family, w, p);
     sonde_u64map index;
     sonde_u64map_init(&index);
-    if (!threads)
-        return -1;
     /* Sleep exactly: the default 50 us of timer slack is half of a
      * 10 kHz period. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const uint64_t period = (uint64_t)(1e9 / o->rate);
     const uint64_t start = now_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-    uint64_t slot = start, random_state = start | 1;
-    int rc = 0;
-    while (!*stop && slot < end) {
-        uint32_t n;
-        int got = sonde_walker_sample(w, threads, SONDE_WALK_MAX_THREADS, &n);
-        if (got == -ESRCH) {
-            counts->ended = 1;
-            break;
+    const uint64_t refresh_every = 200000000u; /* ns between looks for new descendants */
+    uint64_t slot = start, random_state = start | 1, refreshed = 0;
+    int rc = 0, stop_now = 0;
+    while (!*stop && !stop_now && slot < end) {
+        uint64_t t_ns = now_ns() - start;
+        if (o->subprocesses && (refreshed == 0 || t_ns - refreshed >= refresh_every)) {
+            sonde_family_refresh(family);
+            refreshed = t_ns ? t_ns : 1;
         }
         counts->ticks++;
-        if (got == 0) {
-            if (!o->idle)
-                sonde_walker_read_states(w, threads, n);
-            for (uint32_t i = 0; i < n; i++) {
-                counts->torn += threads[i].torn;
-                counts->stacks += !threads[i].torn && threads[i].depth > 0;
-            }
-            if (sonde_sampler_add(p, &index, threads, n, o, now_ns() - start) < 0) {
-                rc = -1;
+        for (uint32_t i = 0; i < family->count && rc == 0;) {
+            int got = sample_member(&family->members[i], p, &index, o, threads, t_ns, counts,
+                                    &stop_now);
+            if (got == -ESRCH && i == 0) {
+                counts->ended = 1;
+                stop_now = 1;
                 break;
             }
-            if (o->on_tick && o->on_tick(o->tick_ctx, threads, n))
-                break;
+            if (got == -ESRCH) {
+                sonde_family_drop(family, i);
+                continue;
+            }
+            rc = got;
+            i++;
         }
+        if (rc < 0)
+            break;
+        if (family->count > counts->processes)
+            counts->processes = family->count;
         slot += period;
         uint64_t t = now_ns();
         if (t > slot) {
@@ -137,10 +194,13 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
         if (at_ns < t)
             at_ns = t;
         struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR && !*stop)
+        while (!stop_now && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR &&
+               !*stop)
             ;
     }
     counts->seconds = (double)(now_ns() - start) * 1e-9;
+    sonde_family_free(family);
+    free(family);
     sonde_u64map_free(&index);
     free(threads);
     return rc;

@@ -24,6 +24,8 @@ typedef struct sonde_sampler_opts {
     int idle;             /* keep threads that are not on a CPU */
     int gil_only;         /* keep only the thread holding the GIL */
     int thread_roots;     /* put "thread NAME" at the root of each stack */
+    int subprocesses;     /* sample Python descendants too, each stack under
+                             "process PID (command)" */
     /* Called after each snapshot with the threads kept (may be NULL);
      * nonzero stops sampling. */
     int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n);
@@ -37,6 +39,7 @@ typedef struct sonde_sampler_counts {
     uint64_t stacks;      /* thread stacks added to the profile */
     double seconds;       /* how long sampling ran */
     int ended;            /* the process ended (or exec'd) while sampled */
+    uint32_t processes;   /* processes sampled (more than 1 with subprocesses) */
 } sonde_sampler_counts;
 
 /* Samples w's process into p until the duration passes, *stop becomes
@@ -47,10 +50,11 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
 /* 1 when the options keep this thread's stack. */
 int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s);
 
-/* Adds one snapshot taken t_ns into sampling to p, and to its timeline.
+/* Adds one snapshot of process pid, taken t_ns into sampling, to p and to
+ * its timeline; process_label (or NULL) becomes each stack's root frame.
  * 0, or -1 on out of memory. */
-int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index,
-                      const sonde_thread_sample *threads, uint32_t n,
-                      const sonde_sampler_opts *o, uint64_t t_ns);
+int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
+                      const char *process_label, const sonde_thread_sample *threads,
+                      uint32_t n, const sonde_sampler_opts *o, uint64_t t_ns);
 
 #endif

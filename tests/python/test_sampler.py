@@ -340,3 +340,43 @@ def run_sonde_rejects_timeline(tmp_path):
     (tmp_path / "x.py").write_text("pass\n")
     proc = sonde("run", "-f", "chrome", "x.py", cwd=str(tmp_path))
     return proc.returncode == 2 and "sonde record -f chrome" in proc.stderr
+
+
+MULTI_PROGRAM = r'''
+import multiprocessing, subprocess, sys, time
+
+def worker_burn(seconds):
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        pool.map(worker_burn, [1.5, 1.5])
+    subprocess.run([sys.executable, "-c", "import time\ndef child_burn():\n"
+                    "    e = time.perf_counter() + 1.0\n"
+                    "    while time.perf_counter() < e: pass\nchild_burn()"])
+'''
+
+
+def test_record_follows_subprocesses(tmp_path):
+    (tmp_path / "prog.py").write_text(MULTI_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--subprocesses", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, "prog.py", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    found = {}
+    for line in out.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        assert re.match(r"process \d+ \(.*\) \(~:0\)$", frames[0]), frames[0]
+        pid = int(frames[0].split()[1])
+        for name in ("worker_burn", "child_burn"):
+            if any(f.startswith(name + " (") for f in frames):
+                found.setdefault(name, {}).setdefault(pid, 0)
+                found[name][pid] += int(n)
+    # Two spawned workers of about 1.5 s each and one subprocess of 1.0 s,
+    # each in its own process, found within the 0.2 s rediscovery period.
+    assert len(found["worker_burn"]) == 2 and min(found["worker_burn"].values()) >= 100
+    assert len(found["child_burn"]) == 1 and 60 <= list(found["child_burn"].values())[0] <= 105
+    assert "of 4 processes" in rec.stderr
