@@ -120,9 +120,19 @@ void sonde_family_drop(sonde_family *f, uint32_t i)
     f->members[i] = f->members[--f->count];
 }
 
-void sonde_family_refresh(sonde_family *f)
+int sonde_family_refresh(sonde_family *f, int descendants)
 {
-    /* Exec'd members: the interpreter moved (or left); attach afresh. */
+    /* The first member is the caller's walker: re-open it in place. */
+    sonde_family_member *first = &f->members[0];
+    if (image_of(first->pid, first->walker->runtime.path) != first->image) {
+        char err[256];
+        sonde_walker_close(first->walker);
+        if (sonde_walker_open(first->walker, first->pid, f->profile, err, sizeof err) < 0)
+            return -1;
+        first->image = image_of(first->pid, first->walker->runtime.path);
+        label_of(first->pid, first->label, sizeof first->label);
+    }
+    /* Exec'd descendants: the interpreter moved (or left); attach afresh. */
     for (uint32_t i = 1; i < f->count;) {
         sonde_family_member *m = &f->members[i];
         if (image_of(m->pid, m->walker->runtime.path) != m->image) {
@@ -136,8 +146,9 @@ void sonde_family_refresh(sonde_family *f)
     /* `tried` spares a second look within one refresh; a process found not
      * to be Python may exec into one later, so each refresh looks again. */
     f->ntried = 0;
-    for (uint32_t i = 0; i < f->count; i++) /* grows while it walks: the family tree */
+    for (uint32_t i = 0; descendants && i < f->count; i++) /* grows as it walks the tree */
         join_children(f, f->members[i].pid);
+    return 0;
 }
 
 void sonde_family_free(sonde_family *f)

@@ -1,6 +1,8 @@
 /* family.h - a process and its Python descendants, each with a walker.
  *
- * With --subprocesses the sampler follows what a program starts:
+ * Every few hundred milliseconds the sampler checks that each process
+ * still runs the image it attached to (exec replaces it).  With
+ * --subprocesses it also follows what a program starts:
  * multiprocessing workers, subprocess children, their children.  The
  * family is rediscovered from /proc/PID/task/TID/children every few
  * hundred milliseconds; a descendant joins once its interpreter can be
@@ -33,8 +35,10 @@ typedef struct sonde_family {
 
 /* A family of one: the process main walks. */
 void sonde_family_init(sonde_family *f, sonde_walker *main, sonde_profile *profile);
-/* Adds new Python descendants, drops ended ones, re-attaches exec'd ones. */
-void sonde_family_refresh(sonde_family *f);
+/* Re-attaches members that exec'd (the first one too: -1 when it exec'd
+ * into something that is not Python, and sampling must end).  With
+ * descendants, also adds new Python descendants.  0 or -1. */
+int sonde_family_refresh(sonde_family *f, int descendants);
 /* Drops member i (never the first). */
 void sonde_family_drop(sonde_family *f, uint32_t i);
 void sonde_family_free(sonde_family *f);

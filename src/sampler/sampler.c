@@ -154,13 +154,16 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     const uint64_t period = (uint64_t)(1e9 / o->rate);
     const uint64_t start = now_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-    const uint64_t refresh_every = 200000000u; /* ns between looks for new descendants */
+    const uint64_t refresh_every = 200000000u; /* ns between looks for exec and descendants */
     uint64_t slot = start, random_state = start | 1, refreshed = 0;
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = now_ns() - start;
-        if (o->subprocesses && (refreshed == 0 || t_ns - refreshed >= refresh_every)) {
-            sonde_family_refresh(family);
+        if (refreshed == 0 || t_ns - refreshed >= refresh_every) {
+            if (sonde_family_refresh(family, o->subprocesses) < 0) {
+                counts->ended = 1; /* exec'd into something that is not Python */
+                break;
+            }
             refreshed = t_ns ? t_ns : 1;
         }
         counts->ticks++;

@@ -380,3 +380,75 @@ def test_record_follows_subprocesses(tmp_path):
     assert len(found["worker_burn"]) == 2 and min(found["worker_burn"].values()) >= 100
     assert len(found["child_burn"]) == 1 and 60 <= list(found["child_burn"].values())[0] <= 105
     assert "of 4 processes" in rec.stderr
+
+
+def test_record_follows_exec(tmp_path):
+    (tmp_path / "prog.py").write_text(
+        "import os, sys, time\ndef before_exec():\n    end = time.perf_counter() + 1.0\n"
+        "    while time.perf_counter() < end: pass\nbefore_exec()\n"
+        "os.execv(sys.executable, [sys.executable, '-c', 'import time\\ndef after_exec():\\n"
+        "    e = time.perf_counter() + 1.0\\n    while time.perf_counter() < e: pass\\n"
+        "after_exec()'])\n")
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", sys.executable, "prog.py",
+                cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    counts = {"before_exec": 0, "after_exec": 0}
+    for line in out.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        leaf = stack.split(";")[-1].split(" (")[0]
+        if leaf in counts:
+            counts[leaf] += int(n)
+    assert counts["before_exec"] >= 80 and counts["after_exec"] >= 80, counts
+
+
+THREADS_PROGRAM = r'''
+import threading, time
+def spinner():
+    end = time.perf_counter() + 60
+    while time.perf_counter() < end:
+        pass
+def sleeper():
+    while True:
+        time.sleep(0.01)
+threading.Thread(target=spinner, daemon=True).start()
+sleeper()
+'''
+
+
+def leaf_counts(path):
+    counts = {}
+    for line in path.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        for name in ("spinner", "sleeper"):
+            if any(f.startswith(name + " (") for f in stack.split(";")):
+                counts[name] = counts.get(name, 0) + int(n)
+    return counts
+
+
+def test_idle_gil_and_thread_options(tmp_path):
+    proc = start(sys.executable, tmp_path, THREADS_PROGRAM)
+    try:
+        time.sleep(0.3)
+        runs = {}
+        for opts in ((), ("--idle",), ("--idle", "--gil"), ("--threads",)):
+            out = tmp_path / ("p%d.txt" % len(runs))
+            rec = sonde("record", "-p", str(proc.pid), "-d", "1", "-f", "collapsed",
+                        "-o", str(out), *opts)
+            assert rec.returncode == 0, rec.stderr
+            runs[opts] = out
+    finally:
+        proc.kill()
+        proc.wait()
+    busy, idle = leaf_counts(runs[()]), leaf_counts(runs[("--idle",)])
+    # By default only threads on a CPU count: the sleeper barely shows.
+    assert busy["spinner"] >= 80 and busy.get("sleeper", 0) <= 10
+    # --idle keeps the sleeping thread too, sample for sample.
+    assert idle["sleeper"] >= 80 and idle["spinner"] >= 80
+    # --gil keeps only the GIL holder: mostly the spinner, never both at once.
+    gil = leaf_counts(runs[("--idle", "--gil")])
+    assert gil["spinner"] >= 60 and gil.get("sleeper", 0) <= 20
+    assert sum(gil.values()) <= 105
+    # --threads puts a thread frame at the root of each stack.
+    roots = {line.split(";")[0] for line in runs[("--threads",)].read_text().splitlines()}
+    assert roots and all(r.startswith("thread ") for r in roots)
