@@ -19,5 +19,9 @@ echo
 echo "== the same file in Python's own pstats"
 python3 -c "import pstats; pstats.Stats('$out/julia.prof').sort_stats('tottime').print_stats(3)" | tail -6
 echo
+echo "== sonde record -o $out/julia.svg -- python3 examples/julia.py 300 300  (sampled from outside)"
+$sonde record -r 1000 -o "$out/julia.svg" -- python3 examples/julia.py 300 300
+echo "   open $out/julia.svg in a browser: hover, click to zoom, Search"
+echo
 echo "files written:"
 ls -l "$out"
