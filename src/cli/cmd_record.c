@@ -138,17 +138,22 @@ static long start_command(char **cmd)
 }
 
 /* Attaches to a process just started: its interpreter appears once the
- * dynamic loader has mapped it and Python has initialised. */
+ * dynamic loader has mapped it and Python has initialised (a wrapper
+ * script may exec it first).  Gives up after ATTACH_SECONDS, or when the
+ * command ends first (-ESRCH). */
+#define ATTACH_SECONDS 10
 static int attach_started(sonde_walker *w, long pid, sonde_profile *p, char *err, size_t errlen)
 {
     struct timespec pause = { 0, 2000000 };
-    for (;;) {
+    for (int tries = 0;; tries++) {
         int rc = sonde_walker_open(w, (int)pid, p, err, errlen);
         if (rc == 0)
             return 0;
         sonde_walker_close(w);
-        int status;
-        if (waitpid((pid_t)pid, &status, WNOHANG) != 0 || stop_requested)
+        siginfo_t info = { 0 };
+        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid)
+            return -ESRCH;
+        if (stop_requested || tries * 2 >= ATTACH_SECONDS * 1000)
             return rc;
         nanosleep(&pause, NULL);
     }
@@ -210,8 +215,13 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
                  : sonde_walker_open(&w, (int)pid, &p, err, sizeof err);
     sonde_sampler_counts counts = { 0 };
     if (rc < 0) {
-        if (!(started && rc == -ESRCH))
-            cli_fail(SONDE_EXIT_FAILED, "%s", err);
+        if (started && rc == -ESRCH)
+            cli_fail(0, "%s ended before its Python interpreter could be read: nothing "
+                     "recorded", o.cmd[0]);
+        else if (started)
+            cli_fail(0, "%s (still waiting for the command to end)", err);
+        else
+            cli_fail(0, "%s", err);
         rc = SONDE_EXIT_FAILED;
     } else if (sonde_sampler_run(&w, &p, &o.s, &stop_requested, &counts) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory while sampling");
@@ -234,11 +244,12 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (started) {
-        /* The command decides its own end: Ctrl-C reached it too. */
+        /* The command decides its own end (Ctrl-C reached it too), and its
+         * exit code is the answer, unless sonde could not profile it. */
         int status;
         while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
             ;
-        return rc == SONDE_EXIT_FAILED && !WIFEXITED(status) ? rc : launch_exit_code(status);
+        return rc == SONDE_EXIT_FAILED ? rc : launch_exit_code(status);
     }
     return rc;
 }

@@ -207,6 +207,7 @@ def test_sampler_errors(tmp_path):
     one_line(sonde("record", "-p", "1", "-f", "pstats"), 2)
     one_line(sonde("record", "-d", "1"), 2)
     assert "cannot start" in one_line(sonde("record", "--", "/no/such/program"), 1)
+    assert "nothing recorded" in one_line(sonde("record", "--", "true"), 1)
 
 
 def svg_frames(path):
