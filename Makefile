@@ -7,6 +7,7 @@
 #   make test-asan            C tests and the command under ASan/UBSan
 #   make test-valgrind        C tests and the command under valgrind
 #   make bench                sonde against cProfile, yappi, pyinstrument
+#   make bench-sampler        sonde record against py-spy and austin
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -35,7 +36,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench install clean
+.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -127,6 +128,12 @@ bench: all
 	  $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null; done
 	$(BENCH_VENV)/bin/python bench/bench_run.py --python $(BENCH_VENV)/bin/python \
 	  $(foreach py,$(filter %/3.12.1/bin/python3 %/3.13.0/bin/python3,$(PYTHONS)),--python $(py))
+
+# austin 4.x needs glibc 2.38; 3.7.0 runs on older ones (Debian 12 has 2.36).
+bench-sampler: all
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check py-spy austin-dist==3.7.0
+	$(BENCH_VENV)/bin/python bench/bench_sampler.py
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde
