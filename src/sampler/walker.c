@@ -14,6 +14,7 @@
 
 #define MAX_LINETABLE (1u << 20)   /* bytes of a line table we are willing to read */
 #define HEADER_MAX 512             /* bytes read at a thread state, frame or code object */
+#define CHUNK_MAX (256u << 10)     /* bytes of a stack chunk copied at once */
 
 /* A resolved code object.  Its address alone does not identify it: a code
  * object can be freed and another created at the same place, so each use
@@ -187,48 +188,82 @@ static int first_frame(const sonde_walker *w, const uint8_t *ts, uint64_t *frame
     return read_ptr(w, link + w->layout.cframe_current_frame, frame);
 }
 
-/* Follows the frame chain from frame into s.  Each system call reads a
- * frame's code object together with the next frame.  0, or -1 when torn. */
-static int walk_frames(sonde_walker *w, uint64_t frame, sonde_thread_sample *s)
+/* The used part of a thread's newest data-stack chunk, copied into
+ * w->chunk_buf (len 0 when there is none: before 3.11, or unreadable). */
+typedef struct chunk_copy {
+    uint64_t base, len;
+} chunk_copy;
+
+static chunk_copy copy_chunk(sonde_walker *w, const uint8_t *ts)
+{
+    const sonde_py_layout *l = &w->layout;
+    chunk_copy c = { 0, 0 };
+    if (l->ts_datastack_chunk == SONDE_PY_ABSENT || l->ts_datastack_top == SONDE_PY_ABSENT)
+        return c;
+    uint64_t chunk = field_u64(ts, l->ts_datastack_chunk), top = field_u64(ts, l->ts_datastack_top);
+    if (chunk && top > chunk && top - chunk <= CHUNK_MAX &&
+        sonde_proc_read(&w->proc, chunk, w->chunk_buf, top - chunk) == 0) {
+        c.base = chunk;
+        c.len = top - chunk;
+    }
+    return c;
+}
+
+/* n bytes of the frame at addr: from the chunk copy when inside it. */
+static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8_t *block,
+                      size_t n)
+{
+    if (addr >= c->base && addr - c->base <= c->len && c->len - (addr - c->base) >= n) {
+        memcpy(block, w->chunk_buf + (addr - c->base), n);
+        return 0;
+    }
+    return sonde_proc_read(&w->proc, addr, block, n);
+}
+
+/* Follows the frame chain from frame into s, then resolves every frame's
+ * code object from one scatter read.  0, or -1 when torn. */
+static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
+                       sonde_thread_sample *s)
 {
     const sonde_py_layout *l = &w->layout;
     const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner };
     size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
-    uint8_t block[HEADER_MAX], next[HEADER_MAX], code_block[HEADER_MAX];
-    if (!frame)
-        return 0;
-    if (n == 0 || ncode == 0 || sonde_proc_read(&w->proc, frame, block, n) < 0)
+    uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH];
+    uint8_t block[HEADER_MAX];
+    uint32_t depth = 0;
+    if (n == 0 || ncode == 0)
         return -1;
-    for (uint32_t visited = 0; visited < 4 * SONDE_WALK_MAX_DEPTH; visited++) {
+    for (uint32_t visited = 0; frame; visited++) {
+        if (visited == 4 * SONDE_WALK_MAX_DEPTH || read_frame(w, chunk, frame, block, n) < 0)
+            return -1;
         uint64_t previous = field_u64(block, l->frame_previous);
         uint64_t code = field_u64(block, l->frame_code);
         if (previous == frame || !code)
             return -1; /* a cycle, or a frame being set up */
-        if (sonde_proc_read2(&w->proc, code, code_block, ncode, previous, next,
-                             previous ? n : 0) < 0)
-            return -1;
         int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
                    block[l->frame_owner] >= l->frame_owner_cstack;
-        if (!shim) {
-            uint64_t raw = 0;
-            memcpy(&raw, block + l->frame_instr, l->frame_instr_size <= 8 ? l->frame_instr_size : 8);
-            int64_t c = resolve_code(w, code, code_block);
-            if (c < 0)
-                return -1;
-            if (s->depth < SONDE_WALK_MAX_DEPTH) {
-                sonde_frame_sample *f = &s->frames[s->depth++];
-                f->func = w->codes[c].func;
-                f->line = line_of(w, &w->codes[c], code, raw);
-            } else {
-                s->truncated = 1;
-            }
+        if (!shim && depth == SONDE_WALK_MAX_DEPTH) {
+            s->truncated = 1;
+        } else if (!shim) {
+            codes[depth] = code;
+            raws[depth] = 0;
+            memcpy(&raws[depth], block + l->frame_instr,
+                   l->frame_instr_size <= 8 ? l->frame_instr_size : 8);
+            depth++;
         }
-        if (!previous)
-            return 0;
         frame = previous;
-        memcpy(block, next, n);
     }
-    return -1;
+    if (sonde_proc_read_many(&w->proc, codes, depth, ncode, w->code_blocks) != (int)depth)
+        return -1;
+    for (uint32_t i = 0; i < depth; i++) {
+        int64_t c = resolve_code(w, codes[i], w->code_blocks + (size_t)i * ncode);
+        if (c < 0)
+            return -1;
+        sonde_frame_sample *f = &s->frames[s->depth++];
+        f->func = w->codes[c].func;
+        f->line = line_of(w, &w->codes[c], codes[i], raws[i]);
+    }
+    return 0;
 }
 
 /* The thread state holding the GIL, or 0. */
@@ -278,7 +313,8 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
         rc = read_ptr(w, interp + l->interp_threads_head, &ts);
     if (rc < 0)
         return rc;
-    const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id };
+    const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id,
+                              l->ts_datastack_chunk, l->ts_datastack_top };
     size_t n = span(offs, sizeof offs / sizeof offs[0]);
     uint64_t holder = gil_holder(w, interp);
     uint64_t pthreads[SONDE_WALK_MAX_THREADS];
@@ -296,7 +332,8 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
         s->on_cpu = -1;
         pthreads[*count] = s->thread_id;
         uint64_t frame;
-        if (first_frame(w, block, &frame) < 0 || walk_frames(w, frame, s) < 0)
+        chunk_copy chunk = copy_chunk(w, block);
+        if (first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0)
             s->torn = 1;
         (*count)++;
         uint64_t next = field_u64(block, l->ts_next);
@@ -354,12 +391,23 @@ void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_
     }
 }
 
-int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *err, size_t errlen)
+int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
 {
     memset(w, 0, sizeof *w);
     w->profile = profile;
     w->pthread_tid_offset = -1;
     sonde_u64map_init(&w->code_index);
+    w->chunk_buf = malloc(CHUNK_MAX);
+    w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
+    return w->chunk_buf && w->code_blocks ? 0 : -ENOMEM;
+}
+
+int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *err, size_t errlen)
+{
+    if (sonde_walker_init(w, profile) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     int rc = sonde_proc_open(&w->proc, pid, err, errlen);
     if (rc == 0)
         rc = sonde_runtime_find(&w->proc, &w->runtime, err, errlen);
@@ -393,6 +441,8 @@ void sonde_walker_close(sonde_walker *w)
     for (uint32_t i = 0; i < w->ncodes; i++)
         free(w->codes[i].linetable);
     free(w->codes);
+    free(w->chunk_buf);
+    free(w->code_blocks);
     sonde_u64map_free(&w->code_index);
     memset(w, 0, sizeof *w);
 }

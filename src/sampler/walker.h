@@ -5,8 +5,10 @@
  * that CPython version, and on each call to sonde_walker_sample follows
  * interpreter -> thread states -> frames -> code objects.  Code objects are
  * resolved once into the caller's profile (file, first line, name,
- * qualname) and cached with their line table, so a sample costs one read
- * per thread state and per frame.  Everything read is untrusted: depths,
+ * qualname) and cached with their line table.  From 3.11 a thread's frames
+ * sit in its data-stack chunk, which is copied in one read, and the code
+ * objects of a whole stack are checked in one scatter read: a sample costs
+ * a handful of system calls per thread, not one per frame.  Everything read is untrusted: depths,
  * thread counts and string lengths are capped, and a read that fails
  * because the target was mid-update marks that thread's sample torn
  * instead of failing the whole snapshot. */
@@ -52,12 +54,19 @@ typedef struct sonde_walker {
     sonde_code_info *codes;
     uint32_t ncodes, codes_cap;
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
+    uint8_t *chunk_buf;          /* a copy of the thread's newest stack chunk (3.11+) */
+    uint8_t *code_blocks;        /* code object headers of one stack, read together */
     struct sonde_stat_fd {       /* /proc/PID/task/TID/stat kept open, read with pread */
         uint64_t tid;
         int fd;
     } stat_fds[SONDE_WALK_MAX_THREADS];
     uint32_t nstat_fds;
 } sonde_walker;
+
+/* Prepares an unattached walker that interns functions into profile
+ * (sonde_walker_open does this first; tests attach one by hand).  0, or
+ * -ENOMEM. */
+int sonde_walker_init(sonde_walker *w, sonde_profile *profile);
 
 /* Attaches to pid and interns functions into profile.  0, or a negative
  * errno with one line in err (see sonde_runtime_find). */

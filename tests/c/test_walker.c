@@ -43,13 +43,10 @@ static void walk_garbage(const sonde_py_layout *layout, uint64_t *arena, int rou
     sonde_profile p;
     sonde_profile_init(&p);
     sonde_walker w;
-    memset(&w, 0, sizeof w);
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
     w.proc.pid = getpid();
-    w.profile = &p;
     w.layout = *layout;
-    w.pthread_tid_offset = -1;
     w.runtime.addr = (uint64_t)(uintptr_t)arena;
-    sonde_u64map_init(&w.code_index);
     sonde_thread_sample *out = malloc(8 * sizeof *out);
     int sane = 1;
     uint64_t threads = 0, frames = 0;

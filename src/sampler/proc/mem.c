@@ -25,22 +25,26 @@ int sonde_proc_read(const sonde_proc *p, uint64_t addr, void *buf, size_t len)
     return (size_t)n == len ? 0 : -EFAULT;   /* a partial read ran into a hole */
 }
 
-int sonde_proc_read2(const sonde_proc *p, uint64_t addr1, void *buf1, size_t len1,
-                     uint64_t addr2, void *buf2, size_t len2)
+int sonde_proc_read_many(const sonde_proc *p, const uint64_t *addrs, uint32_t n, size_t each,
+                         void *out)
 {
-    if (len2 == 0)
-        return sonde_proc_read(p, addr1, buf1, len1);
-    if (len1 == 0 || len1 > SONDE_PROC_READ_MAX || len2 > SONDE_PROC_READ_MAX)
+    if (n == 0)
+        return 0;
+    if (n > SONDE_PROC_SCATTER_MAX || each == 0 || each > SONDE_PROC_READ_MAX / n)
         return -EINVAL;
-    if (addr1 > UINT64_MAX - len1 || addr2 > UINT64_MAX - len2)
-        return -EFAULT;
-    struct iovec local[2] = { { buf1, len1 }, { buf2, len2 } };
-    struct iovec remote[2] = { { (void *)(uintptr_t)addr1, len1 },
-                               { (void *)(uintptr_t)addr2, len2 } };
-    ssize_t n = process_vm_readv(p->pid, local, 2, remote, 2, 0);
-    if (n < 0)
+    struct iovec local[SONDE_PROC_SCATTER_MAX], remote[SONDE_PROC_SCATTER_MAX];
+    for (uint32_t i = 0; i < n; i++) {
+        if (addrs[i] > UINT64_MAX - each) {
+            n = i; /* a range that wraps: read up to it */
+            break;
+        }
+        local[i] = (struct iovec){ (char *)out + (size_t)i * each, each };
+        remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[i], each };
+    }
+    ssize_t got = n ? process_vm_readv(p->pid, local, n, remote, n, 0) : 0;
+    if (got < 0)
         return -errno;
-    return (size_t)n == len1 + len2 ? 0 : -EFAULT;
+    return (int)((size_t)got / each);
 }
 
 /* Yama's ptrace_scope (0-3), or -1 when Yama is not there. */

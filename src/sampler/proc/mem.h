@@ -30,11 +30,13 @@ int sonde_proc_open(sonde_proc *p, int pid, char *err, size_t errlen);
  * above SONDE_PROC_READ_MAX. */
 int sonde_proc_read(const sonde_proc *p, uint64_t addr, void *buf, size_t len);
 
-/* Reads two ranges in one system call: [addr1, len1) into buf1 and, when
- * len2 is not 0, [addr2, len2) into buf2.  0 when both were read whole,
- * else as sonde_proc_read. */
-int sonde_proc_read2(const sonde_proc *p, uint64_t addr1, void *buf1, size_t len1,
-                     uint64_t addr2, void *buf2, size_t len2);
+#define SONDE_PROC_SCATTER_MAX 1024   /* ranges in one sonde_proc_read_many (IOV_MAX) */
+
+/* Reads n ranges of `each` bytes, addrs[i] into out + i * each, in one
+ * system call.  The number of ranges read whole from the first on (the
+ * kernel stops at the first that is not mapped), or a negative errno. */
+int sonde_proc_read_many(const sonde_proc *p, const uint64_t *addrs, uint32_t n, size_t each,
+                         void *out);
 
 /* One line for a failure code from reading pid's memory or /proc files:
  * what went wrong and, for permissions, what to change. */

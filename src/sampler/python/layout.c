@@ -108,6 +108,9 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         return fail(err, errlen, "debug offsets: %zu bytes, the 3.13 struct needs %zu", len,
                     (size_t)DO_WORDS * sizeof(uint64_t));
 
+    uint64_t datastack_chunk = field(b, DO_TS_DATASTACK_CHUNK, DO_TS_SIZE, 16);
+    uint64_t datastack_top = datastack_chunk == SONDE_PY_ABSENT ? SONDE_PY_ABSENT
+                                                                : datastack_chunk + 8;
     sonde_py_layout l = {
         .major = major,
         .minor = minor,
@@ -125,6 +128,9 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .ts_thread_id = field(b, DO_TS_THREAD_ID, DO_TS_SIZE, 8),
         .ts_native_thread_id = field(b, DO_TS_NATIVE_THREAD_ID, DO_TS_SIZE, 8),
         .ts_datastack_chunk = field(b, DO_TS_DATASTACK_CHUNK, DO_TS_SIZE, 8),
+        /* Not published: datastack_top follows datastack_chunk (3.13.0's
+         * pycore headers, checked with offsetof). */
+        .ts_datastack_top = datastack_top,
         .ts_status = field(b, DO_TS_STATUS, DO_TS_SIZE, 4),
         .ts_status_active_bit = 4,    /* _status: initialized, bound, unbound, bound_gilstate, */
         .ts_status_holds_gil_bit = 5, /* active, holds_gil, ... (Include/cpython/pystate.h) */
@@ -181,7 +187,8 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         REQUIRED(rt_interpreters_head), REQUIRED(interp_next), REQUIRED(interp_id),
         REQUIRED(interp_threads_head), REQUIRED(interp_ceval_gil), REQUIRED(ts_next),
         REQUIRED(ts_interp), REQUIRED(ts_frame), REQUIRED(ts_thread_id),
-        REQUIRED(ts_native_thread_id), REQUIRED(ts_datastack_chunk), REQUIRED(ts_status),
+        REQUIRED(ts_native_thread_id), REQUIRED(ts_datastack_chunk), REQUIRED(ts_datastack_top),
+        REQUIRED(ts_status),
         REQUIRED(frame_previous), REQUIRED(frame_code), REQUIRED(frame_instr),
         REQUIRED(frame_owner), REQUIRED(code_filename), REQUIRED(code_name),
         REQUIRED(code_qualname), REQUIRED(code_firstlineno), REQUIRED(code_linetable),

@@ -73,6 +73,9 @@ typedef struct sonde_py_layout {
     uint64_t ts_native_thread_id;        /* unsigned long native_thread_id: the kernel TID;
                                             ABSENT <= 3.10 */
     uint64_t ts_datastack_chunk;         /* _PyStackChunk *datastack_chunk; ABSENT <= 3.10 */
+    uint64_t ts_datastack_top;           /* PyObject **datastack_top: the end of the used part
+                                            of that chunk, where 3.11+ keeps its frames;
+                                            ABSENT <= 3.10 */
     uint64_t ts_status;                  /* unsigned int _status bit field; ABSENT <= 3.11 */
     uint64_t ts_status_active_bit;       /* bit number of _status.active; ABSENT <= 3.11 */
     uint64_t ts_status_holds_gil_bit;    /* bit number of _status.holds_gil; ABSENT <= 3.12 */

@@ -20,6 +20,7 @@ const sonde_py_layout sonde_py_layout_311 = {
     .ts_thread_id = 152,
     .ts_native_thread_id = 160,
     .ts_datastack_chunk = 296,
+    .ts_datastack_top = 304,
     .ts_status = SONDE_PY_ABSENT,
     .ts_status_active_bit = SONDE_PY_ABSENT,
     .ts_status_holds_gil_bit = SONDE_PY_ABSENT,

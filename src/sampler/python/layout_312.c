@@ -20,6 +20,7 @@ const sonde_py_layout sonde_py_layout_312 = {
     .ts_thread_id = 136,
     .ts_native_thread_id = 144,
     .ts_datastack_chunk = 232,
+    .ts_datastack_top = 240,
     .ts_status = 24,
     .ts_status_active_bit = 4,
     .ts_status_holds_gil_bit = SONDE_PY_ABSENT,

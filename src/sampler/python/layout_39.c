@@ -20,6 +20,7 @@ const sonde_py_layout sonde_py_layout_39 = {
     .ts_thread_id = 176,
     .ts_native_thread_id = SONDE_PY_ABSENT,
     .ts_datastack_chunk = SONDE_PY_ABSENT,
+    .ts_datastack_top = SONDE_PY_ABSENT,
     .ts_status = SONDE_PY_ABSENT,
     .ts_status_active_bit = SONDE_PY_ABSENT,
     .ts_status_holds_gil_bit = SONDE_PY_ABSENT,
