@@ -96,13 +96,15 @@ int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
     return 0;
 }
 
-/* xorshift64*: a cheap, good enough source of sampling jitter. */
-static uint64_t next_random(uint64_t *state)
+/* Where in its period tick k samples, as a fraction: the golden-ratio
+ * sequence frac(k * 0.618...).  It never locks onto a program's own
+ * period (it is irrational), and it covers every phase more evenly than
+ * random points would, so shares converge like 1/n rather than 1/sqrt(n). */
+static double tick_phase(uint64_t k)
 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    return *state * 0x2545f4914f6cdd1dull;
+    const double golden = 0.6180339887498949;
+    double x = (double)(k % 1000003u) * golden;
+    return x - (double)(uint64_t)x;
 }
 
 /* One snapshot of one member into p.  -ESRCH when the process has gone;
@@ -155,7 +157,7 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     const uint64_t start = now_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
     const uint64_t refresh_every = 200000000u; /* ns between looks for exec and descendants */
-    uint64_t slot = start, random_state = start | 1, refreshed = 0;
+    uint64_t slot = start, refreshed = 0;
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = now_ns() - start;
@@ -193,7 +195,7 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
             counts->missed += late;
             slot += late * period;
         }
-        uint64_t at_ns = slot + next_random(&random_state) % period;
+        uint64_t at_ns = slot + (uint64_t)(tick_phase(counts->ticks) * (double)period);
         if (at_ns < t)
             at_ns = t;
         struct timespec at = { (time_t)(at_ns / 1000000000u), (long)(at_ns % 1000000000u) };

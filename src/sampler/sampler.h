@@ -5,9 +5,10 @@
  * calling-context tree: every node on the path gains one sample of total,
  * the innermost one a sample of self.  Ticks follow an absolute schedule
  * (CLOCK_MONOTONIC), so a slow snapshot is not made up by sampling twice:
- * it is counted as missed.  Each sample is taken at a random point of its
- * period (stratified sampling): the rate stays exact, and a program that
- * repeats itself in step with the period is not seen at one phase only. */
+ * it is counted as missed.  Each sample is taken at a point of its period
+ * given by the golden-ratio sequence: the rate stays exact, a program that
+ * repeats itself in step with the period is not seen at one phase only,
+ * and shares converge faster than with random points. */
 #ifndef SONDE_SAMPLER_H
 #define SONDE_SAMPLER_H
 
