@@ -10,6 +10,7 @@ from setuptools import Extension, setup
 
 sources = sorted(
     glob("src/core/*.c") + glob("src/formats/*.c") + glob("src/ext/*.c")
+    + glob("src/sampler/*.c") + glob("src/sampler/proc/*.c") + glob("src/sampler/python/*.c")
     + [f for f in glob("src/cli/*.c") if not f.endswith("/main.c")]
 )
 
