@@ -8,10 +8,11 @@ from glob import glob
 
 from setuptools import Extension, setup
 
+# Every C file of the engine: all of src/ but the standalone command's
+# main() and the developers' generators under tools/.
 sources = sorted(
-    glob("src/core/*.c") + glob("src/formats/*.c") + glob("src/ext/*.c")
-    + glob("src/sampler/*.c") + glob("src/sampler/proc/*.c") + glob("src/sampler/python/*.c")
-    + [f for f in glob("src/cli/*.c") if not f.endswith("/main.c")]
+    f for f in glob("src/**/*.c", recursive=True)
+    if f != "src/cli/main.c" and "/tools/" not in f
 )
 
 setup(

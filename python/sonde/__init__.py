@@ -20,9 +20,10 @@ import functools
 import marshal
 import sys
 
+from ._lines import LineProfiler
 from ._sonde import Profiler as _Engine
 
-__all__ = ["Profile", "profile", "run", "runctx"]
+__all__ = ["LineProfiler", "Profile", "profile", "run", "runctx"]
 __version__ = "0.1.0"
 
 

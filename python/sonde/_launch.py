@@ -1,13 +1,19 @@
 """The launcher: runs a program under sonde's tracer inside its own process.
 
-Started by `sonde run` as `python -c BOOT PKG STATS OUT FORMAT MODE TARGET
-ARGS...` (BOOT has already taken PKG off sys.argv).  It makes the program
-see what a bare run shows -- sys.argv, sys.path[0], a fresh __main__
-module, its own tracebacks and exit code -- records every call, and writes
-the stats to STATS (for the command line's report) and OUT in FORMAT,
-whatever way the program ends: return, sys.exit(), an exception or Ctrl-C.
-Nothing is written when the program could not start (a syntax error, an
-unknown module): the command line takes an empty STATS file to mean that.
+Started by `sonde run` and `sonde lines` as `python -c BOOT PKG TOOL STATS
+OUT FORMAT OPTIONS MODE TARGET ARGS...` (BOOT has already taken PKG off
+sys.argv).  It makes the program see what a bare run shows -- sys.argv,
+sys.path[0], a fresh __main__ module, its own tracebacks and exit code --
+and, whatever way the program ends (return, sys.exit(), an exception or
+Ctrl-C), writes what its tool gathered:
+
+- run: every call; the stats go to STATS (for the command line's report)
+  and OUT in FORMAT.  Nothing is written when the program could not start
+  (a syntax error, an unknown module): the command line takes an empty
+  STATS file to mean that.
+- lines: per-line hits and time of the functions chosen (OPTIONS: JSON
+  with "functions", the -f patterns, and "unit"); the table goes to
+  stderr, the JSON to OUT.
 """
 
 import os
@@ -27,7 +33,7 @@ def _fail(message):
 
 
 def _script(path, args):
-    """Code and namespace for `python SCRIPT ARGS`."""
+    """Code, namespace and source for `python SCRIPT ARGS`."""
     shown = os.path.abspath(path) if sys.version_info >= (3, 9) else path
     try:
         with open(path, "rb") as f:
@@ -39,18 +45,18 @@ def _script(path, args):
         _fail("cannot run %s: %s" % (path, e))
     sys.argv[:] = [path] + args
     sys.path[0] = os.path.dirname(os.path.realpath(path))
-    return code, _fresh_main(shown).__dict__
+    return code, _fresh_main(shown).__dict__, source.decode("utf-8", "replace")
 
 
 def _code(text, args):
-    """Code and namespace for `python -c CODE ARGS`."""
+    """Code, namespace and source for `python -c CODE ARGS`."""
     try:
         code = compile(text, "<string>", "exec", dont_inherit=True)
     except SyntaxError as e:
         _fail("cannot run the code given with -c: %s: %s" % (type(e).__name__, e.msg))
     sys.argv[:] = ["-c"] + args
     sys.path[0] = ""
-    return code, _fresh_main(None).__dict__
+    return code, _fresh_main(None).__dict__, text
 
 
 def _module(name, args):
@@ -69,7 +75,8 @@ def _module(name, args):
         why = "No module named %r" % name
     if spec is None:
         _fail("cannot run module %s: %s" % (name, why))
-    return "runpy._run_module_as_main(name, alter_argv=True)", {"runpy": runpy, "name": name}
+    code = compile("runpy._run_module_as_main(name, alter_argv=True)", "<sonde>", "exec")
+    return code, {"runpy": runpy, "name": name}, ""
 
 
 def _fresh_main(filename):
@@ -111,22 +118,92 @@ def _join_threads():
             t.join()
 
 
-def main():
-    stats_path, out_path, out_format, mode, target = sys.argv[1:6]
-    args = sys.argv[6:]
-    starter = {"script": _script, "code": _code, "module": _module}[mode]
-    code, namespace = starter(target, args)
-    launcher_pid = os.getpid()
+class _RunTool:
+    """sonde run: every call, into the stats file and -o."""
 
-    prof = Profiler()
+    def __init__(self, stats_path, out_path, out_format, options, code, source):
+        self.stats_path, self.out_path, self.out_format = stats_path, out_path, out_format
+        self.prof = Profiler()
+
+    def start(self):
+        self.prof.enable()
+
+    def pause_thread(self):
+        self.prof.pause_thread()
+
+    def stop(self):
+        self.prof.disable()
+
+    def write(self):
+        self.prof.write(self.stats_path, "pstats")
+        if self.out_path:
+            self.prof.write(self.out_path, self.out_format)
+
+
+class _LinesTool:
+    """sonde lines: per-line hits and time of the chosen functions."""
+
+    def __init__(self, stats_path, out_path, out_format, options, code, source):
+        # Imported here, not at the top: `sonde run` must not import for the
+        # program what it would import itself.
+        import builtins
+        import json
+        from ._lines import ImportWatcher, LineProfiler, select
+        options = json.loads(options)
+        self.out_path = out_path
+        self.unit = options.get("unit")
+        patterns = options.get("functions", [])
+        self.prof = LineProfiler()
+        self.unmatched = select(self.prof, code, source, patterns)
+        self.watcher = ImportWatcher(self.prof, patterns, self.unmatched) if patterns else None
+        if self.watcher:
+            sys.meta_path.insert(0, self.watcher)
+        # kernprof's builtin: @profile marks a function to profile.
+        builtins.profile = self.prof.add_function
+
+    def start(self):
+        self.prof.enable()
+
+    def pause_thread(self):
+        pass
+
+    def stop(self):
+        self.prof.disable()
+        if self.watcher in sys.meta_path:
+            sys.meta_path.remove(self.watcher)
+
+    def write(self):
+        import json
+        from ._lines import format_table
+        for pattern in sorted(self.watcher.unmatched if self.watcher else self.unmatched):
+            sys.stderr.write("sonde: warning: -f %s matched no function\n" % pattern)
+        results = self.prof.results()
+        sys.stderr.write(format_table(results, self.unit))
+        if self.out_path:
+            with open(self.out_path, "w") as f:
+                json.dump({"sonde": 1, "mode": "lines", "functions": results}, f, indent=1)
+                f.write("\n")
+
+
+TOOLS = {"run": _RunTool, "lines": _LinesTool}
+
+
+def main():
+    tool_name, stats_path, out_path, out_format, options, mode, target = sys.argv[1:8]
+    args = sys.argv[8:]
+    starter = {"script": _script, "code": _code, "module": _module}[mode]
+    code, namespace, source = starter(target, args)
+    launcher_pid = os.getpid()
+    tool = TOOLS[tool_name](stats_path, out_path, out_format, options, code, source)
+
     status = 0
     interrupted = False
-    prof.enable()
+    tool.start()
     try:
         try:
             exec(code, namespace)
         finally:
-            prof.pause_thread()
+            tool.pause_thread()
             _join_threads()
     except SystemExit as e:
         status = e.code
@@ -137,16 +214,14 @@ def main():
         status = 1
         _print_uncaught(e)
     finally:
-        prof.disable()
+        tool.stop()
 
     if os.getpid() != launcher_pid:
         # A child the program forked, ending normally: the profile is the
         # parent's to write, and this process's exit is its own.
         sys.exit(_exit_status(status) if not isinstance(status, int) else status)
     try:
-        prof.write(stats_path, "pstats")
-        if out_path:
-            prof.write(out_path, out_format)
+        tool.write()
     except OSError as e:
         sys.stderr.write("sonde: cannot write the profile: %s\n" % e)
         status = status or 1

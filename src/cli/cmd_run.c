@@ -42,21 +42,6 @@ static const char usage[] =
     "      --python PY    interpreter to run the program with (default:\n"
     "                     $SONDE_PYTHON, else python3)\n";
 
-/* The launcher: put sonde's package on the path just long enough to
- * import it, so the program sees its own sys.path. */
-static const char boot[] =
-    "import sys\n"
-    "sys.path.insert(0, sys.argv.pop(1))\n"
-    "try:\n"
-    "    from sonde import _launch\n"
-    "except ImportError as e:\n"
-    "    sys.stderr.write('sonde: cannot load sonde into Python %d.%d (%s): %s; build it '\n"
-    "                     'with: make PYTHON=%s\\n' % (sys.version_info[:2] + (sys.executable,"
-    " e, sys.executable)))\n"
-    "    sys.exit(1)\n"
-    "del sys.path[0]\n"
-    "_launch.main()\n";
-
 typedef struct run_opts {
     const char *out, *format, *sort, *python;
     long limit;
@@ -218,10 +203,6 @@ int cmd_run(int argc, char **argv, const sonde_env *env)
         return rc == 1 ? 0 : rc;
     if ((rc = check_inputs(&o)) != 0)
         return rc;
-    char pkg[PATH_MAX];
-    if (launch_package_dir(env, pkg, sizeof pkg) < 0)
-        return SONDE_EXIT_FAILED;
-
     const char *tmpdir = getenv("TMPDIR");
     char stats_path[PATH_MAX];
     snprintf(stats_path, sizeof stats_path, "%s/sonde-XXXXXX",
@@ -232,31 +213,13 @@ int cmd_run(int argc, char **argv, const sonde_env *env)
                         tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
     close(fd);
 
-    /* python -c BOOT PKG STATS OUT FORMAT MODE TARGET ARGS... */
-    int nargs = argc - o.first_arg;
-    char **child = calloc((size_t)nargs + 10, sizeof *child);
-    if (!child) {
-        unlink(stats_path);
-        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    }
-    int k = 0;
-    child[k++] = (char *)launch_python(env, o.python);
-    child[k++] = "-c";
-    child[k++] = (char *)boot;
-    child[k++] = pkg;
-    child[k++] = stats_path;
-    child[k++] = (char *)(o.out ? o.out : "");
-    child[k++] = (char *)o.format;
-    child[k++] = (char *)o.mode;
-    child[k++] = (char *)o.target;
-    for (int i = 0; i < nargs; i++)
-        child[k++] = argv[o.first_arg + i];
-    child[k] = NULL;
-
+    launch_program prog = {
+        .python = launch_python(env, o.python), .tool = "run", .stats_path = stats_path,
+        .out = o.out ? o.out : "", .format = o.format, .options = "{}", .mode = o.mode,
+        .target = o.target, .args = argv + o.first_arg, .nargs = argc - o.first_arg,
+    };
     launch_result r;
-    rc = launch_run(child, &r);
-    free(child);
-    if (rc < 0) {
+    if (launch_program_run(env, &prog, &r) < 0) {
         unlink(stats_path);
         return SONDE_EXIT_FAILED;
     }

@@ -142,3 +142,48 @@ int launch_exit_code(int status)
     }
     return SONDE_EXIT_FAILED;
 }
+
+/* The launcher: put sonde's package on the path just long enough to
+ * import it, so the program sees its own sys.path. */
+static const char boot[] =
+    "import sys\n"
+    "sys.path.insert(0, sys.argv.pop(1))\n"
+    "try:\n"
+    "    from sonde import _launch\n"
+    "except ImportError as e:\n"
+    "    sys.stderr.write('sonde: cannot load sonde into Python %d.%d (%s): %s; build it '\n"
+    "                     'with: make PYTHON=%s\\n' % (sys.version_info[:2] + (sys.executable,"
+    " e, sys.executable)))\n"
+    "    sys.exit(1)\n"
+    "del sys.path[0]\n"
+    "_launch.main()\n";
+
+int launch_program_run(const sonde_env *env, const launch_program *prog, launch_result *r)
+{
+    char pkg[PATH_MAX];
+    if (launch_package_dir(env, pkg, sizeof pkg) < 0)
+        return -1;
+    /* python -c BOOT PKG TOOL STATS OUT FORMAT OPTIONS MODE TARGET ARGS... */
+    char **argv = calloc((size_t)prog->nargs + 12, sizeof *argv);
+    if (!argv) {
+        fprintf(stderr, "sonde: out of memory\n");
+        return -1;
+    }
+    int k = 0;
+    argv[k++] = (char *)prog->python;
+    argv[k++] = "-c";
+    argv[k++] = (char *)boot;
+    argv[k++] = pkg;
+    argv[k++] = (char *)prog->tool;
+    argv[k++] = (char *)prog->stats_path;
+    argv[k++] = (char *)prog->out;
+    argv[k++] = (char *)prog->format;
+    argv[k++] = (char *)prog->options;
+    argv[k++] = (char *)prog->mode;
+    argv[k++] = (char *)prog->target;
+    for (int i = 0; i < prog->nargs; i++)
+        argv[k++] = prog->args[i];
+    int rc = launch_run(argv, r);
+    free(argv);
+    return rc;
+}

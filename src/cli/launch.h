@@ -30,6 +30,24 @@ typedef struct launch_result {
  * 0, or -1 after printing why it could not start. */
 int launch_run(char *const argv[], launch_result *r);
 
+/* A Python program to run under one of sonde's in-process tools. */
+typedef struct launch_program {
+    const char *python;      /* the interpreter */
+    const char *tool;        /* "run" (the tracer) or "lines" (the line tracer) */
+    const char *stats_path;  /* where the run tool writes its stats, or "" */
+    const char *out;         /* -o, or "" */
+    const char *format;      /* -f of the run tool, or "" */
+    const char *options;     /* the tool's other options, as JSON */
+    const char *mode;        /* "script", "module" or "code" */
+    const char *target;      /* the script, module or code */
+    char **args;             /* the program's own arguments */
+    int nargs;
+} launch_program;
+
+/* Runs the program under python/sonde/_launch.py to completion.  0, or -1
+ * after printing why it could not start. */
+int launch_program_run(const sonde_env *env, const launch_program *prog, launch_result *r);
+
 /* The exit code to pass on for a wait status; re-raises a fatal signal
  * on sonde itself first, so the caller sees what a bare run would give. */
 int launch_exit_code(int status);

@@ -14,6 +14,7 @@
 #include "../formats/format.h"
 #include "../formats/pstats.h"
 #include "../formats/table.h"
+#include "lines.h"
 
 typedef struct profiler_object {
     PyObject_HEAD
@@ -321,6 +322,10 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__sonde(void)
     Py_INCREF(&profiler_type);
     if (PyModule_AddObject(m, "Profiler", (PyObject *)&profiler_type) < 0) {
         Py_DECREF(&profiler_type);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (sonde_lines_add_type(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -23,6 +23,7 @@
 #endif
 
 #include "../core/clock.h"
+#include "pyerr.h"
 #include "../core/profile.h"
 #include "../core/u64map.h"
 
@@ -149,36 +150,6 @@ static inline const void *tracer_cfunc_key(PyObject *callable, PyObject *self_ar
  * builtins.len>", "<method 'append' of 'list' objects>", ...  New
  * reference, or NULL with an exception set. */
 PyObject *tracer_cfunc_label(PyObject *cfunc);
-
-/* Keeps the profiled program's pending exception across code that may
- * raise and clear its own (naming a callee runs a repr). */
-typedef struct saved_error {
-#if PY_VERSION_HEX >= 0x030C0000
-    PyObject *exc;
-#else
-    PyObject *type, *value, *tb;
-#endif
-} saved_error;
-
-static inline saved_error error_save(void)
-{
-    saved_error e;
-#if PY_VERSION_HEX >= 0x030C0000
-    e.exc = PyErr_GetRaisedException();
-#else
-    PyErr_Fetch(&e.type, &e.value, &e.tb);
-#endif
-    return e;
-}
-
-static inline void error_restore(saved_error e)
-{
-#if PY_VERSION_HEX >= 0x030C0000
-    PyErr_SetRaisedException(e.exc);
-#else
-    PyErr_Restore(e.type, e.value, e.tb);
-#endif
-}
 
 /* The hooks: install on every thread / remove; 0 or -1 with an exception. */
 int hook_install(tracer *t);

@@ -1,0 +1,204 @@
+"""Per-line profiling: sonde.LineProfiler and what `sonde lines` prints.
+
+The counting is C (_sonde.LineTracer); this module chooses which code
+objects to trace, and turns the counts into line_profiler's table and
+into the JSON of `sonde lines -o` (README, "Formats").
+"""
+
+import dis
+import fnmatch
+import functools
+import importlib.machinery
+import json
+import linecache
+import sys
+
+from ._sonde import LineTracer
+
+UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+
+
+def line_range(code):
+    """First and last line an instruction of code can be on."""
+    lines = [line for _, line in dis.findlinestarts(code) if line is not None]
+    first = code.co_firstlineno
+    return first, max(lines + [first])
+
+
+def code_tree(code, qualname=""):
+    """(code, qualname) of every function nested in code, depth first.
+
+    Comprehensions and lambdas stay with the function around them: their
+    lines are that function's lines."""
+    for const in code.co_consts:
+        if not hasattr(const, "co_code"):
+            continue
+        if const.co_name.startswith("<"):
+            yield from code_tree(const, qualname)
+            continue
+        name = getattr(const, "co_qualname", None) or (
+            qualname + "." + const.co_name if qualname else const.co_name)
+        yield const, name
+        is_function = const.co_flags & 0x3  # CO_OPTIMIZED | CO_NEWLOCALS; a class body has neither
+        yield from code_tree(const, name + ".<locals>" if is_function else name)
+
+
+class LineProfiler:
+    """Exact hits and time per line of the functions given to it.
+
+    Use as a decorator (@profiler), with add_function(), or both, then
+    enable()/disable() or `with profiler:`; a decorated function turns the
+    profiler on while it runs.  print_stats() prints line_profiler's table.
+    """
+
+    def __init__(self, *functions):
+        self._tracer = LineTracer()
+        self._names = {}
+        self._depth = 0
+        for f in functions:
+            self.add_function(f)
+
+    def add_code(self, code, qualname=None):
+        first, last = line_range(code)
+        if self._tracer.add_code(code, first, last):
+            self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
+
+    def add_function(self, func):
+        func = getattr(func, "__func__", func)
+        code = func.__code__
+        self.add_code(code, getattr(func, "__qualname__", code.co_name))
+        return func
+
+    def __call__(self, func):
+        self.add_function(func)
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self._depth += 1
+            if self._depth == 1:
+                self.enable()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self.disable()
+
+        return wrapper
+
+    def enable(self):
+        self._tracer.enable()
+
+    def disable(self):
+        self._tracer.disable()
+
+    def __enter__(self):
+        self.enable()
+        return self
+
+    def __exit__(self, *exc):
+        self.disable()
+
+    def results(self):
+        """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}]}]"""
+        out = []
+        for code, first, hits, ns in self._tracer.results():
+            lines = []
+            for i, (h, t) in enumerate(zip(hits, ns)):
+                line = first + i
+                lines.append({"line": line, "hits": h, "time_ns": t,
+                              "source": linecache.getline(code.co_filename, line).rstrip("\n")})
+            out.append({"file": code.co_filename, "name": self._names.get(code, code.co_name),
+                        "first_line": first, "total_ns": sum(ns), "lines": lines})
+        return out
+
+    def dump_json(self, path):
+        with open(path, "w") as f:
+            json.dump({"sonde": 1, "mode": "lines", "functions": self.results()}, f, indent=1)
+            f.write("\n")
+
+    def print_stats(self, stream=None, unit=None):
+        (stream or sys.stdout).write(format_table(self.results(), unit))
+
+
+def pick_unit(functions):
+    """The largest unit in which the biggest per-line time is at least 1."""
+    biggest = max([l["time_ns"] for f in functions for l in f["lines"]] + [0])
+    for unit in ("s", "ms", "us"):
+        if biggest >= UNITS[unit]:
+            return unit
+    return "ns"
+
+
+def format_table(functions, unit=None):
+    """line_profiler's table, for every function that ran."""
+    unit = unit or pick_unit(functions)
+    scale = UNITS[unit]
+    out = ["Timer unit: 1 %s\n" % unit]
+    for f in functions:
+        if not any(l["hits"] for l in f["lines"]):
+            continue
+        total = f["total_ns"]
+        out.append("\nTotal time: %.6g s\nFile: %s\nFunction: %s at line %d\n\n"
+                   % (total / 1e9, f["file"], f["name"], f["first_line"]))
+        header = "%6s %10s %12s %10s %8s  %s" % ("Line #", "Hits", "Time", "Per Hit", "% Time",
+                                                   "Line Contents")
+        out.append(header + "\n" + "=" * len(header) + "\n")
+        for l in f["lines"]:
+            if l["hits"]:
+                t = l["time_ns"] / scale
+                out.append("%6d %10d %12.1f %10.1f %8.1f  %s\n" % (
+                    l["line"], l["hits"], t, t / l["hits"],
+                    100.0 * l["time_ns"] / total if total else 0.0, l["source"]))
+            else:
+                out.append("%6d %10s %12s %10s %8s  %s\n" % (l["line"], "", "", "", "",
+                                                              l["source"]))
+    return "".join(out)
+
+
+def select(tracer, script_code, script_source, patterns):
+    """Registers the script's functions with tracer (a LineProfiler): those
+    matching -f patterns, else (when the script has no @profile) all of
+    them.  Returns the patterns still unmatched."""
+    uses_decorator = any(line.lstrip().startswith("@profile") for line in script_source.splitlines())
+    unmatched = set(patterns)
+    for code, qualname in code_tree(script_code):
+        if patterns:
+            hit = [p for p in patterns if fnmatch.fnmatchcase(qualname, p.split(":")[-1])
+                   and (":" not in p or p.split(":")[0] == "__main__")]
+            if hit:
+                tracer.add_code(code, qualname)
+                unmatched -= set(hit)
+        elif not uses_decorator:
+            tracer.add_code(code, qualname)
+    return unmatched
+
+
+class ImportWatcher:
+    """Registers functions of modules imported later that -f patterns name
+    (module:qualname, or a bare qualname pattern for any module)."""
+
+    def __init__(self, tracer, patterns, unmatched):
+        self.tracer, self.patterns, self.unmatched = tracer, patterns, unmatched
+
+    def find_spec(self, name, path, target=None):
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return None
+        wanted = [p for p in self.patterns if ":" not in p or p.split(":")[0] == name]
+        if not wanted:
+            return None
+        loader, watcher = spec.loader, self
+
+        class Loader(type(loader)):
+            def exec_module(self, module):
+                code = loader.get_code(name)
+                for inner, qualname in code_tree(code):
+                    hit = [p for p in wanted if fnmatch.fnmatchcase(qualname, p.split(":")[-1])]
+                    if hit:
+                        watcher.tracer.add_code(inner, qualname)
+                        watcher.unmatched -= set(hit)
+                exec(code, module.__dict__)
+
+        spec.loader = Loader(loader.name, loader.path)
+        return spec

@@ -1,0 +1,596 @@
+/* lines.c - the line tracer; see lines.h.
+ *
+ * Protected by the GIL: every callback, and the one active tracer. */
+#include "lines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/clock.h"
+#include "../core/u64map.h"
+#include "pyerr.h"
+
+#if PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>
+#endif
+
+typedef struct line_code {
+    PyObject *code;          /* strong reference */
+    int first, nlines;       /* lines first .. first + nlines - 1 */
+    uint64_t *hits, *ticks;
+} line_code;
+
+typedef struct line_frame {
+    line_code *lc;
+    const void *frame;       /* the activation (<= 3.11: its frame object) */
+    int line;                /* the open line, or -1 */
+    uint64_t start;          /* ticks when it opened */
+} line_frame;
+
+typedef struct line_thread {
+    line_frame *stack;
+    uint32_t depth, cap;
+    struct line_thread *next;
+} line_thread;
+
+typedef struct tracer_object {
+    PyObject_HEAD
+    line_code **codes;       /* each allocated alone: open frames point at them */
+    uint32_t ncodes, cap;
+    sonde_u64map by_code;    /* code object address -> codes[] index */
+    line_thread *threads;
+    int enabled, failed;
+    sonde_clock_mark start, end;
+} tracer_object;
+
+static tracer_object *active;          /* the enabled tracer */
+static uint64_t active_generation;
+static _Thread_local line_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
+
+static line_thread *current_thread(tracer_object *t)
+{
+    if (tls_generation == active_generation)
+        return tls_thread;
+    line_thread *th = calloc(1, sizeof *th);
+    if (th) {
+        th->next = t->threads;
+        t->threads = th;
+    } else {
+        t->failed = 1;
+    }
+    tls_thread = th;
+    tls_generation = active_generation;
+    return th;
+}
+
+static line_code *lookup(tracer_object *t, const void *code)
+{
+    uint32_t i = sonde_u64map_get(&t->by_code, (uint64_t)(uintptr_t)code);
+    return i == SONDE_U64MAP_NONE ? NULL : t->codes[i];
+}
+
+static void enter(tracer_object *t, line_code *lc, const void *frame)
+{
+    line_thread *th = current_thread(t);
+    if (!th)
+        return;
+    if (th->depth == th->cap) {
+        uint32_t cap = th->cap ? th->cap * 2 : 64;
+        line_frame *s = realloc(th->stack, cap * sizeof *s);
+        if (!s) {
+            t->failed = 1;
+            return;
+        }
+        th->stack = s;
+        th->cap = cap;
+    }
+    th->stack[th->depth++] = (line_frame){ lc, frame, -1, 0 };
+}
+
+static void close_line(line_frame *f, uint64_t now)
+{
+    if (f->line >= 0)
+        f->lc->ticks[f->line - f->lc->first] += now - f->start;
+}
+
+static void on_line(tracer_object *t, const void *frame, const void *code, int line)
+{
+    line_thread *th = current_thread(t);
+    if (!th || th->depth == 0)
+        return;
+    line_frame *f = &th->stack[th->depth - 1];
+    if (f->frame != frame || (const void *)f->lc->code != code)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    close_line(f, now);
+    if (line < f->lc->first || line >= f->lc->first + f->lc->nlines) {
+        f->line = -1;
+        return;
+    }
+    f->lc->hits[line - f->lc->first]++;
+    f->line = line;
+    f->start = sonde_clock_ticks();
+}
+
+static void leave(tracer_object *t, const void *frame)
+{
+    line_thread *th = current_thread(t);
+    if (!th || th->depth == 0 || th->stack[th->depth - 1].frame != frame)
+        return;
+    close_line(&th->stack[--th->depth], sonde_clock_ticks());
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+/* ---- 3.12+: sys.monitoring, events on the registered code only ---- */
+
+#define TOOL_ID 3   /* not the debugger's, coverage's or profiler's */
+
+/* Activations are told apart by depth on the thread's stack: monitoring
+ * callbacks get no frame, so the frame key is the code object. */
+static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    line_code *lc = active && nargs >= 1 ? lookup(active, args[0]) : NULL;
+    if (lc && !active->failed)
+        enter(active, lc, args[0]);
+    Py_RETURN_NONE;
+}
+
+static PyObject *m_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (active && !active->failed && nargs >= 2)
+        on_line(active, args[0], args[0], (int)PyLong_AsLong(args[1]));
+    Py_RETURN_NONE;
+}
+
+static PyObject *disable_event; /* sys.monitoring.DISABLE */
+
+/* A loop whose body is on one line raises no LINE event per iteration, yet
+ * sys.settrace reports one: CPython's own settrace does it from JUMP, and
+ * so does this.  Forward jumps are switched off where they happen. */
+static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!active || active->failed || nargs < 3 || !PyCode_Check(args[0]))
+        Py_RETURN_NONE;
+    long from = PyLong_AsLong(args[1]), to = PyLong_AsLong(args[2]);
+    if (to > from) {
+        Py_INCREF(disable_event);
+        return disable_event;
+    }
+    PyCodeObject *code = (PyCodeObject *)args[0];
+    int line = PyCode_Addr2Line(code, (int)to);
+    if (line == PyCode_Addr2Line(code, (int)from))
+        on_line(active, code, code, line);
+    Py_RETURN_NONE;
+}
+
+static PyObject *m_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (active && nargs >= 1)
+        leave(active, args[0]);
+    Py_RETURN_NONE;
+}
+
+/* The first LOCAL_EVENTS can be switched on per code object; PY_THROW and
+ * PY_UNWIND only for the whole program (they fire when an exception passes
+ * through a frame, and the callbacks ignore code they do not trace). */
+static PyMethodDef m_callbacks[] = {
+    { "PY_START", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
+    { "PY_RESUME", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
+    { "LINE", (PyCFunction)(void (*)(void))m_line, METH_FASTCALL, NULL },
+    { "JUMP", (PyCFunction)(void (*)(void))m_jump, METH_FASTCALL, NULL },
+    { "PY_RETURN", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
+    { "PY_YIELD", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
+    { "PY_THROW", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
+    { "PY_UNWIND", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
+};
+#define NCALLBACKS (sizeof m_callbacks / sizeof m_callbacks[0])
+#define LOCAL_EVENTS 6
+
+/* sys.monitoring.NAME(*args built from fmt); 0 or -1. */
+static int monitoring(const char *name, const char *fmt, ...)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+    PyObject *fn = mon ? PyObject_GetAttrString(mon, name) : NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    PyObject *args = fn ? Py_VaBuildValue(fmt, ap) : NULL;
+    va_end(ap);
+    PyObject *r = args ? PyObject_CallObject(fn, args) : NULL;
+    Py_XDECREF(r);
+    Py_XDECREF(args);
+    Py_XDECREF(fn);
+    Py_XDECREF(mon);
+    Py_XDECREF(sys);
+    return r ? 0 : -1;
+}
+
+static long event_bit(const char *name)
+{
+    PyObject *sys = PyImport_ImportModule("sys");
+    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+    PyObject *ev = mon ? PyObject_GetAttrString(mon, "events") : NULL;
+    PyObject *v = ev ? PyObject_GetAttrString(ev, name) : NULL;
+    long bit = v ? PyLong_AsLong(v) : -1;
+    Py_XDECREF(v);
+    Py_XDECREF(ev);
+    Py_XDECREF(mon);
+    Py_XDECREF(sys);
+    return bit;
+}
+
+static long events_mask; /* the local events of m_callbacks, once installed */
+
+/* Switches the events on for one code object. */
+static int watch(PyObject *code)
+{
+    return monitoring("set_local_events", "(iOl)", TOOL_ID, code, events_mask);
+}
+
+static int install(tracer_object *t)
+{
+    if (!disable_event) {
+        PyObject *sys = PyImport_ImportModule("sys");
+        PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
+        disable_event = mon ? PyObject_GetAttrString(mon, "DISABLE") : NULL;
+        Py_XDECREF(mon);
+        Py_XDECREF(sys);
+        if (!disable_event)
+            return -1;
+    }
+    if (monitoring("use_tool_id", "(is)", TOOL_ID, "sonde lines") < 0)
+        return -1;
+    long global_mask = 0;
+    events_mask = 0;
+    for (size_t i = 0; i < NCALLBACKS; i++) {
+        long bit = event_bit(m_callbacks[i].ml_name);
+        PyObject *fn = bit < 0 ? NULL : PyCFunction_New(&m_callbacks[i], NULL);
+        int rc = fn ? monitoring("register_callback", "(ilO)", TOOL_ID, bit, fn) : -1;
+        Py_XDECREF(fn);
+        if (rc < 0)
+            return -1;
+        if (i < LOCAL_EVENTS)
+            events_mask |= bit;
+        else
+            global_mask |= bit;
+    }
+    if (monitoring("set_events", "(il)", TOOL_ID, global_mask) < 0)
+        return -1;
+    for (uint32_t i = 0; i < t->ncodes; i++)
+        if (watch(t->codes[i]->code) < 0)
+            return -1;
+    return 0;
+}
+
+static int uninstall(tracer_object *t)
+{
+    if (monitoring("set_events", "(ii)", TOOL_ID, 0) < 0)
+        PyErr_Clear();
+    if (monitoring("restart_events", "()") < 0) /* undo DISABLE for the next tracer */
+        PyErr_Clear();
+    for (uint32_t i = 0; i < t->ncodes; i++)
+        if (monitoring("set_local_events", "(iOi)", TOOL_ID, t->codes[i]->code, 0) < 0)
+            PyErr_Clear();
+    for (size_t i = 0; i < NCALLBACKS; i++)
+        if (monitoring("register_callback", "(ilO)", TOOL_ID, event_bit(m_callbacks[i].ml_name),
+                       Py_None) < 0)
+            PyErr_Clear();
+    return monitoring("free_tool_id", "(i)", TOOL_ID);
+}
+
+#else
+/* ---- up to 3.11: PyEval_SetTrace in every thread ---- */
+
+static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)arg;
+    tracer_object *t = (tracer_object *)obj;
+    if (t != active || t->failed)
+        return 0;
+    switch (what) {
+    case PyTrace_CALL: {
+#if PY_VERSION_HEX >= 0x030B0000
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        Py_DECREF(code); /* the running frame keeps it alive */
+#else
+        PyCodeObject *code = frame->f_code;
+#endif
+        line_code *lc = lookup(t, code);
+        if (lc)
+            enter(t, lc, frame);
+#if PY_VERSION_HEX < 0x030B0000
+        else
+            frame->f_trace_lines = 0; /* no line events for code not traced */
+#endif
+        break;
+    }
+    case PyTrace_LINE: {
+#if PY_VERSION_HEX >= 0x030B0000
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        Py_DECREF(code);
+#else
+        PyCodeObject *code = frame->f_code;
+#endif
+        on_line(t, frame, code, PyFrame_GetLineNumber(frame));
+        break;
+    }
+    case PyTrace_RETURN:
+        leave(t, frame);
+        break;
+    }
+    return 0;
+}
+
+/* Every code object's events come through the one hook already. */
+static int watch(PyObject *code)
+{
+    (void)code;
+    return 0;
+}
+
+static int set_trace(PyThreadState *ts, Py_tracefunc func, PyObject *obj)
+{
+    if (ts == PyThreadState_Get()) {
+        PyEval_SetTrace(func, obj);
+        return 0;
+    }
+#if PY_VERSION_HEX >= 0x03090000
+    return _PyEval_SetTrace(ts, func, obj);
+#else
+    PyObject *old = ts->c_traceobj;
+    ts->c_tracefunc = NULL;
+    ts->c_traceobj = NULL;
+    ts->use_tracing = ts->c_profilefunc != NULL;
+    Py_XDECREF(old);
+    Py_XINCREF(obj);
+    ts->c_traceobj = obj;
+    ts->c_tracefunc = func;
+    ts->use_tracing = func != NULL || ts->c_profilefunc != NULL;
+    return 0;
+#endif
+}
+
+/* threading.settrace's hook: puts the C hook in a new thread's place. */
+static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!active || nargs != 3) {
+        PyEval_SetTrace(NULL, NULL);
+        Py_RETURN_NONE;
+    }
+    PyEval_SetTrace(trace, (PyObject *)active);
+    if (PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
+        trace((PyObject *)active, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef thread_start_def = {
+    "_sonde_lines_thread_start", (PyCFunction)(void (*)(void))on_thread_start, METH_FASTCALL,
+    "Installs sonde's line hook in a new thread."
+};
+
+static int threading_settrace(PyObject *hook)
+{
+    PyObject *threading = PyImport_ImportModule("threading");
+    PyObject *r = threading ? PyObject_CallMethod(threading, "settrace", "O", hook) : NULL;
+    Py_XDECREF(threading);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static int install(tracer_object *t)
+{
+    PyObject *hook = PyCFunction_New(&thread_start_def, NULL);
+    int rc = hook ? threading_settrace(hook) : -1;
+    Py_XDECREF(hook);
+    if (rc < 0)
+        return -1;
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts))
+        if (set_trace(ts, trace, (PyObject *)t) < 0)
+            return -1;
+    return 0;
+}
+
+static int uninstall(tracer_object *t)
+{
+    (void)t;
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts))
+        if (ts->c_tracefunc == trace)
+            set_trace(ts, NULL, NULL);
+    return threading_settrace(Py_None);
+}
+#endif
+
+/* ---- the Python type ---- */
+
+static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    (void)args;
+    (void)kwds;
+    tracer_object *t = (tracer_object *)type->tp_alloc(type, 0);
+    if (t) {
+        sonde_u64map_init(&t->by_code);
+        sonde_clock_setup();
+    }
+    return (PyObject *)t;
+}
+
+static void stop(tracer_object *t)
+{
+    if (!t->enabled)
+        return;
+    saved_error saved = error_save();
+    if (uninstall(t) < 0)
+        PyErr_Clear();
+    error_restore(saved);
+    uint64_t now = sonde_clock_ticks();
+    for (line_thread *th = t->threads; th; th = th->next)
+        while (th->depth)
+            close_line(&th->stack[--th->depth], now);
+    t->enabled = 0;
+    t->end = sonde_clock_mark_now();
+    active = NULL;
+    active_generation++;
+}
+
+static void tracer_dealloc(tracer_object *t)
+{
+    stop(t);
+    for (uint32_t i = 0; i < t->ncodes; i++) {
+        Py_DECREF(t->codes[i]->code);
+        free(t->codes[i]->hits);
+        free(t->codes[i]->ticks);
+        free(t->codes[i]);
+    }
+    free(t->codes);
+    while (t->threads) {
+        line_thread *next = t->threads->next;
+        free(t->threads->stack);
+        free(t->threads);
+        t->threads = next;
+    }
+    sonde_u64map_free(&t->by_code);
+    Py_TYPE(t)->tp_free((PyObject *)t);
+}
+
+static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
+{
+    PyObject *code;
+    int first, last;
+    if (!PyArg_ParseTuple(args, "O!ii:add_code", &PyCode_Type, &code, &first, &last))
+        return NULL;
+    if (lookup(t, code))
+        Py_RETURN_FALSE;
+    if (last < first || last - first > 1000000) {
+        PyErr_Format(PyExc_ValueError, "bad line range %d..%d", first, last);
+        return NULL;
+    }
+    if (t->ncodes == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 16;
+        line_code **c = realloc(t->codes, cap * sizeof *c);
+        if (!c)
+            return PyErr_NoMemory();
+        t->codes = c;
+        t->cap = cap;
+    }
+    line_code *lc = malloc(sizeof *lc);
+    size_t n = (size_t)(last - first + 1);
+    if (lc)
+        *lc = (line_code){ code, first, (int)n, calloc(n, sizeof(uint64_t)),
+                           calloc(n, sizeof(uint64_t)) };
+    uint32_t *slot = lc && lc->hits && lc->ticks
+                         ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
+                         : NULL;
+    if (!slot) {
+        if (lc) {
+            free(lc->hits);
+            free(lc->ticks);
+        }
+        free(lc);
+        return PyErr_NoMemory();
+    }
+    Py_INCREF(code);
+    t->codes[t->ncodes++] = lc;
+    if (t->enabled && watch(code) < 0)
+        return NULL;
+    Py_RETURN_TRUE;
+}
+
+static PyObject *tracer_enable(tracer_object *t, PyObject *unused)
+{
+    (void)unused;
+    if (t->enabled)
+        Py_RETURN_NONE;
+    if (active) {
+        PyErr_SetString(PyExc_RuntimeError, "another sonde line tracer is enabled");
+        return NULL;
+    }
+    if (t->start.ns == 0)
+        t->start = sonde_clock_mark_now();
+    active = t;
+    active_generation++;
+    t->enabled = 1;
+    if (install(t) < 0) {
+        saved_error saved = error_save();
+        stop(t);
+        error_restore(saved);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *tracer_disable(tracer_object *t, PyObject *unused)
+{
+    (void)unused;
+    stop(t);
+    if (t->failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+/* results() -> [(code, first_line, [hits...], [nanoseconds...])] */
+static PyObject *tracer_results(tracer_object *t, PyObject *unused)
+{
+    (void)unused;
+    sonde_clock_mark end = t->enabled ? sonde_clock_mark_now() : t->end;
+    double ns_per_tick = 1e9 * sonde_clock_seconds_per_tick(t->start, end);
+    PyObject *out = PyList_New(0);
+    for (uint32_t i = 0; out && i < t->ncodes; i++) {
+        const line_code *lc = t->codes[i];
+        PyObject *hits = PyList_New(lc->nlines), *ns = PyList_New(lc->nlines);
+        for (int k = 0; hits && ns && k < lc->nlines; k++) {
+            PyList_SET_ITEM(hits, k, PyLong_FromUnsignedLongLong(lc->hits[k]));
+            PyList_SET_ITEM(ns, k, PyLong_FromUnsignedLongLong(
+                                       (unsigned long long)((double)lc->ticks[k] * ns_per_tick + 0.5)));
+        }
+        PyObject *item = hits && ns ? Py_BuildValue("(OiOO)", lc->code, lc->first, hits, ns) : NULL;
+        Py_XDECREF(hits);
+        Py_XDECREF(ns);
+        if (!item || PyList_Append(out, item) < 0)
+            Py_CLEAR(out);
+        Py_XDECREF(item);
+    }
+    return out;
+}
+
+static PyMethodDef tracer_methods[] = {
+    { "add_code", (PyCFunction)tracer_add_code, METH_VARARGS,
+      "add_code(code, first_line, last_line) -> bool: trace this code object's lines." },
+    { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
+    { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
+    { "results", (PyCFunction)tracer_results, METH_NOARGS,
+      "[(code, first_line, hits, nanoseconds)] per code object, per line." },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject tracer_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sonde._sonde.LineTracer",
+    .tp_basicsize = sizeof(tracer_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Exact per-line hits and time of chosen code objects.",
+    .tp_new = tracer_new,
+    .tp_dealloc = (destructor)tracer_dealloc,
+    .tp_methods = tracer_methods,
+};
+
+int sonde_lines_add_type(PyObject *module)
+{
+    if (PyType_Ready(&tracer_type) < 0)
+        return -1;
+    Py_INCREF(&tracer_type);
+    if (PyModule_AddObject(module, "LineTracer", (PyObject *)&tracer_type) < 0) {
+        Py_DECREF(&tracer_type);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,94 @@
+"""sonde lines and sonde.LineProfiler: hits equal the interpreter's own
+line events on every interpreter; times land on the right lines; the
+command line selects, prints and writes as documented."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import HERE, PKG, need, run_sonde, version_params, with_pkg_env
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_hits_equal_line_events(python):
+    python = need(python)
+    out = subprocess.run([python, os.path.join(HERE, "lines_driver.py")], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    got = json.loads(out)
+    assert got["sonde"] == got["reference"]
+    assert got["sonde"]["loops:11"] == 30 + 3 * 50  # every iteration, threads' too
+
+
+KERNPROF_SCRIPT = """
+import time
+
+@profile
+def slow():
+    total = 0
+    for _ in range(4):
+        time.sleep(0.05)
+    total += 1
+    return total
+
+def untouched():
+    return 2
+
+slow()
+untouched()
+"""
+
+
+def test_profile_decorator_and_times(tmp_path):
+    (tmp_path / "k.py").write_text(KERNPROF_SCRIPT)
+    proc = run_sonde(["lines", "-u", "ms", "-o", "k.json", "k.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Function: slow at line 4" in proc.stderr and "untouched" not in proc.stderr
+    assert "Timer unit: 1 ms" in proc.stderr
+    doc = json.load(open(str(tmp_path / "k.json")))
+    (slow,) = doc["functions"]
+    by_line = {l["line"]: l for l in slow["lines"]}
+    assert by_line[8]["hits"] == 4 and by_line[8]["source"].strip() == "time.sleep(0.05)"
+    # A callee's time counts on the line that called it: 4 x 50 ms.
+    assert 0.19e9 <= by_line[8]["time_ns"] <= 0.5e9
+    assert by_line[8]["time_ns"] > 0.9 * slow["total_ns"]
+
+
+def test_default_is_every_function_of_the_script(tmp_path):
+    (tmp_path / "s.py").write_text("import sys\ndef a():\n    return 1\nclass C:\n"
+                                   "    def m(self):\n        return a()\nC().m()\nsys.exit(3)\n")
+    proc = run_sonde(["lines", "s.py"], tmp_path)
+    assert proc.returncode == 3
+    assert "Function: a at line 2" in proc.stderr and "Function: C.m at line 5" in proc.stderr
+
+
+def test_function_patterns(tmp_path):
+    (tmp_path / "mod.py").write_text("def helper(x):\n    return x * 2\n")
+    (tmp_path / "s.py").write_text("import mod\ndef main():\n    return mod.helper(2)\nmain()\n")
+    proc = run_sonde(["lines", "-f", "mod:helper", "-f", "nothing_like_this", "s.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Function: helper at line 1" in proc.stderr and "Function: main" not in proc.stderr
+    assert "sonde: warning: -f nothing_like_this matched no function" in proc.stderr
+
+
+def test_line_profiler_api():
+    sys.path[:0] = [PKG, HERE]
+    import io
+    import lines_workloads as w
+    import sonde
+
+    prof = sonde.LineProfiler()
+    wrapped = prof(w.loops)
+    assert wrapped(10) == w.loops(10)
+    out = io.StringIO()
+    prof.print_stats(out)
+    assert "Function: loops" in out.getvalue() and "Line Contents" in out.getvalue()
+
+
+def test_lines_bad_input(tmp_path):
+    for args, code in ((["lines"], 2), (["lines", "nope.py"], 2), (["lines", "-u", "h", "x.py"], 2),
+                       (["lines", "--bogus"], 2)):
+        proc = run_sonde(args, tmp_path)
+        assert proc.returncode == code and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
