@@ -153,7 +153,7 @@ class _LinesTool:
         self.out_path = out_path
         self.unit = options.get("unit")
         patterns = options.get("functions", [])
-        self.prof = LineProfiler()
+        self.prof = LineProfiler(bytecode=options.get("bytecode", False))
         self.unmatched = select(self.prof, code, source, patterns)
         self.watcher = ImportWatcher(self.prof, patterns, self.unmatched) if patterns else None
         if self.watcher:

@@ -25,6 +25,19 @@ def line_range(code):
     return first, max(lines + [first])
 
 
+def instructions(code):
+    """(offset, opname, argument, line) of each instruction, as dis shows them."""
+    starts = sorted((off, line) for off, line in dis.findlinestarts(code) if line is not None)
+    out, k, line = [], 0, code.co_firstlineno
+    kwargs = {"adaptive": False} if sys.version_info >= (3, 12) else {}
+    for ins in dis.get_instructions(code, **kwargs):
+        while k < len(starts) and starts[k][0] <= ins.offset:
+            line = starts[k][1]
+            k += 1
+        out.append((ins.offset, ins.opname, ins.argrepr, line))
+    return out
+
+
 def code_tree(code, qualname=""):
     """(code, qualname) of every function nested in code, depth first.
 
@@ -51,16 +64,18 @@ class LineProfiler:
     profiler on while it runs.  print_stats() prints line_profiler's table.
     """
 
-    def __init__(self, *functions):
+    def __init__(self, *functions, bytecode=False):
         self._tracer = LineTracer()
         self._names = {}
         self._depth = 0
+        self._bytecode = bytecode
         for f in functions:
             self.add_function(f)
 
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        if self._tracer.add_code(code, first, last):
+        units = len(code.co_code) // 2 if self._bytecode else 0
+        if self._tracer.add_code(code, first, last, units):
             self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
 
     def add_function(self, func):
@@ -100,16 +115,23 @@ class LineProfiler:
         self.disable()
 
     def results(self):
-        """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}]}]"""
+        """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}],
+        and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]"""
         out = []
-        for code, first, hits, ns in self._tracer.results():
+        for code, first, hits, ns, ihits, ins in self._tracer.results():
             lines = []
             for i, (h, t) in enumerate(zip(hits, ns)):
                 line = first + i
                 lines.append({"line": line, "hits": h, "time_ns": t,
                               "source": linecache.getline(code.co_filename, line).rstrip("\n")})
-            out.append({"file": code.co_filename, "name": self._names.get(code, code.co_name),
-                        "first_line": first, "total_ns": sum(ns), "lines": lines})
+            function = {"file": code.co_filename, "name": self._names.get(code, code.co_name),
+                        "first_line": first, "total_ns": sum(ns), "lines": lines}
+            if ihits:
+                function["instructions"] = [
+                    {"offset": off, "opname": op, "arg": arg, "line": line,
+                     "hits": ihits[off // 2], "time_ns": ins[off // 2]}
+                    for off, op, arg, line in instructions(code)]
+            out.append(function)
         return out
 
     def dump_json(self, path):
@@ -144,6 +166,9 @@ def format_table(functions, unit=None):
         header = "%6s %10s %12s %10s %8s  %s" % ("Line #", "Hits", "Time", "Per Hit", "% Time",
                                                    "Line Contents")
         out.append(header + "\n" + "=" * len(header) + "\n")
+        by_line = {}
+        for ins in f.get("instructions", []):
+            by_line.setdefault(ins["line"], []).append(ins)
         for l in f["lines"]:
             if l["hits"]:
                 t = l["time_ns"] / scale
@@ -153,6 +178,13 @@ def format_table(functions, unit=None):
             else:
                 out.append("%6d %10s %12s %10s %8s  %s\n" % (l["line"], "", "", "", "",
                                                               l["source"]))
+            for ins in by_line.get(l["line"], []):
+                if ins["hits"]:
+                    t = ins["time_ns"] / scale
+                    out.append("%6s %10d %12.1f %10.1f %8.1f      %4d %s %s\n" % (
+                        "", ins["hits"], t, t / ins["hits"],
+                        100.0 * ins["time_ns"] / total if total else 0.0,
+                        ins["offset"], ins["opname"], ins["arg"]))
     return "".join(out)
 
 

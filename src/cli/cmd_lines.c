@@ -18,7 +18,7 @@
 #include "options.h"
 
 static const char usage[] =
-    "usage: sonde lines [-o FILE] [-f FUNC]... [-u UNIT] [--python PY]\n"
+    "usage: sonde lines [-o FILE] [-f FUNC]... [-u UNIT] [--bytecode] [--python PY]\n"
     "                   (SCRIPT | -m MODULE) [ARGS...]\n"
     "\n"
     "Runs a Python program and counts, for every line of the chosen functions,\n"
@@ -32,12 +32,15 @@ static const char usage[] =
     "  -f, --function F   a qualified name or pattern (Class.method, work*), or\n"
     "                     module:qualname for a module the program imports\n"
     "  -u, --unit UNIT    s, ms, us or ns (default: the most readable)\n"
+    "      --bytecode     also each bytecode instruction under its line: offset,\n"
+    "                     name, argument (as dis shows them), hits and time\n"
     "  -o, --output FILE  write the counts as JSON (see README, Formats)\n"
     "      --python PY    interpreter to run the program with\n";
 
 int cmd_lines(int argc, char **argv, const sonde_env *env)
 {
     const char *out = NULL, *unit = NULL, *python = NULL, *mode = NULL, *target = NULL;
+    int bytecode = 0;
     sonde_buf functions;
     sonde_buf_init(&functions);
     int i, rc = 0;
@@ -48,6 +51,10 @@ int cmd_lines(int argc, char **argv, const sonde_env *env)
             fputs(usage, stdout);
             sonde_buf_free(&functions);
             return 0;
+        }
+        if (cli_flag(a, NULL, "--bytecode")) {
+            bytecode = 1;
+            continue;
         }
         if (cli_flag(a, "-m", NULL)) {
             if (i + 1 >= argc) {
@@ -106,6 +113,8 @@ int cmd_lines(int argc, char **argv, const sonde_env *env)
     sonde_buf_printf(&options, "{\"functions\": [%s]", functions.data ? functions.data : "");
     if (unit)
         sonde_buf_printf(&options, ", \"unit\": \"%s\"", unit);
+    if (bytecode)
+        sonde_buf_puts(&options, ", \"bytecode\": true");
     sonde_buf_puts(&options, "}");
     launch_program prog = {
         .python = launch_python(env, python), .tool = "lines", .stats_path = "",

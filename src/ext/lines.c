@@ -18,6 +18,8 @@ typedef struct line_code {
     PyObject *code;          /* strong reference */
     int first, nlines;       /* lines first .. first + nlines - 1 */
     uint64_t *hits, *ticks;
+    int ninstr;              /* code units, when instructions are counted too, else 0 */
+    uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
 } line_code;
 
 typedef struct line_frame {
@@ -25,6 +27,8 @@ typedef struct line_frame {
     const void *frame;       /* the activation (<= 3.11: its frame object) */
     int line;                /* the open line, or -1 */
     uint64_t start;          /* ticks when it opened */
+    int instr;               /* the open instruction (code unit), or -1 */
+    uint64_t istart;
 } line_frame;
 
 typedef struct line_thread {
@@ -85,25 +89,50 @@ static void enter(tracer_object *t, line_code *lc, const void *frame)
         th->stack = s;
         th->cap = cap;
     }
-    th->stack[th->depth++] = (line_frame){ lc, frame, -1, 0 };
+    th->stack[th->depth++] = (line_frame){ lc, frame, -1, 0, -1, 0 };
 }
 
 static void close_line(line_frame *f, uint64_t now)
 {
     if (f->line >= 0)
         f->lc->ticks[f->line - f->lc->first] += now - f->start;
+    if (f->instr >= 0)
+        f->lc->iticks[f->instr] += now - f->istart;
+}
+
+/* The frame on top of this thread's stack when it runs code, else NULL. */
+static line_frame *top_for(tracer_object *t, const void *frame, const void *code)
+{
+    line_thread *th = current_thread(t);
+    if (!th || th->depth == 0)
+        return NULL;
+    line_frame *f = &th->stack[th->depth - 1];
+    return f->frame == frame && (const void *)f->lc->code == code ? f : NULL;
+}
+
+static void on_instruction(tracer_object *t, const void *frame, const void *code, long unit)
+{
+    line_frame *f = top_for(t, frame, code);
+    if (!f || f->lc->ninstr == 0)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    if (f->instr >= 0)
+        f->lc->iticks[f->instr] += now - f->istart;
+    f->instr = unit >= 0 && unit < f->lc->ninstr ? (int)unit : -1;
+    if (f->instr >= 0) {
+        f->lc->ihits[f->instr]++;
+        f->istart = sonde_clock_ticks();
+    }
 }
 
 static void on_line(tracer_object *t, const void *frame, const void *code, int line)
 {
-    line_thread *th = current_thread(t);
-    if (!th || th->depth == 0)
-        return;
-    line_frame *f = &th->stack[th->depth - 1];
-    if (f->frame != frame || (const void *)f->lc->code != code)
+    line_frame *f = top_for(t, frame, code);
+    if (!f)
         return;
     uint64_t now = sonde_clock_ticks();
-    close_line(f, now);
+    if (f->line >= 0)
+        f->lc->ticks[f->line - f->lc->first] += now - f->start;
     if (line < f->lc->first || line >= f->lc->first + f->lc->nlines) {
         f->line = -1;
         return;
@@ -145,6 +174,14 @@ static PyObject *m_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+static PyObject *m_instruction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (active && !active->failed && nargs >= 2)
+        on_instruction(active, args[0], args[0], PyLong_AsLong(args[1]) / 2);
+    Py_RETURN_NONE;
+}
+
 static PyObject *disable_event; /* sys.monitoring.DISABLE */
 
 /* A loop whose body is on one line raises no LINE event per iteration, yet
@@ -183,13 +220,14 @@ static PyMethodDef m_callbacks[] = {
     { "PY_RESUME", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
     { "LINE", (PyCFunction)(void (*)(void))m_line, METH_FASTCALL, NULL },
     { "JUMP", (PyCFunction)(void (*)(void))m_jump, METH_FASTCALL, NULL },
+    { "INSTRUCTION", (PyCFunction)(void (*)(void))m_instruction, METH_FASTCALL, NULL },
     { "PY_RETURN", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
     { "PY_YIELD", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
     { "PY_THROW", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
     { "PY_UNWIND", (PyCFunction)(void (*)(void))m_leave, METH_FASTCALL, NULL },
 };
 #define NCALLBACKS (sizeof m_callbacks / sizeof m_callbacks[0])
-#define LOCAL_EVENTS 6
+#define LOCAL_EVENTS 7
 
 /* sys.monitoring.NAME(*args built from fmt); 0 or -1. */
 static int monitoring(const char *name, const char *fmt, ...)
@@ -224,12 +262,14 @@ static long event_bit(const char *name)
     return bit;
 }
 
-static long events_mask; /* the local events of m_callbacks, once installed */
+static long events_mask;      /* the local events of m_callbacks, once installed */
+static long instruction_bit;  /* only for code whose instructions are counted */
 
 /* Switches the events on for one code object. */
-static int watch(PyObject *code)
+static int watch(const line_code *lc)
 {
-    return monitoring("set_local_events", "(iOl)", TOOL_ID, code, events_mask);
+    long mask = lc->ninstr ? events_mask : events_mask & ~instruction_bit;
+    return monitoring("set_local_events", "(iOl)", TOOL_ID, lc->code, mask);
 }
 
 static int install(tracer_object *t)
@@ -258,11 +298,13 @@ static int install(tracer_object *t)
             events_mask |= bit;
         else
             global_mask |= bit;
+        if (strcmp(m_callbacks[i].ml_name, "INSTRUCTION") == 0)
+            instruction_bit = bit;
     }
     if (monitoring("set_events", "(il)", TOOL_ID, global_mask) < 0)
         return -1;
     for (uint32_t i = 0; i < t->ncodes; i++)
-        if (watch(t->codes[i]->code) < 0)
+        if (watch(t->codes[i]) < 0)
             return -1;
     return 0;
 }
@@ -286,6 +328,36 @@ static int uninstall(tracer_object *t)
 #else
 /* ---- up to 3.11: PyEval_SetTrace in every thread ---- */
 
+/* Every code object's events come through the one hook already. */
+static int watch(const line_code *lc)
+{
+    (void)lc;
+    return 0;
+}
+
+/* The frame's last instruction, in code units. */
+static long frame_unit(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetLasti(frame) / 2;
+#elif PY_VERSION_HEX >= 0x030A0000
+    return frame->f_lasti; /* 3.10 counts code units */
+#else
+    return frame->f_lasti / 2;
+#endif
+}
+
+/* Asks the interpreter for an opcode event per instruction of frame. */
+static void trace_opcodes(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    if (PyObject_SetAttrString((PyObject *)frame, "f_trace_opcodes", Py_True) < 0)
+        PyErr_Clear();
+#else
+    frame->f_trace_opcodes = 1;
+#endif
+}
+
 static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
     (void)arg;
@@ -301,12 +373,26 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         PyCodeObject *code = frame->f_code;
 #endif
         line_code *lc = lookup(t, code);
-        if (lc)
+        if (lc) {
             enter(t, lc, frame);
+            if (lc->ninstr)
+                trace_opcodes(frame);
+        }
 #if PY_VERSION_HEX < 0x030B0000
-        else
+        else {
             frame->f_trace_lines = 0; /* no line events for code not traced */
+        }
 #endif
+        break;
+    }
+    case PyTrace_OPCODE: {
+#if PY_VERSION_HEX >= 0x030B0000
+        PyCodeObject *code = PyFrame_GetCode(frame);
+        Py_DECREF(code);
+#else
+        PyCodeObject *code = frame->f_code;
+#endif
+        on_instruction(t, frame, code, frame_unit(frame));
         break;
     }
     case PyTrace_LINE: {
@@ -323,13 +409,6 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         leave(t, frame);
         break;
     }
-    return 0;
-}
-
-/* Every code object's events come through the one hook already. */
-static int watch(PyObject *code)
-{
-    (void)code;
     return 0;
 }
 
@@ -449,6 +528,8 @@ static void tracer_dealloc(tracer_object *t)
         Py_DECREF(t->codes[i]->code);
         free(t->codes[i]->hits);
         free(t->codes[i]->ticks);
+        free(t->codes[i]->ihits);
+        free(t->codes[i]->iticks);
         free(t->codes[i]);
     }
     free(t->codes);
@@ -465,13 +546,14 @@ static void tracer_dealloc(tracer_object *t)
 static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
 {
     PyObject *code;
-    int first, last;
-    if (!PyArg_ParseTuple(args, "O!ii:add_code", &PyCode_Type, &code, &first, &last))
+    int first, last, ninstr = 0;
+    if (!PyArg_ParseTuple(args, "O!ii|i:add_code", &PyCode_Type, &code, &first, &last, &ninstr))
         return NULL;
     if (lookup(t, code))
         Py_RETURN_FALSE;
-    if (last < first || last - first > 1000000) {
-        PyErr_Format(PyExc_ValueError, "bad line range %d..%d", first, last);
+    if (last < first || last - first > 1000000 || ninstr < 0 || ninstr > 10000000) {
+        PyErr_Format(PyExc_ValueError, "bad line range %d..%d or code size %d", first, last,
+                     ninstr);
         return NULL;
     }
     if (t->ncodes == t->cap) {
@@ -486,21 +568,26 @@ static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
     size_t n = (size_t)(last - first + 1);
     if (lc)
         *lc = (line_code){ code, first, (int)n, calloc(n, sizeof(uint64_t)),
-                           calloc(n, sizeof(uint64_t)) };
-    uint32_t *slot = lc && lc->hits && lc->ticks
+                           calloc(n, sizeof(uint64_t)), ninstr,
+                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
+                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL };
+    int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks));
+    uint32_t *slot = complete
                          ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
                          : NULL;
     if (!slot) {
         if (lc) {
             free(lc->hits);
             free(lc->ticks);
+            free(lc->ihits);
+            free(lc->iticks);
         }
         free(lc);
         return PyErr_NoMemory();
     }
     Py_INCREF(code);
     t->codes[t->ncodes++] = lc;
-    if (t->enabled && watch(code) < 0)
+    if (t->enabled && watch(lc) < 0)
         return NULL;
     Py_RETURN_TRUE;
 }
@@ -537,7 +624,25 @@ static PyObject *tracer_disable(tracer_object *t, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* results() -> [(code, first_line, [hits...], [nanoseconds...])] */
+/* counts[0..n) as a list of ints, scaled by `scale` (1 for hits). */
+static PyObject *int_list(const uint64_t *counts, int n, double scale)
+{
+    PyObject *list = PyList_New(n);
+    for (int k = 0; list && k < n; k++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(
+            scale == 1.0 ? counts[k] : (unsigned long long)((double)counts[k] * scale + 0.5));
+        if (!v) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, k, v);
+    }
+    return list;
+}
+
+/* results() -> [(code, first_line, [hits], [ns], [instruction hits], [instruction ns])]
+ * per code object: per line from first_line, per code unit (empty when
+ * instructions were not counted). */
 static PyObject *tracer_results(tracer_object *t, PyObject *unused)
 {
     (void)unused;
@@ -546,15 +651,17 @@ static PyObject *tracer_results(tracer_object *t, PyObject *unused)
     PyObject *out = PyList_New(0);
     for (uint32_t i = 0; out && i < t->ncodes; i++) {
         const line_code *lc = t->codes[i];
-        PyObject *hits = PyList_New(lc->nlines), *ns = PyList_New(lc->nlines);
-        for (int k = 0; hits && ns && k < lc->nlines; k++) {
-            PyList_SET_ITEM(hits, k, PyLong_FromUnsignedLongLong(lc->hits[k]));
-            PyList_SET_ITEM(ns, k, PyLong_FromUnsignedLongLong(
-                                       (unsigned long long)((double)lc->ticks[k] * ns_per_tick + 0.5)));
-        }
-        PyObject *item = hits && ns ? Py_BuildValue("(OiOO)", lc->code, lc->first, hits, ns) : NULL;
+        PyObject *hits = int_list(lc->hits, lc->nlines, 1.0);
+        PyObject *ns = int_list(lc->ticks, lc->nlines, ns_per_tick);
+        PyObject *ihits = int_list(lc->ihits, lc->ninstr, 1.0);
+        PyObject *ins = int_list(lc->iticks, lc->ninstr, ns_per_tick);
+        PyObject *item = hits && ns && ihits && ins
+                             ? Py_BuildValue("(OiOOOO)", lc->code, lc->first, hits, ns, ihits, ins)
+                             : NULL;
         Py_XDECREF(hits);
         Py_XDECREF(ns);
+        Py_XDECREF(ihits);
+        Py_XDECREF(ins);
         if (!item || PyList_Append(out, item) < 0)
             Py_CLEAR(out);
         Py_XDECREF(item);
@@ -564,11 +671,12 @@ static PyObject *tracer_results(tracer_object *t, PyObject *unused)
 
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)tracer_add_code, METH_VARARGS,
-      "add_code(code, first_line, last_line) -> bool: trace this code object's lines." },
+      "add_code(code, first_line, last_line, code_units=0) -> bool: trace this code "
+      "object's lines (and its instructions when code_units is its length in code units)." },
     { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "results", (PyCFunction)tracer_results, METH_NOARGS,
-      "[(code, first_line, hits, nanoseconds)] per code object, per line." },
+      "[(code, first_line, hits, ns, instruction_hits, instruction_ns)] per code object." },
     { NULL, NULL, 0, NULL },
 };
 

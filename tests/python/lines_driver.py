@@ -1,8 +1,10 @@
 """Counts line hits of lines_workloads.TRACED two ways: with sys.settrace
 (the interpreter's own line events: the reference) and with sonde's
-LineProfiler.  Prints both as JSON: {"func:line": hits}.
+LineProfiler; with "bytecode", instruction hits too (the interpreter's
+opcode events against sonde's --bytecode counts).  Prints both as JSON:
+{"func:line": hits} or {"func@offset": hits}.
 
-usage: lines_driver.py
+usage: lines_driver.py [bytecode]
 """
 
 import json
@@ -15,17 +17,26 @@ import sonde
 codes = {f.__code__: f.__name__ for f in w.TRACED}
 
 
+BYTECODE = sys.argv[1:] == ["bytecode"]
+
+
 def reference():
     hits = {}
 
     def local(frame, event, arg):
-        if event == "line":
+        if event == "line" and not BYTECODE:
             key = "%s:%d" % (codes[frame.f_code], frame.f_lineno)
+            hits[key] = hits.get(key, 0) + 1
+        if event == "opcode":
+            key = "%s@%d" % (codes[frame.f_code], frame.f_lasti)
             hits[key] = hits.get(key, 0) + 1
         return local
 
     def global_trace(frame, event, arg):
-        return local if frame.f_code in codes else None
+        if frame.f_code not in codes:
+            return None
+        frame.f_trace_opcodes = BYTECODE
+        return local
 
     sys.settrace(global_trace)
     threading.settrace(global_trace)
@@ -37,13 +48,46 @@ def reference():
     return hits
 
 
+def instruction_reference():
+    """3.12+: settrace's opcode events are an emulation whose offsets do not
+    line up with dis; count the interpreter's INSTRUCTION events directly,
+    from a pure-Python sys.monitoring tool."""
+    mon, hits, tool = sys.monitoring, {}, 4
+
+    def on_instruction(code, offset):
+        key = "%s@%d" % (codes[code], offset)
+        hits[key] = hits.get(key, 0) + 1
+
+    mon.use_tool_id(tool, "reference")
+    mon.register_callback(tool, mon.events.INSTRUCTION, on_instruction)
+    for code in codes:
+        mon.set_local_events(tool, code, mon.events.INSTRUCTION)
+    try:
+        w.everything()
+    finally:
+        for code in codes:
+            mon.set_local_events(tool, code, 0)
+        mon.free_tool_id(tool)
+    return hits
+
+
 def measured():
-    prof = sonde.LineProfiler(*w.TRACED)
+    prof = sonde.LineProfiler(*w.TRACED, bytecode=BYTECODE)
     with prof:
         w.everything()
+    if BYTECODE:
+        import dis
+        for f in prof.results():  # offsets are dis's
+            code = [c for c, name in codes.items() if name == f["name"].split(".")[-1]][0]
+            kwargs = {"adaptive": False} if sys.version_info >= (3, 12) else {}
+            assert [i["offset"] for i in f["instructions"]] == [
+                i.offset for i in dis.get_instructions(code, **kwargs)]
+        return {"%s@%d" % (f["name"].split(".")[-1], i["offset"]): i["hits"]
+                for f in prof.results() for i in f["instructions"] if i["hits"]}
     return {"%s:%d" % (f["name"].split(".")[-1], l["line"]): l["hits"]
             for f in prof.results() for l in f["lines"] if l["hits"]}
 
 
 w.everything()  # warm up: imports, caches
-print(json.dumps({"reference": reference(), "sonde": measured()}))
+expected = instruction_reference() if BYTECODE and sys.version_info >= (3, 12) else reference()
+print(json.dumps({"reference": expected, "sonde": measured()}))

@@ -22,6 +22,16 @@ def test_hits_equal_line_events(python):
     assert got["sonde"]["loops:11"] == 30 + 3 * 50  # every iteration, threads' too
 
 
+@pytest.mark.parametrize("python", version_params())
+def test_instruction_hits_equal_opcode_events(python):
+    python = need(python)
+    out = subprocess.run([python, os.path.join(HERE, "lines_driver.py"), "bytecode"],
+                         env=with_pkg_env(), stdout=subprocess.PIPE, universal_newlines=True,
+                         check=True).stdout
+    got = json.loads(out)
+    assert got["sonde"] == got["reference"] and len(got["sonde"]) > 50
+
+
 KERNPROF_SCRIPT = """
 import time
 
