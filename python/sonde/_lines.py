@@ -1,8 +1,8 @@
 """Per-line profiling: sonde.LineProfiler and what `sonde lines` prints.
 
-The counting is C (_sonde.LineTracer); this module chooses which code
-objects to trace, and turns the counts into line_profiler's table and
-into the JSON of `sonde lines -o` (README, "Formats").
+The counting is C (_sonde.LineTracer), and so is the table
+(_sonde.lines_table); this module chooses which code objects to trace and
+turns the counts into the JSON of `sonde lines -o` (README, "Formats").
 """
 
 import dis
@@ -13,9 +13,7 @@ import json
 import linecache
 import sys
 
-from ._sonde import LineTracer
-
-UNITS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
+from ._sonde import LineTracer, lines_table
 
 
 def line_range(code):
@@ -143,49 +141,10 @@ class LineProfiler:
         (stream or sys.stdout).write(format_table(self.results(), unit))
 
 
-def pick_unit(functions):
-    """The largest unit in which the biggest per-line time is at least 1."""
-    biggest = max([l["time_ns"] for f in functions for l in f["lines"]] + [0])
-    for unit in ("s", "ms", "us"):
-        if biggest >= UNITS[unit]:
-            return unit
-    return "ns"
-
-
 def format_table(functions, unit=None):
-    """line_profiler's table, for every function that ran."""
-    unit = unit or pick_unit(functions)
-    scale = UNITS[unit]
-    out = ["Timer unit: 1 %s\n" % unit]
-    for f in functions:
-        if not any(l["hits"] for l in f["lines"]):
-            continue
-        total = f["total_ns"]
-        out.append("\nTotal time: %.6g s\nFile: %s\nFunction: %s at line %d\n\n"
-                   % (total / 1e9, f["file"], f["name"], f["first_line"]))
-        header = "%6s %10s %12s %10s %8s  %s" % ("Line #", "Hits", "Time", "Per Hit", "% Time",
-                                                   "Line Contents")
-        out.append(header + "\n" + "=" * len(header) + "\n")
-        by_line = {}
-        for ins in f.get("instructions", []):
-            by_line.setdefault(ins["line"], []).append(ins)
-        for l in f["lines"]:
-            if l["hits"]:
-                t = l["time_ns"] / scale
-                out.append("%6d %10d %12.1f %10.1f %8.1f  %s\n" % (
-                    l["line"], l["hits"], t, t / l["hits"],
-                    100.0 * l["time_ns"] / total if total else 0.0, l["source"]))
-            else:
-                out.append("%6d %10s %12s %10s %8s  %s\n" % (l["line"], "", "", "", "",
-                                                              l["source"]))
-            for ins in by_line.get(l["line"], []):
-                if ins["hits"]:
-                    t = ins["time_ns"] / scale
-                    out.append("%6s %10d %12.1f %10.1f %8.1f      %4d %s %s\n" % (
-                        "", ins["hits"], t, t / ins["hits"],
-                        100.0 * ins["time_ns"] / total if total else 0.0,
-                        ins["offset"], ins["opname"], ins["arg"]))
-    return "".join(out)
+    """line_profiler's table, for every function that ran (drawn in C,
+    where `sonde report` draws it too)."""
+    return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}), unit)
 
 
 def select(tracer, script_code, script_source, patterns):

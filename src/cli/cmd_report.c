@@ -1,10 +1,13 @@
 /* cmd_report.c - sonde report: print or convert a profile file. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../core/stats.h"
 #include "../formats/format.h"
+#include "../formats/json_read.h"
+#include "../formats/lines_table.h"
 #include "../formats/load.h"
 #include "../formats/table.h"
 #include "commands.h"
@@ -15,7 +18,8 @@ static const char usage[] =
     "                         [-f FORMAT] [-o OUT]\n"
     "\n"
     "Prints the pstats-style table of a .prof file written by sonde run or by\n"
-    "cProfile (python -m cProfile -o FILE), or converts it with -f.\n"
+    "cProfile (python -m cProfile -o FILE), or converts it with -f; prints the\n"
+    "line table of a file written by sonde lines -o.\n"
     "\n"
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
@@ -23,6 +27,30 @@ static const char usage[] =
     "      --callees RE   what the functions matching RE called\n"
     "  -f, --format FMT   table (default), pstats or json\n"
     "  -o, --output OUT   where -f writes (default: standard output)\n";
+
+/* A sonde lines profile: prints its table and returns 0 (or 1 on a
+ * malformed one); -1 when the file is not one (the .prof path decides). */
+static int print_lines(const char *file, char *err, size_t errlen)
+{
+    size_t len;
+    unsigned char *data = sonde_load_bytes(file, &len, err, errlen);
+    sonde_jtree t;
+    int rc = -1;
+    if (data && sonde_load_is_json(data, len) &&
+        sonde_json_read(&t, (const char *)data, len, err, errlen) == 0) {
+        if (sonde_lines_is(&t)) {
+            sonde_buf b;
+            sonde_buf_init(&b);
+            rc = sonde_lines_table(&b, &t, NULL, err, errlen) < 0
+                     ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err)
+                     : sonde_buf_write_file(&b, "-") < 0 ? SONDE_EXIT_FAILED : 0;
+            sonde_buf_free(&b);
+        }
+        sonde_jtree_free(&t);
+    }
+    free(data);
+    return rc;
+}
 
 int cmd_report(int argc, char **argv, const sonde_env *env)
 {
@@ -71,9 +99,13 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
                             "FILE)", format, format);
     }
 
+    char err[512];
+    int lines = print_lines(file, err, sizeof err);
+    if (lines >= 0)
+        return lines;
+
     sonde_profile p;
     sonde_stats s;
-    char err[512];
     if (sonde_profile_init(&p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_stats_init(&s);

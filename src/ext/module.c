@@ -12,6 +12,7 @@
 #include "../cli/cli.h"
 #include "../core/stats.h"
 #include "../formats/format.h"
+#include "../formats/lines_table.h"
 #include "../formats/pstats.h"
 #include "../formats/table.h"
 #include "lines.h"
@@ -296,7 +297,37 @@ static PyObject *module_main(PyObject *mod, PyObject *args)
     return PyLong_FromLong(rc);
 }
 
+/* lines_table(json_text, unit=None) -> the line_profiler table. */
+static PyObject *module_lines_table(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *text, *unit = NULL;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "s#|z:lines_table", &text, &len, &unit))
+        return NULL;
+    sonde_jtree t;
+    char err[256];
+    sonde_buf b;
+    sonde_buf_init(&b);
+    PyObject *r = NULL;
+    if (sonde_json_read(&t, text, (size_t)len, err, sizeof err) < 0) {
+        PyErr_Format(PyExc_ValueError, "not JSON: %s", err);
+    } else {
+        if (sonde_lines_table(&b, &t, unit, err, sizeof err) < 0)
+            PyErr_SetString(PyExc_ValueError, err);
+        else if (!sonde_buf_ok(&b))
+            PyErr_NoMemory();
+        else
+            r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, "replace");
+        sonde_jtree_free(&t);
+    }
+    sonde_buf_free(&b);
+    return r;
+}
+
 static PyMethodDef module_methods[] = {
+    { "lines_table", module_lines_table, METH_VARARGS,
+      "lines_table(json_text, unit=None) -> str: line_profiler's table of a lines profile." },
     { "main", module_main, METH_VARARGS,
       "main(argv, python, package_dir) -> int: run the sonde command line." },
     { NULL, NULL, 0, NULL },

@@ -46,26 +46,33 @@ static unsigned char *slurp(const char *path, size_t *len)
     return data;
 }
 
-static int looks_like_json(const unsigned char *d, size_t n)
+int sonde_load_is_json(const unsigned char *d, size_t n)
 {
     return n >= 2 && d[0] == '{' && strchr("\" \t\r\n}", d[1]) != NULL;
+}
+
+unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t errlen)
+{
+    unsigned char *data = slurp(path, len);
+    if (!data)
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    return data;
 }
 
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
                     char *err, size_t errlen)
 {
     size_t len = 0;
-    unsigned char *data = slurp(path, &len);
-    if (!data) {
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    unsigned char *data = sonde_load_bytes(path, &len, err, errlen);
+    if (!data)
         return -1;
-    }
     int rc = -1;
     if (len == 0) {
         snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
-    } else if (looks_like_json(data, len)) {
-        snprintf(err, errlen, "'%s' is JSON; sonde report reads .prof files "
-                 "(write one with 'sonde run -o FILE.prof')", path);
+    } else if (sonde_load_is_json(data, len)) {
+        snprintf(err, errlen, "'%s' is JSON but not a lines profile; sonde report reads .prof "
+                 "files (write one with 'sonde run -o FILE.prof') and sonde lines -o files",
+                 path);
     } else if ((data[0] & 0x7f) == '{') {
         char why[200];
         rc = sonde_pstats_read(data, len, p, s, why, sizeof why);

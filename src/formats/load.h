@@ -10,6 +10,13 @@
 /* Files larger than this are refused rather than read into memory. */
 #define SONDE_LOAD_MAX_BYTES (1u << 30)
 
+/* The whole of a regular file (at most SONDE_LOAD_MAX_BYTES), malloc'd;
+ * NULL with a message naming the file. */
+unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t errlen);
+
+/* 1 when data starts like a JSON document rather than a marshal one. */
+int sonde_load_is_json(const unsigned char *data, size_t len);
+
 /* Loads path (a .prof from sonde, cProfile or profile) into p and s, which
  * must be initialised.  0, or -1 with a message naming the file. */
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,

@@ -33,5 +33,6 @@ void test_marshal(void);
 void test_pstats(void);
 void test_writers(void);
 void test_verdict(void);
+void test_json_read(void);
 
 #endif

@@ -59,6 +59,7 @@ int main(void)
     test_pstats();
     test_writers();
     test_verdict();
+    test_json_read();
     test_sampler_python();
     test_sampler_proc();
     test_walker();

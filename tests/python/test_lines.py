@@ -66,6 +66,14 @@ def test_profile_decorator_and_times(tmp_path):
     assert by_line[8]["time_ns"] > 0.9 * slow["total_ns"]
 
 
+def test_report_prints_a_lines_file_again(tmp_path):
+    (tmp_path / "k.py").write_text(KERNPROF_SCRIPT.replace("0.05", "0.001"))
+    lines = run_sonde(["lines", "--bytecode", "-o", "k.json", "k.py"], tmp_path)
+    report = run_sonde(["report", "k.json"], tmp_path)
+    assert lines.returncode == report.returncode == 0, report.stderr
+    assert report.stdout == lines.stderr and "LOAD_" in report.stdout
+
+
 def test_default_is_every_function_of_the_script(tmp_path):
     (tmp_path / "s.py").write_text("import sys\ndef a():\n    return 1\nclass C:\n"
                                    "    def m(self):\n        return a()\nC().m()\nsys.exit(3)\n")

@@ -1,0 +1,351 @@
+/* json_read.c - bounded JSON reader; see json_read.h. */
+#include "json_read.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEPTH 64
+
+typedef struct parser {
+    sonde_jtree *t;
+    const char *start, *p, *end;
+    char *err;
+    size_t errlen;
+} parser;
+
+static int fail(parser *ps, const char *what)
+{
+    if (ps->err && ps->errlen && !ps->err[0])
+        snprintf(ps->err, ps->errlen, "%s at byte %zu", what, (size_t)(ps->p - ps->start));
+    return -1;
+}
+
+static void skip_space(parser *ps)
+{
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
+}
+
+static int64_t new_val(parser *ps, uint8_t type)
+{
+    sonde_jtree *t = ps->t;
+    if (t->nvals == t->vals_cap) {
+        uint32_t cap = t->vals_cap ? t->vals_cap * 2 : 256;
+        sonde_jval *v = realloc(t->vals, cap * sizeof *v);
+        if (!v)
+            return fail(ps, "out of memory");
+        t->vals = v;
+        t->vals_cap = cap;
+    }
+    memset(&t->vals[t->nvals], 0, sizeof t->vals[0]);
+    t->vals[t->nvals].type = type;
+    return t->nvals++;
+}
+
+static int pool_put(parser *ps, const char *s, size_t n)
+{
+    sonde_jtree *t = ps->t;
+    if (t->pool_len + n + 1 > t->pool_cap) {
+        size_t cap = t->pool_cap ? t->pool_cap : 1024;
+        while (cap < t->pool_len + n + 1)
+            cap *= 2;
+        char *p = realloc(t->pool, cap);
+        if (!p)
+            return fail(ps, "out of memory");
+        t->pool = p;
+        t->pool_cap = cap;
+    }
+    memcpy(t->pool + t->pool_len, s, n);
+    t->pool_len += n;
+    return 0;
+}
+
+static int put_utf8(parser *ps, uint32_t cp)
+{
+    char b[4];
+    size_t n;
+    if (cp < 0x80) {
+        b[0] = (char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        b[0] = (char)(0xc0 | cp >> 6);
+        b[1] = (char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        b[0] = (char)(0xe0 | cp >> 12);
+        b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        b[2] = (char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        b[0] = (char)(0xf0 | cp >> 18);
+        b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        b[3] = (char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    return pool_put(ps, b, n);
+}
+
+static int hex4(parser *ps, uint32_t *out)
+{
+    if (ps->end - ps->p < 4)
+        return fail(ps, "truncated \\u escape");
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) {
+        char c = *ps->p++;
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= (uint32_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v |= (uint32_t)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F')
+            v |= (uint32_t)(c - 'A' + 10);
+        else
+            return fail(ps, "bad \\u escape");
+    }
+    *out = v;
+    return 0;
+}
+
+static int64_t read_string(parser *ps)
+{
+    ps->p++; /* the opening quote */
+    int64_t v = new_val(ps, SONDE_J_STR);
+    if (v < 0)
+        return -1;
+    size_t start = ps->t->pool_len;
+    while (ps->p < ps->end && *ps->p != '"') {
+        const char *run = ps->p;
+        while (ps->p < ps->end && *ps->p != '"' && *ps->p != '\\' && (unsigned char)*ps->p >= 0x20)
+            ps->p++;
+        if (pool_put(ps, run, (size_t)(ps->p - run)) < 0)
+            return -1;
+        if (ps->p == ps->end || *ps->p == '"')
+            break;
+        if ((unsigned char)*ps->p < 0x20)
+            return fail(ps, "control character in a string");
+        if (++ps->p == ps->end)
+            return fail(ps, "truncated escape");
+        char c = *ps->p++;
+        const char *simple = strchr("\"\\/bfnrt", c);
+        if (simple && c) {
+            static const char decoded[] = "\"\\/\b\f\n\r\t";
+            if (pool_put(ps, &decoded[simple - "\"\\/bfnrt"], 1) < 0)
+                return -1;
+            continue;
+        }
+        if (c != 'u')
+            return fail(ps, "bad escape");
+        uint32_t cp, low;
+        if (hex4(ps, &cp) < 0)
+            return -1;
+        if (cp >= 0xd800 && cp < 0xdc00 && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
+            ps->p[1] == 'u') {
+            ps->p += 2;
+            if (hex4(ps, &low) < 0)
+                return -1;
+            cp = low >= 0xdc00 && low < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00)
+                                               : 0xfffd;
+        } else if (cp >= 0xd800 && cp < 0xe000) {
+            cp = 0xfffd;
+        }
+        if (put_utf8(ps, cp) < 0)
+            return -1;
+    }
+    if (ps->p == ps->end)
+        return fail(ps, "unterminated string");
+    ps->p++;
+    if (pool_put(ps, "", 1) < 0)
+        return -1;
+    ps->t->vals[v].off = (uint32_t)start;
+    ps->t->vals[v].len = (uint32_t)(ps->t->pool_len - 1 - start);
+    return v;
+}
+
+static int64_t read_value(parser *ps, int depth);
+
+/* Members of an array (pairs = 0) or object (pairs = 1) until `close`. */
+static int64_t read_container(parser *ps, int depth, char close, uint8_t type)
+{
+    ps->p++;
+    uint32_t room = 16, n = 0;
+    uint32_t *members = malloc(room * sizeof *members);
+    if (!members)
+        return fail(ps, "out of memory");
+    skip_space(ps);
+    int first = 1;
+    while (ps->p < ps->end && *ps->p != close) {
+        if (!first) {
+            if (*ps->p != ',') {
+                free(members);
+                return fail(ps, "expected ','");
+            }
+            ps->p++;
+            skip_space(ps);
+        }
+        first = 0;
+        for (int k = 0; k < (type == SONDE_J_OBJ ? 2 : 1); k++) {
+            if (k == 0 && type == SONDE_J_OBJ && (ps->p == ps->end || *ps->p != '"')) {
+                free(members);
+                return fail(ps, "expected a key");
+            }
+            int64_t v = read_value(ps, depth + 1);
+            if (v < 0) {
+                free(members);
+                return -1;
+            }
+            if (n == room) {
+                uint32_t *m = realloc(members, (room *= 2) * sizeof *m);
+                if (!m) {
+                    free(members);
+                    return fail(ps, "out of memory");
+                }
+                members = m;
+            }
+            members[n++] = (uint32_t)v;
+            skip_space(ps);
+            if (k == 0 && type == SONDE_J_OBJ) {
+                if (ps->p == ps->end || *ps->p != ':') {
+                    free(members);
+                    return fail(ps, "expected ':'");
+                }
+                ps->p++;
+            }
+        }
+    }
+    if (ps->p == ps->end) {
+        free(members);
+        return fail(ps, "unterminated array or object");
+    }
+    ps->p++;
+    sonde_jtree *t = ps->t;
+    int64_t v = new_val(ps, type);
+    if (v >= 0 && t->nitems + (uint64_t)n > t->items_cap) {
+        uint64_t cap = t->items_cap ? t->items_cap : 256;
+        while (cap < t->nitems + (uint64_t)n)
+            cap *= 2;
+        uint32_t *items = cap <= UINT32_MAX ? realloc(t->items, cap * sizeof *items) : NULL;
+        if (!items)
+            v = fail(ps, "out of memory");
+        else {
+            t->items = items;
+            t->items_cap = (uint32_t)cap;
+        }
+    }
+    if (v >= 0) {
+        t->vals[v].off = t->nitems;
+        t->vals[v].len = type == SONDE_J_OBJ ? n / 2 : n;
+        if (n)
+            memcpy(t->items + t->nitems, members, n * sizeof *members);
+        t->nitems += n;
+    }
+    free(members);
+    return v;
+}
+
+static int64_t read_value(parser *ps, int depth)
+{
+    if (depth > MAX_DEPTH)
+        return fail(ps, "nested too deeply");
+    skip_space(ps);
+    if (ps->p == ps->end)
+        return fail(ps, "truncated");
+    char c = *ps->p;
+    if (c == '"')
+        return read_string(ps);
+    if (c == '[')
+        return read_container(ps, depth, ']', SONDE_J_ARR);
+    if (c == '{')
+        return read_container(ps, depth, '}', SONDE_J_OBJ);
+    static const struct { const char *word; uint8_t type; double num; } words[] = {
+        { "null", SONDE_J_NULL, 0 }, { "true", SONDE_J_BOOL, 1 }, { "false", SONDE_J_BOOL, 0 },
+    };
+    for (size_t i = 0; i < 3; i++) {
+        size_t n = strlen(words[i].word);
+        if ((size_t)(ps->end - ps->p) >= n && memcmp(ps->p, words[i].word, n) == 0) {
+            ps->p += n;
+            int64_t v = new_val(ps, words[i].type);
+            if (v >= 0)
+                ps->t->vals[v].num = words[i].num;
+            return v;
+        }
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        char number[64];
+        size_t n = 0;
+        while (ps->p < ps->end && n < sizeof number - 1 && strchr("+-.eE0123456789", *ps->p) && *ps->p)
+            number[n++] = *ps->p++;
+        number[n] = '\0';
+        char *stop;
+        double num = strtod(number, &stop);
+        if (*stop)
+            return fail(ps, "bad number");
+        int64_t v = new_val(ps, SONDE_J_NUM);
+        if (v >= 0)
+            ps->t->vals[v].num = num;
+        return v;
+    }
+    return fail(ps, "unexpected character");
+}
+
+int sonde_json_read(sonde_jtree *t, const char *text, size_t len, char *err, size_t errlen)
+{
+    memset(t, 0, sizeof *t);
+    if (err && errlen)
+        err[0] = '\0';
+    if (len > UINT32_MAX) {
+        snprintf(err, errlen, "too large");
+        return -1;
+    }
+    parser ps = { t, text, text, text + len, err, errlen };
+    int64_t root = read_value(&ps, 0);
+    skip_space(&ps);
+    if (root >= 0 && ps.p != ps.end)
+        root = fail(&ps, "text after the document");
+    if (root < 0) {
+        sonde_jtree_free(t);
+        return -1;
+    }
+    t->root = (uint32_t)root;
+    return 0;
+}
+
+void sonde_jtree_free(sonde_jtree *t)
+{
+    free(t->vals);
+    free(t->items);
+    free(t->pool);
+    memset(t, 0, sizeof *t);
+}
+
+const sonde_jval *sonde_json_get(const sonde_jtree *t, const sonde_jval *obj, const char *key)
+{
+    if (!obj || obj->type != SONDE_J_OBJ)
+        return NULL;
+    for (uint32_t i = 0; i < obj->len; i++) {
+        const sonde_jval *k = &t->vals[t->items[obj->off + 2 * i]];
+        if (k->type == SONDE_J_STR && strcmp(t->pool + k->off, key) == 0)
+            return &t->vals[t->items[obj->off + 2 * i + 1]];
+    }
+    return NULL;
+}
+
+const sonde_jval *sonde_json_item(const sonde_jtree *t, const sonde_jval *arr, uint32_t i)
+{
+    if (!arr || arr->type != SONDE_J_ARR || i >= arr->len)
+        return NULL;
+    return &t->vals[t->items[arr->off + i]];
+}
+
+const char *sonde_json_str(const sonde_jtree *t, const sonde_jval *v)
+{
+    return v && v->type == SONDE_J_STR ? t->pool + v->off : "";
+}
+
+double sonde_json_num(const sonde_jtree *t, const sonde_jval *obj, const char *key, double fallback)
+{
+    const sonde_jval *v = sonde_json_get(t, obj, key);
+    return v && v->type == SONDE_J_NUM ? v->num : fallback;
+}
