@@ -124,15 +124,10 @@ class _RunTool:
     def __init__(self, stats_path, out_path, out_format, options, code, source):
         self.stats_path, self.out_path, self.out_format = stats_path, out_path, out_format
         self.prof = Profiler()
-
-    def start(self):
-        self.prof.enable()
-
-    def pause_thread(self):
-        self.prof.pause_thread()
-
-    def stop(self):
-        self.prof.disable()
+        # The profiler's own C methods, which it does not record: a Python
+        # method here would show up in the program's profile.
+        self.start, self.pause_thread, self.stop = (self.prof.enable, self.prof.pause_thread,
+                                                    self.prof.disable)
 
     def write(self):
         self.prof.write(self.stats_path, "pstats")

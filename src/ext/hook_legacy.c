@@ -9,8 +9,9 @@
 
 #if PY_VERSION_HEX < 0x030C0000
 
-#include <frameobject.h>
 #include <string.h>
+
+#include "legacy.h"
 
 typedef struct handle_object {
     PyObject_HEAD
@@ -36,12 +37,7 @@ static int callback(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg
         return 0;
     switch (what) {
     case PyTrace_CALL: {
-#if PY_VERSION_HEX >= 0x030B0000
-        PyCodeObject *code = PyFrame_GetCode(frame);
-        Py_DECREF(code); /* the running frame keeps it alive */
-#else
-        PyCodeObject *code = frame->f_code;
-#endif
+        PyCodeObject *code = sonde_frame_code(frame);
         tracer_enter(th, code, (PyObject *)code, NULL);
         break;
     }
@@ -73,28 +69,6 @@ static PyObject *new_handle(tracer_thread *th)
     return (PyObject *)h;
 }
 
-static int set_profile(PyThreadState *ts, Py_tracefunc func, PyObject *obj)
-{
-    if (ts == PyThreadState_Get()) {
-        PyEval_SetProfile(func, obj);
-        return 0;
-    }
-#if PY_VERSION_HEX >= 0x03090000
-    return _PyEval_SetProfile(ts, func, obj);
-#else
-    PyObject *old = ts->c_profileobj;
-    ts->c_profilefunc = NULL;
-    ts->c_profileobj = NULL;
-    ts->use_tracing = ts->c_tracefunc != NULL;
-    Py_XDECREF(old);
-    Py_XINCREF(obj);
-    ts->c_profileobj = obj;
-    ts->c_profilefunc = func;
-    ts->use_tracing = func != NULL || ts->c_tracefunc != NULL;
-    return 0;
-#endif
-}
-
 static int hook_thread(tracer *t, PyThreadState *ts, unsigned long native_id)
 {
     tracer_thread *th = tracer_attach(t, ts->thread_id, native_id);
@@ -104,7 +78,7 @@ static int hook_thread(tracer *t, PyThreadState *ts, unsigned long native_id)
             PyErr_NoMemory();
         return -1;
     }
-    int rc = set_profile(ts, callback, h);
+    int rc = sonde_legacy_set(ts, 0, callback, h);
     Py_DECREF(h);
     return rc;
 }
@@ -135,17 +109,6 @@ static PyMethodDef thread_start_def = {
     METH_FASTCALL, "Installs sonde's hook in a new thread."
 };
 
-static int set_threading_hook(PyObject *hook)
-{
-    PyObject *threading = PyImport_ImportModule("threading");
-    if (!threading)
-        return -1;
-    PyObject *r = PyObject_CallMethod(threading, "setprofile", "O", hook);
-    Py_DECREF(threading);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
-}
-
 int hook_install(tracer *t)
 {
     if (PyType_Ready(&handle_type) < 0)
@@ -154,7 +117,7 @@ int hook_install(tracer *t)
         return -1;
     /* Threads started from now on; set first so the call is not recorded. */
     active = t;
-    if (set_threading_hook(thread_hook) < 0)
+    if (sonde_legacy_threading(0, thread_hook) < 0)
         return -1;
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
@@ -189,8 +152,8 @@ int hook_remove(tracer *t)
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
         if (ts->c_profilefunc == callback)
-            set_profile(ts, NULL, NULL);
-    return set_threading_hook(Py_None);
+            sonde_legacy_set(ts, 0, NULL, NULL);
+    return sonde_legacy_threading(0, Py_None);
 }
 
 #endif

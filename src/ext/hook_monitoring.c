@@ -11,6 +11,8 @@
 
 #if PY_VERSION_HEX >= 0x030C0000
 
+#include "monitoring.h"
+
 #define TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
 
 static tracer *active;            /* protected by the GIL */
@@ -98,89 +100,32 @@ static PyMethodDef callbacks[] = {
 };
 #define NCALLBACKS (sizeof callbacks / sizeof callbacks[0])
 
-static PyObject *monitoring(void)
-{
-    PyObject *sys = PyImport_ImportModule("sys");
-    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-    Py_XDECREF(sys);
-    return mon;
-}
-
-/* The event number called name, or -1 with an exception. */
-static long event_bit(PyObject *mon, const char *name)
-{
-    PyObject *events = PyObject_GetAttrString(mon, "events");
-    PyObject *v = events ? PyObject_GetAttrString(events, name) : NULL;
-    long bit = v ? PyLong_AsLong(v) : -1;
-    Py_XDECREF(v);
-    Py_XDECREF(events);
-    return bit;
-}
-
-static int register_all(PyObject *mon, int on)
-{
-    for (size_t i = 0; i < NCALLBACKS; i++) {
-        long bit = event_bit(mon, callbacks[i].ml_name);
-        if (bit < 0)
-            return -1;
-        PyObject *fn = on ? PyCFunction_New(&callbacks[i], NULL) : Py_NewRef(Py_None);
-        PyObject *r = fn ? PyObject_CallMethod(mon, "register_callback", "ilO",
-                                               TOOL_ID, bit, fn) : NULL;
-        Py_XDECREF(fn);
-        if (!r)
-            return -1;
-        Py_DECREF(r);
-    }
-    return 0;
-}
-
-static long all_events(PyObject *mon)
-{
-    long mask = 0;
-    for (size_t i = 0; i < NCALLBACKS; i++) {
-        long bit = event_bit(mon, callbacks[i].ml_name);
-        if (bit < 0)
-            return -1;
-        mask |= bit;
-    }
-    return mask;
-}
-
 int hook_install(tracer *t)
 {
-    PyObject *mon = monitoring();
-    if (!mon)
-        return -1;
-    PyObject *r = PyObject_CallMethod(mon, "use_tool_id", "is", TOOL_ID, "sonde");
-    if (!r) {
+    if (sonde_mon_call("use_tool_id", "(is)", TOOL_ID, "sonde") < 0) {
         if (PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
             PyErr_SetString(PyExc_RuntimeError,
                             "another profiler (cProfile?) holds sys.monitoring's "
                             "profiler slot: disable it before enabling sonde");
         }
-        Py_DECREF(mon);
         return -1;
     }
-    Py_DECREF(r);
-    if (!missing)
-        missing = PyObject_GetAttrString(mon, "MISSING");
-    long mask = missing ? all_events(mon) : -1;
-    if (mask < 0 || register_all(mon, 1) < 0) {
-        PyObject *f = PyObject_CallMethod(mon, "free_tool_id", "i", TOOL_ID);
-        Py_XDECREF(f);
-        Py_DECREF(mon);
+    long mask;
+    if ((!missing && !(missing = sonde_mon_attr("MISSING"))) ||
+        sonde_mon_register(TOOL_ID, callbacks, NCALLBACKS, 1, &mask) < 0) {
+        saved_error saved = error_save();
+        if (sonde_mon_call("free_tool_id", "(i)", TOOL_ID) < 0)
+            PyErr_Clear();
+        error_restore(saved);
         return -1;
     }
     active = t;
     active_generation++;
-    r = PyObject_CallMethod(mon, "set_events", "il", TOOL_ID, mask);
-    Py_DECREF(mon);
-    if (!r) {
+    if (sonde_mon_call("set_events", "(il)", TOOL_ID, mask) < 0) {
         active = NULL;
         return -1;
     }
-    Py_DECREF(r);
     return 0;
 }
 
@@ -200,18 +145,11 @@ int hook_remove(tracer *t)
     (void)t;
     active = NULL;
     active_generation++;
-    PyObject *mon = monitoring();
-    if (!mon)
+    long mask;
+    if (sonde_mon_call("set_events", "(ii)", TOOL_ID, 0) < 0 ||
+        sonde_mon_register(TOOL_ID, callbacks, NCALLBACKS, 0, &mask) < 0)
         return -1;
-    PyObject *r = PyObject_CallMethod(mon, "set_events", "ii", TOOL_ID, 0);
-    int rc = r && register_all(mon, 0) == 0 ? 0 : -1;
-    Py_XDECREF(r);
-    r = rc == 0 ? PyObject_CallMethod(mon, "free_tool_id", "i", TOOL_ID) : NULL;
-    if (!r)
-        rc = -1;
-    Py_XDECREF(r);
-    Py_DECREF(mon);
-    return rc;
+    return sonde_mon_call("free_tool_id", "(i)", TOOL_ID);
 }
 
 #endif

@@ -10,9 +10,8 @@
 #include "../core/u64map.h"
 #include "pyerr.h"
 
-#if PY_VERSION_HEX < 0x030B0000
-#include <frameobject.h>
-#endif
+#include "legacy.h"
+#include "monitoring.h"
 
 typedef struct line_code {
     PyObject *code;          /* strong reference */
@@ -229,39 +228,6 @@ static PyMethodDef m_callbacks[] = {
 #define NCALLBACKS (sizeof m_callbacks / sizeof m_callbacks[0])
 #define LOCAL_EVENTS 7
 
-/* sys.monitoring.NAME(*args built from fmt); 0 or -1. */
-static int monitoring(const char *name, const char *fmt, ...)
-{
-    PyObject *sys = PyImport_ImportModule("sys");
-    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-    PyObject *fn = mon ? PyObject_GetAttrString(mon, name) : NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    PyObject *args = fn ? Py_VaBuildValue(fmt, ap) : NULL;
-    va_end(ap);
-    PyObject *r = args ? PyObject_CallObject(fn, args) : NULL;
-    Py_XDECREF(r);
-    Py_XDECREF(args);
-    Py_XDECREF(fn);
-    Py_XDECREF(mon);
-    Py_XDECREF(sys);
-    return r ? 0 : -1;
-}
-
-static long event_bit(const char *name)
-{
-    PyObject *sys = PyImport_ImportModule("sys");
-    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-    PyObject *ev = mon ? PyObject_GetAttrString(mon, "events") : NULL;
-    PyObject *v = ev ? PyObject_GetAttrString(ev, name) : NULL;
-    long bit = v ? PyLong_AsLong(v) : -1;
-    Py_XDECREF(v);
-    Py_XDECREF(ev);
-    Py_XDECREF(mon);
-    Py_XDECREF(sys);
-    return bit;
-}
-
 static long events_mask;      /* the local events of m_callbacks, once installed */
 static long instruction_bit;  /* only for code whose instructions are counted */
 
@@ -269,39 +235,20 @@ static long instruction_bit;  /* only for code whose instructions are counted */
 static int watch(const line_code *lc)
 {
     long mask = lc->ninstr ? events_mask : events_mask & ~instruction_bit;
-    return monitoring("set_local_events", "(iOl)", TOOL_ID, lc->code, mask);
+    return sonde_mon_call("set_local_events", "(iOl)", TOOL_ID, lc->code, mask);
 }
 
 static int install(tracer_object *t)
 {
-    if (!disable_event) {
-        PyObject *sys = PyImport_ImportModule("sys");
-        PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-        disable_event = mon ? PyObject_GetAttrString(mon, "DISABLE") : NULL;
-        Py_XDECREF(mon);
-        Py_XDECREF(sys);
-        if (!disable_event)
-            return -1;
-    }
-    if (monitoring("use_tool_id", "(is)", TOOL_ID, "sonde lines") < 0)
+    if (!disable_event && !(disable_event = sonde_mon_attr("DISABLE")))
         return -1;
-    long global_mask = 0;
-    events_mask = 0;
-    for (size_t i = 0; i < NCALLBACKS; i++) {
-        long bit = event_bit(m_callbacks[i].ml_name);
-        PyObject *fn = bit < 0 ? NULL : PyCFunction_New(&m_callbacks[i], NULL);
-        int rc = fn ? monitoring("register_callback", "(ilO)", TOOL_ID, bit, fn) : -1;
-        Py_XDECREF(fn);
-        if (rc < 0)
-            return -1;
-        if (i < LOCAL_EVENTS)
-            events_mask |= bit;
-        else
-            global_mask |= bit;
-        if (strcmp(m_callbacks[i].ml_name, "INSTRUCTION") == 0)
-            instruction_bit = bit;
-    }
-    if (monitoring("set_events", "(il)", TOOL_ID, global_mask) < 0)
+    long global_mask;
+    instruction_bit = sonde_mon_event("INSTRUCTION");
+    if (sonde_mon_call("use_tool_id", "(is)", TOOL_ID, "sonde lines") < 0 ||
+        sonde_mon_register(TOOL_ID, m_callbacks, LOCAL_EVENTS, 1, &events_mask) < 0 ||
+        sonde_mon_register(TOOL_ID, m_callbacks + LOCAL_EVENTS, NCALLBACKS - LOCAL_EVENTS, 1,
+                           &global_mask) < 0 ||
+        sonde_mon_call("set_events", "(il)", TOOL_ID, global_mask) < 0)
         return -1;
     for (uint32_t i = 0; i < t->ncodes; i++)
         if (watch(t->codes[i]) < 0)
@@ -311,18 +258,17 @@ static int install(tracer_object *t)
 
 static int uninstall(tracer_object *t)
 {
-    if (monitoring("set_events", "(ii)", TOOL_ID, 0) < 0)
+    long mask;
+    if (sonde_mon_call("set_events", "(ii)", TOOL_ID, 0) < 0)
         PyErr_Clear();
-    if (monitoring("restart_events", "()") < 0) /* undo DISABLE for the next tracer */
+    if (sonde_mon_call("restart_events", "()") < 0) /* undo DISABLE for the next tracer */
         PyErr_Clear();
     for (uint32_t i = 0; i < t->ncodes; i++)
-        if (monitoring("set_local_events", "(iOi)", TOOL_ID, t->codes[i]->code, 0) < 0)
+        if (sonde_mon_call("set_local_events", "(iOi)", TOOL_ID, t->codes[i]->code, 0) < 0)
             PyErr_Clear();
-    for (size_t i = 0; i < NCALLBACKS; i++)
-        if (monitoring("register_callback", "(ilO)", TOOL_ID, event_bit(m_callbacks[i].ml_name),
-                       Py_None) < 0)
-            PyErr_Clear();
-    return monitoring("free_tool_id", "(i)", TOOL_ID);
+    if (sonde_mon_register(TOOL_ID, m_callbacks, NCALLBACKS, 0, &mask) < 0)
+        PyErr_Clear();
+    return sonde_mon_call("free_tool_id", "(i)", TOOL_ID);
 }
 
 #else
@@ -366,13 +312,7 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         return 0;
     switch (what) {
     case PyTrace_CALL: {
-#if PY_VERSION_HEX >= 0x030B0000
-        PyCodeObject *code = PyFrame_GetCode(frame);
-        Py_DECREF(code); /* the running frame keeps it alive */
-#else
-        PyCodeObject *code = frame->f_code;
-#endif
-        line_code *lc = lookup(t, code);
+        line_code *lc = lookup(t, sonde_frame_code(frame));
         if (lc) {
             enter(t, lc, frame);
             if (lc->ninstr)
@@ -385,53 +325,17 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 #endif
         break;
     }
-    case PyTrace_OPCODE: {
-#if PY_VERSION_HEX >= 0x030B0000
-        PyCodeObject *code = PyFrame_GetCode(frame);
-        Py_DECREF(code);
-#else
-        PyCodeObject *code = frame->f_code;
-#endif
-        on_instruction(t, frame, code, frame_unit(frame));
+    case PyTrace_OPCODE:
+        on_instruction(t, frame, sonde_frame_code(frame), frame_unit(frame));
         break;
-    }
-    case PyTrace_LINE: {
-#if PY_VERSION_HEX >= 0x030B0000
-        PyCodeObject *code = PyFrame_GetCode(frame);
-        Py_DECREF(code);
-#else
-        PyCodeObject *code = frame->f_code;
-#endif
-        on_line(t, frame, code, PyFrame_GetLineNumber(frame));
+    case PyTrace_LINE:
+        on_line(t, frame, sonde_frame_code(frame), PyFrame_GetLineNumber(frame));
         break;
-    }
     case PyTrace_RETURN:
         leave(t, frame);
         break;
     }
     return 0;
-}
-
-static int set_trace(PyThreadState *ts, Py_tracefunc func, PyObject *obj)
-{
-    if (ts == PyThreadState_Get()) {
-        PyEval_SetTrace(func, obj);
-        return 0;
-    }
-#if PY_VERSION_HEX >= 0x03090000
-    return _PyEval_SetTrace(ts, func, obj);
-#else
-    PyObject *old = ts->c_traceobj;
-    ts->c_tracefunc = NULL;
-    ts->c_traceobj = NULL;
-    ts->use_tracing = ts->c_profilefunc != NULL;
-    Py_XDECREF(old);
-    Py_XINCREF(obj);
-    ts->c_traceobj = obj;
-    ts->c_tracefunc = func;
-    ts->use_tracing = func != NULL || ts->c_profilefunc != NULL;
-    return 0;
-#endif
 }
 
 /* threading.settrace's hook: puts the C hook in a new thread's place. */
@@ -453,26 +357,17 @@ static PyMethodDef thread_start_def = {
     "Installs sonde's line hook in a new thread."
 };
 
-static int threading_settrace(PyObject *hook)
-{
-    PyObject *threading = PyImport_ImportModule("threading");
-    PyObject *r = threading ? PyObject_CallMethod(threading, "settrace", "O", hook) : NULL;
-    Py_XDECREF(threading);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
-}
-
 static int install(tracer_object *t)
 {
     PyObject *hook = PyCFunction_New(&thread_start_def, NULL);
-    int rc = hook ? threading_settrace(hook) : -1;
+    int rc = hook ? sonde_legacy_threading(1, hook) : -1;
     Py_XDECREF(hook);
     if (rc < 0)
         return -1;
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
-        if (set_trace(ts, trace, (PyObject *)t) < 0)
+        if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
             return -1;
     return 0;
 }
@@ -484,8 +379,8 @@ static int uninstall(tracer_object *t)
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
         if (ts->c_tracefunc == trace)
-            set_trace(ts, NULL, NULL);
-    return threading_settrace(Py_None);
+            sonde_legacy_set(ts, 1, NULL, NULL);
+    return sonde_legacy_threading(1, Py_None);
 }
 #endif
 

@@ -256,7 +256,7 @@ def test_speedscope_output(tmp_path):
 
 def test_verdicts(tmp_path):
     write(tmp_path, "busy.py", "def spin():\n    return sum(i * i for i in range(300000))\n"
-          "for _ in range(4):\n    spin()\n")
+          "for _ in range(12):\n    spin()\n")
     proc = run_sonde(["run", "busy.py"], tmp_path)
     assert "verdict:   CPU-bound" in proc.stderr
     write(tmp_path, "nap.py", "import time\nfor _ in range(3):\n    time.sleep(0.15)\n")

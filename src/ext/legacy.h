@@ -1,0 +1,34 @@
+/* legacy.h - the per-thread C hooks of CPython up to 3.11 (profile and
+ * trace functions), for the tracer's hook (hook_legacy.c) and the line
+ * tracer (lines.c). */
+#ifndef SONDE_LEGACY_H
+#define SONDE_LEGACY_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#if PY_VERSION_HEX < 0x030C0000
+#include <frameobject.h>
+
+/* The code object a frame runs (borrowed: the running frame holds it). */
+static inline PyCodeObject *sonde_frame_code(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    PyCodeObject *code = PyFrame_GetCode(frame);
+    Py_DECREF(code);
+    return code;
+#else
+    return frame->f_code;
+#endif
+}
+
+/* Installs func/obj as thread ts's trace (trace = 1) or profile hook.
+ * 0, or -1 with an exception. */
+int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *obj);
+
+/* threading.settrace (trace = 1) or threading.setprofile of hook, which
+ * threads started later call first.  0, or -1 with an exception. */
+int sonde_legacy_threading(int trace, PyObject *hook);
+
+#endif
+#endif
