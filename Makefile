@@ -8,6 +8,7 @@
 #   make test-valgrind        C tests and the command under valgrind
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
+#   make bench-lines          sonde.LineProfiler against line_profiler
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -36,7 +37,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler install clean
+.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -134,6 +135,21 @@ bench-sampler: all
 	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check py-spy austin-dist==3.7.0
 	$(BENCH_VENV)/bin/python bench/bench_sampler.py
+
+# line_profiler comes from PyPI into build/benchvenv, and for pyenv's
+# 3.12.1, when present, into a venv of its own.
+BENCH_VENV312 := $(BUILD)/benchvenv312
+PY312 := $(filter %/3.12.1/bin/python3,$(PYTHONS))
+bench-lines: all
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check line_profiler
+	@for py in $(PY312); do \
+	  $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null && \
+	  { test -x $(BENCH_VENV312)/bin/python || $$py -m venv $(BENCH_VENV312); } && \
+	  $(BENCH_VENV312)/bin/pip install -q --disable-pip-version-check line_profiler || exit 1; \
+	done
+	$(BENCH_VENV)/bin/python bench/bench_lines.py --python $(BENCH_VENV)/bin/python \
+	  $(if $(PY312),--python $(BENCH_VENV312)/bin/python)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

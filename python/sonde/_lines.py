@@ -5,6 +5,7 @@ The counting is C (_sonde.LineTracer), and so is the table
 turns the counts into the JSON of `sonde lines -o` (README, "Formats").
 """
 
+import array
 import dis
 import fnmatch
 import functools
@@ -21,6 +22,18 @@ def line_range(code):
     lines = [line for _, line in dis.findlinestarts(code) if line is not None]
     first = code.co_firstlineno
     return first, max(lines + [first])
+
+
+def unit_lines(code):
+    """The line of each code unit, as int32 bytes (0: none); 3.12+ needs it
+    to tell a backward jump within one line."""
+    if sys.version_info < (3, 12):
+        return b""
+    lines = array.array("i", bytes(4 * (len(code.co_code) // 2)))
+    for start, end, line in code.co_lines():
+        for unit in range(start // 2, end // 2):
+            lines[unit] = line or 0
+    return lines.tobytes()
 
 
 def instructions(code):
@@ -73,7 +86,7 @@ class LineProfiler:
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
         units = len(code.co_code) // 2 if self._bytecode else 0
-        if self._tracer.add_code(code, first, last, units):
+        if self._tracer.add_code(code, first, last, units, unit_lines(code)):
             self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
 
     def add_function(self, func):

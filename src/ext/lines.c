@@ -19,6 +19,8 @@ typedef struct line_code {
     uint64_t *hits, *ticks;
     int ninstr;              /* code units, when instructions are counted too, else 0 */
     uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
+    int32_t *unit_lines;     /* 3.12+: the line of each code unit (0: none) */
+    int nunits;
 } line_code;
 
 typedef struct line_frame {
@@ -196,10 +198,13 @@ static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_INCREF(disable_event);
         return disable_event;
     }
-    PyCodeObject *code = (PyCodeObject *)args[0];
-    int line = PyCode_Addr2Line(code, (int)to);
-    if (line == PyCode_Addr2Line(code, (int)from))
-        on_line(active, code, code, line);
+    /* Lines from the table made once per code object: PyCode_Addr2Line
+     * walks the location table from its start on every call. */
+    line_code *lc = lookup(active, args[0]);
+    long u_from = from / 2, u_to = to / 2;
+    if (lc && u_to >= 0 && u_from < lc->nunits && lc->unit_lines[u_to] &&
+        lc->unit_lines[u_to] == lc->unit_lines[u_from])
+        on_line(active, args[0], args[0], lc->unit_lines[u_to]);
     Py_RETURN_NONE;
 }
 
@@ -293,6 +298,20 @@ static long frame_unit(PyFrameObject *frame)
 #endif
 }
 
+/* Spares a frame whose code is not traced its line events. */
+static void no_line_events(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    static PyObject *name; /* "f_trace_lines", interned once */
+    if (!name && !(name = PyUnicode_InternFromString("f_trace_lines")))
+        PyErr_Clear();
+    if (name && PyObject_SetAttr((PyObject *)frame, name, Py_False) < 0)
+        PyErr_Clear();
+#else
+    frame->f_trace_lines = 0;
+#endif
+}
+
 /* Asks the interpreter for an opcode event per instruction of frame. */
 static void trace_opcodes(PyFrameObject *frame)
 {
@@ -317,12 +336,9 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
             enter(t, lc, frame);
             if (lc->ninstr)
                 trace_opcodes(frame);
+        } else {
+            no_line_events(frame);
         }
-#if PY_VERSION_HEX < 0x030B0000
-        else {
-            frame->f_trace_lines = 0; /* no line events for code not traced */
-        }
-#endif
         break;
     }
     case PyTrace_OPCODE:
@@ -425,6 +441,7 @@ static void tracer_dealloc(tracer_object *t)
         free(t->codes[i]->ticks);
         free(t->codes[i]->ihits);
         free(t->codes[i]->iticks);
+        free(t->codes[i]->unit_lines);
         free(t->codes[i]);
     }
     free(t->codes);
@@ -442,7 +459,10 @@ static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
 {
     PyObject *code;
     int first, last, ninstr = 0;
-    if (!PyArg_ParseTuple(args, "O!ii|i:add_code", &PyCode_Type, &code, &first, &last, &ninstr))
+    const char *unit_lines = NULL;
+    Py_ssize_t unit_lines_len = 0;
+    if (!PyArg_ParseTuple(args, "O!ii|iy#:add_code", &PyCode_Type, &code, &first, &last, &ninstr,
+                          &unit_lines, &unit_lines_len))
         return NULL;
     if (lookup(t, code))
         Py_RETURN_FALSE;
@@ -461,12 +481,18 @@ static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
     }
     line_code *lc = malloc(sizeof *lc);
     size_t n = (size_t)(last - first + 1);
-    if (lc)
+    size_t nunits = (size_t)unit_lines_len / sizeof(int32_t);
+    if (lc) {
         *lc = (line_code){ code, first, (int)n, calloc(n, sizeof(uint64_t)),
                            calloc(n, sizeof(uint64_t)), ninstr,
                            ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
-                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL };
-    int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks));
+                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
+                           nunits ? malloc(nunits * sizeof(int32_t)) : NULL, (int)nunits };
+        if (lc->unit_lines)
+            memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
+    }
+    int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks)) &&
+                   (!nunits || lc->unit_lines);
     uint32_t *slot = complete
                          ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
                          : NULL;
@@ -476,6 +502,7 @@ static PyObject *tracer_add_code(tracer_object *t, PyObject *args)
             free(lc->ticks);
             free(lc->ihits);
             free(lc->iticks);
+            free(lc->unit_lines);
         }
         free(lc);
         return PyErr_NoMemory();
@@ -566,8 +593,9 @@ static PyObject *tracer_results(tracer_object *t, PyObject *unused)
 
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)tracer_add_code, METH_VARARGS,
-      "add_code(code, first_line, last_line, code_units=0) -> bool: trace this code "
-      "object's lines (and its instructions when code_units is its length in code units)." },
+      "add_code(code, first_line, last_line, code_units=0, unit_lines=b'') -> bool: trace "
+      "this code object's lines (and its instructions when code_units is its length in "
+      "code units); unit_lines: the line of each code unit as int32s (3.12+)." },
     { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "results", (PyCFunction)tracer_results, METH_NOARGS,
