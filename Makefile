@@ -4,7 +4,7 @@
 #   make PYTHON=python3.X     add the extension for another interpreter
 #   make test                 build for every interpreter here, run all tests
 #   make demo                 profile examples/demo.py and show what it wrote
-#   make test-asan            C tests and the command under ASan/UBSan
+#   make test-asan            C tests, the command and the extension under ASan/UBSan
 #   make test-valgrind        C tests and the command under valgrind
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
@@ -110,6 +110,12 @@ test-asan:
 	$(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/fuzz_pstats 20000
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) \
+	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	  python-package
+	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(BUILD)/asan/python:tests/python \
+	  $(PYTHON) tests/asan_extension.py
 
 test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/bin/sonde
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
