@@ -99,14 +99,23 @@ int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
 int sonde_profile_set_thread_name(sonde_profile *p, uint32_t thread,
                                   const char *name);
 
-/* The child of `parent` with this key, or SONDE_NO_NODE. */
-static inline uint32_t sonde_profile_find_child(const sonde_profile *p,
-                                                uint32_t parent,
+/* The child of `parent` with this key, or SONDE_NO_NODE.  A child found
+ * is moved to the front of its siblings, so a loop calling the same
+ * callee finds it first (the tracer's hot path). */
+static inline uint32_t sonde_profile_find_child(sonde_profile *p, uint32_t parent,
                                                 const void *key)
 {
-    uint32_t c = p->nodes[parent].first_child;
-    while (c != SONDE_NO_NODE && p->nodes[c].key != key)
-        c = p->nodes[c].next_sibling;
+    sonde_node *nodes = p->nodes;
+    uint32_t prev = SONDE_NO_NODE, c = nodes[parent].first_child;
+    while (c != SONDE_NO_NODE && nodes[c].key != key) {
+        prev = c;
+        c = nodes[c].next_sibling;
+    }
+    if (c != SONDE_NO_NODE && prev != SONDE_NO_NODE) {
+        nodes[prev].next_sibling = nodes[c].next_sibling;
+        nodes[c].next_sibling = nodes[parent].first_child;
+        nodes[parent].first_child = c;
+    }
     return c;
 }
 

@@ -85,24 +85,11 @@ int tracer_grow_stack(tracer_thread *th);
 static inline void tracer_enter(tracer_thread *th, const void *key,
                                 PyObject *what, PyObject *self_arg)
 {
-    tracer *t = th->owner;
-    sonde_node *nodes = t->profile.nodes;
     uint32_t parent = th->depth ? th->stack[th->depth - 1].node : th->root;
-    uint32_t prev = SONDE_NO_NODE, node = nodes[parent].first_child;
-    while (node != SONDE_NO_NODE && nodes[node].key != key) {
-        prev = node;
-        node = nodes[node].next_sibling;
-    }
-    if (node == SONDE_NO_NODE) {
-        node = tracer_new_node(th, parent, key, what, self_arg);
-        if (node == SONDE_NO_NODE)
-            return;
-    } else if (prev != SONDE_NO_NODE) {
-        /* Move to front: a loop calling the same callee finds it first. */
-        nodes[prev].next_sibling = nodes[node].next_sibling;
-        nodes[node].next_sibling = nodes[parent].first_child;
-        nodes[parent].first_child = node;
-    }
+    uint32_t node = sonde_profile_find_child(&th->owner->profile, parent, key);
+    if (node == SONDE_NO_NODE &&
+        (node = tracer_new_node(th, parent, key, what, self_arg)) == SONDE_NO_NODE)
+        return;
     if (th->depth == th->cap && tracer_grow_stack(th) < 0)
         return;
     tracer_frame *f = &th->stack[th->depth++];
