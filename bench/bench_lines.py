@@ -36,14 +36,13 @@ import gc
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 
-BENCH = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(BENCH)
-BUILD_PYTHON = os.path.join(ROOT, "build", "python")
-sys.path.insert(0, os.path.join(ROOT, "examples"))
+import harness
+
+EXAMPLES = os.path.join(os.path.dirname(harness.BENCH), "examples")
+sys.path.insert(0, EXAMPLES)
 
 from julia import calculate_z, coordinates  # noqa: E402  (after the sys.path line)
 
@@ -51,7 +50,6 @@ SIZE = (450, 100)        # width, maxiter: about 0.27 s bare on CPython 3.11
 QUICK_SIZE = (200, 100)  # about 0.05 s
 REPS = 3
 TARGET = 0.5
-CHILD = "import sys, bench_lines; bench_lines.child(*sys.argv[1:])"
 
 
 def run_julia(width, maxiter):
@@ -94,47 +92,10 @@ def child(workload, config, reps, width, maxiter):
     print(json.dumps(statistics.median(times)))
 
 
-def child_env():
-    env = dict(os.environ)
-    path = [BUILD_PYTHON, BENCH] + [p for p in [env.get("PYTHONPATH")] if p]
-    env["PYTHONPATH"] = os.pathsep.join(path)
-    return env
-
-
-def probe(python, env, code):
-    """What python prints running code, or None when it fails."""
-    try:
-        done = subprocess.run([python, "-c", code], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, universal_newlines=True)
-    except OSError:
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def check(python, env):
-    """python's version, after making sure sonde is built for it."""
-    version = probe(python, env, "import platform; print(platform.python_version())")
-    if version is None:
-        sys.exit("bench_lines: cannot run %s" % python)
-    if probe(python, env, "import sonde._sonde") is None:
-        sys.exit("bench_lines: sonde's extension is not built for %s (Python %s): "
-                 "run 'make PYTHON=%s'" % (python, version, python))
-    return version
-
-
-def measure(python, env, workload, config, size):
-    cmd = [python, "-c", CHILD, workload, config, str(REPS)] + [str(n) for n in size]
-    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, universal_newlines=True)
-    if done.returncode != 0:
-        sys.exit("bench_lines: %s on %s failed under %s (exit status %d)"
-                 % (config, workload, python, done.returncode))
-    return json.loads(done.stdout)
-
-
 def run(python, env, rounds, size):
     """Median CPU seconds per (workload, configuration), and the configurations."""
     configs = ["bare"]
-    if probe(python, env, "import line_profiler") is None:
+    if harness.probe(python, env, "import line_profiler") is None:
         print("note: line_profiler is not importable by %s; skipped" % python)
     else:
         configs.append("line_profiler")
@@ -144,7 +105,8 @@ def run(python, env, rounds, size):
         order = configs[r % len(configs):] + configs[:r % len(configs)]
         for workload in WORKLOADS:
             for config in order:
-                times[workload, config].append(measure(python, env, workload, config, size))
+                times[workload, config].append(harness.measure(
+                    "bench_lines", python, env, (workload, config, REPS) + tuple(size)))
         print("  round %d/%d done" % (r + 1, rounds), flush=True)
     return {key: statistics.median(ts) for key, ts in times.items()}, configs
 
@@ -191,8 +153,8 @@ def main():
     pythons = args.python or [sys.executable]
     rounds = args.rounds or (2 if args.quick else 5)
     size = QUICK_SIZE if args.quick else SIZE
-    env = child_env()
-    versions = [check(python, env) for python in pythons]
+    env = harness.child_env()
+    versions = [harness.check("bench_lines", python, env) for python in pythons]
     summaries = []
     for python, version in zip(pythons, versions):
         print("measuring %s (Python %s), %d rounds" % (python, version, rounds), flush=True)

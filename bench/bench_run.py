@@ -34,15 +34,12 @@ import subprocess
 import sys
 import time
 
+import harness
 from workloads_run import SIZES, WORKLOADS
 
-BENCH = os.path.dirname(os.path.abspath(__file__))
-BUILD = os.path.join(os.path.dirname(BENCH), "build")
-BUILD_PYTHON = os.path.join(BUILD, "python")
 PEERS = ("yappi", "pyinstrument")
 REPS = 3
 TARGET = 0.5
-CHILD = "import sys, bench_run; bench_run.child(*sys.argv[1:])"
 
 
 def session(config):
@@ -89,20 +86,17 @@ def child(workload, size, config, reps):
 
 
 def child_env(python):
-    env = dict(os.environ)
-    path = [BUILD_PYTHON, BENCH, floor_dir(python)] + [p for p in [env.get("PYTHONPATH")] if p]
-    env["PYTHONPATH"] = os.pathsep.join(path)
-    return env
+    return harness.child_env(floor_dir(python))
 
 
 def floor_dir(python):
-    return os.path.join(BUILD, "bench", os.path.basename(os.path.dirname(os.path.dirname(
+    return os.path.join(harness.BUILD, "bench", os.path.basename(os.path.dirname(os.path.dirname(
         os.path.realpath(python)))))
 
 
 def build_floor(python):
     """Compiles noop_hook.c for python; False (with a note) when it cannot."""
-    info = probe(python, dict(os.environ), "import sysconfig as s; print(s.get_paths()"
+    info = harness.probe(python, dict(os.environ), "import sysconfig as s; print(s.get_paths()"
                  "['include'] + ' ' + s.get_config_var('EXT_SUFFIX'))")
     out = floor_dir(python)
     if info:
@@ -110,7 +104,7 @@ def build_floor(python):
         os.makedirs(out, exist_ok=True)
         cc = os.environ.get("CC", "cc")
         done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-I" + include,
-                               os.path.join(BENCH, "noop_hook.c"),
+                               os.path.join(harness.BENCH, "noop_hook.c"),
                                "-o", os.path.join(out, "noop_hook" + suffix)])
         if done.returncode == 0:
             return True
@@ -118,41 +112,11 @@ def build_floor(python):
     return False
 
 
-def probe(python, env, code):
-    """What python prints running code, or None when it fails."""
-    try:
-        done = subprocess.run([python, "-c", code], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, universal_newlines=True)
-    except OSError:
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def check(python, env):
-    """python's version, after making sure sonde is built for it."""
-    version = probe(python, env, "import platform; print(platform.python_version())")
-    if version is None:
-        sys.exit("bench_run: cannot run %s" % python)
-    if probe(python, env, "import sonde._sonde") is None:
-        sys.exit("bench_run: sonde's extension is not built for %s (Python %s): "
-                 "run 'make PYTHON=%s'" % (python, version, python))
-    return version
-
-
-def measure(python, env, workload, size, config):
-    cmd = [python, "-c", CHILD, workload, str(size), config, str(REPS)]
-    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, universal_newlines=True)
-    if done.returncode != 0:
-        sys.exit("bench_run: %s on %s failed under %s (exit status %d)"
-                 % (config, workload, python, done.returncode))
-    return json.loads(done.stdout)
-
-
 def run(python, env, rounds, quick):
     """Median CPU seconds per (workload, configuration), and the configurations."""
     configs = ["bare"] + (["floor"] if build_floor(python) else []) + ["cprofile", "sonde"]
     for peer in PEERS:
-        if probe(python, env, "import " + peer) is None:
+        if harness.probe(python, env, "import " + peer) is None:
             print("note: %s is not importable by %s; skipped" % (peer, python))
         else:
             configs.append(peer)
@@ -162,7 +126,8 @@ def run(python, env, rounds, quick):
         for workload in WORKLOADS:
             size = SIZES[workload][1 if quick else 0]
             for config in order:
-                times[workload, config].append(measure(python, env, workload, size, config))
+                times[workload, config].append(
+                    harness.measure("bench_run", python, env, (workload, size, config, REPS)))
         print("  round %d/%d done" % (r + 1, rounds), flush=True)
     return {key: statistics.median(ts) for key, ts in times.items()}, configs
 
@@ -205,7 +170,7 @@ def main():
     args = parser.parse_args()
     pythons = args.python or [sys.executable]
     rounds = args.rounds or (2 if args.quick else 5)
-    versions = [check(python, child_env(python)) for python in pythons]
+    versions = [harness.check("bench_run", python, child_env(python)) for python in pythons]
     summaries = []
     for python, version in zip(pythons, versions):
         print("measuring %s (Python %s), %d rounds" % (python, version, rounds), flush=True)
