@@ -15,7 +15,7 @@ import pytest
 from conftest import SONDE, need, version_params
 
 # Writes its own stack (as traceback sees it) to a file, then spins on a
-# known line until killed.
+# known line until killed (one line: a two-line loop may be caught on either).
 STACK_PROGRAM = r'''
 import json, sys, threading, time, traceback
 
@@ -29,14 +29,13 @@ def innermost(path):
     with open(path, "w") as out:
         json.dump(here[::-1], out)
     x = 0
-    while True:
-        x += 1  # spin here
+    while True: x += 1  # spin here
 def middle(path):
     innermost(path)
 def outer(path):
     middle(path)
 
-SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("x += 1")][0]
+SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("while True: x")][0]
 threading.Thread(target=sleeper, name="sleeper", daemon=True).start()
 outer(sys.argv[1])
 '''
