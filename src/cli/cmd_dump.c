@@ -102,8 +102,11 @@ int cmd_dump(int argc, char **argv, const sonde_env *env)
            w.runtime.path);
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
-        printf("\nThread %llu%s (%s%s)%s\n", (unsigned long long)s->native_id,
-               s->native_id == (uint64_t)pid ? " MainThread" : "",
+        char name[128];
+        if (sonde_walker_thread_name(&w, s, name, sizeof name) < 0)
+            name[0] = '\0';
+        printf("\nThread %llu%s%s (%s%s)%s\n", (unsigned long long)s->native_id,
+               name[0] ? " " : "", name,
                s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
                s->holds_gil ? ", holds the GIL" : "",
                s->torn ? " [stack changed while read: incomplete]" : "");

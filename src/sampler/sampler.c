@@ -20,17 +20,15 @@ static uint64_t now_ns(void)
 /* The profile thread for a sampled thread of process pid, created on
  * first sight.  Thread states are told apart by address and process (user
  * addresses stay below 2^47, so the pid goes in the bits above). */
-static int64_t thread_of(sonde_profile *p, sonde_u64map *index, int pid,
+static int64_t thread_of(sonde_profile *p, sonde_u64map *index, const sonde_walker *w,
                          const sonde_thread_sample *s)
 {
-    uint64_t key = s->tstate ^ ((uint64_t)(uint32_t)pid << 47);
+    uint64_t key = s->tstate ^ ((uint64_t)(uint32_t)w->proc.pid << 47);
     uint32_t known = sonde_u64map_get(index, key);
     if (known != SONDE_U64MAP_NONE)
         return known;
-    char name[64];
-    if (s->native_id == (uint64_t)pid)
-        snprintf(name, sizeof name, "MainThread");
-    else
+    char name[128];
+    if (sonde_walker_thread_name(w, s, name, sizeof name) < 0)
         snprintf(name, sizeof name, "thread %llu", (unsigned long long)s->native_id);
     int64_t t = sonde_profile_add_thread(p, s->thread_id, s->native_id, name);
     if (t < 0 || !sonde_u64map_slot(index, key, (uint32_t)t))
@@ -80,7 +78,7 @@ int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *
            (o->idle || s->on_cpu != 0);
 }
 
-int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
+int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, const sonde_walker *w,
                       const char *process_label, const sonde_thread_sample *threads,
                       uint32_t n, const sonde_sampler_opts *o, uint64_t t_ns)
 {
@@ -88,7 +86,7 @@ int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
         const sonde_thread_sample *s = &threads[i];
         if (!sonde_sampler_keeps(o, s))
             continue;
-        int64_t t = thread_of(p, thread_index, pid, s);
+        int64_t t = thread_of(p, thread_index, w, s);
         uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, process_label, s, o);
         if (leaf == SONDE_NO_NODE || sonde_profile_add_event(p, t_ns, (uint32_t)t, leaf) < 0)
             return -1;
@@ -125,7 +123,7 @@ static int sample_member(sonde_family_member *m, sonde_profile *p, sonde_u64map 
         counts->torn += threads[i].torn;
         counts->stacks += !threads[i].torn && threads[i].depth > 0;
     }
-    if (sonde_sampler_add(p, index, m->pid, o->subprocesses ? m->label : NULL, threads, n, o,
+    if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads, n, o,
                           t_ns) < 0)
         return -1;
     if (o->on_tick && o->on_tick(o->tick_ctx, threads, n))

@@ -51,10 +51,10 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
 /* 1 when the options keep this thread's stack. */
 int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s);
 
-/* Adds one snapshot of process pid, taken t_ns into sampling, to p and to
+/* Adds one snapshot of w's process, taken t_ns into sampling, to p and to
  * its timeline; process_label (or NULL) becomes each stack's root frame.
  * 0, or -1 on out of memory. */
-int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, int pid,
+int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, const sonde_walker *w,
                       const char *process_label, const sonde_thread_sample *threads,
                       uint32_t n, const sonde_sampler_opts *o, uint64_t t_ns);
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "python/attr.h"
 #include "python/linetable.h"
 #include "python/unicode.h"
 
@@ -52,21 +53,15 @@ static size_t span(const uint64_t *offs, size_t n)
     return end <= HEADER_MAX ? (size_t)end : 0;
 }
 
+static int proc_reader(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return sonde_proc_read(&((const sonde_walker *)ctx)->proc, addr, buf, len);
+}
+
 /* Reads a remote str into out (UTF-8, NUL-terminated). */
 static int read_str(const sonde_walker *w, uint64_t addr, char *out, size_t outsize)
 {
-    uint8_t header[HEADER_MAX];
-    size_t hsize = sonde_py_str_header_size(&w->layout);
-    sonde_py_str_plan plan;
-    if (hsize == 0 || hsize > sizeof header || sonde_proc_read(&w->proc, addr, header, hsize) < 0 ||
-        sonde_py_str_plan_for(&w->layout, header, hsize, &plan) < 0)
-        return -1;
-    uint8_t *data = malloc(plan.nbytes ? plan.nbytes : 1);
-    int rc = -1;
-    if (data && sonde_proc_read(&w->proc, addr + plan.data_offset, data, plan.nbytes) == 0)
-        rc = sonde_py_str_decode(plan.kind, data, plan.nbytes, out, outsize);
-    free(data);
-    return rc < 0 ? -1 : 0;
+    return sonde_py_read_str(&w->layout, proc_reader, (void *)w, addr, out, outsize);
 }
 
 /* Reads a remote bytes object's contents (at most MAX_LINETABLE bytes). */
@@ -242,6 +237,8 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
             return -1; /* a cycle, or a frame being set up */
         int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
                    block[l->frame_owner] >= l->frame_owner_cstack;
+        if (!shim)
+            s->outer_frame = frame;
         if (!shim && depth == SONDE_WALK_MAX_DEPTH) {
             s->truncated = 1;
         } else if (!shim) {
@@ -373,6 +370,30 @@ static int stat_fd(sonde_walker *w, uint64_t tid)
     w->stat_fds[w->nstat_fds].tid = tid;
     w->stat_fds[w->nstat_fds++].fd = fd;
     return fd;
+}
+
+int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
+                             size_t outlen)
+{
+    if (s->native_id && s->native_id == (uint64_t)w->proc.pid) {
+        snprintf(out, outlen, "MainThread");
+        return 0;
+    }
+    if (s->depth == 0 || s->truncated || !s->outer_frame)
+        return -1;
+    /* A threading.Thread runs under Thread._bootstrap(self): its first
+     * local is the Thread object, whose _name is the thread's name. */
+    const sonde_func *f = &w->profile->funcs[s->frames[s->depth - 1].func];
+    const char *file = sonde_profile_str(w->profile, f->file);
+    size_t n = strlen(file);
+    uint64_t self, name;
+    if (strcmp(sonde_profile_str(w->profile, f->name), "_bootstrap") != 0 || n < 12 ||
+        strcmp(file + n - 12, "threading.py") != 0 ||
+        sonde_proc_read(&w->proc, s->outer_frame + w->layout.frame_localsplus, &self,
+                        sizeof self) < 0 ||
+        sonde_py_attr(&w->layout, proc_reader, (void *)w, self, "_name", &name) < 0)
+        return -1;
+    return read_str(w, name, out, outlen);
 }
 
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n)

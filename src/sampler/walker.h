@@ -39,6 +39,7 @@ typedef struct sonde_thread_sample {
     int on_cpu;            /* 1 running, 0 sleeping or blocked, -1 unknown */
     int torn;              /* the stack could not be read whole this time */
     int truncated;         /* deeper than SONDE_WALK_MAX_DEPTH: outer frames dropped */
+    uint64_t outer_frame;  /* the outermost Python frame's address */
     uint32_t depth;
     sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
 } sonde_thread_sample;
@@ -79,6 +80,11 @@ void sonde_walker_close(sonde_walker *w);
  * interpreter could not be read (the snapshot is then empty). */
 int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
                         uint32_t *n);
+
+/* The thread's name: "MainThread", or a threading.Thread's name read from
+ * its Thread object.  0, or -1 when it has none that can be read. */
+int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
+                             size_t outlen);
 
 /* Fills on_cpu of each sample from /proc (needs native ids). */
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n);

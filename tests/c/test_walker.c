@@ -12,6 +12,7 @@
 
 #include "core/profile.h"
 #include "harness.h"
+#include "sampler/python/attr.h"
 #include "sampler/walker.h"
 #include "sampler_tests.h"
 
@@ -73,10 +74,33 @@ static void walk_garbage(const sonde_py_layout *layout, uint64_t *arena, int rou
     sonde_profile_free(&p);
 }
 
+static int read_self(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return sonde_proc_read(ctx, addr, buf, len);
+}
+
+/* Attribute lookups through garbage objects, types and dicts. */
+static void attrs_of_garbage(const sonde_py_layout *layout, uint64_t *arena, int rounds)
+{
+    sonde_proc self = { .pid = getpid() };
+    int found = 0;
+    for (int r = 0; r < rounds; r++) {
+        scramble(arena);
+        uint64_t value;
+        uint64_t obj = (uint64_t)(uintptr_t)(arena + 64 + next_random() % (ARENA_WORDS - 128));
+        found += sonde_py_attr(layout, read_self, &self, obj, "_name", &value) == 0;
+    }
+    /* No crash or hang is the point; a garbage "_name" key is not expected. */
+    check(found == 0, "Python %d.%d: %d garbage attribute lookups end, none found",
+          (int)layout->major, (int)layout->minor, rounds);
+}
+
 void test_walker(void)
 {
     uint64_t *arena = malloc(ARENA_WORDS * sizeof *arena);
-    for (int minor = 8; minor <= 12; minor++)
+    for (int minor = 8; minor <= 12; minor++) {
         walk_garbage(sonde_py_layout_for(3, minor), arena, 300);
+        attrs_of_garbage(sonde_py_layout_for(3, minor), arena, 300);
+    }
     free(arena);
 }

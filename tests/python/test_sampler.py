@@ -36,7 +36,7 @@ def outer(path):
     middle(path)
 
 SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("while True: x")][0]
-threading.Thread(target=sleeper, name="sleeper", daemon=True).start()
+threading.Thread(target=sleeper, name="naps-\u00e9", daemon=True).start()
 outer(sys.argv[1])
 '''
 
@@ -103,7 +103,9 @@ def test_dump_shows_every_thread(python, tmp_path):
     assert got == [tuple(e) for e in expected]
     assert "x += 1  # spin here" in main  # the source line under its frame
     (other,) = [t for t in threads if t is not main]
-    assert "(idle)" in other.splitlines()[0] and "sleeper" in other
+    # The thread's own name, read from its threading.Thread object.
+    assert re.match(r"\d+ naps-\u00e9 \(idle\)", other.splitlines()[0]), other.splitlines()[0]
+    assert "sleeper" in other
 
 
 def shares(collapsed_text):
@@ -414,7 +416,7 @@ def spinner():
 def sleeper():
     while True:
         time.sleep(0.01)
-threading.Thread(target=spinner, daemon=True).start()
+threading.Thread(target=spinner, name="spinner-thread", daemon=True).start()
 sleeper()
 '''
 
@@ -452,6 +454,7 @@ def test_idle_gil_and_thread_options(tmp_path):
     gil = leaf_counts(runs[("--idle", "--gil")])
     assert gil["spinner"] >= 60 and gil.get("sleeper", 0) <= 20
     assert sum(gil.values()) <= 105
-    # --threads puts a thread frame at the root of each stack.
+    # --threads puts a thread frame, with the thread's name, at the root.
     roots = {line.split(";")[0] for line in runs[("--threads",)].read_text().splitlines()}
     assert roots and all(r.startswith("thread ") for r in roots)
+    assert "thread spinner-thread (~:0)" in roots

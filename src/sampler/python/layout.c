@@ -158,6 +158,17 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .bytes_size = field(b, DO_BYTES_OB_SIZE, DO_BYTES_SIZE, 8),
         .bytes_sval = field(b, DO_BYTES_SVAL, DO_BYTES_SIZE, 1),
         .ob_type = field(b, DO_OB_TYPE, DO_OB_SIZE, 8),
+        /* Not published in _Py_DebugOffsets: 3.13.0's headers, checked with
+         * offsetof. */
+        .frame_localsplus = field(b, DO_FR_LOCALSPLUS, DO_FR_SIZE, 8),
+        .type_basicsize = 32,
+        .type_flags = 168,
+        .type_dictoffset = 288,
+        .heaptype_cached_keys = 880,
+        .dict_keys = 32,
+        .dict_values = 40,
+        .attrs = SONDE_PY_ATTRS_INLINE_313,
+        .keys_311 = 1,
     };
 
     /* The GIL fields are given from the interpreter state (its embedded _gil); the walker

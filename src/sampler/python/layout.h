@@ -37,6 +37,15 @@ enum sonde_py_instr {
                                        code_code_adaptive; before it while the frame starts */
 };
 
+/* Where an instance of a heap type keeps its attributes (see attr.h). */
+enum sonde_py_attrs {
+    SONDE_PY_ATTRS_DICT = 1,          /* a dict at obj + type.tp_dictoffset (<= 3.10) */
+    SONDE_PY_ATTRS_VALUES_311 = 2,    /* values array at obj - 32, else a dict at obj - 24 */
+    SONDE_PY_ATTRS_TAGGED_312 = 3,    /* at obj - 24: values pointer - 1 (odd), or a dict */
+    SONDE_PY_ATTRS_INLINE_313 = 4,    /* values inline at obj + tp_basicsize (when valid),
+                                         else a dict at obj - 24 */
+};
+
 /* The format of the code object's line table (see linetable.h). */
 enum sonde_py_line_format {
     SONDE_PY_LNOTAB = 1,         /* co_lnotab: (byte delta u8, line delta i8) pairs */
@@ -120,6 +129,17 @@ typedef struct sonde_py_layout {
 
     /* PyObject */
     uint64_t ob_type;                    /* PyTypeObject *ob_type */
+
+    /* Reading an object's attributes (attr.h): thread names */
+    uint64_t frame_localsplus;           /* the frame's locals: f_localsplus / localsplus */
+    uint64_t type_basicsize;             /* Py_ssize_t tp_basicsize */
+    uint64_t type_flags;                 /* unsigned long tp_flags */
+    uint64_t type_dictoffset;            /* Py_ssize_t tp_dictoffset */
+    uint64_t heaptype_cached_keys;       /* PyDictKeysObject *ht_cached_keys (shared keys) */
+    uint64_t dict_keys;                  /* PyDictKeysObject *ma_keys */
+    uint64_t dict_values;                /* values array *ma_values (split tables) */
+    uint64_t attrs;                      /* enum sonde_py_attrs */
+    uint64_t keys_311;                   /* 1: 3.11's keys layout (log2 sizes, kinds) */
 } sonde_py_layout;
 
 /* The fixed tables, one per layout_3X.c; reach them through sonde_py_layout_for(). */

@@ -50,4 +50,13 @@ const sonde_py_layout sonde_py_layout_312 = {
     .bytes_size = 16,
     .bytes_sval = 32,
     .ob_type = 8,
+    .frame_localsplus = 72,
+    .type_basicsize = 32,
+    .type_flags = 168,
+    .type_dictoffset = 288,
+    .heaptype_cached_keys = 880,
+    .dict_keys = 32,
+    .dict_values = 40,
+    .attrs = SONDE_PY_ATTRS_TAGGED_312,
+    .keys_311 = 1,
 };
