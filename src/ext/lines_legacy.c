@@ -1,0 +1,130 @@
+/* lines_legacy.c - the line tracer's events from PyEval_SetTrace (up to
+ * 3.11): a C trace function in every thread, line events switched off in
+ * frames whose code is not traced, opcode events on where instructions are
+ * counted.  See lines.h. */
+#include "lines_state.h"
+
+#if PY_VERSION_HEX < 0x030C0000
+
+#include "legacy.h"
+
+/* Every code object's events come through the one hook already. */
+int lines_watch(const line_code *lc)
+{
+    (void)lc;
+    return 0;
+}
+
+/* The frame's last instruction, in code units. */
+static long frame_unit(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    return PyFrame_GetLasti(frame) / 2;
+#elif PY_VERSION_HEX >= 0x030A0000
+    return frame->f_lasti; /* 3.10 counts code units */
+#else
+    return frame->f_lasti / 2;
+#endif
+}
+
+/* Spares a frame whose code is not traced its line events. */
+static void no_line_events(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    static PyObject *name; /* "f_trace_lines", interned once */
+    if (!name && !(name = PyUnicode_InternFromString("f_trace_lines")))
+        PyErr_Clear();
+    if (name && PyObject_SetAttr((PyObject *)frame, name, Py_False) < 0)
+        PyErr_Clear();
+#else
+    frame->f_trace_lines = 0;
+#endif
+}
+
+/* Asks the interpreter for an opcode event per instruction of frame. */
+static void trace_opcodes(PyFrameObject *frame)
+{
+#if PY_VERSION_HEX >= 0x030B0000
+    if (PyObject_SetAttrString((PyObject *)frame, "f_trace_opcodes", Py_True) < 0)
+        PyErr_Clear();
+#else
+    frame->f_trace_opcodes = 1;
+#endif
+}
+
+static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)arg;
+    lines_tracer *t = (lines_tracer *)obj;
+    if (t != lines_active || t->failed)
+        return 0;
+    switch (what) {
+    case PyTrace_CALL: {
+        line_code *lc = lines_lookup(t, sonde_frame_code(frame));
+        if (lc) {
+            lines_enter(t, lc, frame);
+            if (lc->ninstr)
+                trace_opcodes(frame);
+        } else {
+            no_line_events(frame);
+        }
+        break;
+    }
+    case PyTrace_OPCODE:
+        lines_on_instruction(t, frame, sonde_frame_code(frame), frame_unit(frame));
+        break;
+    case PyTrace_LINE:
+        lines_on_line(t, frame, sonde_frame_code(frame), PyFrame_GetLineNumber(frame));
+        break;
+    case PyTrace_RETURN:
+        lines_leave(t, frame);
+        break;
+    }
+    return 0;
+}
+
+/* threading.settrace's hook: puts the C hook in a new thread's place. */
+static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (!lines_active || nargs != 3) {
+        PyEval_SetTrace(NULL, NULL);
+        Py_RETURN_NONE;
+    }
+    PyEval_SetTrace(trace, (PyObject *)lines_active);
+    if (PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
+        trace((PyObject *)lines_active, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef thread_start_def = {
+    "_sonde_lines_thread_start", (PyCFunction)(void (*)(void))on_thread_start, METH_FASTCALL,
+    "Installs sonde's line hook in a new thread."
+};
+
+int lines_install(lines_tracer *t)
+{
+    PyObject *hook = PyCFunction_New(&thread_start_def, NULL);
+    int rc = hook ? sonde_legacy_threading(1, hook) : -1;
+    Py_XDECREF(hook);
+    if (rc < 0)
+        return -1;
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts))
+        if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
+            return -1;
+    return 0;
+}
+
+int lines_uninstall(lines_tracer *t)
+{
+    (void)t;
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts))
+        if (ts->c_tracefunc == trace)
+            sonde_legacy_set(ts, 1, NULL, NULL);
+    return sonde_legacy_threading(1, Py_None);
+}
+#endif
