@@ -6,7 +6,6 @@
  * writers as sonde run's; a summary of what was sampled and what was
  * missed goes to stderr. */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,28 +112,8 @@ static int parse(int argc, char **argv, record_opts *o)
 /* Starts the command; its pid, or -1 after printing why not. */
 static long start_command(char **cmd)
 {
-    int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) < 0)
-        return cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(errno));
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(pipefd[0]);
-        execvp(cmd[0], cmd);
-        int e = errno;
-        if (write(pipefd[1], &e, sizeof e) < 0)
-            _exit(127);
-        _exit(127);
-    }
-    close(pipefd[1]);
-    int e = 0;
-    ssize_t got = pid > 0 ? read(pipefd[0], &e, sizeof e) : 0;
-    close(pipefd[0]);
-    if (pid < 0 || got == (ssize_t)sizeof e) {
-        if (pid > 0)
-            waitpid(pid, NULL, 0);
-        return cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(pid < 0 ? errno : e));
-    }
-    return pid;
+    pid_t pid = launch_start(cmd);
+    return pid < 0 ? cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(errno)) : pid;
 }
 
 /* Attaches to a process just started: its interpreter appears once the

@@ -74,24 +74,14 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int launch_run(char *const argv[], launch_result *r)
+pid_t launch_start(char *const argv[])
 {
-    /* A close-on-exec pipe tells the parent whether exec succeeded. */
+    /* A close-on-exec pipe stays open only if exec failed: the child then
+     * writes its errno there. */
     int pipefd[2];
-    if (pipe2(pipefd, O_CLOEXEC) < 0) {
-        fprintf(stderr, "sonde: cannot start %s: %s\n", argv[0], strerror(errno));
+    if (pipe2(pipefd, O_CLOEXEC) < 0)
         return -1;
-    }
-    struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
-    sigemptyset(&ignore.sa_mask);
-    double start = now_seconds();
     pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "sonde: cannot start %s: %s\n", argv[0], strerror(errno));
-        close(pipefd[0]);
-        close(pipefd[1]);
-        return -1;
-    }
     if (pid == 0) {
         close(pipefd[0]);
         execvp(argv[0], argv);
@@ -100,30 +90,52 @@ int launch_run(char *const argv[], launch_result *r)
             _exit(127);
         _exit(127);
     }
+    int fork_errno = errno;
     close(pipefd[1]);
+    int exec_errno = 0;
+    ssize_t got = 0;
+    if (pid > 0) {
+        do
+            got = read(pipefd[0], &exec_errno, sizeof exec_errno);
+        while (got < 0 && errno == EINTR);
+    }
+    close(pipefd[0]);
+    if (pid < 0) {
+        errno = fork_errno;
+        return -1;
+    }
+    if (got == (ssize_t)sizeof exec_errno) {
+        waitpid(pid, NULL, 0);
+        errno = exec_errno;
+        return -1;
+    }
+    return pid;
+}
+
+int launch_run(char *const argv[], launch_result *r)
+{
+    double start = now_seconds();
+    pid_t pid = launch_start(argv);
+    if (pid < 0) {
+        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
+                "SONDE_PYTHON)\n", argv[0], strerror(errno));
+        return -1;
+    }
     /* The terminal's Ctrl-C goes to the program; sonde waits it out. */
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
+    sigemptyset(&ignore.sa_mask);
     sigaction(SIGINT, &ignore, &old_int);
     sigaction(SIGQUIT, &ignore, &old_quit);
-    int exec_errno = 0;
-    ssize_t got;
-    do
-        got = read(pipefd[0], &exec_errno, sizeof exec_errno);
-    while (got < 0 && errno == EINTR);
-    close(pipefd[0]);
     pid_t w;
     do
         w = wait4(pid, &r->status, 0, &r->usage);
     while (w < 0 && errno == EINTR);
+    int wait_errno = errno;
     r->wall = now_seconds() - start;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
-    if (got == (ssize_t)sizeof exec_errno) {
-        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
-                "SONDE_PYTHON)\n", argv[0], strerror(exec_errno));
-        return -1;
-    }
     if (w < 0) {
-        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(errno));
+        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(wait_errno));
         return -1;
     }
     return 0;

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include "cli.h"
 
@@ -25,6 +26,11 @@ typedef struct launch_result {
     struct rusage usage;   /* of the program and its waited-for children */
     double wall;           /* seconds */
 } launch_result;
+
+/* Starts argv (argv[0] looked up on PATH) and waits until it has exec'd.
+ * Its pid, or -1 with errno saying why (pipe, fork or exec failed; a
+ * child whose exec failed is already reaped). */
+pid_t launch_start(char *const argv[]);
 
 /* Runs argv (argv[0] = interpreter, looked up on PATH) to completion.
  * 0, or -1 after printing why it could not start. */
