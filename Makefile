@@ -24,6 +24,7 @@ ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
               $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 EXT_SRC := $(wildcard src/ext/*.c)
+SHIM := $(BUILD)/python/sonde/libsonde_alloc.so
 ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC))
 HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
 PY_FILES := $(wildcard python/sonde/*.py)
@@ -54,14 +55,19 @@ $(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
 
 $(BUILD)/bin/sonde: $(ENGINE_OBJ) $(BUILD)/obj/cli/main.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@
+	$(CC) $(CFLAGS) $^ -o $@ -lm
 
 .PHONY: python-package
-python-package: $(EXT) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
+python-package: $(EXT) $(SHIM) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
 
 $(EXT): $(ENGINE_OBJ) $(EXT_OBJ) | check-python
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared $^ -o $@
+	$(CC) $(CFLAGS) -shared $^ -o $@ -lm
+
+# The C allocator shim sonde mem preloads (no Python in it: one for all).
+$(SHIM): src/shim/alloc_shim.c src/shim/alloc_shim.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
 
 $(PKG)/%.py: python/sonde/%.py
 	@mkdir -p $(dir $@)
@@ -71,11 +77,11 @@ $(PKG)/%.py: python/sonde/%.py
 C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
 $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@ -lm
 
 $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ -lm
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
 # system's /usr/bin/python3.

@@ -1,6 +1,6 @@
 """The launcher: runs a program under sonde's tracer inside its own process.
 
-Started by `sonde run` and `sonde lines` as `python -c BOOT PKG TOOL STATS
+Started by `sonde run`, `sonde lines` and `sonde mem` as `python -c BOOT PKG TOOL STATS
 OUT FORMAT OPTIONS MODE TARGET ARGS...` (BOOT has already taken PKG off
 sys.argv).  It makes the program see what a bare run shows -- sys.argv,
 sys.path[0], a fresh __main__ module, its own tracebacks and exit code --
@@ -14,6 +14,9 @@ Ctrl-C), writes what its tool gathered:
 - lines: per-line hits and time of the functions chosen (OPTIONS: JSON
   with "functions", the -f patterns, and "unit"); the table goes to
   stderr, the JSON to OUT.
+- mem: per-line memory of the functions chosen (OPTIONS: "functions",
+  "sample_bytes", "interval_ms", "plot"); the table goes to stderr, the
+  JSON to OUT, the timeline picture to "plot".
 """
 
 import os
@@ -138,23 +141,28 @@ class _RunTool:
 class _LinesTool:
     """sonde lines: per-line hits and time of the chosen functions."""
 
+    with_module = False  # the script's top level is not a function to time
+
     def __init__(self, stats_path, out_path, out_format, options, code, source):
         # Imported here, not at the top: `sonde run` must not import for the
         # program what it would import itself.
         import builtins
         import json
-        from ._lines import ImportWatcher, LineProfiler, select
-        options = json.loads(options)
+        from ._lines import ImportWatcher, select
+        self.options = json.loads(options)
         self.out_path = out_path
-        self.unit = options.get("unit")
-        patterns = options.get("functions", [])
-        self.prof = LineProfiler(bytecode=options.get("bytecode", False))
-        self.unmatched = select(self.prof, code, source, patterns)
+        patterns = self.options.get("functions", [])
+        self.prof = self.profiler()
+        self.unmatched = select(self.prof, code, source, patterns, self.with_module)
         self.watcher = ImportWatcher(self.prof, patterns, self.unmatched) if patterns else None
         if self.watcher:
             sys.meta_path.insert(0, self.watcher)
         # kernprof's builtin: @profile marks a function to profile.
         builtins.profile = self.prof.add_function
+
+    def profiler(self):
+        from ._lines import LineProfiler
+        return LineProfiler(bytecode=self.options.get("bytecode", False))
 
     def start(self):
         self.prof.enable()
@@ -168,19 +176,55 @@ class _LinesTool:
             sys.meta_path.remove(self.watcher)
 
     def write(self):
-        import json
-        from ._lines import format_table
         for pattern in sorted(self.watcher.unmatched if self.watcher else self.unmatched):
             sys.stderr.write("sonde: warning: -f %s matched no function\n" % pattern)
+        self.write_results()
+
+    def write_results(self):
+        import json
+        from ._lines import format_table
         results = self.prof.results()
-        sys.stderr.write(format_table(results, self.unit))
+        sys.stderr.write(format_table(results, self.options.get("unit")))
         if self.out_path:
             with open(self.out_path, "w") as f:
                 json.dump({"sonde": 1, "mode": "lines", "functions": results}, f, indent=1)
                 f.write("\n")
 
 
-TOOLS = {"run": _RunTool, "lines": _LinesTool}
+class _MemTool(_LinesTool):
+    """sonde mem: what each line of the chosen functions allocates and
+    keeps, and RSS over time."""
+
+    with_module = True
+
+    def __init__(self, *args):
+        # The C allocator shim was preloaded for this process only: the
+        # program's own children start without it.
+        shim = os.environ.pop("SONDE_PRELOAD", None)
+        if shim and "LD_PRELOAD" in os.environ:
+            rest = [lib for lib in os.environ["LD_PRELOAD"].split() if lib != shim]
+            if rest:
+                os.environ["LD_PRELOAD"] = " ".join(rest)
+            else:
+                del os.environ["LD_PRELOAD"]
+        super().__init__(*args)
+
+    def profiler(self):
+        from ._mem import MemoryProfiler
+        return MemoryProfiler(sample_bytes=self.options.get("sample_bytes", 512),
+                              interval_ms=self.options.get("interval_ms", 10))
+
+    def write_results(self):
+        from ._mem import format_table, write_json, write_plot
+        document = self.prof.results()
+        sys.stderr.write(format_table(document))
+        if self.out_path:
+            write_json(document, self.out_path)
+        if self.options.get("plot"):
+            write_plot(document, self.options["plot"])
+
+
+TOOLS = {"run": _RunTool, "lines": _LinesTool, "mem": _MemTool}
 
 
 def main():
@@ -219,6 +263,9 @@ def main():
         tool.write()
     except OSError as e:
         sys.stderr.write("sonde: cannot write the profile: %s\n" % e)
+        status = status or 1
+    except MemoryError:
+        sys.stderr.write("sonde: out of memory while writing the profile\n")
         status = status or 1
     sys.stdout.flush()
     sys.stderr.flush()

@@ -67,26 +67,25 @@ def code_tree(code, qualname=""):
         yield from code_tree(const, name + ".<locals>" if is_function else name)
 
 
-class LineProfiler:
-    """Exact hits and time per line of the functions given to it.
-
-    Use as a decorator (@profiler), with add_function(), or both, then
+class Traced:
+    """What sonde's line-level profilers share: the functions to trace,
+    given as a decorator (@profiler), with add_function(), or both, then
     enable()/disable() or `with profiler:`; a decorated function turns the
-    profiler on while it runs.  print_stats() prints line_profiler's table.
-    """
+    profiler on while it runs."""
 
-    def __init__(self, *functions, bytecode=False):
-        self._tracer = LineTracer()
+    def __init__(self, tracer, functions):
+        self._tracer = tracer
         self._names = {}
         self._depth = 0
-        self._bytecode = bytecode
         for f in functions:
             self.add_function(f)
 
+    def _code_units(self, code):
+        return 0
+
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        units = len(code.co_code) // 2 if self._bytecode else 0
-        if self._tracer.add_code(code, first, last, units, unit_lines(code)):
+        if self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
             self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
 
     def add_function(self, func):
@@ -125,6 +124,18 @@ class LineProfiler:
     def __exit__(self, *exc):
         self.disable()
 
+
+class LineProfiler(Traced):
+    """Exact hits and time per line of the functions given to it (see
+    Traced); print_stats() prints line_profiler's table."""
+
+    def __init__(self, *functions, bytecode=False):
+        self._bytecode = bytecode
+        super().__init__(LineTracer(), functions)
+
+    def _code_units(self, code):
+        return len(code.co_code) // 2 if self._bytecode else 0
+
     def results(self):
         """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}],
         and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]"""
@@ -160,10 +171,11 @@ def format_table(functions, unit=None):
     return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}), unit)
 
 
-def select(tracer, script_code, script_source, patterns):
-    """Registers the script's functions with tracer (a LineProfiler): those
+def select(tracer, script_code, script_source, patterns, with_module=False):
+    """Registers the script's functions with tracer (a Traced): those
     matching -f patterns, else (when the script has no @profile) all of
-    them.  Returns the patterns still unmatched."""
+    them, and with_module: its top-level code too.  Returns the patterns
+    still unmatched."""
     uses_decorator = any(line.lstrip().startswith("@profile") for line in script_source.splitlines())
     unmatched = set(patterns)
     for code, qualname in code_tree(script_code):
@@ -175,6 +187,8 @@ def select(tracer, script_code, script_source, patterns):
                 unmatched -= set(hit)
         elif not uses_decorator:
             tracer.add_code(code, qualname)
+    if with_module and script_source and not patterns and not uses_decorator:
+        tracer.add_code(script_code, "<module>")
     return unmatched
 
 

@@ -17,6 +17,7 @@ static const struct command {
     { "run", cmd_run, "profile every call of a Python program (replaces cProfile)" },
     { "report", cmd_report, "print or convert a .prof file (sonde's or cProfile's)" },
     { "lines", cmd_lines, "hits and time of every line of chosen functions (replaces kernprof)" },
+    { "mem", cmd_mem, "memory each line allocates and keeps, RSS over time (replaces memory_profiler)" },
     { "record", cmd_record, "sample a running Python process from outside (replaces py-spy record)" },
     { "top", cmd_top, "live view of a running Python process (replaces py-spy top)" },
     { "dump", cmd_dump, "print every thread's current Python stack (replaces py-spy dump)" },

@@ -12,5 +12,6 @@ int cmd_record(int argc, char **argv, const sonde_env *env);
 int cmd_dump(int argc, char **argv, const sonde_env *env);
 int cmd_top(int argc, char **argv, const sonde_env *env);
 int cmd_lines(int argc, char **argv, const sonde_env *env);
+int cmd_mem(int argc, char **argv, const sonde_env *env);
 
 #endif

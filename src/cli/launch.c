@@ -170,6 +170,27 @@ static const char boot[] =
     "del sys.path[0]\n"
     "_launch.main()\n";
 
+/* Puts lib first in LD_PRELOAD for the programs started from here on
+ * (sonde itself is already running).  0, or -1 after printing why. */
+static int preload_set(const char *lib)
+{
+    if (!lib)
+        return 0;
+    const char *old = getenv("LD_PRELOAD");
+    size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+    char *value = malloc(len);
+    if (!value) {
+        fprintf(stderr, "sonde: out of memory\n");
+        return -1;
+    }
+    snprintf(value, len, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
+    int rc = setenv("LD_PRELOAD", value, 1) | setenv("SONDE_PRELOAD", lib, 1);
+    free(value);
+    if (rc != 0)
+        fprintf(stderr, "sonde: cannot set LD_PRELOAD: %s\n", strerror(errno));
+    return rc ? -1 : 0;
+}
+
 int launch_program_run(const sonde_env *env, const launch_program *prog, launch_result *r)
 {
     char pkg[PATH_MAX];
@@ -195,7 +216,9 @@ int launch_program_run(const sonde_env *env, const launch_program *prog, launch_
     argv[k++] = (char *)prog->target;
     for (int i = 0; i < prog->nargs; i++)
         argv[k++] = prog->args[i];
-    int rc = launch_run(argv, r);
+    int rc = preload_set(prog->preload);
+    if (rc == 0)
+        rc = launch_run(argv, r);
     free(argv);
     return rc;
 }

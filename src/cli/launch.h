@@ -39,7 +39,7 @@ int launch_run(char *const argv[], launch_result *r);
 /* A Python program to run under one of sonde's in-process tools. */
 typedef struct launch_program {
     const char *python;      /* the interpreter */
-    const char *tool;        /* "run" (the tracer) or "lines" (the line tracer) */
+    const char *tool;        /* "run" (the tracer), "lines" or "mem" (the line tracer) */
     const char *stats_path;  /* where the run tool writes its stats, or "" */
     const char *out;         /* -o, or "" */
     const char *format;      /* -f of the run tool, or "" */
@@ -48,6 +48,9 @@ typedef struct launch_program {
     const char *target;      /* the script, module or code */
     char **args;             /* the program's own arguments */
     int nargs;
+    const char *preload;     /* a library to preload (LD_PRELOAD), or NULL; the
+                                launcher takes it off again for the program's
+                                own children (SONDE_PRELOAD names it) */
 } launch_program;
 
 /* Runs the program under python/sonde/_launch.py to completion.  0, or -1

@@ -95,6 +95,22 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+void sonde_buf_xml_str(sonde_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': sonde_buf_puts(b, "&amp;"); break;
+        case '<': sonde_buf_puts(b, "&lt;"); break;
+        case '>': sonde_buf_puts(b, "&gt;"); break;
+        case '"': sonde_buf_puts(b, "&quot;"); break;
+        case '\'': sonde_buf_puts(b, "&#39;"); break;
+        default:
+            if ((unsigned char)*s >= 0x20 || *s == '\t')
+                sonde_buf_putc(b, *s);
+        }
+    }
+}
+
 void sonde_buf_json_str(sonde_buf *b, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;

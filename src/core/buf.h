@@ -26,6 +26,9 @@ void sonde_buf_puts(sonde_buf *b, const char *s);
 void sonde_buf_printf(sonde_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sonde_buf_vprintf(sonde_buf *b, const char *fmt, va_list ap);
+/* Appends s as XML/HTML text or attribute content: markup characters
+ * become entities, control characters other than tab are dropped. */
+void sonde_buf_xml_str(sonde_buf *b, const char *s);
 /* JSON string literal with quotes; invalid UTF-8 bytes become U+FFFD. */
 void sonde_buf_json_str(sonde_buf *b, const char *s);
 /* 1 when every append succeeded. */

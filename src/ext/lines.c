@@ -31,12 +31,31 @@ line_thread *lines_attach(lines_tracer *t)
 
 static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    (void)args;
-    (void)kwds;
+    static char *kwlist[] = { "memory", "sample_bytes", "interval_ms", NULL };
+    int memory = 0;
+    unsigned long long sample_bytes = 512;
+    double interval_ms = 10;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pKd:LineTracer", kwlist, &memory,
+                                     &sample_bytes, &interval_ms))
+        return NULL;
+    if (!(interval_ms >= 0.1 && interval_ms <= 3600e3)) {
+        PyErr_Format(PyExc_ValueError, "interval_ms must be between 0.1 and 3600000, not %g",
+                     interval_ms);
+        return NULL;
+    }
+    if (sample_bytes > (1ull << 30)) {
+        PyErr_Format(PyExc_ValueError, "sample_bytes must be at most 1 GiB, not %llu",
+                     sample_bytes);
+        return NULL;
+    }
     lines_tracer *t = (lines_tracer *)type->tp_alloc(type, 0);
-    if (t) {
-        sonde_u64map_init(&t->by_code);
-        sonde_clock_setup();
+    if (!t)
+        return NULL;
+    sonde_u64map_init(&t->by_code);
+    sonde_clock_setup();
+    if (memory && !(t->mem = mem_data_new(sample_bytes, (uint64_t)(interval_ms * 1e6)))) {
+        Py_DECREF(t);
+        return PyErr_NoMemory();
     }
     return (PyObject *)t;
 }
@@ -51,8 +70,10 @@ static void stop(lines_tracer *t)
     error_restore(saved);
     uint64_t now = sonde_clock_ticks();
     for (line_thread *th = t->threads; th; th = th->next)
-        while (th->depth)
-            lines_close(&th->stack[--th->depth], now);
+        for (; th->depth; th->depth--)
+            lines_close(t, th, &th->stack[th->depth - 1], now);
+    if (t->mem)
+        mem_stop(t->mem);
     t->enabled = 0;
     t->end = sonde_clock_mark_now();
     lines_active = NULL;
@@ -69,6 +90,7 @@ static void tracer_dealloc(lines_tracer *t)
         free(t->codes[i]->ihits);
         free(t->codes[i]->iticks);
         free(t->codes[i]->unit_lines);
+        free(t->codes[i]->mem);
         free(t->codes[i]);
     }
     free(t->codes);
@@ -79,6 +101,7 @@ static void tracer_dealloc(lines_tracer *t)
         t->threads = next;
     }
     sonde_u64map_free(&t->by_code);
+    mem_data_free(t->mem);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -114,12 +137,15 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
                            calloc(n, sizeof(uint64_t)), ninstr,
                            ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
                            ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
-                           nunits ? malloc(nunits * sizeof(int32_t)) : NULL, (int)nunits };
+                           nunits ? malloc(nunits * sizeof(int32_t)) : NULL, (int)nunits,
+                           t->mem ? calloc(n, sizeof(line_mem)) : NULL, 0, t->ncodes, 0, -1 };
         if (lc->unit_lines)
             memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
+        if (t->mem && (lc->func = mem_add_function(t->mem, (PyCodeObject *)code)) == SONDE_NO_FUNC)
+            lc->mem = NULL;
     }
     int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks)) &&
-                   (!nunits || lc->unit_lines);
+                   (!nunits || lc->unit_lines) && (!t->mem || lc->mem);
     uint32_t *slot = complete
                          ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
                          : NULL;
@@ -130,6 +156,7 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
             free(lc->ihits);
             free(lc->iticks);
             free(lc->unit_lines);
+            free(lc->mem);
         }
         free(lc);
         return PyErr_NoMemory();
@@ -155,7 +182,7 @@ static PyObject *tracer_enable(lines_tracer *t, PyObject *unused)
     lines_active = t;
     lines_generation++;
     t->enabled = 1;
-    if (lines_install(t) < 0) {
+    if ((t->mem && mem_start(t->mem) < 0) || lines_install(t) < 0) {
         saved_error saved = error_save();
         stop(t);
         error_restore(saved);
@@ -227,6 +254,8 @@ static PyMethodDef tracer_methods[] = {
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "results", (PyCFunction)tracer_results, METH_NOARGS,
       "[(code, first_line, hits, ns, instruction_hits, instruction_ns)] per code object." },
+    { "memory", (PyCFunction)mem_results, METH_NOARGS,
+      "The memory figures of a tracer made with memory=True (see sonde._mem)." },
     { NULL, NULL, 0, NULL },
 };
 
@@ -235,7 +264,10 @@ static PyTypeObject tracer_type = {
     .tp_name = "sonde._sonde.LineTracer",
     .tp_basicsize = sizeof(lines_tracer),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Exact per-line hits and time of chosen code objects.",
+    .tp_doc = "LineTracer(memory=False, sample_bytes=512, interval_ms=10): exact per-line "
+              "hits and time of chosen code objects, and with memory=True what each line "
+              "allocates (sampled every sample_bytes on average; 0: every block) and a "
+              "timeline of RSS every interval_ms.",
     .tp_new = tracer_new,
     .tp_dealloc = (destructor)tracer_dealloc,
     .tp_methods = tracer_methods,

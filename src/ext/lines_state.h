@@ -1,6 +1,8 @@
 /* lines_state.h - the line tracer's state and its hot path, shared by the
  * Python type (lines.c) and the two event sources (lines_monitoring.c from
- * 3.12, lines_legacy.c up to 3.11).  See lines.h for what is counted.
+ * 3.12, lines_legacy.c up to 3.11).  See lines.h for what is counted; in
+ * memory mode (sonde mem) each line also gathers the figures of
+ * mem_state.h.
  *
  * Protected by the GIL: every callback, and the one active tracer. */
 #ifndef SONDE_LINES_STATE_H
@@ -14,6 +16,17 @@
 
 #include "../core/clock.h"
 #include "../core/u64map.h"
+#include "mem_state.h"
+
+/* A line's memory figures (memory mode), callees included. */
+typedef struct line_mem {
+    uint64_t alloc, freed;       /* bytes allocated / released while it ran */
+    uint64_t net;                /* of those allocated, bytes alive at the end */
+    uint64_t peak_heap;          /* the most heap bytes seen while it ran */
+    uint64_t rss_max;            /* the most RSS at its end */
+    int64_t rss_increment;       /* RSS at its end less RSS at its start, summed */
+    uint32_t stamp;              /* the results walk that last counted it */
+} line_mem;
 
 typedef struct line_code {
     PyObject *code;          /* strong reference */
@@ -23,6 +36,11 @@ typedef struct line_code {
     uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
     int32_t *unit_lines;     /* 3.12+: the line of each code unit (0: none) */
     int nunits;
+    line_mem *mem;           /* per line, in memory mode */
+    uint32_t func;           /* memory mode: its function in the stacks profile */
+    uint32_t index;          /* in the tracer's codes[] */
+    uint32_t active;         /* open activations, all threads */
+    int64_t last_span;       /* memory mode: its latest timeline span, or -1 */
 } line_code;
 
 typedef struct line_frame {
@@ -32,11 +50,16 @@ typedef struct line_frame {
     uint64_t start;          /* ticks when it opened */
     int instr;               /* the open instruction (code unit), or -1 */
     uint64_t istart;
+    /* memory mode: the thread's totals and RSS when the line opened, the
+     * most heap seen since, and the allocating stack's node (0: not known) */
+    uint64_t alloc0, freed0, rss0, peak;
+    uint32_t node;
 } line_frame;
 
 typedef struct line_thread {
     line_frame *stack;
     uint32_t depth, cap;
+    uint64_t alloc_total, freed_total; /* memory mode: bytes (weights) so far */
     struct line_thread *next;
 } line_thread;
 
@@ -48,6 +71,7 @@ typedef struct lines_tracer {
     line_thread *threads;
     int enabled, failed;
     sonde_clock_mark start, end;
+    mem_data *mem;           /* memory mode, else NULL */
 } lines_tracer;
 
 extern lines_tracer *lines_active;      /* the enabled tracer, or NULL */
@@ -70,6 +94,27 @@ static inline line_code *lines_lookup(lines_tracer *t, const void *code)
     return i == SONDE_U64MAP_NONE ? NULL : t->codes[i];
 }
 
+/* Memory mode: a line opens and closes with the thread's totals. */
+static inline void mem_line_open(mem_data *m, line_thread *th, line_frame *f, uint64_t rss)
+{
+    f->alloc0 = th->alloc_total;
+    f->freed0 = th->freed_total;
+    f->rss0 = rss;
+    f->peak = mem_heap(m);
+    f->node = 0;
+}
+
+static inline void mem_line_close(mem_data *m, line_thread *th, line_frame *f, uint64_t rss)
+{
+    line_mem *lm = &f->lc->mem[f->line - f->lc->first];
+    uint64_t heap = mem_heap(m), peak = f->peak > heap ? f->peak : heap;
+    lm->alloc += th->alloc_total - f->alloc0;
+    lm->freed += th->freed_total - f->freed0;
+    lm->rss_max = rss > lm->rss_max ? rss : lm->rss_max;
+    lm->rss_increment += (int64_t)rss - (int64_t)f->rss0;
+    lm->peak_heap = peak > lm->peak_heap ? peak : lm->peak_heap;
+}
+
 static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame)
 {
     line_thread *th = lines_current(t);
@@ -77,7 +122,9 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
         return;
     if (th->depth == th->cap) {
         uint32_t cap = th->cap ? th->cap * 2 : 64;
+        mem_tls_busy++; /* a reallocation the hooks must not look into */
         line_frame *s = realloc(th->stack, cap * sizeof *s);
+        mem_tls_busy--;
         if (!s) {
             t->failed = 1;
             return;
@@ -85,21 +132,38 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
         th->stack = s;
         th->cap = cap;
     }
-    th->stack[th->depth++] = (line_frame){ lc, frame, -1, 0, -1, 0 };
+    line_frame *f = &th->stack[th->depth];
+    *f = (line_frame){ lc, frame, -1, 0, -1, 0, 0, 0, 0, 0, 0 };
+    if (t->mem) {
+        f->peak = mem_heap(t->mem);
+        if (lc->active == 0)
+            mem_span_mark(t->mem, lc->index, &lc->last_span, sonde_clock_ns(), 0);
+    }
+    lc->active++;
+    th->depth++;
 }
 
-static inline void lines_close(line_frame *f, uint64_t now)
+/* Ends frame f, the top of th's stack, at `now`. */
+static inline void lines_close(lines_tracer *t, line_thread *th, line_frame *f, uint64_t now)
 {
     if (f->line >= 0)
         f->lc->ticks[f->line - f->lc->first] += now - f->start;
     if (f->instr >= 0)
         f->lc->iticks[f->instr] += now - f->istart;
+    f->lc->active--;
+    if (!t->mem)
+        return;
+    if (f->line >= 0)
+        mem_line_close(t->mem, th, f, mem_rss(t->mem));
+    if (f > th->stack && f[-1].peak < f->peak)
+        f[-1].peak = f->peak;
+    if (f->lc->active == 0)
+        mem_span_mark(t->mem, f->lc->index, &f->lc->last_span, sonde_clock_ns(), 1);
 }
 
 /* The frame on top of this thread's stack when it runs code, else NULL. */
-static inline line_frame *lines_top(lines_tracer *t, const void *frame, const void *code)
+static inline line_frame *lines_top_of(line_thread *th, const void *frame, const void *code)
 {
-    line_thread *th = lines_current(t);
     if (!th || th->depth == 0)
         return NULL;
     line_frame *f = &th->stack[th->depth - 1];
@@ -108,7 +172,7 @@ static inline line_frame *lines_top(lines_tracer *t, const void *frame, const vo
 
 static inline void lines_on_instruction(lines_tracer *t, const void *frame, const void *code, long unit)
 {
-    line_frame *f = lines_top(t, frame, code);
+    line_frame *f = lines_top_of(lines_current(t), frame, code);
     if (!f || f->lc->ninstr == 0)
         return;
     uint64_t now = sonde_clock_ticks();
@@ -123,18 +187,25 @@ static inline void lines_on_instruction(lines_tracer *t, const void *frame, cons
 
 static inline void lines_on_line(lines_tracer *t, const void *frame, const void *code, int line)
 {
-    line_frame *f = lines_top(t, frame, code);
+    line_thread *th = lines_current(t);
+    line_frame *f = lines_top_of(th, frame, code);
     if (!f)
         return;
     uint64_t now = sonde_clock_ticks();
-    if (f->line >= 0)
+    uint64_t rss = t->mem ? mem_rss(t->mem) : 0;
+    if (f->line >= 0) {
         f->lc->ticks[f->line - f->lc->first] += now - f->start;
+        if (t->mem)
+            mem_line_close(t->mem, th, f, rss);
+    }
     if (line < f->lc->first || line >= f->lc->first + f->lc->nlines) {
         f->line = -1;
         return;
     }
     f->lc->hits[line - f->lc->first]++;
     f->line = line;
+    if (t->mem)
+        mem_line_open(t->mem, th, f, rss);
     f->start = sonde_clock_ticks();
 }
 
@@ -143,8 +214,15 @@ static inline void lines_leave(lines_tracer *t, const void *frame)
     line_thread *th = lines_current(t);
     if (!th || th->depth == 0 || th->stack[th->depth - 1].frame != frame)
         return;
-    lines_close(&th->stack[--th->depth], sonde_clock_ticks());
+    lines_close(t, th, &th->stack[th->depth - 1], sonde_clock_ticks());
+    th->depth--;
 }
+
+/* Memory mode (mem_results.c): registers a traced code object's function
+ * in the stacks profile (SONDE_NO_FUNC on out of memory), and the
+ * figures as Python objects (see the LineTracer.memory docstring). */
+uint32_t mem_add_function(mem_data *m, PyCodeObject *code);
+PyObject *mem_results(lines_tracer *t, PyObject *unused);
 
 /* The event source: installs it for t / removes it / switches its events
  * on for one more code object.  0, or -1 with an exception. */

@@ -13,6 +13,8 @@
 #include "../core/stats.h"
 #include "../formats/format.h"
 #include "../formats/lines_table.h"
+#include "../formats/mem_plot.h"
+#include "../formats/mem_table.h"
 #include "../formats/pstats.h"
 #include "../formats/table.h"
 #include "lines.h"
@@ -297,14 +299,12 @@ static PyObject *module_main(PyObject *mod, PyObject *args)
     return PyLong_FromLong(rc);
 }
 
-/* lines_table(json_text, unit=None) -> the line_profiler table. */
-static PyObject *module_lines_table(PyObject *mod, PyObject *args)
+/* Draws a profile's JSON text with one of the writers below. */
+typedef int (*json_writer)(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
+                           size_t errlen);
+
+static PyObject *draw_json(const char *text, Py_ssize_t len, json_writer write, const char *unit)
 {
-    (void)mod;
-    const char *text, *unit = NULL;
-    Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "s#|z:lines_table", &text, &len, &unit))
-        return NULL;
     sonde_jtree t;
     char err[256];
     sonde_buf b;
@@ -313,7 +313,7 @@ static PyObject *module_lines_table(PyObject *mod, PyObject *args)
     if (sonde_json_read(&t, text, (size_t)len, err, sizeof err) < 0) {
         PyErr_Format(PyExc_ValueError, "not JSON: %s", err);
     } else {
-        if (sonde_lines_table(&b, &t, unit, err, sizeof err) < 0)
+        if (write(&b, &t, unit, err, sizeof err) < 0)
             PyErr_SetString(PyExc_ValueError, err);
         else if (!sonde_buf_ok(&b))
             PyErr_NoMemory();
@@ -325,9 +325,60 @@ static PyObject *module_lines_table(PyObject *mod, PyObject *args)
     return r;
 }
 
+static int write_mem_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
+                           size_t errlen)
+{
+    (void)unit;
+    return sonde_mem_table(b, t, err, errlen);
+}
+
+static int write_mem_plot(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
+                          size_t errlen)
+{
+    (void)unit;
+    return sonde_mem_plot(b, t, err, errlen);
+}
+
+/* lines_table(json_text, unit=None) -> the line_profiler table. */
+static PyObject *module_lines_table(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *text, *unit = NULL;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "s#|z:lines_table", &text, &len, &unit))
+        return NULL;
+    return draw_json(text, len, sonde_lines_table, unit);
+}
+
+/* mem_table(json_text) -> memory_profiler's table and the leaks. */
+static PyObject *module_mem_table(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "s#:mem_table", &text, &len))
+        return NULL;
+    return draw_json(text, len, write_mem_table, NULL);
+}
+
+/* mem_plot(json_text) -> the memory-over-time SVG. */
+static PyObject *module_mem_plot(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "s#:mem_plot", &text, &len))
+        return NULL;
+    return draw_json(text, len, write_mem_plot, NULL);
+}
+
 static PyMethodDef module_methods[] = {
     { "lines_table", module_lines_table, METH_VARARGS,
       "lines_table(json_text, unit=None) -> str: line_profiler's table of a lines profile." },
+    { "mem_table", module_mem_table, METH_VARARGS,
+      "mem_table(json_text) -> str: memory_profiler's table and the leaks of a mem profile." },
+    { "mem_plot", module_mem_plot, METH_VARARGS,
+      "mem_plot(json_text) -> str: the SVG of a mem profile's memory over time." },
     { "main", module_main, METH_VARARGS,
       "main(argv, python, package_dir) -> int: run the sonde command line." },
     { NULL, NULL, 0, NULL },

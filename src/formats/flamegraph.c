@@ -18,22 +18,6 @@
 #define PAD_TOP 34
 #define MIN_WIDTH 0.5 /* pixels: narrower frames (and their callees) are left out */
 
-static void put_escaped(sonde_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': sonde_buf_puts(b, "&amp;"); break;
-        case '<': sonde_buf_puts(b, "&lt;"); break;
-        case '>': sonde_buf_puts(b, "&gt;"); break;
-        case '"': sonde_buf_puts(b, "&quot;"); break;
-        case '\'': sonde_buf_puts(b, "&#39;"); break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t')
-                sonde_buf_putc(b, *s);
-        }
-    }
-}
-
 /* The name cut to what fits in w pixels (about 7 per character), with
  * ".." where it was cut; nothing when not even 3 characters fit.  The
  * script does the same after a zoom. */
@@ -44,7 +28,7 @@ static void put_label(sonde_buf *b, const char *name, double w)
     if (fits < 3)
         return;
     if ((size_t)fits >= len) {
-        put_escaped(b, name);
+        sonde_buf_xml_str(b, name);
         return;
     }
     char cut[512];
@@ -53,7 +37,7 @@ static void put_label(sonde_buf *b, const char *name, double w)
         keep--; /* never split a UTF-8 sequence */
     memcpy(cut, name, keep);
     cut[keep] = '\0';
-    put_escaped(b, cut);
+    sonde_buf_xml_str(b, cut);
     sonde_buf_puts(b, "..");
 }
 
@@ -86,11 +70,11 @@ static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_node *n,
     colour(name, &r, &g, &bl);
     double y = height - (depth + 1) * FRAME_H;
     sonde_buf_printf(b, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\" data-n=\"", x, w);
-    put_escaped(b, name);
+    sonde_buf_xml_str(b, name);
     sonde_buf_puts(b, "\"><title>");
-    put_escaped(b, name);
+    sonde_buf_xml_str(b, name);
     sonde_buf_puts(b, " (");
-    put_escaped(b, sonde_profile_str(p, f->file));
+    sonde_buf_xml_str(b, sonde_profile_str(p, f->file));
     sonde_buf_printf(b, ":%d): ", n->line ? n->line : f->line);
     put_value(b, p, n->total);
     sonde_buf_printf(b, ", %.2f%%</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "

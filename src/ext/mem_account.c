@@ -1,0 +1,392 @@
+/* mem_account.c - sonde mem's bookkeeping behind the allocator hooks:
+ * sampling, the followed blocks, the allocating stacks, RSS readings and
+ * the timeline.  See mem_state.h for the model and the locking. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lines_state.h"
+#include "mem_state.h"
+
+mem_data *mem_active;
+uint64_t mem_generation;
+_Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
+_Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec")));
+
+/* Released blocks at least this big have RSS read just before, so the
+ * timeline holds the peak they made. */
+#define MEM_BIG_RELEASE (1u << 20)
+/* Address space kept for writing the results when the program ran out. */
+#define MEM_RESERVE (32u << 20)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Bytes until the next sample: exponential with mean `mean` (xorshift64*). */
+static int64_t draw(uint64_t mean)
+{
+    if (!mean)
+        return 0;
+    tls_random ^= tls_random >> 12;
+    tls_random ^= tls_random << 25;
+    tls_random ^= tls_random >> 27;
+    double u = (double)((tls_random * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
+    return (int64_t)(-log1p(-u) * (double)mean) + 1;
+}
+
+static void store(uint64_t *v, uint64_t x) { __atomic_store_n(v, x, __ATOMIC_RELAXED); }
+
+/* ---- RSS and the timeline (lock held) ---- */
+
+static uint64_t read_statm(mem_data *m)
+{
+    char buf[128];
+    ssize_t n = pread(m->statm_fd, buf, sizeof buf - 1, 0);
+    unsigned long long size, resident;
+    if (n <= 0)
+        return m->rss;
+    buf[n] = '\0';
+    if (sscanf(buf, "%llu %llu", &size, &resident) != 2)
+        return m->rss;
+    return (uint64_t)resident * (uint64_t)m->page_size;
+}
+
+/* Past the cap, pairs of points become the one with more RSS: the
+ * timeline gets coarser but keeps its peaks. */
+static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
+{
+    if (m->npoints == m->points_cap) {
+        if (m->points_cap == MEM_MAX_POINTS) {
+            uint32_t k = 0;
+            for (uint32_t i = 0; i + 1 < m->npoints; i += 2, k++)
+                m->points[k] = m->points[i + 1].rss > m->points[i].rss ? m->points[i + 1]
+                                                                       : m->points[i];
+            m->npoints = k;
+        } else {
+            uint32_t cap = m->points_cap ? m->points_cap * 2 : 1024;
+            mem_point *bigger = realloc(m->points, cap * sizeof *bigger);
+            if (!bigger)
+                return;
+            m->points = bigger;
+            m->points_cap = cap;
+        }
+    }
+    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap };
+}
+
+static void read_rss(mem_data *m)
+{
+    uint64_t ns = now_ns(), rss = read_statm(m);
+    store(&m->rss, rss);
+    m->rss_ns = ns;
+    store(&m->churn_at_read, m->churn);
+    add_point(m, ns, rss);
+}
+
+void mem_refresh_rss(mem_data *m)
+{
+    mem_tls_busy++;
+    pthread_mutex_lock(&m->lock);
+    read_rss(m);
+    pthread_mutex_unlock(&m->lock);
+    mem_tls_busy--;
+}
+
+/* ---- the hooks' slow paths ---- */
+
+/* The node of the stack of traced lines th is on, made as needed from
+ * the deepest frame that knows its node. */
+static uint32_t stack_node(mem_data *m, line_thread *th)
+{
+    uint32_t k = th->depth;
+    while (k > 0 && th->stack[k - 1].node == 0)
+        k--;
+    uint32_t node = k ? th->stack[k - 1].node : m->root;
+    for (; k < th->depth; k++) {
+        line_frame *f = &th->stack[k];
+        uint32_t child = sonde_profile_child_for(&m->stacks, node, f->lc->func,
+                                                 f->line >= 0 ? f->line : f->lc->first);
+        if (child == SONDE_NO_NODE)
+            return node; /* out of memory: the deepest stack known */
+        f->node = node = child;
+    }
+    return node;
+}
+
+static line_thread *this_thread(void)
+{
+    return lines_tls_generation == lines_generation ? lines_tls_thread : NULL;
+}
+
+void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_tls_busy++;
+    if (tls_generation != mem_generation) {
+        /* A thread new to this recording: its first countdown. */
+        tls_generation = mem_generation;
+        tls_random = (uint64_t)pthread_self() ^ now_ns() ^ 0x9E3779B97F4A7C15ull;
+        mem_tls_countdown = draw(m->sample_bytes) - (int64_t)size;
+        if (mem_tls_countdown > 0 && size < m->large_bytes)
+            goto out;
+    }
+    uint64_t weight = size;
+    if (size < m->large_bytes && m->sample_bytes)
+        weight = (uint64_t)((double)size / -expm1(-(double)size / (double)m->sample_bytes) + 0.5);
+    if (size < m->large_bytes || mem_tls_countdown <= 0)
+        mem_tls_countdown = draw(m->sample_bytes);
+    if (!p || !size)
+        goto out;
+    pthread_mutex_lock(&m->lock);
+    if (mem_active == m) {
+        line_thread *th = this_thread();
+        livemap_entry e = { (uint64_t)(uintptr_t)p, weight, th ? stack_node(m, th) : m->root,
+                            kind };
+        if (livemap_put(&m->live, &e) < 0) {
+            m->untracked += weight;
+        } else {
+            store(&m->heap, m->heap + weight);
+            if (m->heap > m->heap_peak)
+                m->heap_peak = m->heap;
+        }
+        store(&m->churn, m->churn + weight);
+        m->samples++;
+        if (th) {
+            th->alloc_total += weight;
+            line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
+            if (top && top->peak < m->heap)
+                top->peak = m->heap;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+out:
+    mem_tls_busy--;
+}
+
+void mem_followed_release(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_tls_busy++;
+    pthread_mutex_lock(&m->lock);
+    livemap_entry e;
+    if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
+        if (e.bytes >= MEM_BIG_RELEASE)
+            read_rss(m);
+        store(&m->heap, m->heap - e.bytes);
+        store(&m->churn, m->churn + e.bytes);
+        line_thread *th = this_thread();
+        if (th)
+            th->freed_total += e.bytes;
+    }
+    pthread_mutex_unlock(&m->lock);
+    mem_tls_busy--;
+}
+
+void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
+{
+    if (end) {
+        if (*last_span >= 0)
+            m->spans[*last_span].end = ns;
+        return;
+    }
+    if (*last_span >= 0 && m->spans[*last_span].code == code &&
+        ns - m->spans[*last_span].end < m->interval_ns / 2) {
+        m->spans[*last_span].end = 0; /* running again: the same span */
+        return;
+    }
+    if (m->nspans == m->spans_cap) {
+        uint32_t cap = m->spans_cap ? m->spans_cap * 2 : 256;
+        mem_span *bigger = NULL;
+        if (cap <= MEM_MAX_SPANS) {
+            mem_tls_busy++;
+            bigger = realloc(m->spans, cap * sizeof *bigger);
+            mem_tls_busy--;
+        }
+        if (!bigger) {
+            m->spans_dropped++;
+            *last_span = -1;
+            return;
+        }
+        m->spans = bigger;
+        m->spans_cap = cap;
+    }
+    m->spans[m->nspans] = (mem_span){ code, ns, 0 };
+    *last_span = m->nspans++;
+}
+
+/* ---- the timeline thread ---- */
+
+static void *timeline_main(void *arg)
+{
+    mem_data *m = arg;
+    mem_tls_busy = 1; /* its own allocations are not the program's */
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    pthread_mutex_lock(&m->lock);
+    while (m->timeline_running) {
+        uint64_t ns = (uint64_t)next.tv_nsec + m->interval_ns;
+        next.tv_sec += (time_t)(ns / 1000000000u);
+        next.tv_nsec = (long)(ns % 1000000000u);
+        int rc = 0;
+        while (m->timeline_running && rc != ETIMEDOUT)
+            rc = pthread_cond_timedwait(&m->wake, &m->lock, &next);
+        if (m->timeline_running)
+            read_rss(m);
+    }
+    pthread_mutex_unlock(&m->lock);
+    return NULL;
+}
+
+/* ---- fork ---- */
+
+static void before_fork(void)
+{
+    mem_data *m = mem_active;
+    if (m)
+        pthread_mutex_lock(&m->lock);
+}
+
+static void after_fork_parent(void)
+{
+    mem_data *m = mem_active;
+    if (m)
+        pthread_mutex_unlock(&m->lock);
+}
+
+/* The child records nothing: its memory is not the parent's, and its
+ * copy of the timeline thread does not exist. */
+static void after_fork_child(void)
+{
+    mem_data *m = mem_active;
+    if (m) {
+        pthread_mutex_unlock(&m->lock);
+        m->timeline_running = 0;
+        mem_active = NULL;
+    }
+}
+
+/* ---- life cycle ---- */
+
+mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns)
+{
+    static int atfork_done;
+    if (!atfork_done && pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0)
+        atfork_done = 1;
+    mem_data *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->sample_bytes = sample_bytes;
+    m->large_bytes = sample_bytes * 16;
+    m->interval_ns = interval_ns;
+    m->statm_fd = -1;
+    livemap_init(&m->live);
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->wake, &attr);
+    pthread_condattr_destroy(&attr);
+    int64_t root = -1;
+    if (sonde_profile_init(&m->stacks) < 0 ||
+        (root = sonde_profile_add_thread(&m->stacks, 0, 0, "all threads")) < 0) {
+        mem_data_free(m);
+        return NULL;
+    }
+    m->root = m->stacks.threads[root].root;
+    return m;
+}
+
+void mem_data_free(mem_data *m)
+{
+    if (!m)
+        return;
+    livemap_free(&m->live);
+    sonde_profile_free(&m->stacks);
+    free(m->points);
+    free(m->spans);
+    pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->wake);
+    free(m);
+}
+
+/* The kernel's high-water mark of this process's RSS (VmHWM), in bytes. */
+static uint64_t rss_high_water(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+int mem_account_start(mem_data *m)
+{
+    m->page_size = sysconf(_SC_PAGESIZE);
+    m->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (m->statm_fd < 0)
+        return -1;
+    m->owner = getpid();
+    m->start_ns = now_ns();
+    void *reserve = mmap(NULL, MEM_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                         -1, 0);
+    m->reserve = reserve == MAP_FAILED ? NULL : reserve;
+    pthread_mutex_lock(&m->lock);
+    read_rss(m);
+    pthread_mutex_unlock(&m->lock);
+    mem_generation++;
+    __atomic_store_n(&mem_active, m, __ATOMIC_RELEASE);
+    /* The timeline thread takes no signals: Ctrl-C is the program's. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    m->timeline_running = 1;
+    if (pthread_create(&m->timeline, NULL, timeline_main, m) != 0)
+        m->timeline_running = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return 0;
+}
+
+void mem_account_stop(mem_data *m)
+{
+    pthread_mutex_lock(&m->lock);
+    int joinable = m->timeline_running && m->owner == getpid();
+    m->timeline_running = 0;
+    __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
+    pthread_cond_broadcast(&m->wake);
+    read_rss(m);
+    pthread_mutex_unlock(&m->lock);
+    if (joinable)
+        pthread_join(m->timeline, NULL);
+    m->rss_high_water = rss_high_water();
+    if (m->statm_fd >= 0)
+        close(m->statm_fd);
+    m->statm_fd = -1;
+    if (m->reserve)
+        munmap(m->reserve, MEM_RESERVE);
+    m->reserve = NULL;
+    uint64_t stop = now_ns();
+    for (uint32_t i = 0; i < m->nspans; i++)
+        if (m->spans[i].end == 0)
+            m->spans[i].end = stop;
+}

@@ -1,0 +1,165 @@
+/* mem_table.c - memory_profiler's table plus sonde's columns; see
+ * mem_table.h.  Per function that ran: Line #, Mem usage (RSS at the end
+ * of the line, the most seen), Increment (RSS change across the line,
+ * summed), Occurrences, then Allocated and Net (bytes allocated while the
+ * line ran, and of those the bytes still alive at the end).  Then the
+ * stacks whose allocations are still alive, largest first. */
+#include "mem_table.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Stacks of live allocations the table lists (the JSON has more). */
+#define TABLE_LEAKS 10
+
+static const double MIB = 1024.0 * 1024.0;
+
+int sonde_mem_is(const sonde_jtree *t)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    return strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "mem") == 0;
+}
+
+void sonde_mem_put_bytes(sonde_buf *b, double bytes)
+{
+    static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = fabs(bytes);
+    size_t u = 0;
+    while (v >= 1024 && u + 1 < sizeof units / sizeof units[0]) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        sonde_buf_printf(b, "%.0f B", bytes);
+    else
+        sonde_buf_printf(b, "%.1f %s", bytes < 0 ? -v : v, units[u]);
+}
+
+/* bytes right-aligned in a column of width w. */
+static void put_column(sonde_buf *b, double bytes, int w)
+{
+    sonde_buf cell;
+    sonde_buf_init(&cell);
+    sonde_mem_put_bytes(&cell, bytes);
+    sonde_buf_printf(b, " %*s", w, sonde_buf_ok(&cell) ? cell.data : "?");
+    sonde_buf_free(&cell);
+}
+
+static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn)
+{
+    const sonde_jval *lines = sonde_json_get(t, fn, "lines");
+    int ran = 0;
+    for (uint32_t i = 0; lines && i < lines->len; i++)
+        ran |= sonde_json_num(t, sonde_json_item(t, lines, i), "hits", 0) > 0;
+    if (!ran)
+        return;
+    const char *name = sonde_json_str(t, sonde_json_get(t, fn, "name"));
+    int only_run = strcmp(name, "<module>") == 0; /* the functions have their own tables */
+    sonde_buf_printf(b, "\nFilename: %s (%s)\n\n", sonde_json_str(t, sonde_json_get(t, fn, "file")),
+                     name);
+    char header[160];
+    int width = snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s   %s", "Line #",
+                         "Mem usage", "Increment", "Occurrences", "Allocated", "Net",
+                         "Line Contents");
+    sonde_buf_printf(b, "%s\n", header);
+    for (int i = 0; i < width; i++)
+        sonde_buf_putc(b, '=');
+    sonde_buf_putc(b, '\n');
+    for (uint32_t i = 0; i < lines->len; i++) {
+        const sonde_jval *l = sonde_json_item(t, lines, i);
+        double hits = sonde_json_num(t, l, "hits", 0);
+        const char *source = sonde_json_str(t, sonde_json_get(t, l, "source"));
+        if (only_run && hits == 0)
+            continue;
+        sonde_buf_printf(b, "%6d", (int)sonde_json_num(t, l, "line", 0));
+        if (hits > 0) {
+            sonde_buf_printf(b, " %10.3f MiB %10.3f MiB %12.0f",
+                             sonde_json_num(t, l, "rss_bytes", 0) / MIB,
+                             sonde_json_num(t, l, "rss_increment_bytes", 0) / MIB, hits);
+            put_column(b, sonde_json_num(t, l, "alloc_bytes", 0), 12);
+            put_column(b, sonde_json_num(t, l, "net_bytes", 0), 12);
+        } else {
+            sonde_buf_printf(b, " %14s %14s %12s %12s %12s", "", "", "", "", "");
+        }
+        sonde_buf_printf(b, "   %s\n", source);
+    }
+}
+
+static void put_frame(sonde_buf *b, const sonde_jtree *t, const sonde_jval *frame)
+{
+    const char *source = sonde_json_str(t, sonde_json_get(t, frame, "source"));
+    while (*source == ' ' || *source == '\t')
+        source++;
+    sonde_buf_printf(b, "%s:%d (%s)%s%s\n", sonde_json_str(t, sonde_json_get(t, frame, "file")),
+                     (int)sonde_json_num(t, frame, "line", 0),
+                     sonde_json_str(t, sonde_json_get(t, frame, "name")), *source ? ": " : "",
+                     source);
+}
+
+static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leaks)
+{
+    if (!leaks || leaks->type != SONDE_J_ARR || leaks->len == 0)
+        return;
+    uint32_t shown = leaks->len < TABLE_LEAKS ? leaks->len : TABLE_LEAKS;
+    sonde_buf_printf(b, "\nStill alive at the end, by the stack that allocated it (largest "
+                        "first; %u of %u):\n", shown, leaks->len);
+    for (uint32_t i = 0; i < shown; i++) {
+        const sonde_jval *leak = sonde_json_item(t, leaks, i);
+        const sonde_jval *stack = sonde_json_get(t, leak, "stack");
+        put_column(b, sonde_json_num(t, leak, "bytes", 0), 11);
+        sonde_buf_puts(b, "  ");
+        if (!stack || stack->type != SONDE_J_ARR || stack->len == 0) {
+            sonde_buf_puts(b, "(outside the profiled functions)\n");
+            continue;
+        }
+        put_frame(b, t, sonde_json_item(t, stack, stack->len - 1));
+        for (uint32_t k = stack->len - 1; k-- > 0;) {
+            sonde_buf_printf(b, "%14s called from ", "");
+            put_frame(b, t, sonde_json_item(t, stack, k));
+        }
+    }
+}
+
+static void put_summary(sonde_buf *b, const sonde_jtree *t)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    double sample = sonde_json_num(t, root, "sample_bytes", 0);
+    sonde_buf_puts(b, "\nPeak RSS ");
+    sonde_mem_put_bytes(b, sonde_json_num(t, root, "rss_high_water_bytes", 0));
+    sonde_buf_puts(b, ", peak of the followed heap ");
+    sonde_mem_put_bytes(b, sonde_json_num(t, root, "heap_peak_bytes", 0));
+    if (sample > 0) {
+        sonde_buf_printf(b, ".\nSmall blocks sampled once per %.0f bytes on average (blocks of ",
+                         sample);
+        sonde_mem_put_bytes(b, 16 * sample);
+        sonde_buf_puts(b, " and more exactly)");
+    } else {
+        sonde_buf_puts(b, ".\nEvery block followed");
+    }
+    const sonde_jval *native = sonde_json_get(t, root, "native");
+    sonde_buf_printf(b, "; %s.\n", native && native->num ? "C allocations counted"
+                                                         : "Python allocators only");
+    double untracked = sonde_json_num(t, root, "untracked_bytes", 0);
+    if (untracked > 0) {
+        sonde_buf_puts(b, "warning: ");
+        sonde_mem_put_bytes(b, untracked);
+        sonde_buf_puts(b, " of allocations could not be followed (sonde's bookkeeping ran out "
+                          "of memory): net and leak figures are short by that much\n");
+    }
+}
+
+int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    const sonde_jval *functions = sonde_json_get(t, root, "functions");
+    if (!sonde_mem_is(t) || !functions || functions->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "no \"functions\" list: not a sonde mem profile");
+        return -1;
+    }
+    for (uint32_t f = 0; f < functions->len; f++)
+        put_function(b, t, sonde_json_item(t, functions, f));
+    put_leaks(b, t, sonde_json_get(t, root, "leaks"));
+    put_summary(b, t);
+    return 0;
+}

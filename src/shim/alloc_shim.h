@@ -1,0 +1,24 @@
+/* alloc_shim.h - the interface between libsonde_alloc.so (alloc_shim.c,
+ * preloaded into programs `sonde mem` runs) and sonde's extension.
+ *
+ * The shim stands in for the C allocator.  The extension finds
+ * SONDE_ALLOC_ATTACH with dlsym() and hands it a sink: from then on each
+ * allocation the C allocator makes is reported to sink->alloc after it
+ * succeeded, and each release to sink->release before it happens (so no
+ * other thread can have been given the address again).  Attaching NULL
+ * stops the reports. */
+#ifndef SONDE_ALLOC_SHIM_H
+#define SONDE_ALLOC_SHIM_H
+
+#include <stddef.h>
+
+typedef struct sonde_alloc_sink {
+    void (*alloc)(void *p, size_t size);
+    void (*release)(void *p);
+} sonde_alloc_sink;
+
+typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);
+
+#define SONDE_ALLOC_ATTACH "sonde_alloc_shim_attach"
+
+#endif
