@@ -1,27 +1,45 @@
 """Builds sonde's C extension for `pip install .` (metadata: pyproject.toml).
 
 The extension holds the whole engine -- core model, writers, tracer and the
-command line itself -- compiled from the same sources as `make`.
+command line itself -- compiled from the same sources as `make`.  Beside it
+goes libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no
+Python in it, so it is built as a plain shared library).
 """
 
+import os
 from glob import glob
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # Every C file of the engine: all of src/ but the standalone command's
-# main() and the developers' generators under tools/.
+# main(), the developers' generators under tools/, and the shim.
 sources = sorted(
     f for f in glob("src/**/*.c", recursive=True)
-    if f != "src/cli/main.c" and "/tools/" not in f
+    if f != "src/cli/main.c" and "/tools/" not in f and not f.startswith("src/shim/")
 )
 
+
+class BuildWithShim(build_ext):
+    def run(self):
+        super().run()
+        objects = self.compiler.compile(["src/shim/alloc_shim.c"], output_dir=self.build_temp,
+                                        macros=[("_GNU_SOURCE", "1")],
+                                        extra_postargs=["-std=c11", "-fPIC",
+                                                        "-fvisibility=hidden"])
+        target = os.path.join(self.build_lib, "sonde", "libsonde_alloc.so")
+        self.compiler.link_shared_object(objects, target, libraries=["dl"])
+
+
 setup(
+    cmdclass={"build_ext": BuildWithShim},
     ext_modules=[
         Extension(
             "sonde._sonde",
             sources=sources,
             define_macros=[("_GNU_SOURCE", "1")],
             extra_compile_args=["-std=c11", "-fvisibility=hidden"],
+            libraries=["m"],
         )
-    ]
+    ],
 )

@@ -13,6 +13,14 @@ The in-process API, a drop-in for cProfile's::
 
 Every thread is recorded, each with its own stacks; C functions are named
 as cProfile names them, so .prof files from both tools compare key by key.
+
+Per line: sonde.LineProfiler (hits and time, as line_profiler) and
+sonde.MemoryProfiler (bytes allocated and kept, as memory_profiler)::
+
+    mem = sonde.MemoryProfiler(work)
+    with mem:
+        work()
+    mem.print_stats()
 """
 
 import collections
@@ -21,9 +29,10 @@ import marshal
 import sys
 
 from ._lines import LineProfiler
+from ._mem import MemoryProfiler
 from ._sonde import Profiler as _Engine
 
-__all__ = ["LineProfiler", "Profile", "profile", "run", "runctx"]
+__all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx"]
 __version__ = "0.1.0"
 
 

@@ -9,6 +9,8 @@
 #include "../formats/json_read.h"
 #include "../formats/lines_table.h"
 #include "../formats/load.h"
+#include "../formats/mem_plot.h"
+#include "../formats/mem_table.h"
 #include "../formats/table.h"
 #include "commands.h"
 #include "options.h"
@@ -19,18 +21,22 @@ static const char usage[] =
     "\n"
     "Prints the pstats-style table of a .prof file written by sonde run or by\n"
     "cProfile (python -m cProfile -o FILE), or converts it with -f; prints the\n"
-    "line table of a file written by sonde lines -o.\n"
+    "table of a file written by sonde lines -o or sonde mem -o (-f svg draws a\n"
+    "mem profile's memory over time).\n"
     "\n"
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
     "      --callers RE   who called the functions matching RE, with counts\n"
     "      --callees RE   what the functions matching RE called\n"
-    "  -f, --format FMT   table (default), pstats or json\n"
+    "  -f, --format FMT   table (default), pstats, json, ...; svg for a mem profile\n"
     "  -o, --output OUT   where -f writes (default: standard output)\n";
 
-/* A sonde lines profile: prints its table and returns 0 (or 1 on a
- * malformed one); -1 when the file is not one (the .prof path decides). */
-static int print_lines(const char *file, char *err, size_t errlen)
+/* A sonde lines or mem profile (JSON): prints its table, or with -f svg
+ * draws a mem profile's timeline, and returns 0 (or an exit code when it
+ * is malformed or cannot be written); -1 when the file is not one (the
+ * .prof path decides). */
+static int report_line_profile(const char *file, const char *format, const char *out,
+                               char *err, size_t errlen)
 {
     size_t len;
     unsigned char *data = sonde_load_bytes(file, &len, err, errlen);
@@ -38,14 +44,23 @@ static int print_lines(const char *file, char *err, size_t errlen)
     int rc = -1;
     if (data && sonde_load_is_json(data, len) &&
         sonde_json_read(&t, (const char *)data, len, err, errlen) == 0) {
-        if (sonde_lines_is(&t)) {
-            sonde_buf b;
-            sonde_buf_init(&b);
-            rc = sonde_lines_table(&b, &t, NULL, err, errlen) < 0
-                     ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err)
-                     : sonde_buf_write_file(&b, "-") < 0 ? SONDE_EXIT_FAILED : 0;
-            sonde_buf_free(&b);
+        int lines = sonde_lines_is(&t), mem = sonde_mem_is(&t), svg = strcmp(format, "svg") == 0;
+        sonde_buf b;
+        sonde_buf_init(&b);
+        if ((lines || mem) && strcmp(format, "table") != 0 && !(mem && svg)) {
+            rc = cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
+                                 mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "",
+                                 format);
+        } else if (lines || mem) {
+            int drawn = lines  ? sonde_lines_table(&b, &t, NULL, err, errlen)
+                        : svg ? sonde_mem_plot(&b, &t, err, errlen)
+                              : sonde_mem_table(&b, &t, err, errlen);
+            rc = drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err)
+                 : sonde_buf_write_file(&b, out) < 0
+                     ? cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno))
+                     : 0;
         }
+        sonde_buf_free(&b);
         sonde_jtree_free(&t);
     }
     free(data);
@@ -87,6 +102,11 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     if (!sonde_table_sort_known(topts.sort))
         return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
                                "ncalls, pcalls, name, file or line)", topts.sort);
+    char err[512];
+    int line_profile = report_line_profile(file, format, out, err, sizeof err);
+    if (line_profile >= 0)
+        return line_profile;
+
     const sonde_format *fmt = NULL;
     if (strcmp(format, "table") != 0) {
         fmt = sonde_format_find(format);
@@ -98,11 +118,6 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
                             "become '%s': write it from the run itself (sonde run -f %s -o "
                             "FILE)", format, format);
     }
-
-    char err[512];
-    int lines = print_lines(file, err, sizeof err);
-    if (lines >= 0)
-        return lines;
 
     sonde_profile p;
     sonde_stats s;

@@ -70,8 +70,9 @@ int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
     if (len == 0) {
         snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
     } else if (sonde_load_is_json(data, len)) {
-        snprintf(err, errlen, "'%s' is JSON but not a lines profile; sonde report reads .prof "
-                 "files (write one with 'sonde run -o FILE.prof') and sonde lines -o files",
+        snprintf(err, errlen, "'%s' is JSON but not a lines or mem profile; sonde report reads "
+                 ".prof files (write one with 'sonde run -o FILE.prof') and sonde lines -o "
+                 "and sonde mem -o files",
                  path);
     } else if ((data[0] & 0x7f) == '{') {
         char why[200];

@@ -27,6 +27,7 @@ void check_str_at(const char *got, const char *want, const char *expr, const cha
 void test_buf(void);
 void test_strtab(void);
 void test_u64map(void);
+void test_livemap(void);
 void test_profile(void);
 void test_stats(void);
 void test_marshal(void);

@@ -53,6 +53,7 @@ int main(void)
     test_buf();
     test_strtab();
     test_u64map();
+    test_livemap();
     test_profile();
     test_stats();
     test_marshal();

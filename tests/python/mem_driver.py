@@ -1,0 +1,41 @@
+"""Runs mem_workloads under sonde.MemoryProfiler following every block
+(sample_bytes=0) with tracemalloc on at the same time, and prints, per
+marked line, sonde's net bytes against tracemalloc's, and sonde's
+allocated and released bytes, as JSON."""
+
+import json
+import sys
+import tracemalloc
+
+import mem_workloads as w
+import sonde
+
+
+def main():
+    tracemalloc.start()
+    prof = sonde.MemoryProfiler(*w.WORKLOADS, w.worker, w.generator, sample_bytes=0)
+    ref = {}
+    with prof:
+        for work in w.WORKLOADS:
+            before = tracemalloc.take_snapshot()
+            work()
+            after = tracemalloc.take_snapshot()
+            for stat in after.compare_to(before, "lineno"):
+                if stat.traceback[0].filename == w.__file__:
+                    line = stat.traceback[0].lineno
+                    ref[line] = ref.get(line, 0) + stat.size_diff
+    tracemalloc.stop()
+    lines = {}
+    for function in prof.results()["functions"]:
+        for line in function["lines"]:
+            lines[line["line"]] = line
+    out = {}
+    for name, number in w.markers().items():
+        got = lines[number]
+        out[name] = {"net": got["net_bytes"], "alloc": got["alloc_bytes"],
+                     "freed": got["freed_bytes"], "tracemalloc": ref.get(number, 0)}
+    json.dump(out, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

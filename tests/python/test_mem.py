@@ -1,0 +1,279 @@
+"""sonde mem and sonde.MemoryProfiler: allocations of every kind land on
+their lines (tracemalloc's figures, or the known sizes of native blocks,
+as the reference), sampled figures stay within 10% of the truth, the
+timeline holds the RSS peak, forks, threads, generators and running out
+of memory are handled, and the command line and report behave."""
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import HERE, need, run_sonde, version_params, with_pkg_env
+
+MB = 1 << 20
+WORKLOADS = os.path.join(HERE, "mem_workloads.py")
+
+
+def within(got, want, share=0.10):
+    return abs(got - want) <= share * want
+
+
+def lines_of(doc):
+    """{line number: line figures} over every function of a mem document."""
+    out = {}
+    for function in doc["functions"]:
+        for line in function["lines"]:
+            if line["hits"]:
+                out[line["line"]] = line
+    return out
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_every_block_followed_equals_tracemalloc(python):
+    """sample_bytes=0: net bytes per line as tracemalloc counts them, in
+    the same process, on every interpreter; known sizes for native blocks."""
+    python = need(python)
+    out = subprocess.run([python, os.path.join(HERE, "mem_driver.py")], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    got = json.loads(out)
+    for name in ["big_kept", "small_kept", "dict_kept", "thread_kept", "gen_first",
+                 "gen_second", "gen_consumer"]:
+        assert got[name]["tracemalloc"] > MB
+        assert abs(got[name]["net"] - got[name]["tracemalloc"]) <= 1024, (name, got[name])
+    # Released on the line, or by another thread on its own line.
+    assert within(got["big_freed"]["alloc"], 16 * MB) and got["big_freed"]["net"] == 0
+    assert within(got["freed_elsewhere"]["alloc"], 6 * MB)
+    assert got["freed_elsewhere"]["net"] == 0
+    assert within(got["thread_frees"]["freed"], 6 * MB)
+    # Without the shim, C allocations are not the Python allocators'.
+    assert got["native_kept"]["net"] < 4096
+
+
+@pytest.fixture(scope="module")
+def workloads_run(tmp_path_factory):
+    """sonde mem on the workloads (sampled, with the C allocator shim),
+    and tracemalloc's view of the same workloads."""
+    tmp = tmp_path_factory.mktemp("mem")
+    proc = run_sonde(["mem", "-o", "w.json", "--plot", "w.svg", WORKLOADS], tmp)
+    assert proc.returncode == 0, proc.stderr
+    ref = json.loads(subprocess.run([sys.executable, WORKLOADS, "--reference"],
+                                    stdout=subprocess.PIPE, universal_newlines=True,
+                                    check=True).stdout)
+    return tmp, proc, json.load(open(str(tmp / "w.json"))), ref
+
+
+def test_sampled_lines_within_ten_percent(workloads_run):
+    _, _, doc, ref = workloads_run
+    lines, markers = lines_of(doc), ref["markers"]
+    assert doc["native"] is True and doc["sample_bytes"] == 512
+    checked = 0
+    for line, want in ref["net"].items():
+        if want >= MB and int(line) in markers.values():
+            assert within(lines[int(line)]["net_bytes"], want), (line, lines[int(line)], want)
+            checked += 1
+    assert checked >= 7
+    # Many small blocks: sampled, and still within 10% (allocated and net).
+    small = lines[markers["small_churn"]]
+    assert small["hits"] == 200000
+    assert small["alloc_bytes"] > 5 * MB and small["net_bytes"] < 0.1 * small["alloc_bytes"]
+    # Native blocks, through the shim: exact (they are large; the lines'
+    # few small Python objects are sampled).
+    assert within(lines[markers["native_kept"]]["net_bytes"], 8 * MB, 0.01)
+    assert within(lines[markers["native_freed"]]["alloc_bytes"], 4 * MB, 0.01)
+    assert lines[markers["native_freed"]]["net_bytes"] < 0.01 * MB
+    # Released by another thread: the allocating line keeps nothing, the
+    # releasing thread's line released it.
+    assert lines[markers["freed_elsewhere"]]["net_bytes"] < 0.1 * MB
+    assert within(lines[markers["thread_frees"]]["freed_bytes"], 6 * MB)
+    # Generators: each block on the line of the generator that made it.
+    assert within(lines[markers["gen_first"]]["alloc_bytes"], 3 * MB)
+    assert within(lines[markers["gen_second"]]["alloc_bytes"], 5 * MB)
+
+
+def test_sampling_error_on_small_blocks():
+    """Many small blocks (no block over 200 bytes): the sampled estimate of
+    each line's bytes within 10% of the exact count, over several seeds."""
+    script = ("import sonde\n"
+              "def work():\n"
+              "    a = [str(i) for i in range(60000)]\n"
+              "    b = [(i, i) for i in range(60000)]\n"
+              "    return a, b\n"
+              "for s in (0, 512):\n"
+              "    p = sonde.MemoryProfiler(work, sample_bytes=s)\n"
+              "    with p:\n"
+              "        keep = work()\n"
+              "    lines = p.results()['functions'][0]['lines']\n"
+              "    print([l['net_bytes'] for l in lines[1:3]], [l['alloc_bytes'] for l in lines[1:3]])\n"
+              "    del keep\n")
+    for _ in range(3):
+        out = subprocess.run([sys.executable, "-c", script], env=with_pkg_env(),
+                             stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+        exact, sampled = [json.loads("[%s]" % line.replace("] [", "], [")) for line in
+                          out.splitlines()]
+        for kind in (0, 1):
+            for want, got in zip(exact[kind], sampled[kind]):
+                assert want > MB and within(got, want), (exact, sampled)
+
+
+def test_table_and_leaks(workloads_run):
+    _, proc, doc, ref = workloads_run
+    table = proc.stderr
+    for column in ["Line #", "Mem usage", "Increment", "Occurrences", "Allocated", "Net",
+                   "Line Contents"]:
+        assert column in table
+    assert "Filename: %s (big_blocks)" % os.path.realpath(WORKLOADS) in table
+    leaks = doc["leaks"]
+    assert within(leaks[0]["bytes"], 20 * MB, 0.001)
+    assert leaks[0]["stack"][-1]["line"] == ref["markers"]["big_kept"]
+    assert leaks[0]["stack"][-1]["name"] == "big_blocks"
+    assert [leak["bytes"] for leak in leaks] == sorted((leak["bytes"] for leak in leaks),
+                                                      reverse=True)
+    native = [leak for leak in leaks if leak["stack"] and
+              leak["stack"][-1]["line"] == ref["markers"]["native_kept"]]
+    assert native and native[0]["native_bytes"] == 8 * MB
+    assert "Still alive at the end" in table and "big_kept" in table
+
+
+def test_rss_columns_follow_memory_profiler(workloads_run):
+    """Mem usage is the RSS at the end of the line; Increment the change
+    across it: a kept 20 MiB block the process touched raises both."""
+    _, _, doc, ref = workloads_run
+    lines = lines_of(doc)
+    big = lines[ref["markers"]["big_freed"]]  # b"x" * n writes every page
+    assert big["rss_increment_bytes"] > -MB
+    kept = lines[ref["markers"]["small_kept"]]
+    assert kept["rss_increment_bytes"] > 3 * MB
+    assert kept["rss_bytes"] >= kept["rss_increment_bytes"]
+
+
+def test_timeline_and_plot(workloads_run):
+    tmp, _, doc, _ = workloads_run
+    tl = doc["timeline"]
+    assert len(tl["t_ns"]) == len(tl["rss_bytes"]) == len(tl["heap_bytes"]) > 2
+    assert tl["t_ns"] == sorted(tl["t_ns"])
+    assert {span["name"] for span in tl["spans"]} >= {"big_blocks", "many_small", "worker"}
+    svg = ET.parse(str(tmp / "w.svg")).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    assert len(svg.findall(ns + "polyline")) == 2
+    names = {t.text for t in svg.findall(ns + "text")}
+    assert "<module>" in names and "big_blocks" in names  # escaped, parsed back
+
+
+def test_timeline_peak_matches_high_water(tmp_path):
+    script = ("import time\n"
+              "def spike():\n"
+              "    block = b'x' * (120 << 20)\n"
+              "    del block\n"
+              "spike()\n"
+              "time.sleep(0.05)\n")
+    (tmp_path / "spike.py").write_text(script)
+    proc = run_sonde(["mem", "-o", "s.json", "spike.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "s.json")))
+    peak, high_water = max(doc["timeline"]["rss_bytes"]), doc["rss_high_water_bytes"]
+    assert high_water > 120 * MB
+    # The kernel's counters behind VmHWM and statm are batched per CPU: they
+    # may disagree by a little either way.
+    assert 0.95 * high_water <= peak <= 1.02 * high_water
+
+
+def test_fork_child_not_counted(tmp_path):
+    script = ("import os\n"
+              "def work():\n"
+              "    pid = os.fork()\n"
+              "    if pid == 0:\n"
+              "        junk = b'y' * (64 << 20)\n"
+              "        os._exit(0)\n"
+              "    os.waitpid(pid, 0)\n"
+              "    mine = bytearray(2 << 20)\n"
+              "    return mine\n"
+              "keep = work()\n")
+    (tmp_path / "f.py").write_text(script)
+    proc = run_sonde(["mem", "-o", "f.json", "f.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = lines_of(json.load(open(str(tmp_path / "f.json"))))
+    assert 5 not in lines  # the child's line: not this process's memory
+    assert lines[3]["alloc_bytes"] < MB
+    assert within(lines[8]["net_bytes"], 2 * MB)
+
+
+def test_out_of_memory_still_writes(tmp_path):
+    script = ("blocks = []\n"
+              "def grow():\n"
+              "    while True:\n"
+              "        blocks.append(bytearray(1 << 20))\n"
+              "grow()\n")
+    (tmp_path / "oom.py").write_text(script)
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (600 * MB, 600 * MB))
+
+    proc = run_sonde(["mem", "-o", "oom.json", "oom.py"], tmp_path, preexec_fn=limit)
+    assert proc.returncode == 1
+    assert "MemoryError" in proc.stderr
+    assert "sonde/" not in proc.stderr.split("MemoryError")[0]  # the program's traceback only
+    lines = lines_of(json.load(open(str(tmp_path / "oom.json"))))
+    assert lines[4]["alloc_bytes"] > 200 * MB
+
+
+def test_children_do_not_inherit_the_shim(tmp_path):
+    (tmp_path / "c.py").write_text(
+        "import os, subprocess\n"
+        "print(os.environ.get('LD_PRELOAD', ''))\n"
+        "subprocess.run(['sh', '-c', 'echo child:$LD_PRELOAD'])\n")
+    proc = run_sonde(["mem", "c.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "libsonde_alloc" not in proc.stdout and "child:" in proc.stdout
+
+
+def test_api_hooks_removed_on_exit():
+    script = ("import sonde\n"
+              "def work(n):\n"
+              "    return bytearray(n)\n"
+              "p = sonde.MemoryProfiler(work)\n"
+              "with p:\n"
+              "    a = work(3 << 20)\n"
+              "before = p.results()['functions'][0]['lines'][1]['alloc_bytes']\n"
+              "b = work(5 << 20)\n"
+              "after = p.results()['functions'][0]['lines'][1]['alloc_bytes']\n"
+              "q = sonde.MemoryProfiler(work)\n"
+              "with q:\n"
+              "    c = work(1 << 20)\n"
+              "print(before, after, q.results()['functions'][0]['lines'][1]['alloc_bytes'])\n")
+    out = subprocess.run([sys.executable, "-c", script], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    before, after, second = map(int, out.split())
+    assert within(before, 3 * MB, 0.01) and after == before and within(second, MB, 0.01)
+
+
+def test_report_reads_a_mem_file(workloads_run, tmp_path):
+    tmp, proc, _, _ = workloads_run
+    again = run_sonde(["report", str(tmp / "w.json")], tmp_path)
+    assert again.returncode == 0 and again.stdout == proc.stderr
+    drawn = run_sonde(["report", str(tmp / "w.json"), "-f", "svg", "-o", "x.svg"], tmp_path)
+    assert drawn.returncode == 0
+    assert open(str(tmp_path / "x.svg")).read() == open(str(tmp / "w.svg")).read()
+    wrong = run_sonde(["report", str(tmp / "w.json"), "-f", "json"], tmp_path)
+    assert wrong.returncode == 2 and "a mem profile becomes a table or svg" in wrong.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "what should run?"),
+    (["--interval", "0", "x.py"], "--interval takes milliseconds"),
+    (["--interval", "abc", "x.py"], "--interval takes milliseconds"),
+    (["--sample-bytes", "-3", "x.py"], "--sample-bytes"),
+    (["missing.py"], "cannot run 'missing.py'"),
+    (["--plot", "/nonexistent/dir/p.svg", "x.py"], "cannot write '/nonexistent/dir/p.svg'"),
+    (["--bogus", "x.py"], "unknown option '--bogus'"),
+])
+def test_mem_bad_input(tmp_path, args, message):
+    (tmp_path / "x.py").write_text("pass\n")
+    proc = run_sonde(["mem"] + args, tmp_path)
+    assert proc.returncode in (1, 2)
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 2
