@@ -60,6 +60,13 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         return 0;
     switch (what) {
     case PyTrace_CALL: {
+#if PY_VERSION_HEX >= 0x030B0000
+        /* 3.11 makes frame objects lazily, and this one for the hook.  A
+         * frame is a GC object: its block starts with the collector's
+         * header, two words before the object. */
+        if (t->mem)
+            mem_forget((char *)frame - 2 * sizeof(void *));
+#endif
         line_code *lc = lines_lookup(t, sonde_frame_code(frame));
         if (lc) {
             lines_enter(t, lc, frame);

@@ -9,12 +9,24 @@
 
 #define TOOL_ID 3   /* not the debugger's, coverage's or profiler's */
 
+/* An event's offset or line number beyond the interpreter's cached small
+ * ints is a new int made for the call: not the program's memory. */
+static void forget_int_arg(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t i)
+{
+    if (!lines_active || !lines_active->mem || i >= nargs)
+        return;
+    long v = PyLong_AsLong(args[i]);
+    if (v > 256 || v < -5)
+        mem_forget(args[i]);
+}
+
 /* Activations are told apart by depth on the thread's stack: monitoring
  * callbacks get no frame, so the frame key is the code object. */
 static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     line_code *lc = lines_active && nargs >= 1 ? lines_lookup(lines_active, args[0]) : NULL;
+    forget_int_arg(args, nargs, 1);
     if (lc && !lines_active->failed)
         lines_enter(lines_active, lc, args[0]);
     Py_RETURN_NONE;
@@ -23,6 +35,7 @@ static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 static PyObject *m_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    forget_int_arg(args, nargs, 1);
     if (lines_active && !lines_active->failed && nargs >= 2)
         lines_on_line(lines_active, args[0], args[0], (int)PyLong_AsLong(args[1]));
     Py_RETURN_NONE;
@@ -46,6 +59,8 @@ static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     (void)self;
     if (!lines_active || lines_active->failed || nargs < 3 || !PyCode_Check(args[0]))
         Py_RETURN_NONE;
+    forget_int_arg(args, nargs, 1);
+    forget_int_arg(args, nargs, 2);
     long from = PyLong_AsLong(args[1]), to = PyLong_AsLong(args[2]);
     if (to > from) {
         Py_INCREF(disable_event);
@@ -64,6 +79,7 @@ static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 static PyObject *m_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
+    forget_int_arg(args, nargs, 1);
     if (lines_active && nargs >= 1)
         lines_leave(lines_active, args[0]);
     Py_RETURN_NONE;

@@ -191,21 +191,28 @@ static inline void lines_on_line(lines_tracer *t, const void *frame, const void 
     line_frame *f = lines_top_of(th, frame, code);
     if (!f)
         return;
-    uint64_t now = sonde_clock_ticks();
-    uint64_t rss = t->mem ? mem_rss(t->mem) : 0;
-    if (f->line >= 0) {
-        f->lc->ticks[f->line - f->lc->first] += now - f->start;
-        if (t->mem)
+    int in_range = line >= f->lc->first && line < f->lc->first + f->lc->nlines;
+    if (t->mem) {
+        /* Memory mode keeps no time: bytes and RSS instead. */
+        uint64_t rss = mem_rss(t->mem);
+        if (f->line >= 0)
             mem_line_close(t->mem, th, f, rss);
+        f->line = in_range ? line : -1;
+        if (in_range) {
+            f->lc->hits[line - f->lc->first]++;
+            mem_line_open(t->mem, th, f, rss);
+        }
+        return;
     }
-    if (line < f->lc->first || line >= f->lc->first + f->lc->nlines) {
+    uint64_t now = sonde_clock_ticks();
+    if (f->line >= 0)
+        f->lc->ticks[f->line - f->lc->first] += now - f->start;
+    if (!in_range) {
         f->line = -1;
         return;
     }
     f->lc->hits[line - f->lc->first]++;
     f->line = line;
-    if (t->mem)
-        mem_line_open(t->mem, th, f, rss);
     f->start = sonde_clock_ticks();
 }
 

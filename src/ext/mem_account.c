@@ -199,6 +199,25 @@ void mem_followed_release(void *p)
     mem_tls_busy--;
 }
 
+void mem_unfollow(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_tls_busy++;
+    pthread_mutex_lock(&m->lock);
+    livemap_entry e;
+    if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
+        store(&m->heap, m->heap - e.bytes);
+        store(&m->churn, m->churn - e.bytes);
+        line_thread *th = this_thread();
+        if (th)
+            th->alloc_total -= e.bytes;
+    }
+    pthread_mutex_unlock(&m->lock);
+    mem_tls_busy--;
+}
+
 void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
 {
     if (end) {

@@ -85,10 +85,21 @@ extern uint64_t mem_generation;  /* bumped at each start */
 extern _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 extern _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
 
-/* The slow paths (mem_hooks.c). */
+/* The slow paths (mem_account.c). */
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
+void mem_unfollow(void *p);
+
+/* Takes back the allocation of the block at p, made by the interpreter
+ * only because sonde is listening (an event's argument, a frame object
+ * made for a trace function): as if it had never been allocated. */
+static inline void mem_forget(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (m && p && livemap_maybe(&m->live, p))
+        mem_unfollow(p);
+}
 
 /* An allocation of size bytes at p (NULL when it failed). */
 static inline void mem_on_alloc(void *p, size_t size, enum mem_kind kind)

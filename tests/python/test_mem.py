@@ -277,3 +277,33 @@ def test_mem_bad_input(tmp_path, args, message):
     assert proc.returncode in (1, 2)
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 2
+
+
+LISTENING = "\n" * 300 + """
+def leaf():
+    return 1
+
+def loop():
+    t = 0
+    for i in range(100):
+        t += leaf()
+    return t
+
+for _ in range(2000):
+    loop()
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_listening_allocates_nothing(python, tmp_path):
+    """What the interpreter allocates only to report events to sonde (3.12+:
+    ints for offsets and line numbers past 256; 3.11: a frame object per
+    call for the trace function) is not the program's memory."""
+    python = need(python)
+    (tmp_path / "l.py").write_text(LISTENING)
+    proc = run_sonde(["mem", "--sample-bytes", "0", "-o", "l.json", "l.py"], tmp_path,
+                     python=python)
+    assert proc.returncode == 0, proc.stderr
+    lines = lines_of(json.load(open(str(tmp_path / "l.json"))))
+    assert lines[308]["hits"] == 200000 and lines[308]["alloc_bytes"] < 1024  # a first call's frame
+    assert lines[303]["hits"] == 200000 and lines[303]["alloc_bytes"] == 0
