@@ -15,7 +15,7 @@ Ctrl-C), writes what its tool gathered:
   with "functions", the -f patterns, and "unit"); the table goes to
   stderr, the JSON to OUT.
 - mem: per-line memory of the functions chosen (OPTIONS: "functions",
-  "sample_bytes", "interval_ms", "plot"); the table goes to stderr, the
+  "sample_bytes", "interval_ms", "line_events", "plot"); the table goes to stderr, the
   JSON to OUT, the timeline picture to "plot".
 """
 
@@ -212,7 +212,8 @@ class _MemTool(_LinesTool):
     def profiler(self):
         from ._mem import MemoryProfiler
         return MemoryProfiler(sample_bytes=self.options.get("sample_bytes", 512),
-                              interval_ms=self.options.get("interval_ms", 10))
+                              interval_ms=self.options.get("interval_ms", 10),
+                              line_events=self.options.get("line_events", False))
 
     def write_results(self):
         from ._mem import format_table, write_json, write_plot

@@ -23,12 +23,16 @@ class MemoryProfiler(Traced):
     (see Traced for choosing them), RSS over time, and what is still alive
     at the end.  Small blocks are sampled every sample_bytes bytes on
     average (0: every block is followed); blocks of 16 x sample_bytes and
-    more are always followed, at their exact size.  print_stats() prints
-    memory_profiler's table with sonde's columns added."""
+    more are always followed, at their exact size.  Allocations are placed
+    on lines by reading the stack at each sample; line_events=True follows
+    every line instead (slower, exact at line boundaries, counts hits).
+    print_stats() prints memory_profiler's table with sonde's columns."""
 
-    def __init__(self, *functions, sample_bytes=512, interval_ms=10):
+    def __init__(self, *functions, sample_bytes=512, interval_ms=10, line_events=False):
+        self.line_events = line_events
         super().__init__(LineTracer(memory=True, sample_bytes=sample_bytes,
-                                    interval_ms=interval_ms), functions)
+                                    interval_ms=interval_ms, line_events=line_events),
+                         functions)
 
     def results(self):
         """The document `sonde mem -o` writes, as a dict."""
@@ -39,7 +43,8 @@ class MemoryProfiler(Traced):
             lines = []
             for i, h in enumerate(hits):
                 line = first + i
-                lines.append({"line": line, "hits": h, "alloc_bytes": alloc[i],
+                lines.append({"line": line, "hits": h if self.line_events else None,
+                              "alloc_bytes": alloc[i],
                               "freed_bytes": freed[i], "net_bytes": net[i],
                               "peak_heap_bytes": peak[i], "rss_bytes": rss[i],
                               "rss_increment_bytes": increment[i],
@@ -55,6 +60,7 @@ class MemoryProfiler(Traced):
         return {
             "sonde": 1, "mode": "mem",
             "sample_bytes": figures["sample_bytes"], "native": figures["native"],
+            "line_events": self.line_events,
             "interval_ms": figures["interval_ms"],
             "heap_peak_bytes": figures["heap_peak"],
             "rss_high_water_bytes": figures["rss_high_water"],

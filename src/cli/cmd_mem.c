@@ -21,7 +21,7 @@
 
 static const char usage[] =
     "usage: sonde mem [-o FILE] [-f FUNC]... [--interval MS] [--native | --no-native]\n"
-    "                 [--sample-bytes N] [--plot SVG] [--python PY]\n"
+    "                 [--sample-bytes N] [--lines] [--plot SVG] [--python PY]\n"
     "                 (SCRIPT | -m MODULE) [ARGS...]\n"
     "\n"
     "Runs a Python program and measures, for every line of the chosen functions,\n"
@@ -42,13 +42,17 @@ static const char usage[] =
     "      --sample-bytes N  follow one block per N bytes allocated on average\n"
     "                      (default 512; blocks of 16 N and more are always\n"
     "                      followed; 0 follows every block)\n"
+    "      --lines         follow every line of the chosen functions: exact at\n"
+    "                      line boundaries and counts Occurrences, but slower\n"
+    "                      (by default a line is placed by reading the stack\n"
+    "                      at each sampled block)\n"
     "  -o, --output FILE   write the figures and the timeline as JSON\n"
     "      --plot SVG      draw RSS and heap over time, with the functions' spans\n"
     "      --python PY     interpreter to run the program with\n";
 
 typedef struct mem_opts {
     const char *interval, *sample_bytes, *plot;
-    int native;
+    int native, line_events;
 } mem_opts;
 
 static int mem_option(int argc, char **argv, int *i, void *ctx)
@@ -56,6 +60,10 @@ static int mem_option(int argc, char **argv, int *i, void *ctx)
     mem_opts *o = ctx;
     if (cli_flag(argv[*i], NULL, "--native") || cli_flag(argv[*i], NULL, "--no-native")) {
         o->native = strcmp(argv[*i], "--native") == 0;
+        return 1;
+    }
+    if (cli_flag(argv[*i], NULL, "--lines")) {
+        o->line_events = 1;
         return 1;
     }
     int r;
@@ -79,7 +87,7 @@ static void shim_path(const sonde_env *env, char *out, size_t len)
 
 int cmd_mem(int argc, char **argv, const sonde_env *env)
 {
-    mem_opts o = { NULL, NULL, NULL, 1 };
+    mem_opts o = { NULL, NULL, NULL, 1, 0 };
     tool_args a;
     int rc = tool_args_parse(&a, argc, argv, usage, mem_option, &o);
     char *end;
@@ -117,8 +125,9 @@ int cmd_mem(int argc, char **argv, const sonde_env *env)
     sonde_buf options;
     sonde_buf_init(&options);
     sonde_buf_printf(&options, "{\"functions\": [%s], \"interval_ms\": %.17g, "
-                     "\"sample_bytes\": %ld", a.functions.data ? a.functions.data : "",
-                     interval, sample_bytes);
+                     "\"sample_bytes\": %ld, \"line_events\": %s",
+                     a.functions.data ? a.functions.data : "", interval, sample_bytes,
+                     o.line_events ? "true" : "false");
     if (o.plot) {
         sonde_buf_puts(&options, ", \"plot\": ");
         sonde_buf_json_str(&options, o.plot);

@@ -31,12 +31,12 @@ line_thread *lines_attach(lines_tracer *t)
 
 static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "memory", "sample_bytes", "interval_ms", NULL };
-    int memory = 0;
+    static char *kwlist[] = { "memory", "sample_bytes", "interval_ms", "line_events", NULL };
+    int memory = 0, line_events = 1;
     unsigned long long sample_bytes = 512;
     double interval_ms = 10;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pKd:LineTracer", kwlist, &memory,
-                                     &sample_bytes, &interval_ms))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pKdp:LineTracer", kwlist, &memory,
+                                     &sample_bytes, &interval_ms, &line_events))
         return NULL;
     if (!(interval_ms >= 0.1 && interval_ms <= 3600e3)) {
         PyErr_Format(PyExc_ValueError, "interval_ms must be between 0.1 and 3600000, not %g",
@@ -53,7 +53,9 @@ static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     sonde_u64map_init(&t->by_code);
     sonde_clock_setup();
-    if (memory && !(t->mem = mem_data_new(sample_bytes, (uint64_t)(interval_ms * 1e6)))) {
+    t->line_events = line_events || !memory;
+    if (memory && !(t->mem = mem_data_new(sample_bytes, (uint64_t)(interval_ms * 1e6),
+                                          t->line_events, t))) {
         Py_DECREF(t);
         return PyErr_NoMemory();
     }
@@ -65,7 +67,7 @@ static void stop(lines_tracer *t)
     if (!t->enabled)
         return;
     saved_error saved = error_save();
-    if (lines_uninstall(t) < 0)
+    if (t->line_events && lines_uninstall(t) < 0)
         PyErr_Clear();
     error_restore(saved);
     uint64_t now = sonde_clock_ticks();
@@ -123,11 +125,15 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
     }
     if (t->ncodes == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 16;
+        mem_lock(t->mem); /* samples read the codes from any thread */
         line_code **c = realloc(t->codes, cap * sizeof *c);
+        if (c) {
+            t->codes = c;
+            t->cap = cap;
+        }
+        mem_unlock(t->mem);
         if (!c)
             return PyErr_NoMemory();
-        t->codes = c;
-        t->cap = cap;
     }
     line_code *lc = malloc(sizeof *lc);
     size_t n = (size_t)(last - first + 1);
@@ -146,9 +152,14 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
     }
     int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks)) &&
                    (!nunits || lc->unit_lines) && (!t->mem || lc->mem);
+    mem_lock(t->mem);
+    t->codes[t->ncodes] = lc;
     uint32_t *slot = complete
                          ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
                          : NULL;
+    if (slot)
+        t->ncodes++;
+    mem_unlock(t->mem);
     if (!slot) {
         if (lc) {
             free(lc->hits);
@@ -162,8 +173,7 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_INCREF(code);
-    t->codes[t->ncodes++] = lc;
-    if (t->enabled && lines_watch(lc) < 0)
+    if (t->enabled && t->line_events && lines_watch(lc) < 0)
         return NULL;
     Py_RETURN_TRUE;
 }
@@ -182,7 +192,7 @@ static PyObject *tracer_enable(lines_tracer *t, PyObject *unused)
     lines_active = t;
     lines_generation++;
     t->enabled = 1;
-    if ((t->mem && mem_start(t->mem) < 0) || lines_install(t) < 0) {
+    if ((t->mem && mem_start(t->mem) < 0) || (t->line_events && lines_install(t) < 0)) {
         saved_error saved = error_save();
         stop(t);
         error_restore(saved);
@@ -264,10 +274,12 @@ static PyTypeObject tracer_type = {
     .tp_name = "sonde._sonde.LineTracer",
     .tp_basicsize = sizeof(lines_tracer),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "LineTracer(memory=False, sample_bytes=512, interval_ms=10): exact per-line "
-              "hits and time of chosen code objects, and with memory=True what each line "
-              "allocates (sampled every sample_bytes on average; 0: every block) and a "
-              "timeline of RSS every interval_ms.",
+    .tp_doc = "LineTracer(memory=False, sample_bytes=512, interval_ms=10, line_events=True): "
+              "exact per-line hits and time of chosen code objects, and with memory=True "
+              "what each line allocates (sampled every sample_bytes on average; 0: every "
+              "block) and a timeline of RSS every interval_ms; memory=True with "
+              "line_events=False places allocations by reading the stack at each sample "
+              "instead of following every line (faster; no hits).",
     .tp_new = tracer_new,
     .tp_dealloc = (destructor)tracer_dealloc,
     .tp_methods = tracer_methods,

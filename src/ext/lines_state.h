@@ -26,6 +26,7 @@ typedef struct line_mem {
     uint64_t rss_max;            /* the most RSS at its end */
     int64_t rss_increment;       /* RSS at its end less RSS at its start, summed */
     uint32_t stamp;              /* the results walk that last counted it */
+    uint32_t seen;               /* from the stack: the sample that last counted it */
 } line_mem;
 
 typedef struct line_code {
@@ -72,6 +73,8 @@ typedef struct lines_tracer {
     int enabled, failed;
     sonde_clock_mark start, end;
     mem_data *mem;           /* memory mode, else NULL */
+    int line_events;         /* the event source is installed (always, unless a
+                                memory mode reads stacks instead) */
 } lines_tracer;
 
 extern lines_tracer *lines_active;      /* the enabled tracer, or NULL */

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "lines_state.h"
+#include "mem_frames.h"
 #include "mem_state.h"
 
 mem_data *mem_active;
@@ -27,6 +28,8 @@ static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec"
 #define MEM_BIG_RELEASE (1u << 20)
 /* Address space kept for writing the results when the program ran out. */
 #define MEM_RESERVE (32u << 20)
+/* Frames read per sample from the stack (the innermost ones). */
+#define MEM_MAX_FRAMES 256
 
 static uint64_t now_ns(void)
 {
@@ -87,12 +90,16 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
     m->points[m->npoints++] = (mem_point){ ns, rss, m->heap };
 }
 
-static void read_rss(mem_data *m)
+/* A reading for the timeline; `churned` when bytes coming and going asked
+ * for it (the timeline thread's own readings leave that trigger alone: a
+ * line still gets its reading after the bytes it allocated were touched). */
+static void read_rss(mem_data *m, int churned)
 {
     uint64_t ns = now_ns(), rss = read_statm(m);
     store(&m->rss, rss);
     m->rss_ns = ns;
-    store(&m->churn_at_read, m->churn);
+    if (churned)
+        store(&m->churn_at_read, m->churn);
     add_point(m, ns, rss);
 }
 
@@ -100,7 +107,7 @@ void mem_refresh_rss(mem_data *m)
 {
     mem_tls_busy++;
     pthread_mutex_lock(&m->lock);
-    read_rss(m);
+    read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     mem_tls_busy--;
 }
@@ -131,6 +138,128 @@ static line_thread *this_thread(void)
     return lines_tls_generation == lines_generation ? lines_tls_thread : NULL;
 }
 
+/* ---- placing by the stack (lock held) ---- */
+
+typedef struct traced_line {
+    line_code *lc;
+    int line;
+} traced_line;
+
+/* The line of code unit `offset` of lc (cached: the interpreter walks the
+ * whole location table for it). */
+static int line_at(mem_data *m, line_code *lc, int offset)
+{
+    if (offset < 0)
+        return lc->first;
+    uint64_t key = (uint64_t)lc->index << 32 | (uint32_t)offset;
+    uint32_t line = sonde_u64map_get(&m->line_at, key);
+    if (line == SONDE_U64MAP_NONE) {
+        int found = PyCode_Addr2Line((PyCodeObject *)lc->code, offset);
+        line = (uint32_t)(found > 0 ? found : lc->first);
+        uint32_t *slot = sonde_u64map_slot(&m->line_at, key, line);
+        (void)slot; /* out of memory: asked again next time */
+    }
+    return (int)line;
+}
+
+/* The traced lines on the calling thread's stack, innermost first; each
+ * sample stamps them so that a line that recurs counts once. */
+static int traced_stack(mem_data *m, traced_line *out, int max)
+{
+    lines_tracer *t = m->tracer;
+    mem_frame frames[MEM_MAX_FRAMES];
+    int n = mem_frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
+    for (int i = 0; i < n; i++) {
+        line_code *lc = lines_lookup(t, frames[i].code);
+        if (lc)
+            out[k++] = (traced_line){ lc, line_at(m, lc, frames[i].offset) };
+    }
+    m->walk++;
+    return k;
+}
+
+/* The line's figures when this sample has not counted it yet, else NULL. */
+static line_mem *first_sight(mem_data *m, const traced_line *tl)
+{
+    int k = tl->line - tl->lc->first;
+    if (k < 0 || k >= tl->lc->nlines || tl->lc->mem[k].seen == m->walk)
+        return NULL;
+    tl->lc->mem[k].seen = m->walk;
+    return &tl->lc->mem[k];
+}
+
+static uint32_t stack_node_of(mem_data *m, const traced_line *s, int k)
+{
+    uint32_t node = m->root;
+    for (int i = k - 1; i >= 0; i--) {
+        uint32_t child = sonde_profile_child_for(&m->stacks, node, s[i].lc->func, s[i].line);
+        if (child == SONDE_NO_NODE)
+            break;
+        node = child;
+    }
+    return node;
+}
+
+/* Functions seen running at `ns` extend their current span, or start one. */
+static void spans_seen(mem_data *m, const traced_line *s, int k, uint64_t ns)
+{
+    for (int i = 0; i < k; i++) {
+        line_code *lc = s[i].lc;
+        if (lc->last_span < 0 || m->spans[lc->last_span].end + m->interval_ns < ns)
+            mem_span_mark(m, lc->index, &lc->last_span, ns, 0);
+        if (lc->last_span >= 0)
+            m->spans[lc->last_span].end = ns;
+    }
+}
+
+/* From the stack, RSS changes go to the lines of the thread whose
+ * allocations and releases made it read RSS again. */
+static void rss_to_lines(mem_data *m, const traced_line *s, int k)
+{
+    if (m->churn - m->churn_at_read < MEM_RSS_CHURN)
+        return;
+    read_rss(m, 1);
+    int64_t delta = (int64_t)m->rss - (int64_t)m->rss_attributed;
+    m->rss_attributed = m->rss;
+    m->walk++;
+    for (int i = 0; i < k; i++) {
+        line_mem *lm = first_sight(m, &s[i]);
+        if (lm) {
+            lm->rss_increment += delta;
+            lm->rss_max = m->rss > lm->rss_max ? m->rss : lm->rss_max;
+        }
+    }
+}
+
+static uint32_t place_alloc(mem_data *m, uint64_t weight)
+{
+    traced_line s[MEM_MAX_FRAMES];
+    int k = traced_stack(m, s, MEM_MAX_FRAMES);
+    for (int i = 0; i < k; i++) {
+        line_mem *lm = first_sight(m, &s[i]);
+        if (lm) {
+            lm->alloc += weight;
+            lm->peak_heap = m->heap > lm->peak_heap ? m->heap : lm->peak_heap;
+        }
+    }
+    if (k)
+        spans_seen(m, s, k, now_ns());
+    rss_to_lines(m, s, k);
+    return stack_node_of(m, s, k);
+}
+
+static void place_release(mem_data *m, uint64_t weight)
+{
+    traced_line s[MEM_MAX_FRAMES];
+    int k = traced_stack(m, s, MEM_MAX_FRAMES);
+    for (int i = 0; i < k; i++) {
+        line_mem *lm = first_sight(m, &s[i]);
+        if (lm)
+            lm->freed += weight;
+    }
+    rss_to_lines(m, s, k);
+}
+
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
@@ -154,18 +283,21 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
         goto out;
     pthread_mutex_lock(&m->lock);
     if (mem_active == m) {
-        line_thread *th = this_thread();
-        livemap_entry e = { (uint64_t)(uintptr_t)p, weight, th ? stack_node(m, th) : m->root,
-                            kind };
-        if (livemap_put(&m->live, &e) < 0) {
-            m->untracked += weight;
-        } else {
-            store(&m->heap, m->heap + weight);
-            if (m->heap > m->heap_peak)
-                m->heap_peak = m->heap;
-        }
+        line_thread *th = m->line_events ? this_thread() : NULL;
+        livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
+        store(&m->heap, m->heap + weight);
+        if (m->heap > m->heap_peak)
+            m->heap_peak = m->heap;
         store(&m->churn, m->churn + weight);
         m->samples++;
+        if (!m->line_events)
+            e.node = place_alloc(m, weight);
+        else if (th)
+            e.node = stack_node(m, th);
+        if (livemap_put(&m->live, &e) < 0) {
+            m->untracked += weight;
+            store(&m->heap, m->heap - weight);
+        }
         if (th) {
             th->alloc_total += weight;
             line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
@@ -188,12 +320,14 @@ void mem_followed_release(void *p)
     livemap_entry e;
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (e.bytes >= MEM_BIG_RELEASE)
-            read_rss(m);
+            read_rss(m, 1);
         store(&m->heap, m->heap - e.bytes);
         store(&m->churn, m->churn + e.bytes);
-        line_thread *th = this_thread();
+        line_thread *th = m->line_events ? this_thread() : NULL;
         if (th)
             th->freed_total += e.bytes;
+        if (!m->line_events)
+            place_release(m, e.bytes);
     }
     pthread_mutex_unlock(&m->lock);
     mem_tls_busy--;
@@ -267,7 +401,7 @@ static void *timeline_main(void *arg)
         while (m->timeline_running && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&m->wake, &m->lock, &next);
         if (m->timeline_running)
-            read_rss(m);
+            read_rss(m, 0);
     }
     pthread_mutex_unlock(&m->lock);
     return NULL;
@@ -303,7 +437,8 @@ static void after_fork_child(void)
 
 /* ---- life cycle ---- */
 
-mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns)
+mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_events,
+                       void *tracer)
 {
     static int atfork_done;
     if (!atfork_done && pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0)
@@ -314,8 +449,11 @@ mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns)
     m->sample_bytes = sample_bytes;
     m->large_bytes = sample_bytes * 16;
     m->interval_ns = interval_ns;
+    m->line_events = line_events;
+    m->tracer = tracer;
     m->statm_fd = -1;
     livemap_init(&m->live);
+    sonde_u64map_init(&m->line_at);
     pthread_mutex_init(&m->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -337,6 +475,7 @@ void mem_data_free(mem_data *m)
     if (!m)
         return;
     livemap_free(&m->live);
+    sonde_u64map_free(&m->line_at);
     sonde_profile_free(&m->stacks);
     free(m->points);
     free(m->spans);
@@ -371,7 +510,8 @@ int mem_account_start(mem_data *m)
                          -1, 0);
     m->reserve = reserve == MAP_FAILED ? NULL : reserve;
     pthread_mutex_lock(&m->lock);
-    read_rss(m);
+    read_rss(m, 1);
+    m->rss_attributed = m->rss;
     pthread_mutex_unlock(&m->lock);
     mem_generation++;
     __atomic_store_n(&mem_active, m, __ATOMIC_RELEASE);
@@ -393,7 +533,7 @@ void mem_account_stop(mem_data *m)
     m->timeline_running = 0;
     __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&m->wake);
-    read_rss(m);
+    read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     if (joinable)
         pthread_join(m->timeline, NULL);

@@ -11,13 +11,25 @@
  * is released (livemap.h), so bytes released and bytes still alive are
  * estimated the same way.
  *
- * Each thread's line tracer record keeps running totals of the bytes its
- * allocations and releases weigh; a line's figures are the differences
- * between its start and its end, callees included, as its time is.  The
- * live heap is the sum of the weights of the blocks still followed; RSS
- * is read from /proc/self/statm by a timeline thread every interval and,
- * in between, whenever enough bytes have come and gone since the last
- * reading.
+ * Where an allocation belongs is found one of two ways:
+ *
+ * - From the stack (the default): each sampled block, and each release of
+ *   a followed one, reads the thread's Python stack in place (mem_frames.h)
+ *   and counts its weight on every traced line on it, callees included.
+ *   No event slows the program between samples; lines are seen only
+ *   through their samples, so they have no hit counts.
+ * - From line events (line_events): the line tracer follows every line of
+ *   the traced functions; each thread's record keeps running totals of
+ *   the bytes its allocations and releases weigh, and a line's figures are
+ *   the differences between its start and its end, callees included, as
+ *   its time is.  Exact at line boundaries and with hit counts, but each
+ *   line event costs what the interpreter's tracing costs.
+ *
+ * The live heap is the sum of the weights of the blocks still followed;
+ * RSS is read from /proc/self/statm by a timeline thread every interval
+ * and, in between, whenever enough bytes have come and gone since the
+ * last reading (from the stack: the change since the last such reading
+ * goes to the lines on the stack of the thread that made it).
  *
  * Locking: the hooks run in any thread, with or without the GIL.  The
  * fast path touches only thread-locals; the rest takes mem_data.lock.
@@ -53,6 +65,8 @@ typedef struct mem_data {
     uint64_t large_bytes;        /* always taken from this size on */
     uint64_t interval_ns;        /* the timeline's period */
     int native;                  /* C allocations come from the preloaded shim */
+    int line_events;             /* lines from the tracer's events, not stacks */
+    void *tracer;                /* the lines_tracer whose code objects count */
 
     pthread_mutex_t lock;        /* guards everything below */
     livemap live;                /* sampled blocks not released yet */
@@ -62,6 +76,9 @@ typedef struct mem_data {
     uint64_t churn;              /* bytes allocated + released, ever */
     uint64_t churn_at_read;      /* ... when RSS was last read */
     uint64_t rss, rss_ns;        /* the last RSS reading and when */
+    uint64_t rss_attributed;     /* from the stack: RSS as lines last got it */
+    sonde_u64map line_at;        /* from the stack: code index << 32 | offset -> line */
+    uint32_t walk;               /* from the stack: stamps each sample's lines */
     uint64_t start_ns;
     uint64_t untracked;          /* bytes of samples bookkeeping could not hold */
     uint64_t samples;
@@ -123,7 +140,8 @@ static inline void mem_on_release(void *p)
 }
 
 /* RSS as last read, read again first when at least this many bytes came
- * and went since (a line that allocates a lot sees its own effect). */
+ * and went since (a line that allocates a lot sees its own effect).  For
+ * line events. */
 #define MEM_RSS_CHURN (256u * 1024)
 
 static inline uint64_t mem_rss(mem_data *m)
@@ -132,6 +150,23 @@ static inline uint64_t mem_rss(mem_data *m)
             __atomic_load_n(&m->churn_at_read, __ATOMIC_RELAXED) >= MEM_RSS_CHURN)
         mem_refresh_rss(m);
     return __atomic_load_n(&m->rss, __ATOMIC_RELAXED);
+}
+
+/* The bookkeeping's lock, for changes samples may read (m may be NULL). */
+static inline void mem_lock(mem_data *m)
+{
+    if (m) {
+        mem_tls_busy++;
+        pthread_mutex_lock(&m->lock);
+    }
+}
+
+static inline void mem_unlock(mem_data *m)
+{
+    if (m) {
+        pthread_mutex_unlock(&m->lock);
+        mem_tls_busy--;
+    }
 }
 
 static inline uint64_t mem_heap(mem_data *m)
@@ -152,7 +187,8 @@ void mem_stop(mem_data *m);
 
 /* A new mem_data for these settings (NULL on out of memory); its owner
  * frees it with mem_data_free once stopped. */
-mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns);
+mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_events,
+                       void *tracer);
 void mem_data_free(mem_data *m);
 
 /* Records that traced code `code` started (end = 0) or ended running at

@@ -46,12 +46,21 @@ static void put_column(sonde_buf *b, double bytes, int w)
     sonde_buf_free(&cell);
 }
 
+/* A line ran when it has hits (line events) or, placed from the stack,
+ * when samples or RSS readings found it. */
+static int line_ran(const sonde_jtree *t, const sonde_jval *l)
+{
+    return sonde_json_num(t, l, "hits", 0) > 0 || sonde_json_num(t, l, "alloc_bytes", 0) > 0 ||
+           sonde_json_num(t, l, "freed_bytes", 0) > 0 || sonde_json_num(t, l, "net_bytes", 0) > 0 ||
+           sonde_json_num(t, l, "rss_bytes", 0) > 0;
+}
+
 static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn)
 {
     const sonde_jval *lines = sonde_json_get(t, fn, "lines");
     int ran = 0;
     for (uint32_t i = 0; lines && i < lines->len; i++)
-        ran |= sonde_json_num(t, sonde_json_item(t, lines, i), "hits", 0) > 0;
+        ran |= line_ran(t, sonde_json_item(t, lines, i));
     if (!ran)
         return;
     const char *name = sonde_json_str(t, sonde_json_get(t, fn, "name"));
@@ -68,15 +77,23 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     sonde_buf_putc(b, '\n');
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
-        double hits = sonde_json_num(t, l, "hits", 0);
         const char *source = sonde_json_str(t, sonde_json_get(t, l, "source"));
-        if (only_run && hits == 0)
+        int ran_here = line_ran(t, l);
+        if (only_run && !ran_here)
             continue;
         sonde_buf_printf(b, "%6d", (int)sonde_json_num(t, l, "line", 0));
-        if (hits > 0) {
-            sonde_buf_printf(b, " %10.3f MiB %10.3f MiB %12.0f",
-                             sonde_json_num(t, l, "rss_bytes", 0) / MIB,
-                             sonde_json_num(t, l, "rss_increment_bytes", 0) / MIB, hits);
+        if (ran_here) {
+            double rss = sonde_json_num(t, l, "rss_bytes", 0);
+            if (rss > 0)
+                sonde_buf_printf(b, " %10.3f MiB %10.3f MiB", rss / MIB,
+                                 sonde_json_num(t, l, "rss_increment_bytes", 0) / MIB);
+            else
+                sonde_buf_printf(b, " %14s %14s", "", "");
+            const sonde_jval *hits = sonde_json_get(t, l, "hits");
+            if (hits && hits->type == SONDE_J_NUM)
+                sonde_buf_printf(b, " %12.0f", hits->num);
+            else
+                sonde_buf_printf(b, " %12s", "-");
             put_column(b, sonde_json_num(t, l, "alloc_bytes", 0), 12);
             put_column(b, sonde_json_num(t, l, "net_bytes", 0), 12);
         } else {
@@ -138,8 +155,13 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
         sonde_buf_puts(b, ".\nEvery block followed");
     }
     const sonde_jval *native = sonde_json_get(t, root, "native");
-    sonde_buf_printf(b, "; %s.\n", native && native->num ? "C allocations counted"
-                                                         : "Python allocators only");
+    const sonde_jval *events = sonde_json_get(t, root, "line_events");
+    sonde_buf_printf(b, "; %s.\n%s\n", native && native->num ? "C allocations counted"
+                                                             : "Python allocators only",
+                     events && events->num
+                         ? "Every line followed: figures are exact at line boundaries."
+                         : "Lines placed from the stack at each sample; Mem usage and Increment "
+                           "where RSS was read (Occurrences: run with --lines).");
     double untracked = sonde_json_num(t, root, "untracked_bytes", 0);
     if (untracked > 0) {
         sonde_buf_puts(b, "warning: ");

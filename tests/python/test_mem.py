@@ -24,11 +24,14 @@ def within(got, want, share=0.10):
 
 
 def lines_of(doc):
-    """{line number: line figures} over every function of a mem document."""
+    """{line number: line figures} of the lines that ran, over every
+    function of a mem document (without line events: that samples or RSS
+    readings found)."""
     out = {}
     for function in doc["functions"]:
         for line in function["lines"]:
-            if line["hits"]:
+            if line["hits"] or any(line[k] for k in ("alloc_bytes", "freed_bytes", "net_bytes",
+                                                     "rss_bytes")):
                 out[line["line"]] = line
     return out
 
@@ -79,7 +82,7 @@ def test_sampled_lines_within_ten_percent(workloads_run):
     assert checked >= 7
     # Many small blocks: sampled, and still within 10% (allocated and net).
     small = lines[markers["small_churn"]]
-    assert small["hits"] == 200000
+    assert small["hits"] is None  # placed from the stack: no line events
     assert small["alloc_bytes"] > 5 * MB and small["net_bytes"] < 0.1 * small["alloc_bytes"]
     # Native blocks, through the shim: exact (they are large; the lines'
     # few small Python objects are sampled).
@@ -139,16 +142,31 @@ def test_table_and_leaks(workloads_run):
     assert "Still alive at the end" in table and "big_kept" in table
 
 
-def test_rss_columns_follow_memory_profiler(workloads_run):
-    """Mem usage is the RSS at the end of the line; Increment the change
-    across it: a kept 20 MiB block the process touched raises both."""
-    _, _, doc, ref = workloads_run
+def test_line_events_give_memory_profilers_columns(tmp_path):
+    """--lines: every line followed, so Occurrences are the interpreter's
+    hit counts, Mem usage is the RSS at the end of the line and Increment
+    the change across it, as memory_profiler measures them."""
+    (tmp_path / "g.py").write_text(
+        "def grow():\n"
+        "    kept = [str(i) * 3 for i in range(100000)]\n"
+        "    block = b'x' * (32 << 20)\n"
+        "    del block\n"
+        "    for i in range(3):\n"
+        "        kept.append(i)\n"
+        "    return kept\n"
+        "grow()\n")
+    proc = run_sonde(["mem", "--lines", "-o", "g.json", "g.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "g.json")))
+    assert doc["line_events"] is True
     lines = lines_of(doc)
-    big = lines[ref["markers"]["big_freed"]]  # b"x" * n writes every page
-    assert big["rss_increment_bytes"] > -MB
-    kept = lines[ref["markers"]["small_kept"]]
-    assert kept["rss_increment_bytes"] > 3 * MB
-    assert kept["rss_bytes"] >= kept["rss_increment_bytes"]
+    assert [lines[n]["hits"] for n in (2, 3, 4, 5, 6)] == [1, 1, 1, 4, 3]
+    assert lines[2]["rss_increment_bytes"] > 3 * MB
+    assert within(lines[3]["rss_increment_bytes"], 32 * MB)
+    assert within(-lines[4]["rss_increment_bytes"], 32 * MB)
+    assert lines[3]["rss_bytes"] >= lines[2]["rss_bytes"] + 30 * MB
+    assert within(lines[3]["alloc_bytes"], 32 * MB) and within(lines[4]["freed_bytes"], 32 * MB)
+    assert "Every line followed" in proc.stderr
 
 
 def test_timeline_and_plot(workloads_run):
@@ -198,7 +216,7 @@ def test_fork_child_not_counted(tmp_path):
     assert proc.returncode == 0, proc.stderr
     lines = lines_of(json.load(open(str(tmp_path / "f.json"))))
     assert 5 not in lines  # the child's line: not this process's memory
-    assert lines[3]["alloc_bytes"] < MB
+    assert lines.get(3, {"alloc_bytes": 0})["alloc_bytes"] < MB
     assert within(lines[8]["net_bytes"], 2 * MB)
 
 
@@ -301,9 +319,31 @@ def test_listening_allocates_nothing(python, tmp_path):
     call for the trace function) is not the program's memory."""
     python = need(python)
     (tmp_path / "l.py").write_text(LISTENING)
-    proc = run_sonde(["mem", "--sample-bytes", "0", "-o", "l.json", "l.py"], tmp_path,
+    proc = run_sonde(["mem", "--lines", "--sample-bytes", "0", "-o", "l.json", "l.py"], tmp_path,
                      python=python)
     assert proc.returncode == 0, proc.stderr
     lines = lines_of(json.load(open(str(tmp_path / "l.json"))))
     assert lines[308]["hits"] == 200000 and lines[308]["alloc_bytes"] < 1024  # a first call's frame
     assert lines[303]["hits"] == 200000 and lines[303]["alloc_bytes"] == 0
+
+
+DECORATED = """
+@profile
+def build(n):
+    return [bytearray(1024) for _ in range(n)]
+
+kept = build(4096)
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_profile_decorator(python, tmp_path):
+    """@profile registers the function while the profiler already runs."""
+    python = need(python)
+    (tmp_path / "d.py").write_text(DECORATED)
+    proc = run_sonde(["mem", "-o", "d.json", "d.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "d.json")))
+    assert [f["name"] for f in doc["functions"]] == ["build"]
+    line = lines_of(doc)[4]
+    assert within(line["net_bytes"], 4096 * (1024 + 57), 0.1)
