@@ -9,6 +9,7 @@
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
+#   make bench-mem            sonde mem against memory_profiler, memray, Scalene
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -38,7 +39,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines install clean
+.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines bench-mem install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -162,6 +163,20 @@ bench-lines: all
 	done
 	$(BENCH_VENV)/bin/python bench/bench_lines.py --python $(BENCH_VENV)/bin/python \
 	  $(if $(PY312),--python $(BENCH_VENV312)/bin/python)
+
+# The peers come from PyPI into build/benchvenv, and for pyenv's 3.12.1,
+# when present, into build/benchvenv312.
+MEM_PEERS := memory_profiler memray scalene
+bench-mem: all
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check $(MEM_PEERS)
+	$(BENCH_VENV)/bin/python bench/bench_mem.py --python $(BENCH_VENV)/bin/python
+	@for py in $(PY312); do \
+	  $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null && \
+	  { test -x $(BENCH_VENV312)/bin/python || $$py -m venv $(BENCH_VENV312); } && \
+	  $(BENCH_VENV312)/bin/pip install -q --disable-pip-version-check $(MEM_PEERS) && \
+	  $(BENCH_VENV)/bin/python bench/bench_mem.py --python $(BENCH_VENV312)/bin/python || exit 1; \
+	done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

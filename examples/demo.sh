@@ -23,5 +23,10 @@ echo "== sonde record -o $out/julia.svg -- python3 examples/julia.py 300 300  (s
 $sonde record -r 1000 -o "$out/julia.svg" -- python3 examples/julia.py 300 300
 echo "   open $out/julia.svg in a browser: hover, click to zoom, Search"
 echo
+echo "== sonde mem -o $out/julia-mem.json --plot $out/julia-mem.svg examples/julia.py 300 60"
+$sonde mem -f coordinates -f calculate_z -o "$out/julia-mem.json" --plot "$out/julia-mem.svg" \
+    examples/julia.py 300 60
+echo "   open $out/julia-mem.svg: RSS and heap over time, with when each function ran"
+echo
 echo "files written:"
 ls -l "$out"
