@@ -3,7 +3,9 @@ extension built with AddressSanitizer/UBSan and the sanitizers preloaded
 into the interpreter; any fault aborts with a report.
 
 Every workload under the tracer, every writer, the line tracer with
-instructions, and enabling/disabling repeatedly.
+instructions, the memory profiler both ways (stacks and line events,
+sampled and following every block, threads and generators included) with
+its table and plot, and enabling/disabling repeatedly.
 """
 
 import os
@@ -12,6 +14,7 @@ import tempfile
 
 import sonde
 import lines_workloads
+import mem_workloads
 import workloads
 
 
@@ -31,6 +34,18 @@ def main():
     with lines:
         lines_workloads.everything()
     lines.print_stats(open(os.devnull, "w"))
+    traced = mem_workloads.WORKLOADS + [mem_workloads.worker, mem_workloads.generator]
+    for line_events in (False, True):
+        for sample_bytes in (0, 512):
+            mem = sonde.MemoryProfiler(*traced, sample_bytes=sample_bytes, line_events=line_events)
+            with mem:
+                for work in mem_workloads.WORKLOADS:
+                    work()
+            doc = mem.results()
+            mem.print_stats(open(os.devnull, "w"))
+            from sonde._mem import write_plot
+            write_plot(doc, os.path.join(out, "mem.svg"))
+    del mem_workloads.kept[:]
     print("extension under the sanitizers: %d functions profiled per line, ok" % len(lines.results()))
 
 

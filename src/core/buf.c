@@ -95,6 +95,14 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+void sonde_buf_underlined(sonde_buf *b, const char *header)
+{
+    sonde_buf_printf(b, "%s\n", header);
+    for (const char *c = header; *c; c++)
+        sonde_buf_putc(b, '=');
+    sonde_buf_putc(b, '\n');
+}
+
 void sonde_buf_xml_str(sonde_buf *b, const char *s)
 {
     for (; *s; s++) {

@@ -26,6 +26,8 @@ void sonde_buf_puts(sonde_buf *b, const char *s);
 void sonde_buf_printf(sonde_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void sonde_buf_vprintf(sonde_buf *b, const char *fmt, va_list ap);
+/* Appends a table's header line and a line of '=' as long under it. */
+void sonde_buf_underlined(sonde_buf *b, const char *header);
 /* Appends s as XML/HTML text or attribute content: markup characters
  * become entities, control characters other than tab are dropped. */
 void sonde_buf_xml_str(sonde_buf *b, const char *s);

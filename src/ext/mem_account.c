@@ -310,7 +310,9 @@ out:
     mem_tls_busy--;
 }
 
-void mem_followed_release(void *p)
+/* The followed block at p leaves the books: released (forget = 0), or
+ * taken back as if it had never been allocated (forget = 1). */
+static void drop_followed(void *p, int forget)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
     if (!m)
@@ -319,38 +321,24 @@ void mem_followed_release(void *p)
     pthread_mutex_lock(&m->lock);
     livemap_entry e;
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
-        if (e.bytes >= MEM_BIG_RELEASE)
+        if (!forget && e.bytes >= MEM_BIG_RELEASE)
             read_rss(m, 1);
         store(&m->heap, m->heap - e.bytes);
-        store(&m->churn, m->churn + e.bytes);
+        store(&m->churn, forget ? m->churn - e.bytes : m->churn + e.bytes);
         line_thread *th = m->line_events ? this_thread() : NULL;
-        if (th)
+        if (th && forget)
+            th->alloc_total -= e.bytes;
+        else if (th)
             th->freed_total += e.bytes;
-        if (!m->line_events)
+        if (!forget && !m->line_events)
             place_release(m, e.bytes);
     }
     pthread_mutex_unlock(&m->lock);
     mem_tls_busy--;
 }
 
-void mem_unfollow(void *p)
-{
-    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
-    if (!m)
-        return;
-    mem_tls_busy++;
-    pthread_mutex_lock(&m->lock);
-    livemap_entry e;
-    if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
-        store(&m->heap, m->heap - e.bytes);
-        store(&m->churn, m->churn - e.bytes);
-        line_thread *th = this_thread();
-        if (th)
-            th->alloc_total -= e.bytes;
-    }
-    pthread_mutex_unlock(&m->lock);
-    mem_tls_busy--;
-}
+void mem_followed_release(void *p) { drop_followed(p, 0); }
+void mem_unfollow(void *p) { drop_followed(p, 1); }
 
 void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
 {

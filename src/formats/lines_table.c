@@ -47,12 +47,9 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
                      sonde_json_str(t, sonde_json_get(t, fn, "name")),
                      (int)sonde_json_num(t, fn, "first_line", 0));
     char header[128];
-    int width = snprintf(header, sizeof header, "%6s %10s %12s %10s %8s  %s", "Line #", "Hits",
-                         "Time", "Per Hit", "% Time", "Line Contents");
-    sonde_buf_printf(b, "%s\n", header);
-    for (int i = 0; i < width; i++)
-        sonde_buf_putc(b, '=');
-    sonde_buf_putc(b, '\n');
+    snprintf(header, sizeof header, "%6s %10s %12s %10s %8s  %s", "Line #", "Hits", "Time",
+             "Per Hit", "% Time", "Line Contents");
+    sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
         double line = sonde_json_num(t, l, "line", 0), hits = sonde_json_num(t, l, "hits", 0);

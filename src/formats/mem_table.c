@@ -68,13 +68,9 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     sonde_buf_printf(b, "\nFilename: %s (%s)\n\n", sonde_json_str(t, sonde_json_get(t, fn, "file")),
                      name);
     char header[160];
-    int width = snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s   %s", "Line #",
-                         "Mem usage", "Increment", "Occurrences", "Allocated", "Net",
-                         "Line Contents");
-    sonde_buf_printf(b, "%s\n", header);
-    for (int i = 0; i < width; i++)
-        sonde_buf_putc(b, '=');
-    sonde_buf_putc(b, '\n');
+    snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s   %s", "Line #", "Mem usage",
+             "Increment", "Occurrences", "Allocated", "Net", "Line Contents");
+    sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
         const char *source = sonde_json_str(t, sonde_json_get(t, l, "source"));

@@ -1,6 +1,7 @@
 """`pip install .` gives a working package, extension and `sonde` command
 in a fresh virtual environment, the way Python users install tools."""
 
+import json
 import os
 import shutil
 import subprocess
@@ -36,3 +37,20 @@ def test_pip_install_into_fresh_venv(tmp_path):
                            cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
                            universal_newlines=True, check=True)
     assert check.stdout.strip() == "[(1, 21)]"
+    # sonde mem finds the C allocator shim pip built beside the extension.
+    (tmp_path / "m.py").write_text(
+        "import ctypes\n"
+        "libc = ctypes.CDLL(None)\n"
+        "libc.malloc.restype = ctypes.c_void_p\n"
+        "def grab():\n"
+        "    return libc.malloc(3 << 20)\n"
+        "kept = grab()\n")
+    mem = subprocess.run([str(venv / "bin" / "sonde"), "mem", "-o", "m.json", "m.py"],
+                         cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True)
+    assert mem.returncode == 0, mem.stderr
+    doc = json.load(open(str(tmp_path / "m.json")))
+    assert doc["native"] is True
+    grab = [f for f in doc["functions"] if f["name"] == "grab"][0]
+    net = [l["net_bytes"] for l in grab["lines"] if l["line"] == 5][0]
+    assert abs(net - (3 << 20)) < 0.01 * (3 << 20)  # the block, and a sampled int
