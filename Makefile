@@ -26,7 +26,7 @@ ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 EXT_SRC := $(wildcard src/ext/*.c)
 SHIM := $(BUILD)/python/sonde/libsonde_alloc.so
-ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC))
+ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC)) $(BUILD)/obj/gen/view_assets.o
 HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
 PY_FILES := $(wildcard python/sonde/*.py)
 PKG := $(BUILD)/python/sonde
@@ -49,6 +49,14 @@ check-python:
 $(BUILD)/obj/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# sonde view's script and style sheet, embedded as C strings.
+$(BUILD)/gen/view_assets.c: src/view/viewer.js src/view/viewer.css src/view/tools/embed_assets.py
+	$(PYTHON) src/view/tools/embed_assets.py $@
+
+$(BUILD)/obj/gen/view_assets.o: $(BUILD)/gen/view_assets.c src/formats/view_assets.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 
 $(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
 	@mkdir -p $(dir $@)

@@ -18,6 +18,8 @@ static const struct command {
     { "report", cmd_report, "print or convert a .prof file (sonde's or cProfile's)" },
     { "lines", cmd_lines, "hits and time of every line of chosen functions (replaces kernprof)" },
     { "mem", cmd_mem, "memory each line allocates and keeps, RSS over time (replaces memory_profiler)" },
+    { "view", cmd_view, "any profile as one HTML page: flame graph, sunburst, table (replaces snakeviz)" },
+    { "diff", cmd_diff, "what changed between two profiles, as a table and a flame graph" },
     { "record", cmd_record, "sample a running Python process from outside (replaces py-spy record)" },
     { "top", cmd_top, "live view of a running Python process (replaces py-spy top)" },
     { "dump", cmd_dump, "print every thread's current Python stack (replaces py-spy dump)" },

@@ -3,8 +3,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../core/stats.h"
+#include "../formats/dot.h"
 #include "../formats/format.h"
 #include "../formats/json_read.h"
 #include "../formats/lines_table.h"
@@ -13,22 +16,28 @@
 #include "../formats/mem_table.h"
 #include "../formats/table.h"
 #include "commands.h"
+#include "launch.h"
 #include "options.h"
 
 static const char usage[] =
     "usage: sonde report FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
-    "                         [-f FORMAT] [-o OUT]\n"
+    "                         [-f FORMAT] [--node-thres P] [--edge-thres P] [-o OUT]\n"
     "\n"
-    "Prints the pstats-style table of a .prof file written by sonde run or by\n"
-    "cProfile (python -m cProfile -o FILE), or converts it with -f; prints the\n"
-    "table of a file written by sonde lines -o or sonde mem -o (-f svg draws a\n"
-    "mem profile's memory over time).\n"
+    "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
+    "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
+    "converts it with -f.  Prints the table of a file written by sonde lines -o\n"
+    "or sonde mem -o (-f svg draws a mem profile's memory over time).\n"
     "\n"
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
     "      --callers RE   who called the functions matching RE, with counts\n"
     "      --callees RE   what the functions matching RE called\n"
-    "  -f, --format FMT   table (default), pstats, json, ...; svg for a mem profile\n"
+    "  -f, --format FMT   table (default), pstats, json, collapsed, speedscope,\n"
+    "                     flamegraph (from a JSON profile), dot: the call graph\n"
+    "                     as gprof2dot draws it, svg or png: that graph drawn by\n"
+    "                     Graphviz; for a mem profile svg is its timeline\n"
+    "      --node-thres P leave out functions under P%% of the time (dot; 0.5)\n"
+    "      --edge-thres P leave out calls under P%% of the time (dot; 0.1)\n"
     "  -o, --output OUT   where -f writes (default: standard output)\n";
 
 /* A sonde lines or mem profile (JSON): prints its table, or with -f svg
@@ -67,11 +76,57 @@ static int report_line_profile(const char *file, const char *format, const char 
     return rc;
 }
 
+/* A threshold in percent (0-100) into *out, when given. */
+static int parse_percent(const char *flag, const char *text, double *out)
+{
+    if (!text)
+        return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0 && v <= 100)) {
+        cli_usage_error("report", "%s takes a percentage from 0 to 100, not '%s'", flag, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Graphviz's dot turns the DOT source in b into `format` at out. */
+static int run_graphviz(const sonde_buf *b, const char *format, const char *out)
+{
+    char src[] = "/tmp/sonde-dot-XXXXXX", type[16];
+    int fd = mkstemp(src);
+    if (fd < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot write a temporary file: %s", strerror(errno));
+    close(fd);
+    if (sonde_buf_write_file(b, src) < 0) {
+        unlink(src);
+        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", src, strerror(errno));
+    }
+    snprintf(type, sizeof type, "-T%s", format);
+    char *argv[] = { "dot", type, src, "-o", (char *)out, NULL };
+    if (strcmp(out, "-") == 0)
+        argv[3] = NULL;
+    pid_t pid = launch_start(argv);
+    int status = 0, rc = 0;
+    if (pid < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "-f %s needs Graphviz's dot, which did not run (%s): "
+                      "install it (apt-get install graphviz) or use -f dot", format,
+                      strerror(errno));
+    else if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "Graphviz's dot failed making %s", format);
+    unlink(src);
+    return rc;
+}
+
 int cmd_report(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
     sonde_table_opts topts = { .sort = "cumtime", .limit = 30 };
+    sonde_dot_opts dopts = { 0.5, 0.1 };
     const char *file = NULL, *format = "table", *out = "-", *limit = NULL;
+    const char *node_thres = NULL, *edge_thres = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -84,7 +139,9 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
             (r = cli_option(argc, argv, &i, "-f", "--format", &format)) ||
             (r = cli_option(argc, argv, &i, "-o", "--output", &out)) ||
             (r = cli_option(argc, argv, &i, NULL, "--callers", &topts.callers_re)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--callees", &topts.callees_re))) {
+            (r = cli_option(argc, argv, &i, NULL, "--callees", &topts.callees_re)) ||
+            (r = cli_option(argc, argv, &i, NULL, "--node-thres", &node_thres)) ||
+            (r = cli_option(argc, argv, &i, NULL, "--edge-thres", &edge_thres))) {
             if (r < 0)
                 return SONDE_EXIT_USAGE;
             continue;
@@ -107,17 +164,15 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     if (line_profile >= 0)
         return line_profile;
 
+    int graphviz = strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
+    int dot = graphviz || strcmp(format, "dot") == 0;
     const sonde_format *fmt = NULL;
-    if (strcmp(format, "table") != 0) {
-        fmt = sonde_format_find(format);
-        if (!fmt)
-            return cli_usage_error("report", "unknown format '%s' (use table, %s)", format,
-                                   sonde_format_names());
-        if (fmt->needs_tree || fmt->needs_timeline)
-            return cli_fail(SONDE_EXIT_FAILED, "a .prof file has no call tree, so it cannot "
-                            "become '%s': write it from the run itself (sonde run -f %s -o "
-                            "FILE)", format, format);
-    }
+    if (strcmp(format, "table") != 0 && !dot && !(fmt = sonde_format_find(format)))
+        return cli_usage_error("report", "unknown format '%s' (use table, dot, svg, png, %s)",
+                               format, sonde_format_names());
+    if (dot && (parse_percent("--node-thres", node_thres, &dopts.node_thres) < 0 ||
+                parse_percent("--edge-thres", edge_thres, &dopts.edge_thres) < 0))
+        return SONDE_EXIT_USAGE;
 
     sonde_profile p;
     sonde_stats s;
@@ -129,13 +184,22 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     sonde_buf_init(&b);
     if (sonde_load_file(file, &p, &s, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else if (fmt && (fmt->needs_timeline || (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
+                      "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
+                      fmt->needs_timeline ? "timeline" : "call tree", format, format);
+    } else if (dot) {
+        if (sonde_dot_write(&b, &p, &s, &dopts) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (!fmt) {
         if (sonde_table_write(&b, &p, &s, &topts, err, sizeof err) < 0)
             rc = cli_usage_error("report", "%s", err);
     } else if (fmt->write(&b, &p, &s) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
-    if (rc == 0 && sonde_buf_write_file(&b, out) < 0)
+    if (rc == 0 && graphviz)
+        rc = run_graphviz(&b, format, out);
+    else if (rc == 0 && sonde_buf_write_file(&b, out) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno));
     sonde_buf_free(&b);
     sonde_stats_free(&s);

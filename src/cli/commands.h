@@ -13,5 +13,7 @@ int cmd_dump(int argc, char **argv, const sonde_env *env);
 int cmd_top(int argc, char **argv, const sonde_env *env);
 int cmd_lines(int argc, char **argv, const sonde_env *env);
 int cmd_mem(int argc, char **argv, const sonde_env *env);
+int cmd_view(int argc, char **argv, const sonde_env *env);
+int cmd_diff(int argc, char **argv, const sonde_env *env);
 
 #endif

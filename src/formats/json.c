@@ -1,6 +1,6 @@
 /* json.c - sonde's own JSON profile (documented in README.md, "Formats").
  *
- * {"sonde": 1, "mode": "run", "unit": "seconds",
+ * {"sonde": 1, "mode": "run", "unit": "seconds", ("sample_rate": HZ, when sampled)
  *  "functions": [{"name", "qualname", "file", "line", "kind"}],
  *  "threads": [{"ident", "native_id", "name", "root"}],
  *  "nodes": [[function, parent, calls, total, self], ...],
@@ -92,6 +92,8 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
 int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
 {
     sonde_buf_puts(b, "{\"sonde\": 1, \"mode\": \"run\", \"unit\": \"seconds\",\n");
+    if (p->sample_rate > 0)
+        sonde_buf_printf(b, "\"sample_rate\": %.9g,\n", p->sample_rate);
     put_functions(b, p);
     put_threads(b, p);
     put_nodes(b, p);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "json_profile.h"
+#include "json_read.h"
 #include "pstats.h"
 
 /* Reads a whole regular file; NULL with errno on failure. */
@@ -59,6 +61,30 @@ unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t
     return data;
 }
 
+/* sonde's own JSON profile: the tree, and the stats derived from it. */
+static int load_json(const char *path, const unsigned char *data, size_t len, sonde_profile *p,
+                     sonde_stats *s, char *err, size_t errlen)
+{
+    sonde_jtree t;
+    char why[200];
+    if (sonde_json_read(&t, (const char *)data, len, why, sizeof why) < 0) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, why);
+        return -1;
+    }
+    int rc = -1;
+    if (!sonde_json_profile_is(&t))
+        snprintf(err, errlen, "'%s' is JSON but not a profile sonde wrote (sonde run or record "
+                 "-f json, sonde lines -o, sonde mem -o)", path);
+    else if (sonde_json_profile_read(&t, p, why, sizeof why) < 0)
+        snprintf(err, errlen, "cannot read '%s': %s", path, why);
+    else if (sonde_stats_from_profile(s, p) < 0)
+        snprintf(err, errlen, "out of memory reading '%s'", path);
+    else
+        rc = 0;
+    sonde_jtree_free(&t);
+    return rc;
+}
+
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
                     char *err, size_t errlen)
 {
@@ -70,10 +96,7 @@ int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
     if (len == 0) {
         snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
     } else if (sonde_load_is_json(data, len)) {
-        snprintf(err, errlen, "'%s' is JSON but not a lines or mem profile; sonde report reads "
-                 ".prof files (write one with 'sonde run -o FILE.prof') and sonde lines -o "
-                 "and sonde mem -o files",
-                 path);
+        rc = load_json(path, data, len, p, s, err, errlen);
     } else if ((data[0] & 0x7f) == '{') {
         char why[200];
         rc = sonde_pstats_read(data, len, p, s, why, sizeof why);

@@ -17,9 +17,17 @@ unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t
 /* 1 when data starts like a JSON document rather than a marshal one. */
 int sonde_load_is_json(const unsigned char *data, size_t len);
 
-/* Loads path (a .prof from sonde, cProfile or profile) into p and s, which
- * must be initialised.  0, or -1 with a message naming the file. */
+/* Loads path (a .prof from sonde, cProfile or profile, or sonde's JSON
+ * profile) into p and s, which must be initialised.  0, or -1 with a
+ * message naming the file. */
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
                     char *err, size_t errlen);
+
+/* 1 when a loaded profile has its calling-context tree (sonde's JSON), 0
+ * when it has only the stats (a .prof file). */
+static inline int sonde_load_has_tree(const sonde_profile *p)
+{
+    return p->nthreads > 0;
+}
 
 #endif

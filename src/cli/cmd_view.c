@@ -1,0 +1,139 @@
+/* cmd_view.c - sonde view: every profile sonde writes, and cProfile's .prof
+ * files, as one self-contained HTML page (src/formats/view.c; the page's
+ * script is src/view/viewer.js), written next to the input, served on
+ * 127.0.0.1 or opened in the browser. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../formats/json_read.h"
+#include "../formats/load.h"
+#include "../formats/view.h"
+#include "commands.h"
+#include "open_url.h"
+#include "options.h"
+#include "serve.h"
+
+static const char usage[] =
+    "usage: sonde view FILE [-o OUT.html] [--serve [--port N]] [--open]\n"
+    "\n"
+    "Draws a profile as one self-contained HTML page (no network access: it\n"
+    "works from file://): for sonde run and record profiles (.prof or -f json)\n"
+    "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
+    "to zoom), a sortable table with callers and callees, search, depth and\n"
+    "cutoff; for sonde lines and mem files, each function's source with per-line\n"
+    "bars, and mem's memory over time.  From a .prof file the call tree is\n"
+    "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.\n"
+    "\n"
+    "  -o, --output OUT   the page (default: FILE with .html for its extension)\n"
+    "      --serve        also serve it at http://127.0.0.1:PORT/ until Ctrl-C\n"
+    "      --port N       the port to serve on (default: a free one)\n"
+    "      --open         open it in the browser ($BROWSER, else xdg-open)\n";
+
+/* FILE with its extension replaced by .html. */
+static int default_output(const char *file, char *out, size_t len)
+{
+    const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
+    size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - file) : strlen(file);
+    return (size_t)snprintf(out, len, "%.*s.html", (int)stem, file) < len ? 0 : -1;
+}
+
+/* The page for file into b.  0, or -1 with a message. */
+static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
+{
+    size_t len;
+    unsigned char *data = sonde_load_bytes(file, &len, err, errlen);
+    if (!data)
+        return -1;
+    int rc = 1; /* not a lines or mem document */
+    sonde_jtree t;
+    if (sonde_load_is_json(data, len) &&
+        sonde_json_read(&t, (const char *)data, len, err, errlen) == 0) {
+        const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], "mode"));
+        if (strcmp(mode, "lines") == 0 || strcmp(mode, "mem") == 0)
+            rc = sonde_view_document(b, file, &t, err, errlen);
+        sonde_jtree_free(&t);
+    }
+    free(data);
+    if (rc <= 0)
+        return rc;
+    sonde_profile p;
+    sonde_stats s;
+    if (sonde_profile_init(&p) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    sonde_stats_init(&s);
+    rc = sonde_load_file(file, &p, &s, err, errlen);
+    if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    return rc;
+}
+
+int cmd_view(int argc, char **argv, const sonde_env *env)
+{
+    (void)env;
+    const char *file = NULL, *out = NULL, *port_text = NULL;
+    int serve = 0, open = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (cli_flag(a, "-h", "--help")) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        if (cli_flag(a, NULL, "--serve") || cli_flag(a, NULL, "--open")) {
+            *(strcmp(a, "--serve") == 0 ? &serve : &open) = 1;
+            continue;
+        }
+        if ((r = cli_option(argc, argv, &i, "-o", "--output", &out)) ||
+            (r = cli_option(argc, argv, &i, NULL, "--port", &port_text))) {
+            if (r < 0)
+                return SONDE_EXIT_USAGE;
+            continue;
+        }
+        if (a[0] == '-' && a[1])
+            return cli_usage_error("view", "unknown option '%s'", a);
+        if (file)
+            return cli_usage_error("view", "one file at a time ('%s' and '%s')", file, a);
+        file = a;
+    }
+    if (!file)
+        return cli_usage_error("view", "which profile? give a file sonde or cProfile wrote");
+    long port = 0;
+    if (port_text && (cli_count("view", "--port", port_text, &port) < 0 || port > 65535))
+        return port > 65535 ? cli_usage_error("view", "--port is at most 65535") : SONDE_EXIT_USAGE;
+    if (port_text && !serve)
+        return cli_usage_error("view", "--port goes with --serve");
+    char path[PATH_MAX], err[512];
+    if (!out) {
+        if (default_output(file, path, sizeof path) < 0)
+            return cli_fail(SONDE_EXIT_USAGE, "the file name '%s' is too long", file);
+        out = path;
+    }
+    sonde_buf b;
+    sonde_buf_init(&b);
+    int rc = 0;
+    if (make_page(file, &b, err, sizeof err) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    else if (sonde_buf_write_file(&b, out) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno));
+    else
+        fprintf(stderr, "sonde: wrote %s\n", out);
+    if (rc == 0 && serve) {
+        const char *name = strrchr(out, '/');
+        rc = serve_page(b.data, b.len, name ? name + 1 : out, (int)port, open);
+    } else if (rc == 0 && open) {
+        char url[PATH_MAX + 16], real[PATH_MAX];
+        snprintf(url, sizeof url, "file://%s", realpath(out, real) ? real : out);
+        rc = open_url(url) < 0 ? SONDE_EXIT_FAILED : 0;
+    }
+    sonde_buf_free(&b);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* dot.c - the call graph as Graphviz source; see dot.h. */
+#include "dot.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* The run's total: what the functions nobody called took, callees
+ * included (for a sampled or threaded run, the sum of its roots). */
+static double total_time(const sonde_stats *s)
+{
+    uint8_t *called = calloc(s->nfuncs ? s->nfuncs : 1, 1);
+    double total = 0, most = 0;
+    for (uint32_t e = 0; called && e < s->nedges; e++)
+        if (s->edges[e].caller != s->edges[e].callee)
+            called[s->edges[e].callee] = 1;
+    for (uint32_t f = 0; f < s->nfuncs; f++) {
+        if (!s->funcs[f].present)
+            continue;
+        most = fmax(most, s->funcs[f].cumtime);
+        if (called && !called[f])
+            total += s->funcs[f].cumtime;
+    }
+    free(called);
+    return total > most ? total : most;
+}
+
+/* gprof2dot's scale: hue from blue (2/3) down to red (0) as the share
+ * grows, darker and more saturated the more it weighs. */
+static void put_colour(sonde_buf *b, double w)
+{
+    w = w < 0 ? 0 : w > 1 ? 1 : w;
+    double h = (1 - w) * 2.0 / 3.0, sat = 0.8 + 0.2 * w, l = 0.6 - 0.25 * w;
+    double c = (1 - fabs(2 * l - 1)) * sat, hp = h * 6, x = c * (1 - fabs(fmod(hp, 2) - 1));
+    double r = 0, g = 0, bl = 0;
+    if (hp < 1)
+        r = c, g = x;
+    else if (hp < 2)
+        r = x, g = c;
+    else if (hp < 3)
+        g = c, bl = x;
+    else if (hp < 4)
+        g = x, bl = c;
+    else if (hp < 5)
+        r = x, bl = c;
+    else
+        r = c, bl = x;
+    double m = l - c / 2;
+    sonde_buf_printf(b, "\"#%02x%02x%02x\"", (int)lround((r + m) * 255), (int)lround((g + m) * 255),
+                     (int)lround((bl + m) * 255));
+}
+
+/* s as a DOT quoted string's content. */
+static void put_quoted(sonde_buf *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            sonde_buf_putc(b, '\\');
+        if ((unsigned char)*s >= 0x20)
+            sonde_buf_putc(b, *s);
+    }
+}
+
+int sonde_dot_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                    const sonde_dot_opts *o)
+{
+    double total = total_time(s);
+    if (!(total > 0))
+        total = 1;
+    uint8_t *shown = calloc(s->nfuncs ? s->nfuncs : 1, 1);
+    if (!shown)
+        return -1;
+    sonde_buf_puts(b, "digraph sonde {\n  graph [fontname=Arial, nodesep=0.125, ranksep=0.25];\n"
+                      "  node [fontcolor=white, fontname=Arial, height=0, shape=box, "
+                      "style=filled, width=0];\n  edge [fontname=Arial];\n");
+    for (uint32_t f = 0; f < s->nfuncs && f < p->nfuncs; f++) {
+        const sonde_fstat *fs = &s->funcs[f];
+        double share = fs->cumtime / total;
+        if (!fs->present || 100 * share < o->node_thres)
+            continue;
+        shown[f] = 1;
+        const sonde_func *fn = &p->funcs[f];
+        sonde_buf_printf(b, "  f%u [color=", f);
+        put_colour(b, share);
+        sonde_buf_puts(b, ", label=\"");
+        put_quoted(b, sonde_profile_str(p, fn->qualname));
+        sonde_buf_puts(b, "\\n");
+        put_quoted(b, sonde_profile_str(p, fn->file));
+        sonde_buf_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)", fn->line, 100 * share,
+                         100 * fs->tottime / total);
+        if (p->sample_rate <= 0)
+            sonde_buf_printf(b, "\\n%llu\xc3\x97", (unsigned long long)fs->ncalls);
+        sonde_buf_puts(b, "\"];\n");
+    }
+    for (uint32_t e = 0; e < s->nedges; e++) {
+        const sonde_edge *ed = &s->edges[e];
+        double share = ed->cumtime / total;
+        if (ed->caller >= s->nfuncs || ed->callee >= s->nfuncs || !shown[ed->caller] ||
+            !shown[ed->callee] || 100 * share < o->edge_thres)
+            continue;
+        sonde_buf_printf(b, "  f%u -> f%u [arrowsize=%.2f, color=", ed->caller, ed->callee,
+                         0.5 + 0.5 * sqrt(share));
+        put_colour(b, share);
+        sonde_buf_printf(b, ", fontcolor=");
+        put_colour(b, share);
+        sonde_buf_printf(b, ", label=\"%.2f%%", 100 * share);
+        if (p->sample_rate <= 0)
+            sonde_buf_printf(b, "\\n%llu\xc3\x97", (unsigned long long)ed->ncalls);
+        sonde_buf_printf(b, "\", penwidth=%.2f];\n", 1 + 4 * share);
+    }
+    sonde_buf_puts(b, "}\n");
+    free(shown);
+    return sonde_buf_ok(b) ? 0 : -1;
+}

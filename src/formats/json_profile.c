@@ -1,0 +1,109 @@
+/* json_profile.c - sonde's JSON profile back into the model; see
+ * json_profile.h.  Times come back as nanosecond ticks. */
+#include "json_profile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int sonde_json_profile_is(const sonde_jtree *t)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    return root->type == SONDE_J_OBJ &&
+           strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "run") == 0 &&
+           sonde_json_get(t, root, "nodes") != NULL;
+}
+
+static double item_num(const sonde_jtree *t, const sonde_jval *arr, uint32_t i)
+{
+    if (!arr || arr->type != SONDE_J_ARR || i >= arr->len)
+        return -1;
+    const sonde_jval *v = sonde_json_item(t, arr, i);
+    return v->type == SONDE_J_NUM ? v->num : -1;
+}
+
+static int read_functions(const sonde_jtree *t, const sonde_jval *fs, sonde_profile *p,
+                          char *err, size_t errlen)
+{
+    for (uint32_t i = 0; i < fs->len; i++) {
+        const sonde_jval *f = sonde_json_item(t, fs, i);
+        const char *name = sonde_json_str(t, sonde_json_get(t, f, "name"));
+        const char *qualname = sonde_json_str(t, sonde_json_get(t, f, "qualname"));
+        const char *kind = sonde_json_str(t, sonde_json_get(t, f, "kind"));
+        uint32_t id = sonde_profile_func(p, sonde_json_str(t, sonde_json_get(t, f, "file")),
+                                         (int32_t)sonde_json_num(t, f, "line", 0), name,
+                                         *qualname ? qualname : name,
+                                         strcmp(kind, "c") == 0 ? SONDE_FUNC_C
+                                                                : SONDE_FUNC_PYTHON);
+        if (id == SONDE_NO_FUNC) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        if (id != i) {
+            snprintf(err, errlen, "function %u repeats function %u", i, id);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, size_t errlen)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    const sonde_jval *fs = sonde_json_get(t, root, "functions");
+    const sonde_jval *threads = sonde_json_get(t, root, "threads");
+    const sonde_jval *nodes = sonde_json_get(t, root, "nodes");
+    if (!fs || fs->type != SONDE_J_ARR || !threads || threads->type != SONDE_J_ARR || !nodes ||
+        nodes->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "no \"functions\", \"threads\" and \"nodes\" lists");
+        return -1;
+    }
+    if (read_functions(t, fs, p, err, errlen) < 0)
+        return -1;
+    p->seconds_per_tick = 1e-9;
+    p->sample_rate = sonde_json_num(t, root, "sample_rate", 0);
+    /* where each node of the file went in p */
+    uint32_t *at = calloc(nodes->len ? nodes->len : 1, sizeof *at);
+    if (!at) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (uint32_t i = 0; rc == 0 && i < threads->len; i++) {
+        const sonde_jval *th = sonde_json_item(t, threads, i);
+        double r = sonde_json_num(t, th, "root", -1);
+        int64_t k = sonde_profile_add_thread(p, (uint64_t)sonde_json_num(t, th, "ident", 0),
+                                             (uint64_t)sonde_json_num(t, th, "native_id", 0),
+                                             sonde_json_str(t, sonde_json_get(t, th, "name")));
+        if (k < 0 || !(r >= 1 && r < nodes->len)) {
+            snprintf(err, errlen, k < 0 ? "out of memory" : "thread %u has no root node", i);
+            rc = -1;
+        } else {
+            at[(uint32_t)r] = p->threads[k].root;
+        }
+    }
+    for (uint32_t i = 1; rc == 0 && i < nodes->len; i++) {
+        const sonde_jval *n = sonde_json_item(t, nodes, i);
+        double func = item_num(t, n, 0), parent = item_num(t, n, 1);
+        if (func == -1 && at[i])
+            continue; /* a thread's root */
+        if (!(func >= 0 && func < p->nfuncs && parent >= 1 && parent < i && at[(uint32_t)parent])) {
+            snprintf(err, errlen, "node %u names a function or parent that does not exist", i);
+            rc = -1;
+            break;
+        }
+        uint32_t k = sonde_profile_child_for(p, at[(uint32_t)parent], (uint32_t)func, 0);
+        if (k == SONDE_NO_NODE) {
+            snprintf(err, errlen, "out of memory");
+            rc = -1;
+            break;
+        }
+        at[i] = k;
+        double calls = item_num(t, n, 2), total = item_num(t, n, 3), self = item_num(t, n, 4);
+        p->nodes[k].calls += calls > 0 ? (uint64_t)calls : 0;
+        p->nodes[k].total += total > 0 ? (uint64_t)(total * 1e9 + 0.5) : 0;
+        p->nodes[k].self += self > 0 ? (uint64_t)(self * 1e9 + 0.5) : 0;
+    }
+    free(at);
+    return rc;
+}

@@ -1,0 +1,44 @@
+/* view.h - sonde view's page: one self-contained HTML file (no request of
+ * any kind: a Content-Security-Policy forbids them) holding the viewer
+ * (src/view/viewer.js and viewer.css) and the profile as JSON.
+ *
+ * The JSON in the page (#data), by kind:
+ * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
+ *   "funcs": [[name, file, line]], "tree": [[func, parent, total, self]]
+ *   (node 0 the root, func -1; parents before children; threads merged),
+ *   "stats": [[func, ncalls, pcalls, tottime, cumtime]],
+ *   "edges": [[caller, callee, ncalls, tottime, cumtime]]};
+ * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};
+ *   a mem page also carries its memory-over-time SVG (mem_plot.h);
+ * - "diff": a profile's fields for the newer profile, plus "base" (each
+ *   node's total in the older one, matched by call path), "max_delta" and
+ *   "changes": [[function, before, after]] by change, largest first.
+ * Every string is written by sonde_buf_json_str, which escapes '<', '>'
+ * and '&': nothing in the data can close its <script> element. */
+#ifndef SONDE_VIEW_H
+#define SONDE_VIEW_H
+
+#include <stddef.h>
+
+#include "../core/buf.h"
+#include "../core/profile.h"
+#include "../core/stats.h"
+#include "json_read.h"
+
+/* The page of a run or record profile.  has_tree: p's calling-context tree
+ * is real (sonde's JSON); else (a .prof file) the tree is rebuilt from the
+ * callers in s, as snakeviz does.  0, or -1 on out of memory. */
+int sonde_view_profile(sonde_buf *b, const char *title, const sonde_profile *p,
+                       const sonde_stats *s, int has_tree);
+
+/* The page of a sonde lines or mem document.  0, or -1 with a message. */
+int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
+                        size_t errlen);
+
+/* The page comparing `after` with `before` (both with trees, or both
+ * rebuilt from stats).  0, or -1 on out of memory. */
+int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before,
+                    const sonde_stats *sb, int before_tree, const sonde_profile *after,
+                    const sonde_stats *sa, int after_tree);
+
+#endif

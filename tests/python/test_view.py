@@ -1,0 +1,321 @@
+"""sonde view, sonde diff and sonde report -f dot: pages loaded in a real
+browser (headless Chromium, from file://) show the profile's functions and
+numbers, zoom on a click, search as one types; names with markup stay
+text; nothing is requested; the server answers on 127.0.0.1 only; the call
+graph is read by Graphviz."""
+
+import json
+import os
+import pstats
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from html.parser import HTMLParser
+
+import pytest
+
+from conftest import run_sonde
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DOT = shutil.which("dot")
+need_browser = pytest.mark.skipif(not CHROMIUM, reason="no chromium (.ci/run installs it)")
+
+WORK = """
+import sys
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def spin(k):
+    total = 0
+    for i in range(k):
+        total += i * i
+    return total
+
+def main(n):
+    spin(20000)
+    return fib(n)
+
+main(int(sys.argv[1]) if len(sys.argv) > 1 else 18)
+"""
+
+
+def browse(page, fragment="", screenshot=None):
+    """The DOM of page (a file) after its script ran, as Chromium has it."""
+    args = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+            "--window-size=1280,900", "--virtual-time-budget=5000"]
+    args.append("--screenshot=%s" % screenshot if screenshot else "--dump-dom")
+    args.append("file://%s#%s" % (os.path.abspath(str(page)), fragment))
+    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                          universal_newlines=True, timeout=120)
+    assert done.returncode == 0
+    return done.stdout
+
+
+class Cells(HTMLParser):
+    """The text of each cell of each row of the table with a given id."""
+
+    def __init__(self, table_id):
+        super().__init__()
+        self.table_id, self.depth, self.rows, self.cell = table_id, 0, [], None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and (dict(attrs).get("id") == self.table_id or self.depth):
+            self.depth += 1
+        elif self.depth and tag == "tr":
+            self.rows.append([])
+        elif self.depth and tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self.depth:
+            self.depth -= 1
+        elif self.depth and tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append(self.cell)
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def table(dom, table_id):
+    parser = Cells(table_id)
+    parser.feed(dom)
+    return parser.rows
+
+
+def text_of(dom, element_id):
+    m = re.search(r'id="%s"[^>]*>(.*?)</' % element_id, dom, re.S)
+    return m.group(1) if m else None
+
+
+@pytest.fixture(scope="module")
+def profiles(tmp_path_factory):
+    """One program profiled as .prof and as sonde's JSON, and by cProfile."""
+    tmp = tmp_path_factory.mktemp("view")
+    (tmp / "work.py").write_text(WORK)
+    for args in (["run", "-o", "w.prof", "work.py"], ["run", "-f", "json", "-o", "w.json", "work.py"]):
+        proc = run_sonde(args, tmp)
+        assert proc.returncode == 0, proc.stderr
+    # The JSON's own figures as pstats sees them: the reference for its page.
+    proc = run_sonde(["report", "w.json", "-f", "pstats", "-o", "wj.prof"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    subprocess.run([sys.executable, "-m", "cProfile", "-o", "c.prof", "work.py"], cwd=str(tmp),
+                   check=True, stdout=subprocess.DEVNULL)
+    return tmp
+
+
+REFERENCE = {"w.prof": "w.prof", "c.prof": "c.prof", "w.json": "wj.prof"}
+
+
+def view(tmp, name, *extra):
+    proc = run_sonde(["view", name] + list(extra), tmp)
+    assert proc.returncode == 0, proc.stderr
+    page = tmp / (os.path.splitext(name)[0] + ".html")
+    assert "sonde: wrote %s" % page.name in proc.stderr
+    return page
+
+
+def test_page_is_self_contained(profiles):
+    html = view(profiles, "w.json").read_text()
+    assert ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
+            'style-src \'unsafe-inline\'; script-src \'unsafe-inline\'; img-src data:">' in html)
+    for pattern in (r"\bsrc\s*=", r"\bhref\s*=", r"url\(", r"@import", r"https?://(?!www\.w3\.org/2000/svg)"):
+        assert not re.search(pattern, html), pattern
+
+
+@need_browser
+@pytest.mark.parametrize("name", ["w.prof", "c.prof", "w.json"])
+def test_table_shows_the_profiles_numbers(profiles, name):
+    page = view(profiles, name)
+    dom = browse(page, "view=table&select=fib")
+    assert text_of(dom, "status") == "drawn: table"
+    rows = {r[-1].split()[0]: r for r in table(dom, "stats")[1:]}
+    ref = pstats.Stats(str(profiles / REFERENCE[name]))
+    (key, (pcalls, ncalls, tottime, cumtime, _)), = [
+        (k, v) for k, v in ref.stats.items() if k[2] == "fib"]
+    assert rows["fib"][0] == "%d/%d" % (ncalls, pcalls)
+    assert rows["fib"][1] == "%.6f" % tottime and rows["fib"][3] == "%.6f" % cumtime
+    # the selected function's callers and callees
+    callers = [r[-1] for r in table(dom, "callers")[1:]]
+    callees = [r[-1] for r in table(dom, "callees")[1:]]
+    assert "main" in callers and "fib" in callers and callees == ["fib"]
+
+
+@need_browser
+@pytest.mark.parametrize("name", ["w.json", "c.prof"])
+def test_click_zooms_and_search_shows_the_share(profiles, name, tmp_path):
+    page = view(profiles, name)
+    dom = browse(page, "view=flame&click=spin&type=fib")
+    crumbs = re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))
+    assert crumbs[-1] == "spin" and crumbs[0] == "all"
+    stats = pstats.Stats(str(profiles / REFERENCE[name])).stats
+    total = max(v[3] for v in stats.values())
+    fib = [v[3] for k, v in stats.items() if k[2] == "fib"][0]
+    m = re.match(r"matching frames: (\d+), ([\d.]+)% of the total", text_of(dom, "found"))
+    assert m and int(m.group(1)) >= 1
+    assert abs(float(m.group(2)) - 100 * fib / total) < 0.1
+    shot = tmp_path / "flame.png"
+    browse(page, "view=icicle&search=fib", screenshot=str(shot))
+    data = shot.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+
+
+def text_of_block(dom, element_id):
+    m = re.search(r'<div id="%s">(.*?)</div>' % element_id, dom, re.S)
+    return m.group(1) if m else ""
+
+
+@need_browser
+def test_sunburst_and_depth(profiles):
+    page = view(profiles, "w.json")
+    dom = browse(page, "view=sunburst&depth=3&click=main")  # main is 3 calls deep
+    assert text_of(dom, "status") == "drawn: sunburst"
+    assert re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))[-1] == "main"
+
+
+@need_browser
+def test_markup_in_a_file_name_stays_text(tmp_path):
+    name = "x<img src=x onerror=alert(1)>.py"
+    (tmp_path / name).write_text("def hello():\n    return sum(range(1000))\nhello()\n")
+    proc = run_sonde(["run", "-f", "json", "-o", "x.json", name], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = view(tmp_path, "x.json")
+    assert "<img" not in page.read_text()
+    dom = browse(page, "view=table")
+    assert "<img" not in dom and "x&lt;img src=x onerror=alert(1)&gt;.py" in dom
+    dom = browse(page, "view=flame&click=hello")
+    assert "<img" not in dom and text_of(dom, "status") == "drawn: flame"
+
+
+@need_browser
+def test_lines_and_mem_pages(tmp_path):
+    (tmp_path / "s.py").write_text(
+        "def build(n):\n"
+        "    text = '<script>alert(1)</script>'\n"
+        "    data = [bytearray(1024) for _ in range(n)]\n"
+        "    return text, data\n"
+        "keep = build(3000)\n")
+    for cmd in ("lines", "mem"):
+        proc = run_sonde([cmd, "-o", "%s.json" % cmd, "s.py"], tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        dom = browse(view(tmp_path, "%s.json" % cmd))
+        assert text_of(dom, "status") == "drawn: source"
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in dom and "<script>alert" not in dom
+        assert "build  (" in dom
+    doc = json.load(open(str(tmp_path / "mem.json")))
+    net = [l["net_bytes"] for f in doc["functions"] for l in f["lines"] if l["line"] == 3][0]
+    assert "%.1f MiB" % (net / 2 ** 20) in dom  # the mem page's source view
+    dom = browse(tmp_path / "mem.html", "view=memory")
+    assert text_of(dom, "status") == "drawn: memory"
+    assert dom.count("<polyline") == 2
+
+
+@need_browser
+def test_hundred_thousand_frames_stay_responsive(tmp_path):
+    """A synthetic profile of 100,000 call paths over 2,000 functions."""
+    functions = [{"name": "f%d" % i, "qualname": "f%d" % i, "file": "big.py", "line": i + 1,
+                  "kind": "python"} for i in range(2000)]
+    nodes, state = [[-1, 0, 0, 0, 0], [-1, 0, 0, 0, 0]], 12345
+    for i in range(2, 100002):
+        state = (state * 1103515245 + 12345) % 2 ** 31
+        parent = 1 if i < 50 else 1 + state % (i - 1)
+        nodes.append([state % 2000, parent, 1, 0, 0.001])
+    for i in range(len(nodes) - 1, 1, -1):  # totals: own time plus the children's
+        nodes[i][3] += nodes[i][4]
+        nodes[nodes[i][1]][3] += nodes[i][3]
+    doc = {"sonde": 1, "mode": "run", "unit": "seconds", "functions": functions,
+           "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+           "nodes": nodes, "stats": []}
+    (tmp_path / "big.json").write_text(json.dumps(doc))
+    page = view(tmp_path, "big.json")
+    start = time.monotonic()
+    dom = browse(page, "view=flame&type=f1&click=f7")
+    assert text_of(dom, "status") == "drawn: flame"
+    assert time.monotonic() - start < 30
+    assert re.match(r"matching frames: \d+", text_of(dom, "found"))
+
+
+def test_serve_on_loopback(profiles):
+    proc = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__)))), "build", "bin", "sonde"), "view", "w.json", "-o", "s.html",
+        "--serve", "--port", "0"], cwd=str(profiles), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        line = proc.stdout.readline()
+        m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/) \(Ctrl-C to stop\)", line)
+        assert m, line
+        body = urllib.request.urlopen(m.group(1), timeout=10).read()
+        assert body == (profiles / "s.html").read_bytes()
+        assert urllib.request.urlopen(m.group(1) + "s.html", timeout=10).read() == body
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(m.group(1) + "elsewhere", timeout=10)
+        assert missing.value.code == 404
+        listening = [l.split() for l in open("/proc/net/tcp").read().splitlines()[1:]]
+        port = "%04X" % int(m.group(2))
+        assert [l[1] for l in listening if l[1].endswith(":" + port) and l[3] == "0A"] == \
+            ["0100007F:" + port]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) == 0
+
+
+def test_report_dot(profiles, tmp_path):
+    proc = run_sonde(["report", "w.prof", "-f", "dot"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    dot = proc.stdout
+    assert dot.startswith("digraph sonde {")
+    fib = [l for l in dot.splitlines() if 'label="fib\\n' in l]
+    assert len(fib) == 1 and re.search(r"\\n\d+\.\d\d%\\n\(\d+\.\d\d%\)\\n\d+\xd7", fib[0])
+    node = re.match(r"\s*(f\d+) ", fib[0]).group(1)
+    assert re.search(r"%s -> %s " % (node, node), dot)  # fib calls itself
+    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], profiles).stdout
+    assert 0 < pruned.count(" [color=") < dot.count(" [color=")
+    if DOT:
+        drawn = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
+                               universal_newlines=True)
+        assert drawn.returncode == 0 and "<svg" in drawn.stdout
+        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], profiles)
+        assert svg.returncode == 0, svg.stderr
+        assert "<svg" in (tmp_path / "g.svg").read_text()
+
+
+@need_browser
+def test_diff(profiles):
+    for n, out in ((16, "before.prof"), (21, "after.prof")):
+        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
+    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
+    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
+    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
+    page = profiles / "after.diff.html"
+    assert "sonde: wrote after.diff.html" in proc.stderr
+    dom = browse(page, "view=changes")
+    assert table(dom, "changes")[1][-1].endswith("(fib)")
+    assert text_of(browse(page, "view=flame&click=fib"), "status") == "drawn: flame"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["view"], "which profile?"),
+    (["view", "missing.prof"], "cannot read 'missing.prof'"),
+    (["view", "junk.prof"], "is not a profile file sonde can read"),
+    (["view", "w.json", "--port", "80"], "--port goes with --serve"),
+    (["view", "w.json", "--bogus"], "unknown option '--bogus'"),
+    (["diff", "w.prof"], "give two profiles"),
+    (["diff", "w.prof", "missing.prof"], "cannot read 'missing.prof'"),
+    (["report", "w.prof", "-f", "dot", "--node-thres", "abc"], "--node-thres takes a percentage"),
+])
+def test_bad_input(profiles, args, message):
+    (profiles / "junk.prof").write_bytes(b"\x00garbage")
+    proc = run_sonde(args, profiles)
+    assert proc.returncode in (1, 2)
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) <= 2
