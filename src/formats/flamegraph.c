@@ -2,7 +2,8 @@
  *
  * Frames are drawn from the merged tree (all threads, same-function
  * siblings joined whatever line they were at), root at the bottom, each as
- * wide as its total share.
+ * wide as its total share, where flame_layout.c puts them (as sonde view
+ * does).
  * Hovering shows name, file:line, value and share; clicking a frame zooms
  * to it (click the root, or press Escape, to zoom out); the Search button
  * (or Ctrl-F) highlights frames whose name matches a regular expression
@@ -11,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flame_layout.h"
 #include "format.h"
+#include "view_tree.h"
 
 #define WIDTH 1200.0
 #define FRAME_H 16
@@ -41,33 +44,21 @@ static void put_label(sonde_buf *b, const char *name, double w)
     sonde_buf_puts(b, "..");
 }
 
-/* A warm colour that depends only on the name, so a function keeps its
- * colour from one graph to the next. */
-static void colour(const char *name, int *r, int *g, int *bl)
-{
-    uint32_t h = 2166136261u;
-    for (const char *c = name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    *r = 205 + (int)(h % 50);
-    *g = 80 + (int)((h >> 8) % 150);
-    *bl = 40 + (int)((h >> 16) % 55);
-}
-
-static void put_value(sonde_buf *b, const sonde_profile *p, uint64_t v)
+static void put_value(sonde_buf *b, const sonde_profile *p, double seconds)
 {
     if (p->sample_rate > 0)
-        sonde_buf_printf(b, "%llu samples", (unsigned long long)v);
+        sonde_buf_printf(b, "%.0f samples", seconds * p->sample_rate);
     else
-        sonde_buf_printf(b, "%.6f s", (double)v * p->seconds_per_tick);
+        sonde_buf_printf(b, "%.6f s", seconds);
 }
 
-static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_node *n,
-                      double x, double w, uint32_t depth, double height, uint64_t total)
+static void put_frame(sonde_buf *b, const sonde_profile *p, const view_tree *t, uint32_t n,
+                      double x, double w, uint32_t depth, double height)
 {
-    const sonde_func *f = &p->funcs[n->func];
+    const sonde_func *f = &p->funcs[t->func[n]];
     const char *name = sonde_profile_str(p, f->qualname);
     int r, g, bl;
-    colour(name, &r, &g, &bl);
+    flame_colour(name, &r, &g, &bl);
     double y = height - (depth + 1) * FRAME_H;
     sonde_buf_printf(b, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\" data-n=\"", x, w);
     sonde_buf_xml_str(b, name);
@@ -75,11 +66,11 @@ static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_node *n,
     sonde_buf_xml_str(b, name);
     sonde_buf_puts(b, " (");
     sonde_buf_xml_str(b, sonde_profile_str(p, f->file));
-    sonde_buf_printf(b, ":%d): ", n->line ? n->line : f->line);
-    put_value(b, p, n->total);
+    sonde_buf_printf(b, ":%d): ", f->line);
+    put_value(b, p, t->total[n]);
     sonde_buf_printf(b, ", %.2f%%</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
                      "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
-                     total ? 100.0 * (double)n->total / (double)total : 0.0, x, y, w,
+                     t->total[0] > 0 ? 100.0 * t->total[n] / t->total[0] : 0.0, x, y, w,
                      FRAME_H - 1, r, g, bl, x + 3, y + 11.5);
     put_label(b, name, w);
     sonde_buf_puts(b, "</text></g>\n");
@@ -115,33 +106,24 @@ static const char script[] =
 int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
 {
     (void)s;
-    sonde_node *nodes;
-    uint32_t count;
-    if (sonde_profile_merged_tree(p, 0, &nodes, &count) < 0) {
+    view_tree t;
+    flame_layout l = { NULL, NULL };
+    if (view_tree_from_profile(&t, p) < 0 || flame_layout_of(&l, &t, p) < 0) {
+        view_tree_free(&t);
         b->oom = 1;
         return -1;
     }
-    double *xs = calloc(count ? count : 1, sizeof *xs);
-    uint32_t *depth = calloc(count ? count : 1, sizeof *depth);
-    if (!xs || !depth) {
-        free(xs);
-        free(depth);
-        free(nodes);
-        b->oom = 1;
-        return -1;
-    }
-    const uint32_t root = 1;
-    uint64_t total = 0;
-    for (uint32_t c = nodes[root].first_child; c != SONDE_NO_NODE; c = nodes[c].next_sibling)
-        total += nodes[c].total;
+    double total = 0;
+    for (uint32_t n = 1; n < t.n; n++)
+        if (t.parent[n] == 0)
+            total += t.total[n];
+    t.total[0] = total;
+    double scale = total > 0 ? WIDTH / total : 0;
     /* The height follows the deepest frame wide enough to be drawn. */
     uint32_t deepest = 0;
-    for (uint32_t n = 2; n < count; n++) {
-        depth[n] = depth[nodes[n].parent] + 1;
-        if (depth[n] > deepest && total &&
-            WIDTH * (double)nodes[n].total / (double)total >= MIN_WIDTH)
-            deepest = depth[n];
-    }
+    for (uint32_t n = 1; n < t.n; n++)
+        if (l.depth[n] > deepest && t.total[n] * scale >= MIN_WIDTH)
+            deepest = l.depth[n];
     double height = (deepest + 1) * FRAME_H + PAD_TOP;
     sonde_buf_printf(b, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
                      "<svg version=\"1.1\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -161,24 +143,14 @@ int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_sta
     sonde_buf_printf(b, "</title><rect x=\"0\" y=\"%.0f\" width=\"%.0f\" height=\"%d\" "
                      "fill=\"rgb(220,220,220)\" rx=\"2\"/><text x=\"3\" y=\"%.0f\">all</text></g>\n",
                      height - FRAME_H, WIDTH, FRAME_H - 1, height - FRAME_H + 11.5);
-    /* A parent's index is below its children's (depths above rely on it
-     * too): lay each parent's children out left to right inside it. */
-    for (uint32_t parent = 1; parent < count && total; parent++) {
-        double x = xs[parent];
-        for (uint32_t c = nodes[parent].first_child; c != SONDE_NO_NODE; c = nodes[c].next_sibling) {
-            xs[c] = x;
-            x += WIDTH * (double)nodes[c].total / (double)total;
-        }
-    }
-    for (uint32_t n = 2; n < count && total; n++) {
-        double w = WIDTH * (double)nodes[n].total / (double)total;
-        if (w >= MIN_WIDTH && nodes[n].func != SONDE_NO_FUNC)
-            put_frame(b, p, &nodes[n], xs[n], w, depth[n], height, total);
+    for (uint32_t n = 1; n < t.n; n++) {
+        double w = t.total[n] * scale;
+        if (w >= MIN_WIDTH && t.func[n] >= 0)
+            put_frame(b, p, &t, n, l.x[n] * scale, w, l.depth[n], height);
     }
     sonde_buf_puts(b, script);
     sonde_buf_puts(b, "</svg>\n");
-    free(xs);
-    free(depth);
-    free(nodes);
+    flame_layout_free(&l);
+    view_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
 }

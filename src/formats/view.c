@@ -8,6 +8,7 @@
 
 #include "../core/u64map.h"
 #include "diff.h"
+#include "flame_layout.h"
 #include "mem_plot.h"
 #include "view_assets.h"
 #include "view_tree.h"
@@ -61,26 +62,37 @@ static void put_funcs(sonde_buf *b, const sonde_profile *p)
     sonde_buf_puts(b, ",\n\"funcs\": [");
     for (uint32_t i = 0; i < p->nfuncs; i++) {
         const sonde_func *f = &p->funcs[i];
+        const char *name = sonde_profile_str(p, f->qualname);
+        int r, g, bl;
+        flame_colour(name, &r, &g, &bl);
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
-        sonde_buf_json_str(b, sonde_profile_str(p, f->qualname));
+        sonde_buf_json_str(b, name);
         sonde_buf_putc(b, ',');
         sonde_buf_json_str(b, sonde_profile_str(p, f->file));
-        sonde_buf_printf(b, ",%d]", f->line);
+        sonde_buf_printf(b, ",%d,\"#%02x%02x%02x\"]", f->line, r, g, bl);
     }
     sonde_buf_puts(b, "]");
 }
 
-static void put_tree(sonde_buf *b, const view_tree *t)
+/* The tree, and where flame_layout.c puts each node (as -f flamegraph). */
+static int put_tree(sonde_buf *b, const view_tree *t, const sonde_profile *p)
 {
+    flame_layout l;
+    if (flame_layout_of(&l, t, p) < 0)
+        return -1;
     sonde_buf_puts(b, ",\n\"tree\": [");
     for (uint32_t i = 0; i < t->n; i++) {
         sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->func[i], t->parent[i]);
         put_num(b, t->total[i]);
         sonde_buf_putc(b, ',');
         put_num(b, t->self[i]);
+        sonde_buf_putc(b, ',');
+        put_num(b, l.x[i]);
         sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "]");
+    flame_layout_free(&l);
+    return 0;
 }
 
 static void put_stats(sonde_buf *b, const sonde_stats *s)
@@ -123,7 +135,8 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
     put_funcs(b, p);
-    put_tree(b, t);
+    if (put_tree(b, t, p) < 0)
+        b->oom = 1;
     put_stats(b, s);
 }
 

@@ -4,8 +4,9 @@
  *
  * The JSON in the page (#data), by kind:
  * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
- *   "funcs": [[name, file, line]], "tree": [[func, parent, total, self]]
- *   (node 0 the root, func -1; parents before children; threads merged),
+ *   "funcs": [[name, file, line, colour]], "tree": [[func, parent, total,
+ *   self, x]] (node 0 the root, func -1; parents before children; threads
+ *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
  *   "stats": [[func, ncalls, pcalls, tottime, cumtime]],
  *   "edges": [[caller, callee, ncalls, tottime, cumtime]]};
  * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};

@@ -78,31 +78,26 @@
       T.func[i] = r[0]; T.parent[i] = r[1]; T.total[i] = r[2]; T.self[i] = r[3];
       if (T.base) T.base[i] = D.base[i];
     }
-    /* children in name order, as flame graphs draw them */
+    /* children in the order of their places (flame_layout.c's: by name) */
     var kids = [];
-    for (i = 1; i < n; i++) (kids[T.parent[i]] = kids[T.parent[i]] || []).push(i);
-    var sum = 0;
+    for (i = 1; i < n; i++) {
+      T.x[i] = D.tree[i][4];
+      (kids[T.parent[i]] = kids[T.parent[i]] || []).push(i);
+    }
     for (i = 0; i < kids.length; i++) {
       if (!kids[i]) continue;
-      kids[i].sort(function (a, b) {
-        var la = funcLabel(T.func[a]), lb = funcLabel(T.func[b]);
-        return la < lb ? -1 : la > lb ? 1 : a - b;
-      });
+      kids[i].sort(function (a, b) { return T.x[a] - T.x[b]; });
       for (var k = kids[i].length - 1; k >= 0; k--) {
         T.next[kids[i][k]] = T.first[i];
         T.first[i] = kids[i][k];
       }
     }
+    var sum = 0;
     for (var c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
     if (T.total[0] < sum) T.total[0] = sum;
-    /* parents come before their children in D.tree */
-    for (i = 0; i < n; i++) {
-      var x = T.x[i];
-      for (c = T.first[i]; c >= 0; c = T.next[c]) {
-        T.x[c] = x; x += T.total[c];
-        T.depth[c] = T.depth[i] + 1;
-        if (T.depth[c] > T.maxDepth) T.maxDepth = T.depth[c];
-      }
+    for (i = 1; i < n; i++) {
+      T.depth[i] = T.depth[T.parent[i]] + 1;
+      if (T.depth[i] > T.maxDepth) T.maxDepth = T.depth[i];
     }
   }
 
@@ -130,22 +125,15 @@
     return T.total[i] >= (S.cutoff / 100) * T.total[0];
   }
 
-  function hue(name) {
-    var h = 0;
-    for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
-    return h;
-  }
-
   function colour(i) {
-    var name = funcLabel(T.func[i]);
-    if (S.search && S.search.test(name)) return "rgb(220,40,220)";
+    var f = T.func[i];
+    if (S.search && S.search.test(funcLabel(f))) return "rgb(220,40,220)";
     if (T.base) {
       var d = T.total[i] - T.base[i], m = D.max_delta || 1, a = Math.min(1, Math.abs(d) / m);
       var v = Math.round(255 - 200 * a);
       return d >= 0 ? "rgb(255," + v + "," + v + ")" : "rgb(" + v + "," + v + ",255)";
     }
-    var h = hue(name);
-    return "rgb(" + (205 + h % 50) + "," + (80 + (h >> 8) % 130) + "," + (40 + (h >> 16) % 50) + ")";
+    return f < 0 ? "rgb(220,220,220)" : D.funcs[f][3];
   }
 
   /* ---------------- flame graph and icicle ---------------- */

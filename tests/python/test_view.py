@@ -319,3 +319,28 @@ def test_bad_input(profiles, args, message):
     assert proc.returncode in (1, 2)
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) <= 2
+
+
+def test_page_and_flamegraph_share_the_frames(profiles):
+    """The page's frames are where `-f flamegraph` draws them, frame for
+    frame (one layout, flame_layout.c, behind both)."""
+    proc = run_sonde(["report", "w.json", "-f", "flamegraph", "-o", "w.svg"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    import xml.etree.ElementTree as ET
+    svg = ET.parse(str(profiles / "w.svg")).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    drawn = {(g.get("data-n"), round(float(g.get("data-x")), 1), round(float(g.get("data-w")), 1))
+             for g in svg.iter(ns + "g") if g.get("data-n")}
+    html = view(profiles, "w.json").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+                                html, re.S).group(1))
+    tree = data["tree"]
+    total = sum(n[2] for n in tree[1:] if n[1] == 0)
+    page = {(data["funcs"][n[0]][0], round(1200 * n[4] / total, 1), round(1200 * n[2] / total, 1))
+            for n in tree[1:] if 1200 * n[2] / total >= 0.5}
+    assert len(drawn) > 5 and drawn == page
+    colours = {data["funcs"][n[0]][0]: data["funcs"][n[0]][3] for n in tree[1:]}
+    for g in svg.iter(ns + "g"):
+        if g.get("data-n"):
+            rgb = tuple(int(v) for v in re.findall(r"\d+", g.find(ns + "rect").get("fill")))
+            assert "#%02x%02x%02x" % rgb == colours[g.get("data-n")]

@@ -1,0 +1,79 @@
+/* flame_layout.c - one flame graph geometry for every picture; see
+ * flame_layout.h. */
+#include "flame_layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void flame_layout_free(flame_layout *l)
+{
+    free(l->x);
+    free(l->depth);
+    l->x = NULL;
+    l->depth = NULL;
+}
+
+static const sonde_profile *sort_profile; /* qsort has no context argument */
+static const view_tree *sort_tree;
+
+static const char *name_of(uint32_t node)
+{
+    int32_t f = sort_tree->func[node];
+    return f < 0 ? "" : sonde_profile_str(sort_profile, sort_profile->funcs[f].qualname);
+}
+
+static int by_parent_then_name(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    uint32_t px = sort_tree->parent[x], py = sort_tree->parent[y];
+    if (px != py)
+        return px < py ? -1 : 1;
+    int c = strcmp(name_of(x), name_of(y));
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p)
+{
+    uint32_t n = t->n ? t->n : 1;
+    l->x = calloc(n, sizeof *l->x);
+    l->depth = calloc(n, sizeof *l->depth);
+    uint32_t *order = malloc(n * sizeof *order);
+    double *used = calloc(n, sizeof *used); /* of each parent's width, so far */
+    if (!l->x || !l->depth || !order || !used) {
+        free(order);
+        free(used);
+        flame_layout_free(l);
+        return -1;
+    }
+    /* Every node but the root, grouped by parent and in name order there. */
+    uint32_t k = 0;
+    for (uint32_t i = 1; i < t->n; i++)
+        order[k++] = i;
+    sort_profile = p;
+    sort_tree = t;
+    qsort(order, k, sizeof *order, by_parent_then_name);
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t c = order[i], up = t->parent[c];
+        l->x[c] = used[up];
+        used[up] += t->total[c];
+    }
+    /* Offsets within the parent become offsets from the root: parents come
+     * before their children in the tree. */
+    for (uint32_t c = 1; c < t->n; c++) {
+        l->x[c] += l->x[t->parent[c]];
+        l->depth[c] = l->depth[t->parent[c]] + 1;
+    }
+    free(order);
+    free(used);
+    return 0;
+}
+
+void flame_colour(const char *name, int *r, int *g, int *b)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    *r = 205 + (int)(h % 50);
+    *g = 80 + (int)((h >> 8) % 150);
+    *b = 40 + (int)((h >> 16) % 55);
+}
