@@ -17,3 +17,23 @@ uint32_t fixture_node(sonde_profile *p, uint32_t parent, uint32_t func, uint64_t
     p->nodes[n].self = self;
     return n;
 }
+
+void fixture_app_funcs(sonde_profile *p)
+{
+    sonde_profile_func(p, "app.py", 1, "main", NULL, SONDE_FUNC_PYTHON);
+    sonde_profile_func(p, "app.py", 5, "work", "Worker.work", SONDE_FUNC_PYTHON);
+    sonde_profile_func(p, "~", 0, "<built-in method builtins.len>", NULL, SONDE_FUNC_C);
+}
+
+void fixture_app(sonde_profile *p, sonde_stats *s)
+{
+    fixture_app_funcs(p);
+    p->seconds_per_tick = 0.25;
+    uint32_t root = fixture_thread(p, 1, 100, "MainThread");
+    uint32_t work = fixture_node(p, fixture_node(p, root, FIXTURE_MAIN, 1, 40, 10), FIXTURE_WORK,
+                                 2, 30, 24);
+    fixture_node(p, work, FIXTURE_LEN, 4, 6, 6);
+    root = fixture_thread(p, 2, 0, "pool \"A\"");
+    fixture_node(p, fixture_node(p, root, FIXTURE_WORK, 1, 8, 6), FIXTURE_WORK, 1, 2, 2);
+    sonde_stats_from_profile(s, p);
+}

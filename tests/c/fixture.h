@@ -5,6 +5,20 @@
 #include <stdint.h>
 
 #include "core/profile.h"
+#include "core/stats.h"
+
+enum { FIXTURE_MAIN, FIXTURE_WORK, FIXTURE_LEN };
+
+/* The writers' fixture, a quarter second per tick (calls, total, self):
+ *   thread 1 (node 1): main 1 40 10 (node 2) -> work 2 30 24 (3) -> len 4 6 6 (4)
+ *   thread 2 (node 5): work 1 8 6 (6) -> work 1 2 2 (7)
+ * Functions: main (app.py:1), work (app.py:5, qualname Worker.work), and
+ * <built-in method builtins.len>.  work: ncalls 4, pcalls 3 (node 7 is
+ * recursive), tottime (24+6+2)/4 = 8, cumtime (30+8)/4 = 9.5.  Edges in
+ * walk order: main->work, work->len, work->work.  p and s initialised. */
+void fixture_app(sonde_profile *p, sonde_stats *s);
+/* Only the fixture's three functions, for trees of another shape. */
+void fixture_app_funcs(sonde_profile *p);
 
 /* Adds a thread; its root node. */
 uint32_t fixture_thread(sonde_profile *p, uint64_t ident, uint64_t native_id,

@@ -28,6 +28,7 @@ void test_buf(void);
 void test_strtab(void);
 void test_u64map(void);
 void test_livemap(void);
+void test_graphs(void);
 void test_profile(void);
 void test_stats(void);
 void test_marshal(void);

@@ -54,6 +54,7 @@ int main(void)
     test_strtab();
     test_u64map();
     test_livemap();
+    test_graphs();
     test_profile();
     test_stats();
     test_marshal();

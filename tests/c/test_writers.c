@@ -7,33 +7,6 @@
 #include "fixture.h"
 #include "harness.h"
 
-enum { MAIN, WORK, LEN };
-
-static void add_funcs(sonde_profile *p)
-{
-    sonde_profile_func(p, "app.py", 1, "main", NULL, SONDE_FUNC_PYTHON);
-    sonde_profile_func(p, "app.py", 5, "work", "Worker.work", SONDE_FUNC_PYTHON);
-    sonde_profile_func(p, "~", 0, "<built-in method builtins.len>", NULL, SONDE_FUNC_C);
-}
-
-/* The json and table fixture, a quarter second per tick (calls, total, self):
- *   thread 1 (node 1): main 1 40 10 (node 2) -> work 2 30 24 (3) -> len 4 6 6 (4)
- *   thread 2 (node 5): work 1 8 6 (6) -> work 1 2 2 (7)
- * work: ncalls 4, pcalls 3 (node 7 is recursive), tottime (24+6+2)/4 = 8,
- * cumtime (30+8)/4 = 9.5.  Edges in walk order: main->work, work->len,
- * work->work (primitive: no work->work edge above it). */
-static void build(sonde_profile *p, sonde_stats *s)
-{
-    add_funcs(p);
-    p->seconds_per_tick = 0.25;
-    uint32_t root = fixture_thread(p, 1, 100, "MainThread");
-    uint32_t work = fixture_node(p, fixture_node(p, root, MAIN, 1, 40, 10), WORK, 2, 30, 24);
-    fixture_node(p, work, LEN, 4, 6, 6);
-    root = fixture_thread(p, 2, 0, "pool \"A\"");
-    fixture_node(p, fixture_node(p, root, WORK, 1, 8, 6), WORK, 1, 2, 2);
-    sonde_stats_from_profile(s, p);
-}
-
 static int compare_lines(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -63,15 +36,15 @@ static void test_collapsed(void)
 {
     sonde_profile p;
     sonde_profile_init(&p);
-    add_funcs(&p);
+    fixture_app_funcs(&p);
     uint32_t glue = sonde_profile_func(&p, "app.py", 20, "glue", "a;b", SONDE_FUNC_PYTHON);
     p.seconds_per_tick = 1e-6;
     uint32_t root = fixture_thread(&p, 1, 0, "MainThread");
-    uint32_t main = fixture_node(&p, root, MAIN, 1, 40, 10);
-    fixture_node(&p, fixture_node(&p, main, WORK, 2, 25, 18), LEN, 4, 7, 7);
-    fixture_node(&p, fixture_node(&p, main, glue, 1, 5, 0), LEN, 1, 5, 5);
+    uint32_t main = fixture_node(&p, root, FIXTURE_MAIN, 1, 40, 10);
+    fixture_node(&p, fixture_node(&p, main, FIXTURE_WORK, 2, 25, 18), FIXTURE_LEN, 4, 7, 7);
+    fixture_node(&p, fixture_node(&p, main, glue, 1, 5, 0), FIXTURE_LEN, 1, 5, 5);
     root = fixture_thread(&p, 2, 0, "worker");
-    fixture_node(&p, fixture_node(&p, root, MAIN, 1, 12, 2), WORK, 1, 10, 10);
+    fixture_node(&p, fixture_node(&p, root, FIXTURE_MAIN, 1, 12, 2), FIXTURE_WORK, 1, 10, 10);
 
     sonde_stats s;
     sonde_stats_init(&s);
@@ -128,7 +101,7 @@ static void test_json(void)
     sonde_stats s;
     sonde_profile_init(&p);
     sonde_stats_init(&s);
-    build(&p, &s);
+    fixture_app(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
     const sonde_format *fmt = sonde_format_find("json");
@@ -168,7 +141,7 @@ static void test_table(void)
     sonde_stats s;
     sonde_profile_init(&p);
     sonde_stats_init(&s);
-    build(&p, &s);
+    fixture_app(&p, &s);
     char err[256];
 
     char *got = table(&p, &s, (sonde_table_opts){ .sort = "tottime", .callers_re = "work",

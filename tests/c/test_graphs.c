@@ -1,0 +1,219 @@
+/* test_graphs.c - the call graph, tree and diff writers on the writers'
+ * fixture: golden DOT, the tree rebuilt from stats against the real one,
+ * the flame layout's order and places, sonde's JSON read back (and
+ * refused when malformed), and the diff table. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/diff.h"
+#include "formats/dot.h"
+#include "formats/flame_layout.h"
+#include "formats/format.h"
+#include "formats/json_profile.h"
+#include "formats/view_tree.h"
+#include "fixture.h"
+#include "harness.h"
+
+/* The total is what the functions nobody calls took: main's 10 s (work,
+ * a root in thread 2, is called by main elsewhere, as pstats sees it). */
+static const char dot_want[] =
+    "digraph sonde {\n"
+    "  graph [fontname=Arial, nodesep=0.125, ranksep=0.25];\n"
+    "  node [fontcolor=white, fontname=Arial, height=0, shape=box, style=filled, width=0];\n"
+    "  edge [fontname=Arial];\n"
+    "  f0 [color=\"#b30000\", label=\"main\\napp.py:1\\n100.00%\\n(25.00%)\\n1\xc3\x97\"];\n"
+    "  f1 [color=\"#b82601\", label=\"Worker.work\\napp.py:5\\n95.00%\\n(80.00%)\\n4\xc3\x97\"];\n"
+    "  f2 [color=\"#33a2ec\", label=\"<built-in method builtins.len>\\n~:0\\n15.00%\\n(15.00%)\\n4\xc3\x97\"];\n"
+    "  f0 -> f1 [arrowsize=0.93, color=\"#cdcd05\", fontcolor=\"#cdcd05\", label=\"75.00%\\n2\xc3\x97\", penwidth=4.00];\n"
+    "  f1 -> f2 [arrowsize=0.69, color=\"#33a2ec\", fontcolor=\"#33a2ec\", label=\"15.00%\\n4\xc3\x97\", penwidth=1.60];\n"
+    "  f1 -> f1 [arrowsize=0.61, color=\"#4163eb\", fontcolor=\"#4163eb\", label=\"5.00%\\n1\xc3\x97\", penwidth=1.20];\n"
+    "}\n";
+
+static void test_dot(void)
+{
+    sonde_profile p;
+    sonde_stats s;
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    fixture_app(&p, &s);
+    sonde_buf b;
+    sonde_buf_init(&b);
+    sonde_dot_opts all = { 0, 0 };
+    check(sonde_dot_write(&b, &p, &s, &all) == 0, "dot writer");
+    check_str(b.data, dot_want);
+    sonde_buf_free(&b);
+    /* thresholds: len (15%) and the recursive edge (5%) go */
+    sonde_buf_init(&b);
+    sonde_dot_opts some = { 20, 10 };
+    sonde_dot_write(&b, &p, &s, &some);
+    check(strstr(b.data, "builtins.len") == NULL && strstr(b.data, "f1 -> f1") == NULL &&
+              strstr(b.data, "f0 -> f1") != NULL,
+          "thresholds prune nodes and edges:\n%s", b.data);
+    sonde_buf_free(&b);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+}
+
+/* The tree rebuilt from stats shares a function's time among its callees
+ * by the edges; recursion is cut. */
+static void test_tree_from_stats(void)
+{
+    sonde_profile p;
+    sonde_stats s;
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    fixture_app(&p, &s);
+    view_tree t;
+    check(view_tree_from_stats(&t, &s) == 0, "rebuilt");
+    /* root; main 10 s (the only function nobody calls); work 7.5 under it
+     * (main->work's cumtime); len under work, 7.5 x 1.5 / 9.5. */
+    check_u64(t.n, 4);
+    check_dbl(t.total[0], 10);
+    check(t.func[1] == FIXTURE_MAIN && t.func[2] == FIXTURE_WORK && t.func[3] == FIXTURE_LEN,
+          "main -> work -> len");
+    check_dbl(t.total[2], 7.5);
+    check_dbl(t.total[3], 7.5 * 1.5 / 9.5);
+    check_dbl(t.self[2], 7.5 * 8 / 9.5);
+    view_tree_free(&t);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+}
+
+/* The real tree, threads merged; children by name, side by side. */
+static void test_layout(void)
+{
+    sonde_profile p;
+    sonde_stats s;
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    fixture_app(&p, &s);
+    view_tree t;
+    flame_layout l;
+    check(view_tree_from_profile(&t, &p) == 0 && flame_layout_of(&l, &t, &p) == 0, "laid out");
+    /* root's children: Worker.work (thread 2: 8 ticks, 2 s) and main
+     * (10 s): by name, "Worker.work" < "main" */
+    int main_node = -1, work_top = -1;
+    for (uint32_t i = 1; i < t.n; i++)
+        if (t.parent[i] == 0)
+            *(t.func[i] == FIXTURE_MAIN ? &main_node : &work_top) = (int)i;
+    check(main_node > 0 && work_top > 0, "both roots");
+    check_dbl(l.x[work_top], 0);
+    check_dbl(l.x[main_node], 2);
+    check_u64(l.depth[main_node], 1);
+    for (uint32_t i = 1; i < t.n; i++)
+        if (t.func[i] == FIXTURE_LEN) {
+            check_dbl(l.x[i], 2); /* main's only child work, then len at its start */
+            check_u64(l.depth[i], 3);
+        }
+    flame_layout_free(&l);
+    view_tree_free(&t);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+}
+
+static int read_json(const char *text, sonde_profile *p, char *err, size_t errlen)
+{
+    sonde_jtree t;
+    if (sonde_json_read(&t, text, strlen(text), err, errlen) < 0)
+        return -1;
+    int rc = sonde_json_profile_is(&t) ? sonde_json_profile_read(&t, p, err, errlen) : -2;
+    sonde_jtree_free(&t);
+    return rc;
+}
+
+/* json.c's output read back: the same stats, the same DOT. */
+static void test_json_round_trip(void)
+{
+    sonde_profile p, q;
+    sonde_stats s, r;
+    sonde_profile_init(&p);
+    sonde_profile_init(&q);
+    sonde_stats_init(&s);
+    sonde_stats_init(&r);
+    fixture_app(&p, &s);
+    sonde_buf b, d1, d2;
+    sonde_buf_init(&b);
+    sonde_buf_init(&d1);
+    sonde_buf_init(&d2);
+    sonde_format_find("json")->write(&b, &p, &s);
+    char err[200];
+    check(read_json(b.data, &q, err, sizeof err) == 0, "read back: %s", err);
+    check(sonde_stats_from_profile(&r, &q) == 0, "stats");
+    sonde_dot_opts o = { 0, 0 };
+    sonde_dot_write(&d1, &p, &s, &o);
+    sonde_dot_write(&d2, &q, &r, &o);
+    check_str(d2.data, d1.data);
+    check_u64(q.nthreads, 2);
+    sonde_buf_free(&b);
+    sonde_buf_free(&d1);
+    sonde_buf_free(&d2);
+    sonde_stats_free(&s);
+    sonde_stats_free(&r);
+    sonde_profile_free(&p);
+    sonde_profile_free(&q);
+}
+
+static void test_json_refused(void)
+{
+    static const char *bad[] = {
+        "{\"mode\": \"run\", \"nodes\": []}",
+        "{\"mode\": \"run\", \"functions\": [], \"threads\": [{\"root\": 5}], \"nodes\": [0]}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [7,1,1,1,1]]}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,3,1,1,1], [0,2,1,1,1]]}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}, {\"name\": \"f\"}],"
+        " \"threads\": [], \"nodes\": []}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sonde_profile p;
+        sonde_profile_init(&p);
+        char err[200] = "";
+        check(read_json(bad[i], &p, err, sizeof err) == -1 && err[0], "refused %zu: %s", i, err);
+        sonde_profile_free(&p);
+    }
+}
+
+static void test_diff_table(void)
+{
+    sonde_profile a, b;
+    sonde_stats sa, sb;
+    sonde_profile_init(&a);
+    sonde_profile_init(&b);
+    sonde_stats_init(&sa);
+    sonde_stats_init(&sb);
+    fixture_app(&a, &sa);
+    fixture_app(&b, &sb);
+    sb.funcs[FIXTURE_LEN].tottime = 4.5; /* len grew by 3 s */
+    sb.funcs[FIXTURE_MAIN].tottime = 2.0; /* main shrank by 0.5 s */
+    sonde_change *c;
+    uint32_t n;
+    check(sonde_diff_changes(&a, &sa, &b, &sb, &c, &n) == 0 && n == 3, "three functions");
+    sonde_buf t;
+    sonde_buf_init(&t);
+    sonde_diff_table(&t, c, n, 2);
+    check_str(t.data,
+              "Functions whose own time changed most (2 of 3):\n\n"
+              "  own before    own after       change  change%   cum before    cum after  function\n"
+              "===================================================================================\n"
+              "    1.500000     4.500000    +3.000000  +200.0%     1.500000     1.500000  "
+              "~:0(<built-in method builtins.len>)\n"
+              "    2.500000     2.000000    -0.500000   -20.0%    10.000000    10.000000  "
+              "app.py:1(main)\n");
+    free(c);
+    sonde_buf_free(&t);
+    sonde_stats_free(&sa);
+    sonde_stats_free(&sb);
+    sonde_profile_free(&a);
+    sonde_profile_free(&b);
+}
+
+void test_graphs(void)
+{
+    test_dot();
+    test_tree_from_stats();
+    test_layout();
+    test_json_round_trip();
+    test_json_refused();
+    test_diff_table();
+}
