@@ -1,12 +1,14 @@
 """Builds sonde's C extension for `pip install .` (metadata: pyproject.toml).
 
 The extension holds the whole engine -- core model, writers, tracer and the
-command line itself -- compiled from the same sources as `make`.  Beside it
+command line itself -- compiled from the same sources as `make` (with sonde
+view's script and style sheet embedded from src/view/).  Beside it
 goes libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no
 Python in it, so it is built as a plain shared library).
 """
 
 import os
+import runpy
 from glob import glob
 
 from setuptools import Extension, setup
@@ -18,6 +20,12 @@ sources = sorted(
     f for f in glob("src/**/*.c", recursive=True)
     if f != "src/cli/main.c" and "/tools/" not in f and not f.startswith("src/shim/")
 )
+
+
+# sonde view's script and style sheet, embedded as C strings (as make does).
+VIEW_ASSETS = os.path.join("build", "gen", "view_assets.c")
+runpy.run_path(os.path.join("src", "view", "tools", "embed_assets.py"))["main"](VIEW_ASSETS)
+sources.append(VIEW_ASSETS)
 
 
 class BuildWithShim(build_ext):
@@ -38,6 +46,7 @@ setup(
             "sonde._sonde",
             sources=sources,
             define_macros=[("_GNU_SOURCE", "1")],
+            include_dirs=["src"],
             extra_compile_args=["-std=c11", "-fvisibility=hidden"],
             libraries=["m"],
         )

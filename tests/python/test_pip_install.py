@@ -54,3 +54,10 @@ def test_pip_install_into_fresh_venv(tmp_path):
     grab = [f for f in doc["functions"] if f["name"] == "grab"][0]
     net = [l["net_bytes"] for l in grab["lines"] if l["line"] == 5][0]
     assert abs(net - (3 << 20)) < 0.01 * (3 << 20)  # the block, and a sampled int
+    # sonde view from the installed command: the page carries its script.
+    page = subprocess.run([str(venv / "bin" / "sonde"), "view", "w.prof"], cwd=str(tmp_path),
+                          env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "w.html").read_text()
+    assert "Content-Security-Policy" in html and "function buildTree()" in html
