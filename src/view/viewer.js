@@ -482,7 +482,8 @@
     views[S.view][1](box);
     crumbs();
     searchSummary();
-    $("status").textContent = "drawn: " + S.view;
+    $("status").textContent = "drawn: " + S.view +
+      (["flame", "icicle", "sunburst"].indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "");
   }
 
   function start() {
