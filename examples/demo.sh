@@ -28,5 +28,16 @@ $sonde mem -f coordinates -f calculate_z -o "$out/julia-mem.json" --plot "$out/j
     examples/julia.py 300 60
 echo "   open $out/julia-mem.svg: RSS and heap over time, with when each function ran"
 echo
+echo "== sonde view $out/julia.prof   (flame graph, icicle, sunburst, table: one HTML file)"
+$sonde view "$out/julia.prof"
+echo "   open $out/julia.html in a browser (it needs no network)"
+echo
+echo "== sonde report $out/julia.prof -f dot  (the call graph, for Graphviz)"
+$sonde report "$out/julia.prof" -f dot -o "$out/julia.dot"
+if command -v dot >/dev/null; then
+    $sonde report "$out/julia.prof" -f svg -o "$out/julia-calls.svg"
+    echo "   drawn: $out/julia-calls.svg"
+fi
+echo
 echo "files written:"
 ls -l "$out"
