@@ -1,5 +1,6 @@
 #!/bin/sh
-# cli_report_check.sh - `sonde report` on a cProfile file, conversions, bad input.
+# cli_report_check.sh - `sonde report` on a cProfile file, conversions,
+# the call graph, `sonde view` and `sonde diff`, bad input.
 #
 #   SONDE_BIN="valgrind -q build/bin/sonde" sh tests/cli_report_check.sh
 #
@@ -34,12 +35,13 @@ sonde() {
     rc=$?
 }
 
-# expect_ok NAME ARGS...: exit status 0 and nothing on stderr.
+# expect_ok NAME ARGS...: exit status 0 and nothing on stderr but the
+# names of the files written ("sonde: wrote FILE").
 expect_ok() {
     name=$1
     shift
     sonde "$@"
-    if [ "$rc" -eq 0 ] && [ ! -s "$tmp/stderr" ]; then
+    if [ "$rc" -eq 0 ] && ! grep -qv '^sonde: wrote ' "$tmp/stderr"; then
         ok "$name"
     else
         fail "$name" "exit status $rc" "stderr: $(head -c 300 "$tmp/stderr")"
@@ -121,6 +123,23 @@ assert a.stats == b.stats, "stats differ"
 assert (a.total_calls, a.prim_calls) == (b.total_calls, b.prim_calls)
 ' "$prof" "$tmp/re.prof"
 
+expect_ok "report -f json's output reads back" report "$tmp/out.json" -s tottime
+contains "the JSON's table lists fib" "(fib)"
+
+expect_ok "report -f dot" report "$prof" -f dot --node-thres 1 --edge-thres 1
+contains "a digraph" "digraph sonde {"
+contains "fib's node" 'label="fib'
+
+expect_ok "view a .prof" view "$prof" -o "$tmp/prog.html"
+python_check "the page holds fib" '
+import sys
+html = open(sys.argv[1]).read()
+assert "Content-Security-Policy" in html and "\"fib\"" in html
+' "$tmp/prog.html"
+expect_ok "view the JSON" view "$tmp/out.json" -o "$tmp/out.html"
+expect_ok "diff two profiles" diff "$prof" "$tmp/re.prof" -o "$tmp/diff.html" -l 3
+contains "the diff table" "Functions whose own time changed most"
+
 : >"$tmp/empty.prof"
 head -c 300 /dev/urandom >"$tmp/random.prof"
 head -c 100 "$prof" >"$tmp/truncated.prof"
@@ -131,6 +150,8 @@ expect_error "random bytes" 1 report "$tmp/random.prof"
 expect_error "truncated .prof" 1 report "$tmp/truncated.prof"
 expect_error "JSON file" 1 report "$tmp/profile.json"
 expect_error "bad flag" 2 report "$prof" --bogus
+expect_error "view a random file" 1 view "$tmp/random.prof"
+expect_error "diff with a missing file" 1 diff "$prof" "$tmp/missing.prof"
 
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]

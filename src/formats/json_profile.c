@@ -2,6 +2,7 @@
  * json_profile.h.  Times come back as nanosecond ticks. */
 #include "json_profile.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,4 +107,51 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     }
     free(at);
     return rc;
+}
+
+int sonde_json_stats_read(const sonde_jtree *t, const sonde_profile *p, sonde_stats *s,
+                          char *err, size_t errlen)
+{
+    const sonde_jval *stats = sonde_json_get(t, &t->vals[t->root], "stats");
+    if (!stats || stats->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "no call tree and no \"stats\" list");
+        return -1;
+    }
+    if (sonde_stats_reserve_funcs(s, p->nfuncs) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < stats->len; i++) {
+        const sonde_jval *e = sonde_json_item(t, stats, i);
+        double f = sonde_json_num(t, e, "function", -1);
+        if (!(f >= 0 && f < p->nfuncs)) {
+            snprintf(err, errlen, "stats entry %u names a function that does not exist", i);
+            return -1;
+        }
+        sonde_fstat *fs = &s->funcs[(uint32_t)f];
+        fs->present = 1;
+        fs->ncalls = (uint64_t)fmax(0, sonde_json_num(t, e, "ncalls", 0));
+        fs->pcalls = (uint64_t)fmax(0, sonde_json_num(t, e, "pcalls", 0));
+        fs->tottime = fmax(0, sonde_json_num(t, e, "tottime", 0));
+        fs->cumtime = fmax(0, sonde_json_num(t, e, "cumtime", 0));
+        const sonde_jval *callers = sonde_json_get(t, e, "callers");
+        for (uint32_t k = 0; callers && callers->type == SONDE_J_ARR && k < callers->len; k++) {
+            const sonde_jval *c = sonde_json_item(t, callers, k);
+            double caller = item_num(t, c, 0);
+            if (!(caller >= 0 && caller < p->nfuncs)) {
+                snprintf(err, errlen, "a caller of function %u does not exist", (uint32_t)f);
+                return -1;
+            }
+            sonde_edge *ed = sonde_stats_edge(s, (uint32_t)caller, (uint32_t)f);
+            if (!ed) {
+                snprintf(err, errlen, "out of memory");
+                return -1;
+            }
+            ed->ncalls = (uint64_t)fmax(0, item_num(t, c, 1));
+            ed->pcalls = (uint64_t)fmax(0, item_num(t, c, 2));
+            ed->tottime = fmax(0, item_num(t, c, 3));
+            ed->cumtime = fmax(0, item_num(t, c, 4));
+        }
+    }
+    return 0;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "../core/profile.h"
+#include "../core/stats.h"
 #include "json_read.h"
 
 /* 1 when t is a sonde run/record JSON profile ("mode": "run"). */
@@ -14,5 +15,10 @@ int sonde_json_profile_is(const sonde_jtree *t);
 /* Fills p (initialised, empty) from t.  The file is untrusted: every index
  * is checked.  0, or -1 with a message. */
 int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, size_t errlen);
+
+/* The "stats" of t into s (sized for p's functions), for a document with
+ * no tree (one converted from a .prof file).  0, or -1 with a message. */
+int sonde_json_stats_read(const sonde_jtree *t, const sonde_profile *p, sonde_stats *s,
+                          char *err, size_t errlen);
 
 #endif

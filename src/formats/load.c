@@ -77,7 +77,9 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
                  "-f json, sonde lines -o, sonde mem -o)", path);
     else if (sonde_json_profile_read(&t, p, why, sizeof why) < 0)
         snprintf(err, errlen, "cannot read '%s': %s", path, why);
-    else if (sonde_stats_from_profile(s, p) < 0)
+    else if (p->nthreads == 0 && sonde_json_stats_read(&t, p, s, why, sizeof why) < 0)
+        snprintf(err, errlen, "cannot read '%s': %s", path, why); /* from a .prof: stats only */
+    else if (p->nthreads > 0 && sonde_stats_from_profile(s, p) < 0)
         snprintf(err, errlen, "out of memory reading '%s'", path);
     else
         rc = 0;
