@@ -146,11 +146,8 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
                 return SONDE_EXIT_USAGE;
             continue;
         }
-        if (a[0] == '-' && a[1])
-            return cli_usage_error("report", "unknown option '%s'", a);
-        if (file)
-            return cli_usage_error("report", "one file at a time ('%s' and '%s')", file, a);
-        file = a;
+        if ((r = cli_one_file("report", a, &file)) != 0)
+            return r;
     }
     if (!file)
         return cli_usage_error("report", "which file? give a .prof file");

@@ -98,11 +98,8 @@ int cmd_view(int argc, char **argv, const sonde_env *env)
                 return SONDE_EXIT_USAGE;
             continue;
         }
-        if (a[0] == '-' && a[1])
-            return cli_usage_error("view", "unknown option '%s'", a);
-        if (file)
-            return cli_usage_error("view", "one file at a time ('%s' and '%s')", file, a);
-        file = a;
+        if ((r = cli_one_file("view", a, &file)) != 0)
+            return r;
     }
     if (!file)
         return cli_usage_error("view", "which profile? give a file sonde or cProfile wrote");

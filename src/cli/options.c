@@ -85,3 +85,13 @@ int cli_fail(int code, const char *fmt, ...)
     va_end(ap);
     return code;
 }
+
+int cli_one_file(const char *cmd, const char *arg, const char **file)
+{
+    if (arg[0] == '-' && arg[1])
+        return cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (*file)
+        return cli_usage_error(cmd, "one file at a time ('%s' and '%s')", *file, arg);
+    *file = arg;
+    return 0;
+}

@@ -18,6 +18,11 @@ int cli_flag(const char *arg, const char *short_name, const char *long_name);
 /* Parses a non-negative integer option value; -1 (after printing) if bad. */
 int cli_count(const char *cmd, const char *flag, const char *text, long *out);
 
+/* arg, not an option of the command, as its one FILE argument: 0 after
+ * storing it in *file, or SONDE_EXIT_USAGE (after printing) for an
+ * unknown option or a second file. */
+int cli_one_file(const char *cmd, const char *arg, const char **file);
+
 /* Parses a process id; -1 (after printing) if it is not one. */
 int cli_pid(const char *cmd, const char *text, long *out);
 

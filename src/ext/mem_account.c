@@ -28,8 +28,9 @@ static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec"
 #define MEM_BIG_RELEASE (1u << 20)
 /* Address space kept for writing the results when the program ran out. */
 #define MEM_RESERVE (32u << 20)
-/* Frames read per sample from the stack (the innermost ones). */
-#define MEM_MAX_FRAMES 256
+/* Frames read per sample from the stack (the innermost ones; 4 KiB of the
+ * allocating thread's stack between the two arrays that hold them). */
+#define MEM_MAX_FRAMES 128
 
 static uint64_t now_ns(void)
 {
@@ -156,8 +157,7 @@ static int line_at(mem_data *m, line_code *lc, int offset)
     if (line == SONDE_U64MAP_NONE) {
         int found = PyCode_Addr2Line((PyCodeObject *)lc->code, offset);
         line = (uint32_t)(found > 0 ? found : lc->first);
-        uint32_t *slot = sonde_u64map_slot(&m->line_at, key, line);
-        (void)slot; /* out of memory: asked again next time */
+        sonde_u64map_slot(&m->line_at, key, line); /* on out of memory, asked again */
     }
     return (int)line;
 }

@@ -18,14 +18,14 @@ static const view_tree *sort_tree;
 
 static const char *name_of(uint32_t node)
 {
-    int32_t f = sort_tree->func[node];
+    int32_t f = sort_tree->nodes[node].func;
     return f < 0 ? "" : sonde_profile_str(sort_profile, sort_profile->funcs[f].qualname);
 }
 
 static int by_parent_then_name(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t px = sort_tree->parent[x], py = sort_tree->parent[y];
+    uint32_t px = sort_tree->nodes[x].parent, py = sort_tree->nodes[y].parent;
     if (px != py)
         return px < py ? -1 : 1;
     int c = strcmp(name_of(x), name_of(y));
@@ -53,15 +53,15 @@ int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p)
     sort_tree = t;
     qsort(order, k, sizeof *order, by_parent_then_name);
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t c = order[i], up = t->parent[c];
+        uint32_t c = order[i], up = t->nodes[c].parent;
         l->x[c] = used[up];
-        used[up] += t->total[c];
+        used[up] += t->nodes[c].total;
     }
     /* Offsets within the parent become offsets from the root: parents come
      * before their children in the tree. */
     for (uint32_t c = 1; c < t->n; c++) {
-        l->x[c] += l->x[t->parent[c]];
-        l->depth[c] = l->depth[t->parent[c]] + 1;
+        l->x[c] += l->x[t->nodes[c].parent];
+        l->depth[c] = l->depth[t->nodes[c].parent] + 1;
     }
     free(order);
     free(used);

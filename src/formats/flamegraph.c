@@ -55,7 +55,7 @@ static void put_value(sonde_buf *b, const sonde_profile *p, double seconds)
 static void put_frame(sonde_buf *b, const sonde_profile *p, const view_tree *t, uint32_t n,
                       double x, double w, uint32_t depth, double height)
 {
-    const sonde_func *f = &p->funcs[t->func[n]];
+    const sonde_func *f = &p->funcs[t->nodes[n].func];
     const char *name = sonde_profile_str(p, f->qualname);
     int r, g, bl;
     flame_colour(name, &r, &g, &bl);
@@ -67,10 +67,10 @@ static void put_frame(sonde_buf *b, const sonde_profile *p, const view_tree *t, 
     sonde_buf_puts(b, " (");
     sonde_buf_xml_str(b, sonde_profile_str(p, f->file));
     sonde_buf_printf(b, ":%d): ", f->line);
-    put_value(b, p, t->total[n]);
+    put_value(b, p, t->nodes[n].total);
     sonde_buf_printf(b, ", %.2f%%</title><rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" "
                      "fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%.0f\">",
-                     t->total[0] > 0 ? 100.0 * t->total[n] / t->total[0] : 0.0, x, y, w,
+                     t->nodes[0].total > 0 ? 100.0 * t->nodes[n].total / t->nodes[0].total : 0.0, x, y, w,
                      FRAME_H - 1, r, g, bl, x + 3, y + 11.5);
     put_label(b, name, w);
     sonde_buf_puts(b, "</text></g>\n");
@@ -115,14 +115,14 @@ int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_sta
     }
     double total = 0;
     for (uint32_t n = 1; n < t.n; n++)
-        if (t.parent[n] == 0)
-            total += t.total[n];
-    t.total[0] = total;
+        if (t.nodes[n].parent == 0)
+            total += t.nodes[n].total;
+    t.nodes[0].total = total;
     double scale = total > 0 ? WIDTH / total : 0;
     /* The height follows the deepest frame wide enough to be drawn. */
     uint32_t deepest = 0;
     for (uint32_t n = 1; n < t.n; n++)
-        if (l.depth[n] > deepest && t.total[n] * scale >= MIN_WIDTH)
+        if (l.depth[n] > deepest && t.nodes[n].total * scale >= MIN_WIDTH)
             deepest = l.depth[n];
     double height = (deepest + 1) * FRAME_H + PAD_TOP;
     sonde_buf_printf(b, "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -144,8 +144,8 @@ int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_sta
                      "fill=\"rgb(220,220,220)\" rx=\"2\"/><text x=\"3\" y=\"%.0f\">all</text></g>\n",
                      height - FRAME_H, WIDTH, FRAME_H - 1, height - FRAME_H + 11.5);
     for (uint32_t n = 1; n < t.n; n++) {
-        double w = t.total[n] * scale;
-        if (w >= MIN_WIDTH && t.func[n] >= 0)
+        double w = t.nodes[n].total * scale;
+        if (w >= MIN_WIDTH && t.nodes[n].func >= 0)
             put_frame(b, p, &t, n, l.x[n] * scale, w, l.depth[n], height);
     }
     sonde_buf_puts(b, script);

@@ -82,10 +82,10 @@ static int put_tree(sonde_buf *b, const view_tree *t, const sonde_profile *p)
         return -1;
     sonde_buf_puts(b, ",\n\"tree\": [");
     for (uint32_t i = 0; i < t->n; i++) {
-        sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->func[i], t->parent[i]);
-        put_num(b, t->total[i]);
+        sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->nodes[i].func, t->nodes[i].parent);
+        put_num(b, t->nodes[i].total);
         sonde_buf_putc(b, ',');
-        put_num(b, t->self[i]);
+        put_num(b, t->nodes[i].self);
         sonde_buf_putc(b, ',');
         put_num(b, l.x[i]);
         sonde_buf_putc(b, ']');
@@ -246,10 +246,10 @@ typedef struct labelled {
 
 static void label_of(const labelled *l, uint32_t node, char *out, size_t len)
 {
-    if (l->t->func[node] < 0)
+    if (l->t->nodes[node].func < 0)
         snprintf(out, len, "(root)");
     else
-        view_func_label(l->p, (uint32_t)l->t->func[node], out, len);
+        view_func_label(l->p, (uint32_t)l->t->nodes[node].func, out, len);
 }
 
 static int index_children(labelled *l)
@@ -258,7 +258,7 @@ static int index_children(labelled *l)
     sonde_u64map_init(&l->children);
     for (uint32_t i = 1; i < l->t->n; i++) {
         label_of(l, i, label, sizeof label);
-        uint64_t key = (uint64_t)l->t->parent[i] << 32 | label_hash(label);
+        uint64_t key = (uint64_t)l->t->nodes[i].parent << 32 | label_hash(label);
         if (!sonde_u64map_slot(&l->children, key, i))
             return -1;
     }
@@ -278,9 +278,9 @@ static double *match_paths(const labelled *before, const labelled *after)
         return NULL;
     }
     twin[0] = 0;
-    base[0] = before->t->n ? before->t->total[0] : 0;
+    base[0] = before->t->n ? before->t->nodes[0].total : 0;
     for (uint32_t i = 1; i < after->t->n; i++) {
-        uint32_t up = twin[after->t->parent[i]];
+        uint32_t up = twin[after->t->nodes[i].parent];
         twin[i] = SONDE_U64MAP_NONE;
         if (up == SONDE_U64MAP_NONE)
             continue;
@@ -290,7 +290,7 @@ static double *match_paths(const labelled *before, const labelled *after)
             label_of(before, j, other, sizeof other);
             if (strcmp(label, other) == 0) {
                 twin[i] = j;
-                base[i] = before->t->total[j];
+                base[i] = before->t->nodes[j].total;
             }
         }
     }
@@ -336,7 +336,7 @@ int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before
         goto out;
     double max_delta = 0;
     for (uint32_t i = 1; i < ta.n; i++)
-        max_delta = fmax(max_delta, fabs(ta.total[i] - base[i]));
+        max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
     page_begin(b);
     data_begin(b, "diff", title);
     put_profile_fields(b, after, sa, &ta, after_tree);

@@ -7,10 +7,7 @@
 
 void view_tree_free(view_tree *t)
 {
-    free(t->func);
-    free(t->parent);
-    free(t->total);
-    free(t->self);
+    free(t->nodes);
     memset(t, 0, sizeof *t);
 }
 
@@ -18,27 +15,13 @@ static int add_node(view_tree *t, int32_t func, uint32_t parent, double total, d
 {
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 1024;
-        int32_t *f = realloc(t->func, cap * sizeof *f);
-        if (f)
-            t->func = f;
-        uint32_t *p = realloc(t->parent, cap * sizeof *p);
-        if (p)
-            t->parent = p;
-        double *to = realloc(t->total, cap * sizeof *to);
-        if (to)
-            t->total = to;
-        double *se = realloc(t->self, cap * sizeof *se);
-        if (se)
-            t->self = se;
-        if (!f || !p || !to || !se)
+        view_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
+        if (!nodes)
             return -1;
+        t->nodes = nodes;
         t->cap = cap;
     }
-    t->func[t->n] = func;
-    t->parent[t->n] = parent;
-    t->total[t->n] = total;
-    t->self[t->n] = self;
-    t->n++;
+    t->nodes[t->n++] = (view_node){ func, parent, total, self };
     return 0;
 }
 
@@ -70,8 +53,8 @@ typedef struct pending {
 
 static int on_path(const view_tree *t, uint32_t node, int32_t func)
 {
-    for (uint32_t a = node;; a = t->parent[a]) {
-        if (t->func[a] == func)
+    for (uint32_t a = node;; a = t->nodes[a].parent) {
+        if (t->nodes[a].func == func)
             return 1;
         if (a == 0)
             return 0;
@@ -108,8 +91,8 @@ int view_tree_from_stats(view_tree *t, const sonde_stats *s)
     double smallest = everything * 1e-6;
     while (top > 0 && t->n < VIEW_MAX_NODES) {
         pending at = stack[--top];
-        int32_t f = t->func[at.node];
-        double scale = t->total[at.node] / s->funcs[f].cumtime;
+        int32_t f = t->nodes[at.node].func;
+        double scale = t->nodes[at.node].total / s->funcs[f].cumtime;
         if (at.depth >= VIEW_MAX_DEPTH)
             continue;
         for (uint32_t k = start[f]; k < start[f + 1] && t->n < VIEW_MAX_NODES; k++) {

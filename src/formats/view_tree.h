@@ -15,10 +15,14 @@
 #define VIEW_MAX_NODES 200000u
 #define VIEW_MAX_DEPTH 128
 
+typedef struct view_node {
+    int32_t func;        /* function id; -1 for the root */
+    uint32_t parent;     /* node 0 is the root; parents come first */
+    double total, self;  /* seconds */
+} view_node;
+
 typedef struct view_tree {
-    int32_t *func;       /* function id; -1 for the root */
-    uint32_t *parent;    /* node 0 is the root; parents come first */
-    double *total, *self;/* seconds */
+    view_node *nodes;
     uint32_t n, cap;
 } view_tree;
 

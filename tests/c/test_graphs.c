@@ -68,12 +68,12 @@ static void test_tree_from_stats(void)
     /* root; main 10 s (the only function nobody calls); work 7.5 under it
      * (main->work's cumtime); len under work, 7.5 x 1.5 / 9.5. */
     check_u64(t.n, 4);
-    check_dbl(t.total[0], 10);
-    check(t.func[1] == FIXTURE_MAIN && t.func[2] == FIXTURE_WORK && t.func[3] == FIXTURE_LEN,
+    check_dbl(t.nodes[0].total, 10);
+    check(t.nodes[1].func == FIXTURE_MAIN && t.nodes[2].func == FIXTURE_WORK && t.nodes[3].func == FIXTURE_LEN,
           "main -> work -> len");
-    check_dbl(t.total[2], 7.5);
-    check_dbl(t.total[3], 7.5 * 1.5 / 9.5);
-    check_dbl(t.self[2], 7.5 * 8 / 9.5);
+    check_dbl(t.nodes[2].total, 7.5);
+    check_dbl(t.nodes[3].total, 7.5 * 1.5 / 9.5);
+    check_dbl(t.nodes[2].self, 7.5 * 8 / 9.5);
     view_tree_free(&t);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
@@ -94,14 +94,14 @@ static void test_layout(void)
      * (10 s): by name, "Worker.work" < "main" */
     int main_node = -1, work_top = -1;
     for (uint32_t i = 1; i < t.n; i++)
-        if (t.parent[i] == 0)
-            *(t.func[i] == FIXTURE_MAIN ? &main_node : &work_top) = (int)i;
+        if (t.nodes[i].parent == 0)
+            *(t.nodes[i].func == FIXTURE_MAIN ? &main_node : &work_top) = (int)i;
     check(main_node > 0 && work_top > 0, "both roots");
     check_dbl(l.x[work_top], 0);
     check_dbl(l.x[main_node], 2);
     check_u64(l.depth[main_node], 1);
     for (uint32_t i = 1; i < t.n; i++)
-        if (t.func[i] == FIXTURE_LEN) {
+        if (t.nodes[i].func == FIXTURE_LEN) {
             check_dbl(l.x[i], 2); /* main's only child work, then len at its start */
             check_u64(l.depth[i], 3);
         }
