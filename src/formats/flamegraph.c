@@ -113,11 +113,7 @@ int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_sta
         b->oom = 1;
         return -1;
     }
-    double total = 0;
-    for (uint32_t n = 1; n < t.n; n++)
-        if (t.nodes[n].parent == 0)
-            total += t.nodes[n].total;
-    t.nodes[0].total = total;
+    double total = t.nodes[0].total;
     double scale = total > 0 ? WIDTH / total : 0;
     /* The height follows the deepest frame wide enough to be drawn. */
     uint32_t deepest = 0;

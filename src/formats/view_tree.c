@@ -41,6 +41,10 @@ int view_tree_from_profile(view_tree *t, const sonde_profile *p)
                       (double)n->self * p->seconds_per_tick);
     }
     free(nodes);
+    /* the root spans everything: every thread's time */
+    for (uint32_t i = 1; rc == 0 && i < t->n; i++)
+        if (t->nodes[i].parent == 0)
+            t->nodes[0].total += t->nodes[i].total;
     return rc;
 }
 

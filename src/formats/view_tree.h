@@ -28,7 +28,7 @@ typedef struct view_tree {
 
 void view_tree_free(view_tree *t);
 
-/* 0, or -1 on out of memory. */
+/* 0, or -1 on out of memory.  The root's total is everything's. */
 int view_tree_from_profile(view_tree *t, const sonde_profile *p);
 int view_tree_from_stats(view_tree *t, const sonde_stats *s);
 
