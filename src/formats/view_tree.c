@@ -42,9 +42,12 @@ int view_tree_from_profile(view_tree *t, const sonde_profile *p)
     }
     free(nodes);
     /* the root spans everything: every thread's time */
+    double everything = 0;
     for (uint32_t i = 1; rc == 0 && i < t->n; i++)
         if (t->nodes[i].parent == 0)
-            t->nodes[0].total += t->nodes[i].total;
+            everything += t->nodes[i].total;
+    if (rc == 0)
+        t->nodes[0].total = everything;
     return rc;
 }
 
