@@ -121,12 +121,46 @@ def view(tmp, name, *extra):
     return page
 
 
+QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--no-first-run", "--disable-default-apps", "--disable-extensions"]
+
+
+def page_requests(page, fragment, tmp):
+    """The URLs the page itself asked for while it ran, from the browser's
+    network log (requests made for a file:// page carry its site in their
+    network isolation key; the browser's own do not)."""
+    log = tmp / ("net-%s.json" % os.path.basename(str(page)))
+    subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+                    "--virtual-time-budget=3000", "--log-net-log=%s" % log] + QUIET +
+                   ["--dump-dom", "file://%s#%s" % (os.path.abspath(str(page)), fragment)],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, check=True)
+    net = json.load(open(str(log)))
+    start = net["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+    return [e["params"]["url"] for e in net["events"] if e["type"] == start and
+            e["params"].get("network_isolation_key", "").startswith("file://")]
+
+
+@need_browser
+def test_no_request_leaves_the_page(profiles, tmp_path):
+    # The method sees a page's requests: a page that makes two.
+    (tmp_path / "leaky.html").write_text(
+        '<!DOCTYPE html><img src="http://127.0.0.1:9/a.png">'
+        '<script>fetch("http://127.0.0.1:9/b")</script>')
+    assert sorted(page_requests(tmp_path / "leaky.html", "", tmp_path)) == [
+        "http://127.0.0.1:9/a.png", "http://127.0.0.1:9/b"]
+    proc = run_sonde(["mem", "-o", "m.json", "work.py", "12"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    for name, fragment in (("w.json", "view=flame&click=fib&type=fib"), ("w.prof", "view=table"),
+                           ("c.prof", "view=sunburst"), ("m.json", "view=memory")):
+        assert page_requests(view(profiles, name), fragment, tmp_path) == []
+
+
 def test_page_is_self_contained(profiles):
     html = view(profiles, "w.json").read_text()
     assert ('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
             'style-src \'unsafe-inline\'; script-src \'unsafe-inline\'; img-src data:">' in html)
     for pattern in (r"\bsrc\s*=", r"\bhref\s*=", r"url\(", r"@import", r"https?://(?!www\.w3\.org/2000/svg)"):
-        assert not re.search(pattern, html), pattern
+        assert not re.search(pattern, html), pattern  # (the SVG namespace is a name, not a request)
 
 
 @need_browser
