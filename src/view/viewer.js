@@ -473,7 +473,7 @@
   }
 
   function render() {
-    var box = $("view");
+    var began = performance.now(), box = $("view");
     box.textContent = "";
     $("found").textContent = "";
     Array.prototype.forEach.call(document.querySelectorAll("nav button"), function (b) {
@@ -483,7 +483,8 @@
     crumbs();
     searchSummary();
     $("status").textContent = "drawn: " + S.view +
-      (["flame", "icicle", "sunburst"].indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "");
+      (["flame", "icicle", "sunburst"].indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
+      " in " + Math.round(performance.now() - began) + " ms";
   }
 
   function start() {
