@@ -74,6 +74,19 @@ static int mem_option(int argc, char **argv, int *i, void *ctx)
     return 0;
 }
 
+/* --interval's milliseconds into *ms.  0, or an exit code after printing. */
+static int parse_interval(const char *text, double *ms)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0.1 && v <= 3.6e6))
+        return cli_usage_error("mem", "--interval takes milliseconds from 0.1 to 3600000, "
+                               "not '%s'", text);
+    *ms = v;
+    return 0;
+}
+
 /* The shim beside the package's extension, or "" when it is missing. */
 static void shim_path(const sonde_env *env, char *out, size_t len)
 {
@@ -90,14 +103,10 @@ int cmd_mem(int argc, char **argv, const sonde_env *env)
     mem_opts o = { NULL, NULL, NULL, 1, 0 };
     tool_args a;
     int rc = tool_args_parse(&a, argc, argv, usage, mem_option, &o);
-    char *end;
     double interval = 10;
     long sample_bytes = 512;
-    if (rc == 0 && o.interval &&
-        (errno = 0, interval = strtod(o.interval, &end), errno || *end || end == o.interval ||
-                                                         !(interval >= 0.1 && interval <= 3.6e6)))
-        rc = cli_usage_error("mem", "--interval takes milliseconds from 0.1 to 3600000, not '%s'",
-                             o.interval);
+    if (rc == 0 && o.interval)
+        rc = parse_interval(o.interval, &interval);
     if (rc == 0 && o.sample_bytes &&
         (cli_count("mem", "--sample-bytes", o.sample_bytes, &sample_bytes) < 0 ||
          sample_bytes > (1l << 30)))
