@@ -25,8 +25,7 @@
 
   function pct(x) { return (100 * x).toFixed(1) + "%"; }
 
-  function fmtValue(v) {
-    if (D.unit === "samples") return String(Math.round(v));
+  function fmtValue(v) { /* seconds (of samples, for sampled profiles) */
     if (v >= 1) return v.toFixed(3) + " s";
     if (v >= 1e-3) return (v * 1e3).toFixed(3) + " ms";
     return (v * 1e6).toFixed(1) + " us";
@@ -56,9 +55,7 @@
   var T = null; /* arrays over nodes; node 0 is the root */
 
   function funcLabel(f) {
-    if (f < 0) return "all";
-    var fn = D.funcs[f];
-    return fn[0];
+    return f < 0 ? "all" : D.funcs[f][0];
   }
 
   function funcWhere(f) {
@@ -260,7 +257,7 @@
       var label = funcLabel(r[0]) + " " + funcWhere(r[0]);
       if (!filter || filter.test(label)) rows.push(r);
     });
-    var key = sortKey === null ? (D.sampled ? 3 : 3) : sortKey;
+    var key = sortKey === null ? 3 : sortKey; /* cumtime, or total %: the biggest first */
     rows.sort(function (a, b) {
       var va = key === "name" ? funcLabel(a[0]) : colValue(a, cols[key]);
       var vb = key === "name" ? funcLabel(b[0]) : colValue(b, cols[key]);
