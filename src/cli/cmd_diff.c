@@ -2,7 +2,6 @@
  * a change): the functions whose own time changed most, and a page with
  * the newer profile's flame graph coloured by how much each frame grew
  * (red) or shrank (blue). */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,20 +67,16 @@ int cmd_diff(int argc, char **argv, const sonde_env *env)
     if (limit_text && cli_count("diff", "-l", limit_text, &limit) < 0)
         return SONDE_EXIT_USAGE;
     char path[PATH_MAX];
-    if (!out) {
-        const char *slash = strrchr(files[1], '/'), *dot = strrchr(files[1], '.');
-        int stem = dot && (!slash || dot > slash + 1) ? (int)(dot - files[1])
-                                                      : (int)strlen(files[1]);
-        if ((size_t)snprintf(path, sizeof path, "%.*s.diff.html", stem, files[1]) >= sizeof path)
-            return cli_fail(SONDE_EXIT_USAGE, "the file name '%s' is too long", files[1]);
-        out = path;
-    }
+    int rc;
+    if (!out && (rc = cli_sibling_path(files[1], ".diff.html", path, sizeof path)) != 0)
+        return rc;
+    out = out ? out : path;
     loaded before, after;
     sonde_stats_init(&before.s);
     sonde_stats_init(&after.s);
     if (sonde_profile_init(&before.p) < 0 || sonde_profile_init(&after.p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    int rc = load(files[0], &before);
+    rc = load(files[0], &before);
     if (rc == 0)
         rc = load(files[1], &after);
     sonde_buf table, page;
@@ -100,8 +95,8 @@ int cmd_diff(int argc, char **argv, const sonde_env *env)
             !sonde_buf_ok(&table))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
-    if (rc == 0 && sonde_buf_write_file(&page, out) < 0)
-        rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno));
+    if (rc == 0)
+        rc = cli_write(&page, out);
     if (rc == 0) {
         sonde_buf_write_file(&table, "-");
         fprintf(stderr, "sonde: wrote %s (the flame graph of %s, coloured by change)\n", out,

@@ -113,13 +113,8 @@ int cmd_mem(int argc, char **argv, const sonde_env *env)
         rc = sample_bytes > (1l << 30)
                  ? cli_usage_error("mem", "--sample-bytes is at most 1073741824")
                  : SONDE_EXIT_USAGE;
-    if (rc == 0 && o.plot) {
-        FILE *f = fopen(o.plot, "a");
-        if (!f)
-            rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", o.plot, strerror(errno));
-        else
-            fclose(f);
-    }
+    if (rc == 0 && o.plot)
+        rc = cli_check_writable(o.plot);
     char shim[PATH_MAX] = "";
     if (rc == 0 && o.native) {
         shim_path(env, shim, sizeof shim);

@@ -40,40 +40,20 @@ static const char usage[] =
     "      --edge-thres P leave out calls under P%% of the time (dot; 0.1)\n"
     "  -o, --output OUT   where -f writes (default: standard output)\n";
 
-/* A sonde lines or mem profile (JSON): prints its table, or with -f svg
- * draws a mem profile's timeline, and returns 0 (or an exit code when it
- * is malformed or cannot be written); -1 when the file is not one (the
- * .prof path decides). */
-static int report_line_profile(const char *file, const char *format, const char *out,
-                               char *err, size_t errlen)
+/* A sonde lines or mem document drawn into b: its table, or with -f svg a
+ * mem document's timeline.  0, or an exit code after printing why. */
+static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
+                         enum sonde_load_kind kind, const char *format)
 {
-    size_t len;
-    unsigned char *data = sonde_load_bytes(file, &len, err, errlen);
-    sonde_jtree t;
-    int rc = -1;
-    if (data && sonde_load_is_json(data, len) &&
-        sonde_json_read(&t, (const char *)data, len, err, errlen) == 0) {
-        int lines = sonde_lines_is(&t), mem = sonde_mem_is(&t), svg = strcmp(format, "svg") == 0;
-        sonde_buf b;
-        sonde_buf_init(&b);
-        if ((lines || mem) && strcmp(format, "table") != 0 && !(mem && svg)) {
-            rc = cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
-                                 mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "",
-                                 format);
-        } else if (lines || mem) {
-            int drawn = lines  ? sonde_lines_table(&b, &t, NULL, err, errlen)
-                        : svg ? sonde_mem_plot(&b, &t, err, errlen)
-                              : sonde_mem_table(&b, &t, err, errlen);
-            rc = drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err)
-                 : sonde_buf_write_file(&b, out) < 0
-                     ? cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno))
-                     : 0;
-        }
-        sonde_buf_free(&b);
-        sonde_jtree_free(&t);
-    }
-    free(data);
-    return rc;
+    int mem = kind == SONDE_LOADED_MEM, svg = strcmp(format, "svg") == 0;
+    if (strcmp(format, "table") != 0 && !(mem && svg))
+        return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
+                               mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
+    char err[256];
+    int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
+                : svg ? sonde_mem_plot(b, t, err, sizeof err)
+                      : sonde_mem_table(b, t, err, sizeof err);
+    return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
 }
 
 /* A threshold in percent (0-100) into *out, when given. */
@@ -100,9 +80,9 @@ static int run_graphviz(const sonde_buf *b, const char *format, const char *out)
     if (fd < 0)
         return cli_fail(SONDE_EXIT_FAILED, "cannot write a temporary file: %s", strerror(errno));
     close(fd);
-    if (sonde_buf_write_file(b, src) < 0) {
+    if (cli_write(b, src) != 0) {
         unlink(src);
-        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", src, strerror(errno));
+        return SONDE_EXIT_FAILED;
     }
     snprintf(type, sizeof type, "-T%s", format);
     char *argv[] = { "dot", type, src, "-o", (char *)out, NULL };
@@ -156,11 +136,6 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     if (!sonde_table_sort_known(topts.sort))
         return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
                                "ncalls, pcalls, name, file or line)", topts.sort);
-    char err[512];
-    int line_profile = report_line_profile(file, format, out, err, sizeof err);
-    if (line_profile >= 0)
-        return line_profile;
-
     int graphviz = strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
     int dot = graphviz || strcmp(format, "dot") == 0;
     const sonde_format *fmt = NULL;
@@ -176,11 +151,18 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     if (sonde_profile_init(&p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_stats_init(&s);
+    sonde_jtree doc;
+    enum sonde_load_kind kind;
+    char err[512];
     int rc = 0;
     sonde_buf b;
     sonde_buf_init(&b);
-    if (sonde_load_file(file, &p, &s, err, sizeof err) < 0) {
+    if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else if (kind != SONDE_LOADED_PROFILE) {
+        rc = draw_document(&b, file, &doc, kind, format);
+        graphviz = 0; /* a mem document's svg is its own timeline */
+        sonde_jtree_free(&doc);
     } else if (fmt && (fmt->needs_timeline || (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
@@ -194,10 +176,8 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     } else if (fmt->write(&b, &p, &s) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
-    if (rc == 0 && graphviz)
-        rc = run_graphviz(&b, format, out);
-    else if (rc == 0 && sonde_buf_write_file(&b, out) < 0)
-        rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno));
+    if (rc == 0)
+        rc = graphviz ? run_graphviz(&b, format, out) : cli_write(&b, out);
     sonde_buf_free(&b);
     sonde_stats_free(&s);
     sonde_profile_free(&p);

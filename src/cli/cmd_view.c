@@ -2,13 +2,11 @@
  * files, as one self-contained HTML page (src/formats/view.c; the page's
  * script is src/view/viewer.js), written next to the input, served on
  * 127.0.0.1 or opened in the browser. */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../formats/json_read.h"
 #include "../formats/load.h"
 #include "../formats/view.h"
 #include "commands.h"
@@ -32,42 +30,23 @@ static const char usage[] =
     "      --port N       the port to serve on (default: a free one)\n"
     "      --open         open it in the browser ($BROWSER, else xdg-open)\n";
 
-/* FILE with its extension replaced by .html. */
-static int default_output(const char *file, char *out, size_t len)
-{
-    const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
-    size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - file) : strlen(file);
-    return (size_t)snprintf(out, len, "%.*s.html", (int)stem, file) < len ? 0 : -1;
-}
-
 /* The page for file into b.  0, or -1 with a message. */
 static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
 {
-    size_t len;
-    unsigned char *data = sonde_load_bytes(file, &len, err, errlen);
-    if (!data)
-        return -1;
-    int rc = 1; /* not a lines or mem document */
-    sonde_jtree t;
-    if (sonde_load_is_json(data, len) &&
-        sonde_json_read(&t, (const char *)data, len, err, errlen) == 0) {
-        const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], "mode"));
-        if (strcmp(mode, "lines") == 0 || strcmp(mode, "mem") == 0)
-            rc = sonde_view_document(b, file, &t, err, errlen);
-        sonde_jtree_free(&t);
-    }
-    free(data);
-    if (rc <= 0)
-        return rc;
     sonde_profile p;
     sonde_stats s;
+    sonde_jtree doc;
+    enum sonde_load_kind kind;
     if (sonde_profile_init(&p) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     sonde_stats_init(&s);
-    rc = sonde_load_file(file, &p, &s, err, errlen);
-    if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
+    int rc = sonde_load_any(file, &p, &s, &doc, &kind, err, errlen);
+    if (rc == 0 && kind != SONDE_LOADED_PROFILE) {
+        rc = sonde_view_document(b, file, &doc, err, errlen);
+        sonde_jtree_free(&doc);
+    } else if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
@@ -109,19 +88,15 @@ int cmd_view(int argc, char **argv, const sonde_env *env)
     if (port_text && !serve)
         return cli_usage_error("view", "--port goes with --serve");
     char path[PATH_MAX], err[512];
-    if (!out) {
-        if (default_output(file, path, sizeof path) < 0)
-            return cli_fail(SONDE_EXIT_USAGE, "the file name '%s' is too long", file);
-        out = path;
-    }
+    int rc;
+    if (!out && (rc = cli_sibling_path(file, ".html", path, sizeof path)) != 0)
+        return rc;
+    out = out ? out : path;
     sonde_buf b;
     sonde_buf_init(&b);
-    int rc = 0;
     if (make_page(file, &b, err, sizeof err) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    else if (sonde_buf_write_file(&b, out) < 0)
-        rc = cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", out, strerror(errno));
-    else
+    else if ((rc = cli_write(&b, out)) == 0)
         fprintf(stderr, "sonde: wrote %s\n", out);
     if (rc == 0 && serve) {
         const char *name = strrchr(out, '/');

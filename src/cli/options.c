@@ -95,3 +95,28 @@ int cli_one_file(const char *cmd, const char *arg, const char **file)
     *file = arg;
     return 0;
 }
+
+int cli_check_writable(const char *path)
+{
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", path, strerror(errno));
+    fclose(f);
+    return 0;
+}
+
+int cli_write(const sonde_buf *b, const char *path)
+{
+    if (sonde_buf_write_file(b, path) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+int cli_sibling_path(const char *file, const char *suffix, char *out, size_t len)
+{
+    const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
+    size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - file) : strlen(file);
+    if ((size_t)snprintf(out, len, "%.*s%s", (int)stem, file, suffix) >= len)
+        return cli_fail(SONDE_EXIT_USAGE, "the file name '%s' is too long", file);
+    return 0;
+}

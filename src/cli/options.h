@@ -3,6 +3,10 @@
 #ifndef SONDE_OPTIONS_H
 #define SONDE_OPTIONS_H
 
+#include <stddef.h>
+
+#include "../core/buf.h"
+
 /* Exit codes of sonde's own errors (the profiled program's pass through). */
 #define SONDE_EXIT_USAGE 2     /* bad command line */
 #define SONDE_EXIT_FAILED 1    /* could not profile / read / write */
@@ -22,6 +26,17 @@ int cli_count(const char *cmd, const char *flag, const char *text, long *out);
  * storing it in *file, or SONDE_EXIT_USAGE (after printing) for an
  * unknown option or a second file. */
 int cli_one_file(const char *cmd, const char *arg, const char **file);
+
+/* The output check and write every command shares: 0 when path can be
+ * written (created empty when new) / when b was written to path ("-" =
+ * standard output), else SONDE_EXIT_FAILED after printing why. */
+int cli_check_writable(const char *path);
+int cli_write(const sonde_buf *b, const char *path);
+
+/* file with its extension (if any) replaced by suffix, into out: where a
+ * command writes beside its input.  0, or SONDE_EXIT_USAGE after printing
+ * that the name is too long. */
+int cli_sibling_path(const char *file, const char *suffix, char *out, size_t len);
 
 /* Parses a process id; -1 (after printing) if it is not one. */
 int cli_pid(const char *cmd, const char *text, long *out);

@@ -15,13 +15,7 @@ static int check(const tool_args *a, const char *cmd)
         return cli_usage_error(cmd, "what should run? give a script or -m MODULE");
     if (strcmp(a->mode, "script") == 0 && stat(a->target, &st) < 0)
         return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': %s", a->target, strerror(errno));
-    if (a->out) {
-        FILE *f = fopen(a->out, "a");
-        if (!f)
-            return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", a->out, strerror(errno));
-        fclose(f);
-    }
-    return 0;
+    return a->out ? cli_check_writable(a->out) : 0;
 }
 
 int tool_args_parse(tool_args *a, int argc, char **argv, const char *usage,

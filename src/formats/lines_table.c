@@ -9,12 +9,6 @@ static const struct {
     double ns;
 } units[] = { { "s", 1e9 }, { "ms", 1e6 }, { "us", 1e3 }, { "ns", 1.0 } };
 
-int sonde_lines_is(const sonde_jtree *t)
-{
-    const sonde_jval *root = &t->vals[t->root];
-    return strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "lines") == 0;
-}
-
 /* The largest unit in which the biggest time of a line is at least 1. */
 static size_t pick_unit(const sonde_jtree *t, const sonde_jval *functions)
 {

@@ -9,9 +9,6 @@
 #include "../core/buf.h"
 #include "json_read.h"
 
-/* 1 when the document is a lines profile ("mode": "lines"). */
-int sonde_lines_is(const sonde_jtree *t);
-
 /* Appends the table to b; unit is "s", "ms", "us", "ns" or NULL for the
  * most readable.  0, or -1 with a message when the document is not one. */
 int sonde_lines_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,

@@ -48,12 +48,15 @@ static unsigned char *slurp(const char *path, size_t *len)
     return data;
 }
 
-int sonde_load_is_json(const unsigned char *d, size_t n)
+/* 1 when data starts like a JSON document rather than a marshal one. */
+static int is_json(const unsigned char *d, size_t n)
 {
     return n >= 2 && d[0] == '{' && strchr("\" \t\r\n}", d[1]) != NULL;
 }
 
-unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t errlen)
+/* The whole of a regular file (at most SONDE_LOAD_MAX_BYTES), malloc'd;
+ * NULL with a message naming the file. */
+static unsigned char *load_bytes(const char *path, size_t *len, char *err, size_t errlen)
 {
     unsigned char *data = slurp(path, len);
     if (!data)
@@ -61,9 +64,11 @@ unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t
     return data;
 }
 
-/* sonde's own JSON profile: the tree, and the stats derived from it. */
+/* A JSON document: sonde's own profile (the tree, and the stats derived
+ * from it), or, when doc is given, a lines or mem document kept in *doc. */
 static int load_json(const char *path, const unsigned char *data, size_t len, sonde_profile *p,
-                     sonde_stats *s, char *err, size_t errlen)
+                     sonde_stats *s, sonde_jtree *doc, enum sonde_load_kind *kind, char *err,
+                     size_t errlen)
 {
     sonde_jtree t;
     char why[200];
@@ -71,8 +76,18 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
         snprintf(err, errlen, "cannot read '%s': %s", path, why);
         return -1;
     }
+    const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], "mode"));
+    int lines = strcmp(mode, "lines") == 0, mem = strcmp(mode, "mem") == 0;
+    if ((lines || mem) && doc) {
+        *doc = t;
+        *kind = lines ? SONDE_LOADED_LINES : SONDE_LOADED_MEM;
+        return 0;
+    }
     int rc = -1;
-    if (!sonde_json_profile_is(&t))
+    if (lines || mem)
+        snprintf(err, errlen, "'%s' holds sonde %s's per-line figures, not a profile of calls",
+                 path, mode);
+    else if (!sonde_json_profile_is(&t))
         snprintf(err, errlen, "'%s' is JSON but not a profile sonde wrote (sonde run or record "
                  "-f json, sonde lines -o, sonde mem -o)", path);
     else if (sonde_json_profile_read(&t, p, why, sizeof why) < 0)
@@ -87,18 +102,20 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
     return rc;
 }
 
-int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
-                    char *err, size_t errlen)
+int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtree *doc,
+                   enum sonde_load_kind *kind, char *err, size_t errlen)
 {
     size_t len = 0;
-    unsigned char *data = sonde_load_bytes(path, &len, err, errlen);
+    unsigned char *data = load_bytes(path, &len, err, errlen);
     if (!data)
         return -1;
     int rc = -1;
+    if (kind)
+        *kind = SONDE_LOADED_PROFILE;
     if (len == 0) {
         snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
-    } else if (sonde_load_is_json(data, len)) {
-        rc = load_json(path, data, len, p, s, err, errlen);
+    } else if (is_json(data, len)) {
+        rc = load_json(path, data, len, p, s, doc, kind, err, errlen);
     } else if ((data[0] & 0x7f) == '{') {
         char why[200];
         rc = sonde_pstats_read(data, len, p, s, why, sizeof why);
@@ -110,4 +127,10 @@ int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
     }
     free(data);
     return rc;
+}
+
+int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
+                    char *err, size_t errlen)
+{
+    return sonde_load_any(path, p, s, NULL, NULL, err, errlen);
 }

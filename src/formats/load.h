@@ -6,20 +6,26 @@
 
 #include "../core/profile.h"
 #include "../core/stats.h"
+#include "json_read.h"
 
 /* Files larger than this are refused rather than read into memory. */
 #define SONDE_LOAD_MAX_BYTES (1u << 30)
 
-/* The whole of a regular file (at most SONDE_LOAD_MAX_BYTES), malloc'd;
- * NULL with a message naming the file. */
-unsigned char *sonde_load_bytes(const char *path, size_t *len, char *err, size_t errlen);
+enum sonde_load_kind {
+    SONDE_LOADED_PROFILE,  /* calls: a .prof, or sonde's JSON profile */
+    SONDE_LOADED_LINES,    /* a sonde lines -o document */
+    SONDE_LOADED_MEM,      /* a sonde mem -o document */
+};
 
-/* 1 when data starts like a JSON document rather than a marshal one. */
-int sonde_load_is_json(const unsigned char *data, size_t len);
+/* Loads path, read and decoded once: a profile of calls (a .prof from
+ * sonde, cProfile or profile, or sonde's JSON profile) into p and s, which
+ * must be initialised; or, when doc is not NULL, a lines or mem document
+ * into *doc (the caller frees it with sonde_jtree_free).  *kind (when not
+ * NULL) says which.  0, or -1 with a message naming the file. */
+int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtree *doc,
+                   enum sonde_load_kind *kind, char *err, size_t errlen);
 
-/* Loads path (a .prof from sonde, cProfile or profile, or sonde's JSON
- * profile) into p and s, which must be initialised.  0, or -1 with a
- * message naming the file. */
+/* sonde_load_any for a profile of calls only. */
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
                     char *err, size_t errlen);
 

@@ -15,7 +15,7 @@
 
 static const double MIB = 1024.0 * 1024.0;
 
-int sonde_mem_is(const sonde_jtree *t)
+static int is_mem(const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
     return strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "mem") == 0;
@@ -171,7 +171,7 @@ int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen
 {
     const sonde_jval *root = &t->vals[t->root];
     const sonde_jval *functions = sonde_json_get(t, root, "functions");
-    if (!sonde_mem_is(t) || !functions || functions->type != SONDE_J_ARR) {
+    if (!is_mem(t) || !functions || functions->type != SONDE_J_ARR) {
         snprintf(err, errlen, "no \"functions\" list: not a sonde mem profile");
         return -1;
     }

@@ -9,9 +9,6 @@
 #include "../core/buf.h"
 #include "json_read.h"
 
-/* 1 when the document is a mem profile ("mode": "mem"). */
-int sonde_mem_is(const sonde_jtree *t);
-
 /* Appends the table to b.  0, or -1 with a message when the document is
  * not a mem profile. */
 int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
