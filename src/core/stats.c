@@ -191,3 +191,12 @@ int sonde_stats_group_edges(const sonde_stats *s, int by_caller,
     *order_out = order;
     return 0;
 }
+
+uint8_t *sonde_stats_called(const sonde_stats *s)
+{
+    uint8_t *called = calloc(s->nfuncs ? s->nfuncs : 1, 1);
+    for (uint32_t e = 0; called && e < s->nedges; e++)
+        if (s->edges[e].caller != s->edges[e].callee)
+            called[s->edges[e].callee] = 1;
+    return called;
+}

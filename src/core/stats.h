@@ -51,6 +51,11 @@ int sonde_stats_from_profile(sonde_stats *s, const sonde_profile *p);
 uint64_t sonde_stats_total_calls(const sonde_stats *s, uint64_t *primitive);
 double sonde_stats_total_time(const sonde_stats *s);
 
+/* Per function, 1 when some other function calls it (a function calling
+ * itself does not count): the roots of the call graph are the 0s.
+ * malloc'd (at least one byte); NULL on out of memory. */
+uint8_t *sonde_stats_called(const sonde_stats *s);
+
 /* Edge indexes grouped by callee (by_caller = 0) or by caller: the edges
  * of function f are order[start[f] .. start[f+1]).  Both arrays are
  * malloc'd for the caller to free.  0, or -1 on out of memory. */

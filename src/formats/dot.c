@@ -8,11 +8,8 @@
  * included (for a sampled or threaded run, the sum of its roots). */
 static double total_time(const sonde_stats *s)
 {
-    uint8_t *called = calloc(s->nfuncs ? s->nfuncs : 1, 1);
+    uint8_t *called = sonde_stats_called(s);
     double total = 0, most = 0;
-    for (uint32_t e = 0; called && e < s->nedges; e++)
-        if (s->edges[e].caller != s->edges[e].callee)
-            called[s->edges[e].callee] = 1;
     for (uint32_t f = 0; f < s->nfuncs; f++) {
         if (!s->funcs[f].present)
             continue;

@@ -73,13 +73,10 @@ int view_tree_from_stats(view_tree *t, const sonde_stats *s)
     memset(t, 0, sizeof *t);
     uint32_t *start = NULL, *order = NULL;
     pending *stack = malloc(VIEW_MAX_NODES * sizeof *stack);
-    uint8_t *called = calloc(s->nfuncs ? s->nfuncs : 1, 1);
+    uint8_t *called = sonde_stats_called(s);
     int rc = -1;
     if (!stack || !called || sonde_stats_group_edges(s, 1, &start, &order) < 0)
         goto out;
-    for (uint32_t e = 0; e < s->nedges; e++)
-        if (s->edges[e].caller != s->edges[e].callee)
-            called[s->edges[e].callee] = 1;
     double everything = 0;
     for (uint32_t f = 0; f < s->nfuncs; f++)
         if (s->funcs[f].present && !called[f])
