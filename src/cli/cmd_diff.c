@@ -90,8 +90,11 @@ int cmd_diff(int argc, char **argv, const sonde_env *env)
         char title[2 * PATH_MAX];
         snprintf(title, sizeof title, "%s -> %s", files[0], files[1]);
         sonde_diff_table(&table, c, n, (uint32_t)limit);
-        if (sonde_view_diff(&page, title, &before.p, &before.s, sonde_load_has_tree(&before.p),
-                            &after.p, &after.s, sonde_load_has_tree(&after.p)) < 0 ||
+        sonde_view_side sides[2] = {
+            { &before.p, &before.s, sonde_load_has_tree(&before.p) },
+            { &after.p, &after.s, sonde_load_has_tree(&after.p) },
+        };
+        if (sonde_view_diff(&page, title, &sides[0], &sides[1], c, n) < 0 ||
             !sonde_buf_ok(&table))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }

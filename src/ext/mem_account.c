@@ -106,11 +106,9 @@ static void read_rss(mem_data *m, int churned)
 
 void mem_refresh_rss(mem_data *m)
 {
-    mem_tls_busy++;
-    pthread_mutex_lock(&m->lock);
+    mem_lock(m);
     read_rss(m, 1);
-    pthread_mutex_unlock(&m->lock);
-    mem_tls_busy--;
+    mem_unlock(m);
 }
 
 /* ---- the hooks' slow paths ---- */
@@ -317,8 +315,7 @@ static void drop_followed(void *p, int forget)
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
     if (!m)
         return;
-    mem_tls_busy++;
-    pthread_mutex_lock(&m->lock);
+    mem_lock(m);
     livemap_entry e;
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (!forget && e.bytes >= MEM_BIG_RELEASE)
@@ -333,8 +330,7 @@ static void drop_followed(void *p, int forget)
         if (!forget && !m->line_events)
             place_release(m, e.bytes);
     }
-    pthread_mutex_unlock(&m->lock);
-    mem_tls_busy--;
+    mem_unlock(m);
 }
 
 void mem_followed_release(void *p) { drop_followed(p, 0); }

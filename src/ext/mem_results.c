@@ -19,12 +19,10 @@ uint32_t mem_add_function(mem_data *m, PyCodeObject *code)
         PyErr_Clear();
         return SONDE_NO_FUNC;
     }
-    mem_tls_busy++;
-    pthread_mutex_lock(&m->lock);
+    mem_lock(m);
     uint32_t func = sonde_profile_func(&m->stacks, file, code->co_firstlineno, name, qualname,
                                        SONDE_FUNC_PYTHON);
-    pthread_mutex_unlock(&m->lock);
-    mem_tls_busy--;
+    mem_unlock(m);
     return func;
 }
 

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "../core/u64map.h"
-#include "diff.h"
 #include "flame_layout.h"
 #include "mem_plot.h"
 #include "view_assets.h"
@@ -299,15 +298,8 @@ static double *match_paths(const labelled *before, const labelled *after)
 }
 
 /* [[function, before, after]]: own time by function, largest change first. */
-static void put_changes(sonde_buf *b, const sonde_profile *pb, const sonde_stats *sb,
-                        const sonde_profile *pa, const sonde_stats *sa)
+static void put_changes(sonde_buf *b, const sonde_change *c, uint32_t n)
 {
-    sonde_change *c;
-    uint32_t n;
-    if (sonde_diff_changes(pb, sb, pa, sa, &c, &n) < 0) {
-        b->oom = 1;
-        return;
-    }
     sonde_buf_puts(b, ",\n\"changes\": [");
     for (uint32_t i = 0; i < n; i++) {
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
@@ -319,19 +311,17 @@ static void put_changes(sonde_buf *b, const sonde_profile *pb, const sonde_stats
         sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "]");
-    free(c);
 }
 
-int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before,
-                    const sonde_stats *sb, int before_tree, const sonde_profile *after,
-                    const sonde_stats *sa, int after_tree)
+int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
+                    const sonde_view_side *after, const sonde_change *changes, uint32_t nchanges)
 {
     view_tree tb, ta;
     int rc = -1;
-    labelled lb = { before, &tb, { 0 } }, la = { after, &ta, { 0 } };
+    labelled lb = { before->p, &tb, { 0 } }, la = { after->p, &ta, { 0 } };
     double *base = NULL;
-    int built = tree_of(&tb, before, sb, before_tree) == 0;
-    built = tree_of(&ta, after, sa, after_tree) == 0 && built;
+    int built = tree_of(&tb, before->p, before->s, before->has_tree) == 0;
+    built = tree_of(&ta, after->p, after->s, after->has_tree) == 0 && built;
     if (!built || index_children(&lb) < 0 || !(base = match_paths(&lb, &la)))
         goto out;
     double max_delta = 0;
@@ -339,7 +329,7 @@ int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before
         max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
     page_begin(b);
     data_begin(b, "diff", title);
-    put_profile_fields(b, after, sa, &ta, after_tree);
+    put_profile_fields(b, after->p, after->s, &ta, after->has_tree);
     sonde_buf_puts(b, ",\n\"base\": [");
     for (uint32_t i = 0; i < ta.n; i++) {
         if (i)
@@ -348,7 +338,7 @@ int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before
     }
     sonde_buf_puts(b, "], \"max_delta\": ");
     put_num(b, max_delta);
-    put_changes(b, before, sb, after, sa);
+    put_changes(b, changes, nchanges);
     page_end(b);
     rc = sonde_buf_ok(b) ? 0 : -1;
 out:

@@ -24,6 +24,7 @@
 #include "../core/buf.h"
 #include "../core/profile.h"
 #include "../core/stats.h"
+#include "diff.h"
 #include "json_read.h"
 
 /* The page of a run or record profile.  has_tree: p's calling-context tree
@@ -36,10 +37,17 @@ int sonde_view_profile(sonde_buf *b, const char *title, const sonde_profile *p,
 int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
                         size_t errlen);
 
-/* The page comparing `after` with `before` (both with trees, or both
- * rebuilt from stats).  0, or -1 on out of memory. */
-int sonde_view_diff(sonde_buf *b, const char *title, const sonde_profile *before,
-                    const sonde_stats *sb, int before_tree, const sonde_profile *after,
-                    const sonde_stats *sa, int after_tree);
+/* One side of a diff: a profile, its stats, whether its tree is real. */
+typedef struct sonde_view_side {
+    const sonde_profile *p;
+    const sonde_stats *s;
+    int has_tree;
+} sonde_view_side;
+
+/* The page comparing `after` with `before`, with the changes sonde diff
+ * computed (diff.h).  0, or -1 on out of memory. */
+int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
+                    const sonde_view_side *after, const sonde_change *changes,
+                    uint32_t nchanges);
 
 #endif
