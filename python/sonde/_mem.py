@@ -39,15 +39,14 @@ class MemoryProfiler(Traced):
         figures = self._tracer.memory()
         codes = [entry[0] for entry in figures["codes"]]
         functions = []
-        for code, first, hits, alloc, freed, net, peak, rss, increment in figures["codes"]:
+        for code, first, per_line in figures["codes"]:
             lines = []
-            for i, h in enumerate(hits):
+            for i, (hits, alloc, freed, net, peak, rss, increment) in enumerate(per_line):
                 line = first + i
-                lines.append({"line": line, "hits": h if self.line_events else None,
-                              "alloc_bytes": alloc[i],
-                              "freed_bytes": freed[i], "net_bytes": net[i],
-                              "peak_heap_bytes": peak[i], "rss_bytes": rss[i],
-                              "rss_increment_bytes": increment[i],
+                lines.append({"line": line, "hits": hits if self.line_events else None,
+                              "alloc_bytes": alloc, "freed_bytes": freed, "net_bytes": net,
+                              "peak_heap_bytes": peak, "rss_bytes": rss,
+                              "rss_increment_bytes": increment,
                               "source": _source(code.co_filename, line)})
             functions.append({"file": code.co_filename, "name": self._name(code),
                               "first_line": first, "lines": lines})

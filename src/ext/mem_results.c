@@ -82,53 +82,25 @@ static void add_net(lines_tracer *t, const uint32_t *code_of, const node_bytes *
     }
 }
 
-static PyObject *u64_list(const line_code *lc, size_t offset)
-{
-    PyObject *list = PyList_New(lc->nlines);
-    for (int k = 0; list && k < lc->nlines; k++) {
-        const char *field = (const char *)&lc->mem[k] + offset;
-        PyObject *v = offset == offsetof(line_mem, rss_increment)
-                          ? PyLong_FromLongLong(*(const int64_t *)field)
-                          : PyLong_FromUnsignedLongLong(*(const uint64_t *)field);
-        if (!v) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, k, v);
-    }
-    return list;
-}
-
+/* (code, first line, [(hits, alloc, freed, net, peak heap, rss, rss
+ * increment)] per line). */
 static PyObject *line_figures(const line_code *lc)
 {
-    static const size_t fields[] = {
-        offsetof(line_mem, alloc), offsetof(line_mem, freed), offsetof(line_mem, net),
-        offsetof(line_mem, peak_heap), offsetof(line_mem, rss_max),
-        offsetof(line_mem, rss_increment),
-    };
-    PyObject *hits = PyList_New(lc->nlines);
-    for (int k = 0; hits && k < lc->nlines; k++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(lc->hits[k]);
+    PyObject *lines = PyList_New(lc->nlines);
+    for (int k = 0; lines && k < lc->nlines; k++) {
+        const line_mem *m = &lc->mem[k];
+        PyObject *v = Py_BuildValue("(KKKKKKL)", (unsigned long long)lc->hits[k],
+                                    (unsigned long long)m->alloc, (unsigned long long)m->freed,
+                                    (unsigned long long)m->net, (unsigned long long)m->peak_heap,
+                                    (unsigned long long)m->rss_max, (long long)m->rss_increment);
         if (!v) {
-            Py_CLEAR(hits);
+            Py_CLEAR(lines);
             break;
         }
-        PyList_SET_ITEM(hits, k, v);
+        PyList_SET_ITEM(lines, k, v);
     }
-    PyObject *item = hits ? PyTuple_New(9) : NULL;
-    if (item) {
-        Py_INCREF(lc->code);
-        Py_INCREF(hits);
-        PyTuple_SET_ITEM(item, 0, lc->code);
-        PyTuple_SET_ITEM(item, 1, PyLong_FromLong(lc->first));
-        PyTuple_SET_ITEM(item, 2, hits);
-        for (int f = 0; f < 6; f++)
-            PyTuple_SET_ITEM(item, 3 + f, u64_list(lc, fields[f]));
-    }
-    Py_XDECREF(hits);
-    for (int f = 0; item && f < 9; f++)
-        if (!PyTuple_GET_ITEM(item, f))
-            Py_CLEAR(item);
+    PyObject *item = lines ? Py_BuildValue("(OiO)", lc->code, lc->first, lines) : NULL;
+    Py_XDECREF(lines);
     return item;
 }
 
