@@ -133,19 +133,24 @@
     return f < 0 ? "rgb(220,220,220)" : D.funcs[f][3];
   }
 
+  /* The canvas sized W x H CSS pixels, sharp on this screen; its context. */
+  function sized(canvas, W, H) {
+    var dpr = window.devicePixelRatio || 1, g = canvas.getContext("2d");
+    canvas.width = W * dpr; canvas.height = H * dpr;
+    canvas.style.width = W + "px"; canvas.style.height = H + "px";
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    return g;
+  }
+
   /* ---------------- flame graph and icicle ---------------- */
 
   function drawFlame(canvas, upsideDown) {
     var W = Math.max(300, $("view").clientWidth - 4), z = S.zoom, path = ancestors(z);
     var rows = path.length + (S.depth > 0 ? S.depth : T.maxDepth - T.depth[z]);
-    var H = rows * ROW + 2, dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr; canvas.height = H * dpr;
-    canvas.style.width = W + "px"; canvas.style.height = H + "px";
-    var g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    var H = rows * ROW + 2, g = sized(canvas, W, H);
     g.font = "11px sans-serif"; g.textBaseline = "middle";
     drawn = [];
-    var scale = W / (T.total[z] || 1), x0 = T.x[z], used = 0;
+    var scale = W / (T.total[z] || 1), x0 = T.x[z];
     function rect(i, px, w, row) {
       var y = upsideDown ? row * ROW : H - (row + 1) * ROW;
       g.fillStyle = colour(i);
@@ -157,7 +162,6 @@
         g.fillText(label, px + 3, y + ROW / 2);
       }
       drawn.push([i, px, y, w]);
-      used = Math.max(used, row);
     }
     for (var k = 0; k < path.length - 1; k++) rect(path[k], 0, W, k);
     var base = path.length - 1, stack = [z];
@@ -172,11 +176,7 @@
   /* ---------------- sunburst ---------------- */
 
   function drawSunburst(canvas) {
-    var W = Math.min(Math.max(300, $("view").clientWidth - 4), 900), H = W, dpr = window.devicePixelRatio || 1;
-    canvas.width = W * dpr; canvas.height = H * dpr;
-    canvas.style.width = W + "px"; canvas.style.height = H + "px";
-    var g = canvas.getContext("2d");
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    var W = Math.min(Math.max(300, $("view").clientWidth - 4), 900), H = W, g = sized(canvas, W, H);
     var z = S.zoom, cx = W / 2, cy = H / 2;
     var levels = S.depth > 0 ? S.depth : Math.min(T.maxDepth - T.depth[z], 24);
     var ring = (W / 2 - 10) / (levels + 1), x0 = T.x[z], tot = T.total[z] || 1;

@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import run_sonde
+from conftest import SONDE, run_sonde
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DOT = shutil.which("dot")
@@ -311,10 +311,9 @@ def test_hundred_thousand_frames_stay_responsive(tmp_path):
 
 
 def test_serve_on_loopback(profiles):
-    proc = subprocess.Popen([os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))), "build", "bin", "sonde"), "view", "w.json", "-o", "s.html",
-        "--serve", "--port", "0"], cwd=str(profiles), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, universal_newlines=True)
+    proc = subprocess.Popen([SONDE, "view", "w.json", "-o", "s.html", "--serve", "--port", "0"],
+                            cwd=str(profiles), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
     try:
         line = proc.stdout.readline()
         m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/) \(Ctrl-C to stop\)", line)
