@@ -31,7 +31,6 @@ hot workload; on the cold one, the slowdowns say what unselected code pays.
     python3 bench/bench_lines.py [--python PY ...] [--rounds N] [--quick]
 """
 
-import argparse
 import gc
 import json
 import os
@@ -144,15 +143,8 @@ def report(python, version, rounds, size, med, configs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", action="append", metavar="PY",
-                        help="interpreter to measure; repeat for more (default: this one)")
-    parser.add_argument("--rounds", type=int, help="rounds (default 5, or 2 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds, a smaller Julia set")
-    args = parser.parse_args()
-    pythons = args.python or [sys.executable]
-    rounds = args.rounds or (2 if args.quick else 5)
-    size = QUICK_SIZE if args.quick else SIZE
+    pythons, rounds, quick = harness.arguments(__doc__, "a smaller Julia set")
+    size = QUICK_SIZE if quick else SIZE
     env = harness.child_env()
     versions = [harness.check("bench_lines", python, env) for python in pythons]
     summaries = []

@@ -25,7 +25,6 @@ any work, so no profiler built on that hook can go below it.
     python3 bench/bench_run.py [--python PY ...] [--rounds N] [--quick]
 """
 
-import argparse
 import gc
 import json
 import os
@@ -162,19 +161,12 @@ def report(python, version, rounds, med, configs):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--python", action="append", metavar="PY",
-                        help="interpreter to measure; repeat for more (default: this one)")
-    parser.add_argument("--rounds", type=int, help="rounds (default 5, or 2 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="2 rounds, smaller workloads")
-    args = parser.parse_args()
-    pythons = args.python or [sys.executable]
-    rounds = args.rounds or (2 if args.quick else 5)
+    pythons, rounds, quick = harness.arguments(__doc__, "smaller workloads")
     versions = [harness.check("bench_run", python, child_env(python)) for python in pythons]
     summaries = []
     for python, version in zip(pythons, versions):
         print("measuring %s (Python %s), %d rounds" % (python, version, rounds), flush=True)
-        med, configs = run(python, child_env(python), rounds, args.quick)
+        med, configs = run(python, child_env(python), rounds, quick)
         summaries.append(report(python, version, rounds, med, configs))
     print()
     print("\n".join(summaries))

@@ -1,6 +1,7 @@
 """What the in-process benchmarks share: where sonde's build is, and how to
 run a measurement in a fresh interpreter and read its result back."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -50,3 +51,15 @@ def measure(tool, python, env, args):
         sys.exit("%s: %s failed under %s (exit status %d)"
                  % (tool, " ".join(map(str, args)), python, done.returncode))
     return json.loads(done.stdout)
+
+
+def arguments(doc, quick_what):
+    """The command line bench_run and bench_lines share: interpreters
+    (--python, repeatable), --rounds and --quick.  (pythons, rounds, quick)."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
+    parser.add_argument("--python", action="append", metavar="PY",
+                        help="interpreter to measure; repeat for more (default: this one)")
+    parser.add_argument("--rounds", type=int, help="rounds (default 5, or 2 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, " + quick_what)
+    args = parser.parse_args()
+    return args.python or [sys.executable], args.rounds or (2 if args.quick else 5), args.quick
