@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "lines_state.h"
 #include "mem_frames.h"
 #include "mem_state.h"
@@ -31,13 +32,6 @@ static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec"
 /* Frames read per sample from the stack (the innermost ones; 4 KiB of the
  * allocating thread's stack between the two arrays that hold them). */
 #define MEM_MAX_FRAMES 128
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* Bytes until the next sample: exponential with mean `mean` (xorshift64*). */
 static int64_t draw(uint64_t mean)
@@ -96,7 +90,7 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
  * line still gets its reading after the bytes it allocated were touched). */
 static void read_rss(mem_data *m, int churned)
 {
-    uint64_t ns = now_ns(), rss = read_statm(m);
+    uint64_t ns = sonde_clock_ns(), rss = read_statm(m);
     store(&m->rss, rss);
     m->rss_ns = ns;
     if (churned)
@@ -241,7 +235,7 @@ static uint32_t place_alloc(mem_data *m, uint64_t weight)
         }
     }
     if (k)
-        spans_seen(m, s, k, now_ns());
+        spans_seen(m, s, k, sonde_clock_ns());
     rss_to_lines(m, s, k);
     return stack_node_of(m, s, k);
 }
@@ -267,7 +261,7 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
     if (tls_generation != mem_generation) {
         /* A thread new to this recording: its first countdown. */
         tls_generation = mem_generation;
-        tls_random = (uint64_t)pthread_self() ^ now_ns() ^ 0x9E3779B97F4A7C15ull;
+        tls_random = (uint64_t)pthread_self() ^ sonde_clock_ns() ^ 0x9E3779B97F4A7C15ull;
         mem_tls_countdown = draw(m->sample_bytes) - (int64_t)size;
         if (mem_tls_countdown > 0 && size < m->large_bytes)
             goto out;
@@ -489,7 +483,7 @@ int mem_account_start(mem_data *m)
     if (m->statm_fd < 0)
         return -1;
     m->owner = getpid();
-    m->start_ns = now_ns();
+    m->start_ns = sonde_clock_ns();
     void *reserve = mmap(NULL, MEM_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                          -1, 0);
     m->reserve = reserve == MAP_FAILED ? NULL : reserve;
@@ -528,7 +522,7 @@ void mem_account_stop(mem_data *m)
     if (m->reserve)
         munmap(m->reserve, MEM_RESERVE);
     m->reserve = NULL;
-    uint64_t stop = now_ns();
+    uint64_t stop = sonde_clock_ns();
     for (uint32_t i = 0; i < m->nspans; i++)
         if (m->spans[i].end == 0)
             m->spans[i].end = stop;
