@@ -40,7 +40,7 @@ typedef struct line_code {
     line_mem *mem;           /* per line, in memory mode */
     uint32_t func;           /* memory mode: its function in the stacks profile */
     uint32_t index;          /* in the tracer's codes[] */
-    uint32_t active;         /* open activations, all threads */
+    uint32_t active;         /* memory mode: open activations, all threads */
     int64_t last_span;       /* memory mode: its latest timeline span, or -1 */
 } line_code;
 
@@ -139,10 +139,9 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
     *f = (line_frame){ lc, frame, -1, 0, -1, 0, 0, 0, 0, 0, 0 };
     if (t->mem) {
         f->peak = mem_heap(t->mem);
-        if (lc->active == 0)
+        if (lc->active++ == 0)
             mem_span_mark(t->mem, lc->index, &lc->last_span, sonde_clock_ns(), 0);
     }
-    lc->active++;
     th->depth++;
 }
 
@@ -153,14 +152,13 @@ static inline void lines_close(lines_tracer *t, line_thread *th, line_frame *f, 
         f->lc->ticks[f->line - f->lc->first] += now - f->start;
     if (f->instr >= 0)
         f->lc->iticks[f->instr] += now - f->istart;
-    f->lc->active--;
     if (!t->mem)
         return;
     if (f->line >= 0)
         mem_line_close(t->mem, th, f, mem_rss(t->mem));
     if (f > th->stack && f[-1].peak < f->peak)
         f[-1].peak = f->peak;
-    if (f->lc->active == 0)
+    if (--f->lc->active == 0)
         mem_span_mark(t->mem, f->lc->index, &f->lc->last_span, sonde_clock_ns(), 1);
 }
 
