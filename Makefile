@@ -92,6 +92,11 @@ $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ -lm
 
+# The walker's fuzz target: mutated snapshots of real interpreters' memory.
+$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(ENGINE_OBJ) -o $@ -lm
+
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
 # system's /usr/bin/python3.
 PYTHONS := $(foreach v,8 9 10 11 12 13,$(wildcard $(HOME)/.pyenv/versions/3.$(v).*/bin/python3)) \
@@ -106,7 +111,7 @@ $(VENV)/.ready: tests/requirements.txt
 
 # Builds the extension for each interpreter that has its headers; the
 # others are named, and the version-matrix tests report them as skipped.
-test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(VENV)/.ready
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(VENV)/.ready
 	@usable=""; for py in $(PYTHONS); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
@@ -116,14 +121,17 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(VENV)/.ready
 	  else echo "note: $$py has no headers (apt-get install python3-dev): its tests are skipped"; fi; \
 	done; \
 	$(BUILD)/tests/fuzz_pstats 3000 && \
+	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
 	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$$usable"
 
 test-asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats
+	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats \
+	  $(BUILD)/asan/tests/fuzz_walker
 	$(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/fuzz_pstats 20000
+	$(BUILD)/asan/tests/fuzz_walker 20000 $(PYTHONS)
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) \
 	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
@@ -132,9 +140,10 @@ test-asan:
 	  ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(BUILD)/asan/python:tests/python \
 	  $(PYTHON) tests/asan_extension.py
 
-test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/bin/sonde
+test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/bin/sonde
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pstats 2000
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_walker 200 $(PYTHONS)
 	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
 
 demo: all

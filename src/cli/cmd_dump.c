@@ -13,7 +13,9 @@ static const char usage[] =
     "\n"
     "Prints the current Python stack of every thread of a running process,\n"
     "innermost frame first, each with its file:line and the source line.  The\n"
-    "process is only read, never stopped or changed.\n";
+    "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
+    "accepted and changes nothing).  A stack deeper than 1024 frames shows its\n"
+    "innermost 1024 and says it was truncated.\n";
 
 /* Prints line `line` of file (as the process sees it: a relative name is
  * from its working directory), trimmed, if readable. */
@@ -53,6 +55,8 @@ int cmd_dump(int argc, char **argv, const sonde_env *env)
             fputs(usage, stdout);
             return 0;
         }
+        if (cli_flag(argv[i], NULL, "--nonblocking"))
+            continue;
         if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text))) {
             if (r < 0)
                 return SONDE_EXIT_USAGE;
@@ -105,11 +109,12 @@ int cmd_dump(int argc, char **argv, const sonde_env *env)
         char name[128];
         if (sonde_walker_thread_name(&w, s, name, sizeof name) < 0)
             name[0] = '\0';
-        printf("\nThread %llu%s%s (%s%s)%s\n", (unsigned long long)s->native_id,
+        printf("\nThread %llu%s%s (%s%s)%s%s\n", (unsigned long long)s->native_id,
                name[0] ? " " : "", name,
                s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
                s->holds_gil ? ", holds the GIL" : "",
-               s->torn ? " [stack changed while read: incomplete]" : "");
+               s->torn ? " [stack changed while read: incomplete]" : "",
+               s->truncated ? " [truncated]" : "");
         for (uint32_t k = 0; k < s->depth; k++) {
             const sonde_func *f = &p.funcs[s->frames[k].func];
             const char *file = sonde_profile_str(&p, f->file);
@@ -118,7 +123,8 @@ int cmd_dump(int argc, char **argv, const sonde_env *env)
             print_source((int)pid, file, s->frames[k].line);
         }
         if (s->truncated)
-            printf("    ... (outer frames beyond %d not shown)\n", SONDE_WALK_MAX_DEPTH);
+            printf("    [truncated] ... the stack is deeper than %d frames: its outer frames "
+                   "are not shown\n", SONDE_WALK_MAX_DEPTH);
     }
     rc = 0;
 out:

@@ -2,16 +2,17 @@
  *
  * With -p it reads a running process's stacks without stopping or
  * changing it; with -- CMD it starts the command and samples it until it
- * exits, passing its exit code on.  The profile goes through the same
- * writers as sonde run's; a summary of what was sampled and what was
- * missed goes to stderr. */
+ * exits, passing its exit code on.  A command that is not Python (a
+ * shell, make, tox, env, a wrapper script) is followed to the Python
+ * processes it starts (family.h).  The profile goes through the same
+ * writers as sonde run's; a summary of what was sampled, kept and missed
+ * goes to stderr. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../core/stats.h"
@@ -26,8 +27,14 @@ static const char usage[] =
     "                    [--threads] [--subprocesses] (-p PID | -- CMD [ARGS...])\n"
     "\n"
     "Samples the Python stacks of a process from outside: -p attaches to a\n"
-    "running one without stopping or changing it; -- CMD starts CMD and samples\n"
-    "it until it exits.  Ctrl-C stops and writes what was gathered.\n"
+    "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
+    "with its exit code.  When CMD (or PID) is not Python itself -- a shell,\n"
+    "make, tox, env, a script that runs python -- the Python processes it\n"
+    "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
+    "The target is never stopped: sonde only reads its memory, so py-spy's\n"
+    "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
+    "what was gathered.  Stacks deeper than 1024 frames keep their innermost\n"
+    "1024 under a \"[truncated]\" frame.\n"
     "\n"
     "  -o, --output FILE    where to write (default sonde-PID.EXT)\n"
     "  -f, --format FMT     flamegraph (default, an interactive SVG), speedscope,\n"
@@ -38,8 +45,9 @@ static const char usage[] =
     "      --idle           keep threads that are sleeping or blocked too\n"
     "      --gil            keep only the thread holding the GIL\n"
     "      --threads        put each thread at the root of its stacks\n"
-    "      --subprocesses   sample the Python processes it starts too (multiprocessing\n"
-    "                       workers, subprocesses), each under \"process PID (command)\"\n";
+    "      --subprocesses   sample every Python process it starts too (multiprocessing\n"
+    "                       workers, subprocesses), each under \"process PID (command)\"\n"
+    "      --nonblocking    accepted for py-spy's sake: sonde never stops the target\n";
 
 static volatile sig_atomic_t stop_requested;
 
@@ -72,7 +80,8 @@ static int parse(int argc, char **argv, record_opts *o)
             break;
         }
         if (cli_flag(a, NULL, "--idle") || cli_flag(a, NULL, "--gil") ||
-            cli_flag(a, NULL, "--threads") || cli_flag(a, NULL, "--subprocesses")) {
+            cli_flag(a, NULL, "--threads") || cli_flag(a, NULL, "--subprocesses") ||
+            cli_flag(a, NULL, "--nonblocking")) {
             o->s.idle |= strcmp(a, "--idle") == 0;
             o->s.gil_only |= strcmp(a, "--gil") == 0;
             o->s.thread_roots |= strcmp(a, "--threads") == 0;
@@ -116,28 +125,6 @@ static long start_command(char **cmd)
     return pid < 0 ? cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(errno)) : pid;
 }
 
-/* Attaches to a process just started: its interpreter appears once the
- * dynamic loader has mapped it and Python has initialised (a wrapper
- * script may exec it first).  Gives up after ATTACH_SECONDS, or when the
- * command ends first (-ESRCH). */
-#define ATTACH_SECONDS 10
-static int attach_started(sonde_walker *w, long pid, sonde_profile *p, char *err, size_t errlen)
-{
-    struct timespec pause = { 0, 2000000 };
-    for (int tries = 0;; tries++) {
-        int rc = sonde_walker_open(w, (int)pid, p, err, errlen);
-        if (rc == 0)
-            return 0;
-        sonde_walker_close(w);
-        siginfo_t info = { 0 };
-        if (waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid)
-            return -ESRCH;
-        if (stop_requested || tries * 2 >= ATTACH_SECONDS * 1000)
-            return rc;
-        nanosleep(&pause, NULL);
-    }
-}
-
 static int write_profile(const record_opts *o, long pid, sonde_profile *p, char *path,
                          size_t pathlen)
 {
@@ -167,6 +154,49 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
     return rc;
 }
 
+/* The summary on stderr: what was sampled, what was kept and why the rest
+ * was not, and where it went. */
+static void print_summary(const record_opts *o, const sonde_sampler_counts *c, const char *path)
+{
+    fprintf(stderr, "sonde: %llu samples in %.2f s (%.0f Hz asked, %.0f Hz kept), %llu missed, "
+            "of %u process%s%s\n",
+            (unsigned long long)c->ticks, c->seconds, o->s.rate,
+            c->seconds > 0 ? (double)c->ticks / c->seconds : 0, (unsigned long long)c->missed,
+            c->processes, c->processes == 1 ? "" : "es", c->ended ? "; the process ended" : "");
+    fprintf(stderr, "sonde: %llu thread stacks read, %llu kept", (unsigned long long)c->read,
+            (unsigned long long)c->kept);
+    if (c->idle)
+        fprintf(stderr, ", %llu idle ones dropped (--idle keeps them)",
+                (unsigned long long)c->idle);
+    if (c->not_gil)
+        fprintf(stderr, ", %llu not holding the GIL dropped (--gil)",
+                (unsigned long long)c->not_gil);
+    fprintf(stderr, ", %llu torn reads skipped\n", (unsigned long long)c->torn);
+    if (c->truncated)
+        fprintf(stderr, "sonde: %llu stacks were deeper than %d frames: their innermost %d "
+                "frames are kept, under \"%s\"\n",
+                (unsigned long long)c->truncated, SONDE_WALK_MAX_DEPTH, SONDE_WALK_MAX_DEPTH,
+                SONDE_SAMPLER_TRUNCATED);
+    if (c->kept == 0)
+        fprintf(stderr, "sonde: no stack was kept: %s\n",
+                c->idle ? "every thread read was idle (--idle keeps idle threads)"
+                        : "no Python code was seen running");
+    fprintf(stderr, "sonde: wrote %s (%s)\n", path, o->format);
+}
+
+/* Why nothing could be recorded, in one line. */
+static void print_nothing(const record_opts *o, const sonde_family *f, long pid)
+{
+    if (f->last_message[0])
+        cli_fail(0, "%s: nothing recorded", f->last_message);
+    else if (o->cmd)
+        cli_fail(0, "%s ran no Python process that sonde could read: nothing recorded",
+                 o->cmd[0]);
+    else
+        cli_fail(0, "process %ld ended before its Python interpreter could be read: nothing "
+                 "recorded", pid);
+}
+
 int cmd_record(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
@@ -186,39 +216,30 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
         return SONDE_EXIT_FAILED;
 
     sonde_profile p;
-    sonde_walker w;
-    char err[512], path[4096];
-    if (sonde_profile_init(&p) < 0)
+    sonde_family *family = malloc(sizeof *family);
+    char path[4096];
+    if (!family || sonde_profile_init(&p) < 0) {
+        free(family);
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    rc = started ? attach_started(&w, pid, &p, err, sizeof err)
-                 : sonde_walker_open(&w, (int)pid, &p, err, sizeof err);
+    }
+    sonde_family_init(family, (int)pid, o.s.subprocesses, &p);
     sonde_sampler_counts counts = { 0 };
-    if (rc < 0) {
-        if (started && rc == -ESRCH)
-            cli_fail(0, "%s ended before its Python interpreter could be read: nothing "
-                     "recorded", o.cmd[0]);
-        else if (started)
-            cli_fail(0, "%s (still waiting for the command to end)", err);
-        else
-            cli_fail(0, "%s", err);
-        rc = SONDE_EXIT_FAILED;
-    } else if (sonde_sampler_run(&w, &p, &o.s, &stop_requested, &counts) < 0) {
+    char err[512];
+    if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else if (sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory while sampling");
+    } else if (counts.processes == 0) {
+        print_nothing(&o, family, pid);
+        rc = SONDE_EXIT_FAILED;
     } else if (write_profile(&o, pid, &p, path, sizeof path) < 0) {
         rc = SONDE_EXIT_FAILED;
     } else {
-        fprintf(stderr, "sonde: %llu samples in %.2f s (%.0f Hz asked, %.0f Hz kept), "
-                "%llu missed, %llu thread stacks of %u process%s, %llu torn reads skipped%s; "
-                "wrote %s (%s)\n",
-                (unsigned long long)counts.ticks, counts.seconds, o.s.rate,
-                counts.seconds > 0 ? (double)counts.ticks / counts.seconds : 0,
-                (unsigned long long)counts.missed, (unsigned long long)counts.stacks,
-                counts.processes, counts.processes == 1 ? "" : "es",
-                (unsigned long long)counts.torn, counts.ended ? "; the process ended" : "",
-                path, o.format);
+        print_summary(&o, &counts, path);
         rc = 0;
     }
-    sonde_walker_close(&w);
+    sonde_family_free(family);
+    free(family);
     sonde_profile_free(&p);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -4,9 +4,11 @@
  * Samples continuously (sampler.h) and redraws once a second: a header
  * with the process, rate, thread count and how often a thread held the
  * GIL, then functions by their own share of the samples, with their
- * total share (anywhere on the stack).  The view fits the terminal's
- * width, uses the alternate screen, and gives the terminal back as it
- * found it on q, Ctrl-C, or when the process ends. */
+ * total share (anywhere on the stack).  Files are named as py-spy names
+ * them: below site-packages, the standard library or the process's
+ * working directory, so that line numbers stay on screen.  The view fits
+ * the terminal's width, uses the alternate screen, and gives the terminal
+ * back as it found it on q, Ctrl-C, or when the process ends. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,11 +29,18 @@ static const char usage[] =
     "\n"
     "A live view of a running Python process: functions by the share of\n"
     "samples spent in them (own) and under them (total), refreshed every\n"
-    "second.  Press q or Ctrl-C to quit.\n";
+    "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
+    "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
+    "PID is not Python (a shell, a wrapper), the Python processes it started\n"
+    "are shown.\n"
+    "\n"
+    "  -r, --rate HZ      samples per second (default 100)\n"
+    "      --idle         count threads that are sleeping or blocked too\n"
+    "      --nonblocking  accepted for py-spy's sake: sonde never stops the target\n";
 
 typedef struct top_state {
     sonde_profile *profile;
-    const sonde_walker *walker;
+    const sonde_family *family;
     double rate;
     uint64_t *own, *total;     /* per function id */
     uint32_t ncounts;
@@ -97,6 +106,36 @@ static int terminal_height(void)
     return 24;
 }
 
+/* file as py-spy shows it: from below site-packages (or dist-packages),
+ * else below the standard library's folder (lib/python3.X), else relative
+ * to cwd (the process's working directory), else whole. */
+static const char *short_path(const char *file, const char *cwd)
+{
+    static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
+    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
+        const char *at = strstr(file, roots[i]);
+        if (at)
+            return at + strlen(roots[i]);
+    }
+    const char *lib = strstr(file, "/lib/python3.");
+    const char *slash = lib ? strchr(lib + strlen("/lib/python3."), '/') : NULL;
+    if (slash)
+        return slash + 1;
+    size_t n = strlen(cwd);
+    if (n > 1 && strncmp(file, cwd, n) == 0 && file[n] == '/')
+        return file + n + 1;
+    return file;
+}
+
+/* The working directory of the process the view names, or "". */
+static void process_cwd(int pid, char *out, size_t outlen)
+{
+    char link[64];
+    snprintf(link, sizeof link, "/proc/%d/cwd", pid);
+    ssize_t n = readlink(link, out, outlen - 1);
+    out[n > 0 && (size_t)n < outlen - 1 ? n : 0] = '\0';
+}
+
 static const top_state *sorting;
 
 static int by_own(const void *a, const void *b)
@@ -113,10 +152,15 @@ static void draw(top_state *t)
 {
     int width = terminal_width(), rows = terminal_height() - 6;
     double elapsed = now() - t->started;
+    const sonde_family *fam = t->family;
+    char python[32] = "no Python yet", cwd[4096];
+    if (fam->count > 0)
+        snprintf(python, sizeof python, "Python %d.%d", fam->members[0].walker->runtime.major,
+                 fam->members[0].walker->runtime.minor);
+    process_cwd(fam->count > 0 ? fam->members[0].pid : fam->root, cwd, sizeof cwd);
     printf("\033[H\033[2J");
-    printf("sonde top: pid %d, Python %d.%d   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n",
-           t->walker->proc.pid, t->walker->runtime.major, t->walker->runtime.minor, t->rate,
-           elapsed, t->threads, t->threads == 1 ? "" : "s",
+    printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n", fam->root,
+           python, t->rate, elapsed, t->threads, t->threads == 1 ? "" : "s",
            t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0);
     printf("press q or Ctrl-C to quit\n\n");
     printf("\033[7m%6s %7s %8s %9s  %-*s\033[0m\n", "%Own", "%Total", "OwnTime", "TotalTime",
@@ -133,7 +177,7 @@ static void draw(top_state *t)
         const sonde_func *f = &t->profile->funcs[ids[i]];
         char label[1024];
         snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
-                 sonde_profile_str(t->profile, f->file), f->line);
+                 short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
         int room = width - 35;
         printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
                100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),
@@ -204,8 +248,8 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
             fputs(usage, stdout);
             return 0;
         }
-        if (cli_flag(argv[i], NULL, "--idle")) {
-            idle = 1;
+        if (cli_flag(argv[i], NULL, "--idle") || cli_flag(argv[i], NULL, "--nonblocking")) {
+            idle |= strcmp(argv[i], "--idle") == 0;
             continue;
         }
         if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text)) ||
@@ -226,16 +270,20 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("top", "-r needs a rate from 1 to 10000 samples per second");
 
     sonde_profile p;
-    sonde_walker w;
+    sonde_family *family = malloc(sizeof *family);
     char err[512];
-    if (sonde_profile_init(&p) < 0)
+    if (!family || sonde_profile_init(&p) < 0) {
+        free(family);
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    if (sonde_walker_open(&w, (int)pid, &p, err, sizeof err) < 0) {
-        sonde_walker_close(&w);
+    }
+    sonde_family_init(family, (int)pid, 0, &p);
+    if (sonde_family_attach(family, err, sizeof err) < 0) {
+        sonde_family_free(family);
+        free(family);
         sonde_profile_free(&p);
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     }
-    top_state t = { .profile = &p, .walker = &w, .rate = (double)rate, .started = now() };
+    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = now() };
     sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
                              .tick_ctx = &t };
 
@@ -255,7 +303,7 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
     printf("\033[?1049h\033[?25l"); /* alternate screen, hidden cursor */
     draw(&t);
     sonde_sampler_counts counts;
-    int rc = sonde_sampler_run(&w, &p, &o, &interrupted, &counts);
+    int rc = sonde_sampler_run(family, &p, &o, &interrupted, &counts);
     printf("\033[?25h\033[?1049l"); /* give the screen back */
     fflush(stdout);
     if (tty)
@@ -267,7 +315,8 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
     free(t.own);
     free(t.total);
     free(t.seen_at);
-    sonde_walker_close(&w);
+    sonde_family_free(family);
+    free(family);
     sonde_profile_free(&p);
     return rc < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory") : 0;
 }

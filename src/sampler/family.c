@@ -1,10 +1,14 @@
-/* family.c - following a process's Python descendants; see family.h. */
+/* family.c - finding and following the Python processes under a process; see family.h. */
 #include "family.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "proc/maps.h"
 
@@ -42,52 +46,142 @@ static void label_of(int pid, char *out, size_t outlen)
     snprintf(out, outlen, "process %d (%s)", pid, cmd);
 }
 
-void sonde_family_init(sonde_family *f, sonde_walker *main, sonde_profile *profile)
+/* 1 while pid runs: it exists and is no zombie. */
+static int alive(int pid)
 {
-    memset(f, 0, sizeof *f);
-    f->profile = profile;
-    sonde_family_member *m = &f->members[f->count++];
-    m->walker = main;
-    m->pid = main->proc.pid;
-    m->image = image_of(m->pid, main->runtime.path);
-    label_of(m->pid, m->label, sizeof m->label);
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* "pid (comm) S ...": the state follows the last ')'. */
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != '\0';
 }
 
-static int known(const sonde_family *f, int pid)
+/* The executable of pid (its device and inode); -1 when it cannot be seen. */
+static int exe_of(int pid, uint64_t *dev, uint64_t *ino)
+{
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    if (stat(path, &st) < 0)
+        return -1;
+    *dev = (uint64_t)st.st_dev;
+    *ino = (uint64_t)st.st_ino;
+    return 0;
+}
+
+/* 1 when pid's executable is called python-something: a process that has
+ * just exec'd an interpreter whose libpython is not mapped yet. */
+static int named_python(int pid)
+{
+    char link[64], exe[4096];
+    snprintf(link, sizeof link, "/proc/%d/exe", pid);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0)
+        return 0;
+    exe[n] = '\0';
+    const char *slash = strrchr(exe, '/');
+    return strstr(slash ? slash + 1 : exe, "python") != NULL;
+}
+
+void sonde_family_init(sonde_family *f, int root, int all, sonde_profile *profile)
+{
+    memset(f, 0, sizeof *f);
+    f->root = root;
+    f->all = all;
+    f->profile = profile;
+}
+
+static int is_member(const sonde_family *f, int pid)
 {
     for (uint32_t i = 0; i < f->count; i++)
         if (f->members[i].pid == pid)
             return 1;
-    for (uint32_t i = 0; i < f->ntried; i++)
-        if (f->tried[i] == pid)
-            return 1;
     return 0;
 }
 
-static void try_join(sonde_family *f, int pid)
+/* 1 when pid was found not to be Python and has not exec'd since. */
+static int known_other(const sonde_family *f, int pid)
 {
-    if (f->count == SONDE_FAMILY_MAX || known(f, pid))
+    uint64_t dev, ino;
+    for (uint32_t i = 0; i < f->nothers; i++)
+        if (f->others[i].pid == pid)
+            return exe_of(pid, &dev, &ino) == 0 && dev == f->others[i].dev &&
+                   ino == f->others[i].ino;
+    return 0;
+}
+
+static void remember_other(sonde_family *f, int pid)
+{
+    uint64_t dev, ino;
+    if (exe_of(pid, &dev, &ino) < 0)
         return;
+    for (uint32_t i = 0; i < f->nothers; i++)
+        if (f->others[i].pid == pid) {
+            f->others[i] = (sonde_family_other){ pid, dev, ino };
+            return;
+        }
+    if (f->nothers < sizeof f->others / sizeof f->others[0])
+        f->others[f->nothers++] = (sonde_family_other){ pid, dev, ino };
+}
+
+/* Why pid could not be attached: kept for the root, and where the process
+ * runs a Python sonde cannot read (a version, a permission). */
+static void note_failure(sonde_family *f, int pid, int rc, const char *err)
+{
+    if (pid == f->root) {
+        f->root_error = rc;
+        snprintf(f->root_message, sizeof f->root_message, "%s", err);
+    }
+    if (rc != -ENOEXEC && rc != -ESRCH && rc != -EFAULT && rc != -ENOENT)
+        snprintf(f->last_message, sizeof f->last_message, "%s", err);
+}
+
+/* Attaches pid when it runs Python.  1 when it is a member (now or
+ * already, or would be but the family is full), 0 when it is not Python. */
+static int try_join(sonde_family *f, int pid)
+{
+    if (is_member(f, pid))
+        return 1;
+    if (known_other(f, pid))
+        return 0;
     sonde_walker *w = malloc(sizeof *w);
-    char err[256];
+    char err[512];
     if (!w)
-        return;
-    if (sonde_walker_open(w, pid, f->profile, err, sizeof err) < 0) {
+        return 0;
+    int rc = sonde_walker_open(w, pid, f->profile, err, sizeof err);
+    if (rc < 0 || f->count == SONDE_FAMILY_MAX) {
         sonde_walker_close(w);
         free(w);
-        if (f->ntried < sizeof f->tried / sizeof f->tried[0])
-            f->tried[f->ntried++] = pid; /* not Python, or not yet: see refresh */
-        return;
+        if (rc == 0)
+            return 1;
+        note_failure(f, pid, rc, err);
+        /* An interpreter whose libpython the loader has not mapped yet is
+         * looked at again on the next refresh. */
+        if (rc != -ENOEXEC || !named_python(pid))
+            remember_other(f, pid);
+        return 0;
     }
+    if (pid == f->root)
+        f->root_error = 0;
     sonde_family_member *m = &f->members[f->count++];
     m->walker = w;
     m->pid = pid;
     m->image = image_of(pid, w->runtime.path);
     label_of(pid, m->label, sizeof m->label);
+    f->joined++;
+    return 1;
 }
 
-/* Adds the children of every thread of pid to the family. */
-static void join_children(sonde_family *f, int pid)
+/* Pushes the children of every thread of pid onto stack[*n .. cap). */
+static void push_children(int pid, int *stack, uint32_t *n, uint32_t cap)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", pid);
@@ -103,8 +197,8 @@ static void join_children(sonde_family *f, int pid)
         snprintf(children, sizeof children, "/proc/%d/task/%.16s/children", pid, t->d_name);
         FILE *c = fopen(children, "r");
         int child;
-        while (c && fscanf(c, "%d", &child) == 1)
-            try_join(f, child);
+        while (c && *n < cap && fscanf(c, "%d", &child) == 1)
+            stack[(*n)++] = child;
         if (c)
             fclose(c);
     }
@@ -113,47 +207,75 @@ static void join_children(sonde_family *f, int pid)
 
 void sonde_family_drop(sonde_family *f, uint32_t i)
 {
-    if (i == 0 || i >= f->count)
+    if (i >= f->count)
         return;
     sonde_walker_close(f->members[i].walker);
     free(f->members[i].walker);
     f->members[i] = f->members[--f->count];
 }
 
-int sonde_family_refresh(sonde_family *f, int descendants)
+/* Members that exec'd: the interpreter moved, or left.  Re-attached in
+ * place, or dropped when the new image is not Python. */
+static void follow_execs(sonde_family *f)
 {
-    /* The first member is the caller's walker: re-open it in place. */
-    sonde_family_member *first = &f->members[0];
-    if (image_of(first->pid, first->walker->runtime.path) != first->image) {
-        char err[256];
-        sonde_walker_close(first->walker);
-        if (sonde_walker_open(first->walker, first->pid, f->profile, err, sizeof err) < 0)
-            return -1;
-        first->image = image_of(first->pid, first->walker->runtime.path);
-        label_of(first->pid, first->label, sizeof first->label);
-    }
-    /* Exec'd descendants: the interpreter moved (or left); attach afresh. */
-    for (uint32_t i = 1; i < f->count;) {
+    for (uint32_t i = 0; i < f->count;) {
         sonde_family_member *m = &f->members[i];
-        if (image_of(m->pid, m->walker->runtime.path) != m->image) {
-            int pid = m->pid;
-            sonde_family_drop(f, i);
-            try_join(f, pid);
+        if (image_of(m->pid, m->walker->runtime.path) == m->image) {
+            i++;
             continue;
         }
+        char err[512];
+        sonde_walker_close(m->walker);
+        if (sonde_walker_open(m->walker, m->pid, f->profile, err, sizeof err) < 0) {
+            sonde_family_drop(f, i);
+            continue;
+        }
+        m->image = image_of(m->pid, m->walker->runtime.path);
+        label_of(m->pid, m->label, sizeof m->label);
         i++;
     }
-    /* `tried` spares a second look within one refresh; a process found not
-     * to be Python may exec into one later, so each refresh looks again. */
-    f->ntried = 0;
-    for (uint32_t i = 0; descendants && i < f->count; i++) /* grows as it walks the tree */
-        join_children(f, f->members[i].pid);
+}
+
+int sonde_family_refresh(sonde_family *f, int full)
+{
+    if (full) {
+        follow_execs(f);
+        f->nothers = 0; /* a process may load Python without an exec (embedding) */
+    }
+    if (!alive(f->root))
+        return -ESRCH;
+    /* Depth first from the root: below a process that is not Python, and
+     * with `all` below every one. */
+    uint32_t n = 0, visited = 0;
+    f->visit[n++] = f->root;
+    while (n > 0 && visited++ < SONDE_FAMILY_VISIT_MAX) {
+        int pid = f->visit[--n];
+        if (!try_join(f, pid) || f->all)
+            push_children(pid, f->visit, &n, SONDE_FAMILY_VISIT_MAX);
+    }
     return 0;
+}
+
+int sonde_family_attach(sonde_family *f, char *err, size_t errlen)
+{
+    if (sonde_family_refresh(f, 1) < 0) {
+        sonde_proc_explain(f->root, -ESRCH, err, errlen);
+        return -ESRCH;
+    }
+    if (f->count > 0)
+        return 0;
+    if (f->last_message[0])
+        snprintf(err, errlen, "%s", f->last_message);
+    else if (f->root_error == -ENOEXEC)
+        snprintf(err, errlen, "%s, and runs no Python process", f->root_message);
+    else
+        snprintf(err, errlen, "%s", f->root_message);
+    return f->root_error ? f->root_error : -ENOEXEC;
 }
 
 void sonde_family_free(sonde_family *f)
 {
-    while (f->count > 1)
+    while (f->count > 0)
         sonde_family_drop(f, f->count - 1);
     memset(f, 0, sizeof *f);
 }

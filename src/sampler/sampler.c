@@ -1,8 +1,6 @@
 /* sampler.c - the sampling loop and the aggregation of stacks; see sampler.h. */
 #include "sampler.h"
 
-#include "family.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +57,11 @@ static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process
         snprintf(label, sizeof label, "thread %s",
                  sonde_profile_str(p, p->threads[thread].name));
         if ((node = label_frame(p, node, label)) == SONDE_NO_NODE)
+            return SONDE_NO_NODE;
+        p->nodes[node].total++;
+    }
+    if (s->truncated) {
+        if ((node = label_frame(p, node, SONDE_SAMPLER_TRUNCATED)) == SONDE_NO_NODE)
             return SONDE_NO_NODE;
         p->nodes[node].total++;
     }
@@ -120,8 +123,19 @@ static int sample_member(sonde_family_member *m, sonde_profile *p, sonde_u64map 
     if (!o->idle)
         sonde_walker_read_states(m->walker, threads, n);
     for (uint32_t i = 0; i < n; i++) {
-        counts->torn += threads[i].torn;
-        counts->stacks += !threads[i].torn && threads[i].depth > 0;
+        const sonde_thread_sample *s = &threads[i];
+        counts->torn += s->torn;
+        if (s->torn || s->depth == 0)
+            continue;
+        counts->read++;
+        if (sonde_sampler_keeps(o, s)) {
+            counts->kept++;
+            counts->truncated += s->truncated;
+        } else if (!o->idle && s->on_cpu == 0) {
+            counts->idle++;
+        } else {
+            counts->not_gil++;
+        }
     }
     if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads, n, o,
                           t_ns) < 0)
@@ -131,21 +145,55 @@ static int sample_member(sonde_family_member *m, sonde_profile *p, sonde_u64map 
     return 0;
 }
 
-int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opts *o,
+/* Looks for the family's processes when it is time: every refresh_every
+ * ns, and on every tick while it has none (waiting for a command to start
+ * Python).  -ESRCH once the root has ended, else 0. */
+static int look_for_processes(sonde_family *family, uint64_t t_ns, uint64_t *full_at)
+{
+    const uint64_t refresh_every = 200000000u; /* ns between full looks */
+    int full = *full_at == 0 || t_ns - *full_at >= refresh_every;
+    if (!full && family->count > 0)
+        return 0;
+    if (full)
+        *full_at = t_ns ? t_ns : 1;
+    return sonde_family_refresh(family, full);
+}
+
+/* One snapshot of every member into p; -1 on out of memory, else 0 (with
+ * *stop_now set when the root ended or on_tick asked to stop). */
+static int sample_family(sonde_family *family, sonde_profile *p, sonde_u64map *index,
+                         const sonde_sampler_opts *o, sonde_thread_sample *threads,
+                         uint64_t t_ns, sonde_sampler_counts *counts, int *stop_now)
+{
+    for (uint32_t i = 0; i < family->count;) {
+        sonde_family_member *m = &family->members[i];
+        int got = sample_member(m, p, index, o, threads, t_ns, counts, stop_now);
+        if (got == -ESRCH && m->pid == family->root) {
+            counts->ended = 1;
+            *stop_now = 1;
+            return 0;
+        }
+        if (got == -ESRCH) {
+            sonde_family_drop(family, i);
+            continue;
+        }
+        if (got < 0)
+            return -1;
+        i++;
+    }
+    return 0;
+}
+
+int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts)
 {
     memset(counts, 0, sizeof *counts);
     p->sample_rate = o->rate;
     p->seconds_per_tick = 1.0 / o->rate;
-    p->pid = w->proc.pid;
+    p->pid = family->root;
     sonde_thread_sample *threads = malloc(SONDE_WALK_MAX_THREADS * sizeof *threads);
-    sonde_family *family = malloc(sizeof *family);
-    if (!threads || !family) {
-        free(threads);
-        free(family);
+    if (!threads)
         return -1;
-    }
-    sonde_family_init(family, w, p);
     sonde_u64map index;
     sonde_u64map_init(&index);
     /* Sleep exactly: the default 50 us of timer slack is half of a
@@ -154,38 +202,18 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
     const uint64_t period = (uint64_t)(1e9 / o->rate);
     const uint64_t start = now_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
-    const uint64_t refresh_every = 200000000u; /* ns between looks for exec and descendants */
-    uint64_t slot = start, refreshed = 0;
+    uint64_t slot = start, full_at = 0;
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = now_ns() - start;
-        if (refreshed == 0 || t_ns - refreshed >= refresh_every) {
-            if (sonde_family_refresh(family, o->subprocesses) < 0) {
-                counts->ended = 1; /* exec'd into something that is not Python */
-                break;
-            }
-            refreshed = t_ns ? t_ns : 1;
+        if (look_for_processes(family, t_ns, &full_at) < 0) {
+            counts->ended = 1;
+            break;
         }
         counts->ticks++;
-        for (uint32_t i = 0; i < family->count && rc == 0;) {
-            int got = sample_member(&family->members[i], p, &index, o, threads, t_ns, counts,
-                                    &stop_now);
-            if (got == -ESRCH && i == 0) {
-                counts->ended = 1;
-                stop_now = 1;
-                break;
-            }
-            if (got == -ESRCH) {
-                sonde_family_drop(family, i);
-                continue;
-            }
-            rc = got;
-            i++;
-        }
-        if (rc < 0)
+        if ((rc = sample_family(family, p, &index, o, threads, t_ns, counts, &stop_now)) < 0)
             break;
-        if (family->count > counts->processes)
-            counts->processes = family->count;
+        counts->processes = family->joined;
         slot += period;
         uint64_t t = now_ns();
         if (t > slot) {
@@ -202,8 +230,7 @@ int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opt
             ;
     }
     counts->seconds = (double)(now_ns() - start) * 1e-9;
-    sonde_family_free(family);
-    free(family);
+    counts->processes = family->joined;
     sonde_u64map_free(&index);
     free(threads);
     return rc;

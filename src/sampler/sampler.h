@@ -8,7 +8,13 @@
  * it is counted as missed.  Each sample is taken at a point of its period
  * given by the golden-ratio sequence: the rate stays exact, a program that
  * repeats itself in step with the period is not seen at one phase only,
- * and shares converge faster than with random points. */
+ * and shares converge faster than with random points.
+ *
+ * What is sampled is a family (family.h): the process sonde was pointed
+ * at when it runs Python, else the Python processes it starts; with
+ * subprocesses, their Python descendants too.  A stack deeper than
+ * SONDE_WALK_MAX_DEPTH keeps its innermost frames under a "[truncated]"
+ * frame, so that its share of the samples stays where it was spent. */
 #ifndef SONDE_SAMPLER_H
 #define SONDE_SAMPLER_H
 
@@ -17,7 +23,11 @@
 
 #include "../core/profile.h"
 #include "../core/u64map.h"
+#include "family.h"
 #include "walker.h"
+
+/* The root frame of a stack whose outer frames were dropped. */
+#define SONDE_SAMPLER_TRUNCATED "[truncated]"
 
 typedef struct sonde_sampler_opts {
     double rate;          /* samples per second */
@@ -25,8 +35,8 @@ typedef struct sonde_sampler_opts {
     int idle;             /* keep threads that are not on a CPU */
     int gil_only;         /* keep only the thread holding the GIL */
     int thread_roots;     /* put "thread NAME" at the root of each stack */
-    int subprocesses;     /* sample Python descendants too, each stack under
-                             "process PID (command)" */
+    int subprocesses;     /* each stack under "process PID (command)" (the
+                             family samples every Python descendant) */
     /* Called after each snapshot with the threads kept (may be NULL);
      * nonzero stops sampling. */
     int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n);
@@ -37,15 +47,20 @@ typedef struct sonde_sampler_counts {
     uint64_t ticks;       /* snapshots taken */
     uint64_t missed;      /* ticks skipped because a snapshot ran late */
     uint64_t torn;        /* thread stacks that could not be read whole */
-    uint64_t stacks;      /* thread stacks added to the profile */
+    uint64_t read;        /* thread stacks read whole (with a Python frame) */
+    uint64_t kept;        /* ... of which added to the profile */
+    uint64_t idle;        /* ... dropped: the thread was not on a CPU */
+    uint64_t not_gil;     /* ... dropped: the thread did not hold the GIL (gil_only) */
+    uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
     double seconds;       /* how long sampling ran */
-    int ended;            /* the process ended (or exec'd) while sampled */
-    uint32_t processes;   /* processes sampled (more than 1 with subprocesses) */
+    int ended;            /* the root process ended while sampled */
+    uint32_t processes;   /* processes sampled, in all */
 } sonde_sampler_counts;
 
-/* Samples w's process into p until the duration passes, *stop becomes
- * nonzero, or the process ends.  0, or -1 on out of memory. */
-int sonde_sampler_run(sonde_walker *w, sonde_profile *p, const sonde_sampler_opts *o,
+/* Samples the family's processes into p until the duration passes, *stop
+ * becomes nonzero, or the family's root ends; the family must be freshly
+ * initialised (the caller frees it).  0, or -1 on out of memory. */
+int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
 
 /* 1 when the options keep this thread's stack. */

@@ -215,21 +215,27 @@ static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8
     return sonde_proc_read(&w->proc, addr, block, n);
 }
 
-/* Follows the frame chain from frame into s, then resolves every frame's
- * code object from one scatter read.  0, or -1 when torn. */
+/* Frames read per stack, shim frames included, before the chain is taken
+ * for a cycle: 3.12+ push at most one shim per Python frame. */
+#define MAX_VISITED (2 * SONDE_WALK_MAX_DEPTH + 2)
+
+/* Follows the frame chain from frame into s, innermost first, up to
+ * SONDE_WALK_MAX_DEPTH Python frames (s->truncated when one more lies
+ * beyond), then resolves every frame's code object from one scatter read.
+ * 0, or -1 when torn. */
 static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
                        sonde_thread_sample *s)
 {
     const sonde_py_layout *l = &w->layout;
     const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner };
     size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
-    uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH];
+    uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
     uint8_t block[HEADER_MAX];
     uint32_t depth = 0;
     if (n == 0 || ncode == 0)
         return -1;
     for (uint32_t visited = 0; frame; visited++) {
-        if (visited == 4 * SONDE_WALK_MAX_DEPTH || read_frame(w, chunk, frame, block, n) < 0)
+        if (visited == MAX_VISITED || read_frame(w, chunk, frame, block, n) < 0)
             return -1;
         uint64_t previous = field_u64(block, l->frame_previous);
         uint64_t code = field_u64(block, l->frame_code);
@@ -237,11 +243,13 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
             return -1; /* a cycle, or a frame being set up */
         int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
                    block[l->frame_owner] >= l->frame_owner_cstack;
-        if (!shim)
-            s->outer_frame = frame;
         if (!shim && depth == SONDE_WALK_MAX_DEPTH) {
-            s->truncated = 1;
-        } else if (!shim) {
+            s->truncated = 1; /* a Python frame beyond the cap: stop here */
+            outer = 0;
+            break;
+        }
+        if (!shim) {
+            outer = frame;
             codes[depth] = code;
             raws[depth] = 0;
             memcpy(&raws[depth], block + l->frame_instr,
@@ -250,6 +258,7 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
         }
         frame = previous;
     }
+    s->outer_frame = outer;
     if (sonde_proc_read_many(&w->proc, codes, depth, ncode, w->code_blocks) != (int)depth)
         return -1;
     for (uint32_t i = 0; i < depth; i++) {

@@ -23,7 +23,11 @@
 #include "proc/runtime.h"
 #include "python/layout.h"
 
-#define SONDE_WALK_MAX_DEPTH 512     /* frames kept per thread (innermost first) */
+/* Frames kept per thread, innermost first: a deeper stack keeps its
+ * innermost SONDE_WALK_MAX_DEPTH frames and is marked truncated.  Above
+ * Python's default recursion limit (1000), and at most one scatter read
+ * (SONDE_PROC_SCATTER_MAX) of code objects. */
+#define SONDE_WALK_MAX_DEPTH 1024
 #define SONDE_WALK_MAX_THREADS 256   /* threads walked per snapshot */
 
 typedef struct sonde_frame_sample {
@@ -39,7 +43,7 @@ typedef struct sonde_thread_sample {
     int on_cpu;            /* 1 running, 0 sleeping or blocked, -1 unknown */
     int torn;              /* the stack could not be read whole this time */
     int truncated;         /* deeper than SONDE_WALK_MAX_DEPTH: outer frames dropped */
-    uint64_t outer_frame;  /* the outermost Python frame's address */
+    uint64_t outer_frame;  /* the outermost Python frame's address (0 when truncated) */
     uint32_t depth;
     sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
 } sonde_thread_sample;

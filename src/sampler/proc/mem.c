@@ -17,6 +17,8 @@ int sonde_proc_read(const sonde_proc *p, uint64_t addr, void *buf, size_t len)
         return 0;
     if (addr > UINT64_MAX - len)
         return -EFAULT;
+    if (p->source)
+        return p->source(p->source_ctx, addr, buf, len);
     struct iovec local = {buf, len};
     struct iovec remote = {(void *)(uintptr_t)addr, len};
     ssize_t n = process_vm_readv(p->pid, &local, 1, &remote, 1, 0);
@@ -32,6 +34,13 @@ int sonde_proc_read_many(const sonde_proc *p, const uint64_t *addrs, uint32_t n,
         return 0;
     if (n > SONDE_PROC_SCATTER_MAX || each == 0 || each > SONDE_PROC_READ_MAX / n)
         return -EINVAL;
+    if (p->source) {
+        uint32_t got = 0;
+        int rc = 0;
+        while (got < n && (rc = sonde_proc_read(p, addrs[got], (char *)out + got * each, each)) == 0)
+            got++;
+        return got == 0 && rc != -EFAULT ? rc : (int)got;
+    }
     struct iovec local[SONDE_PROC_SCATTER_MAX], remote[SONDE_PROC_SCATTER_MAX];
     for (uint32_t i = 0; i < n; i++) {
         if (addrs[i] > UINT64_MAX - each) {
@@ -93,7 +102,7 @@ void sonde_proc_explain(int pid, int code, char *err, size_t errlen)
 
 int sonde_proc_open(sonde_proc *p, int pid, char *err, size_t errlen)
 {
-    p->pid = pid;
+    *p = (sonde_proc){ .pid = pid };
     if (pid <= 0) {
         snprintf(err, errlen, "%d is not a process id", pid);
         return -EINVAL;
