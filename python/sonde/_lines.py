@@ -161,14 +161,18 @@ class LineProfiler(Traced):
             json.dump({"sonde": 1, "mode": "lines", "functions": self.results()}, f, indent=1)
             f.write("\n")
 
-    def print_stats(self, stream=None, unit=None):
-        (stream or sys.stdout).write(format_table(self.results(), unit))
+    def print_stats(self, stream=None, unit=None, output_unit=None):
+        """unit: "s", "ms", "us", "ns", or seconds as a number (line_profiler's
+        output_unit, e.g. 1e-6); by default each time has its own unit."""
+        (stream or sys.stdout).write(
+            format_table(self.results(), unit if unit is not None else output_unit))
 
 
 def format_table(functions, unit=None):
     """line_profiler's table, for every function that ran (drawn in C,
-    where `sonde report` draws it too)."""
-    return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}), unit)
+    where `sonde report` draws it too); unit as print_stats takes it."""
+    return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}),
+                       None if unit is None else str(unit))
 
 
 def select(tracer, script_code, script_source, patterns, with_module=False):

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../formats/lines_table.h"
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
@@ -27,7 +28,8 @@ static const char usage[] =
     "\n"
     "  -f, --function F   a qualified name or pattern (Class.method, work*), or\n"
     "                     module:qualname for a module the program imports\n"
-    "  -u, --unit UNIT    s, ms, us or ns (default: the most readable)\n"
+    "  -u, --unit UNIT    s, ms, us, ns, or seconds as kernprof takes them (1e-6);\n"
+    "                     default: each time in its own unit, 3 significant digits\n"
     "      --bytecode     also each bytecode instruction under its line: offset,\n"
     "                     name, argument (as dis shows them), hits and time\n"
     "  -o, --output FILE  write the counts as JSON (see README, Formats)\n"
@@ -48,9 +50,11 @@ static int lines_option(int argc, char **argv, int *i, void *ctx)
     int r = cli_option(argc, argv, i, "-u", "--unit", &o->unit);
     if (r < 0)
         return SONDE_EXIT_USAGE;
-    if (r && strcmp(o->unit, "s") && strcmp(o->unit, "ms") && strcmp(o->unit, "us") &&
-        strcmp(o->unit, "ns"))
-        return cli_usage_error("lines", "unknown unit '%s' (use s, ms, us or ns)", o->unit);
+    double ns;
+    char label[64];
+    if (r && sonde_lines_unit(o->unit, &ns, label, sizeof label) < 0)
+        return cli_usage_error("lines", "unknown unit '%s' (use s, ms, us, ns or a number of "
+                               "seconds such as 1e-6)", o->unit);
     return r;
 }
 

@@ -1,6 +1,12 @@
 /* lines_table.h - line_profiler's table from a lines JSON document
  * (what sonde lines -o writes), for sonde lines, sonde report and
- * sonde.LineProfiler.print_stats alike. */
+ * sonde.LineProfiler.print_stats alike.
+ *
+ * Times are shown either in one unit for the whole table (sonde's -u s,
+ * ms, us, ns, or kernprof's -u 1e-6, a number of seconds), or by default
+ * each with its own unit and three significant digits ("12.3 ms",
+ * "456 ns"), so that a fast line's Per Hit never reads 0.0 beside a slow
+ * line's Time. */
 #ifndef SONDE_LINES_TABLE_H
 #define SONDE_LINES_TABLE_H
 
@@ -9,8 +15,13 @@
 #include "../core/buf.h"
 #include "json_read.h"
 
-/* Appends the table to b; unit is "s", "ms", "us", "ns" or NULL for the
- * most readable.  0, or -1 with a message when the document is not one. */
+/* The nanoseconds in one `unit` ("s", "ms", "us", "ns", or seconds as a
+ * number from 1e-12 to 1e6) into *ns, and the table's "Timer unit:" text
+ * for it into label.  0, or -1 when it is none of these. */
+int sonde_lines_unit(const char *unit, double *ns, char *label, size_t labellen);
+
+/* Appends the table to b; unit as above, or NULL for a unit per time.
+ * 0, or -1 with a message when the document is not one or the unit is bad. */
 int sonde_lines_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                       size_t errlen);
 

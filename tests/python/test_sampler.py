@@ -20,14 +20,14 @@ STACK_PROGRAM = r'''
 import json, sys, threading, time, traceback
 
 def sleeper():
-    while True:
-        time.sleep(0.05)
+    threading.Event().wait()
 
 def innermost(path):
     here = [(f.name, f.lineno) for f in traceback.extract_stack()]
     here[-1] = ("innermost", SPIN_LINE)
     with open(path, "w") as out:
         json.dump(here[::-1], out)
+    print("ready", flush=True)
     x = 0
     while True: x += 1  # spin here
 def middle(path):
@@ -59,24 +59,43 @@ def fifth():
     burn(0.004)
 
 end = time.perf_counter() + float(sys.argv[1])
+print("ready", flush=True)
 while time.perf_counter() < end:
     half(); third(); fifth()
 '''
 
 
 def start(python, tmp_path, text, *args):
+    """Starts the program and returns once it has printed "ready"."""
     prog = tmp_path / "prog.py"
     prog.write_text(text)
-    return subprocess.Popen([python, str(prog)] + [str(a) for a in args], cwd=str(tmp_path))
+    proc = subprocess.Popen([python, str(prog)] + [str(a) for a in args], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, universal_newlines=True)
+    line = proc.stdout.readline()
+    if line != "ready\n":
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the program never got going: %r" % line)
+    return proc
 
 
-def wait_for(path, proc, timeout=20):
-    deadline = time.time() + timeout
-    while not path.exists() or not path.read_text():
-        assert proc.poll() is None, "the program ended early"
-        assert time.time() < deadline, "the program never got going"
-        time.sleep(0.02)
-    return json.loads(path.read_text())
+def stop(proc):
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+
+
+def dump_at(proc, line, *options):
+    """sonde dump of proc, once its main thread's innermost frame is at
+    `line` (it prints "ready" just before it gets there)."""
+    deadline = time.time() + 60  # a guard: the program is on its way there
+    while True:
+        out = sonde("dump", "-p", str(proc.pid), *options)
+        main = [t for t in out.stdout.split("\nThread ")[1:] if "MainThread" in t.splitlines()[0]]
+        first = re.search(r"^    \S+ \(.*:(\d+)\)$", main[0], re.M) if main else None
+        if out.returncode or (first and int(first.group(1)) == line):
+            return out
+        assert time.time() < deadline, out.stdout[:2000]
 
 
 def sonde(*args, **kw):
@@ -89,11 +108,10 @@ def test_dump_shows_every_thread(python, tmp_path):
     python = need(python)
     proc = start(python, tmp_path, STACK_PROGRAM, tmp_path / "stack.json")
     try:
-        expected = wait_for(tmp_path / "stack.json", proc)
-        out = sonde("dump", "-p", str(proc.pid))
+        expected = json.loads((tmp_path / "stack.json").read_text())
+        out = dump_at(proc, expected[0][1], "--nonblocking")
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     assert out.returncode == 0, out.stderr
     threads = out.stdout.split("\nThread ")[1:]
     assert len(threads) == 2
@@ -142,11 +160,10 @@ def test_record_attached_at_100hz(tmp_path):
     proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
     out = tmp_path / "p.txt"
     try:
-        time.sleep(0.5)
-        rec = sonde("record", "-p", str(proc.pid), "-d", "5", "-f", "collapsed", "-o", str(out))
+        rec = sonde("record", "--nonblocking", "-p", str(proc.pid), "-d", "5", "-f", "collapsed",
+                    "-o", str(out))
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     assert rec.returncode == 0, rec.stderr
     samples = int(re.search(r"(\d+) samples", rec.stderr).group(1))
     assert 450 <= samples <= 505
@@ -169,22 +186,37 @@ def test_record_passes_exit_code_and_writes_speedscope(tmp_path):
     assert sum(sum(p["weights"]) for p in doc["profiles"]) > 0.2
 
 
+def wait_sampling(sampler, target, timeout=60):
+    """Returns once the sampler has read its target's thread states (it
+    keeps /proc/TARGET/task/TID/stat open from its first tick on)."""
+    deadline = time.time() + timeout
+    fds = "/proc/%d/fd" % sampler.pid
+    while True:
+        assert sampler.poll() is None, "the sampler ended"
+        assert time.time() < deadline, "the sampler never read its target"
+        for fd in os.listdir(fds):
+            try:
+                if os.readlink(os.path.join(fds, fd)).startswith("/proc/%d/task/" % target.pid):
+                    return
+            except OSError:
+                pass  # closed meanwhile
+        time.sleep(0.01)
+
+
 def test_record_ctrl_c_writes_what_it_has(tmp_path):
     proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
     out = tmp_path / "p.txt"
     try:
-        time.sleep(0.3)
         rec = subprocess.Popen([SONDE, "record", "-p", str(proc.pid), "-f", "collapsed",
                                 "-o", str(out)], stderr=subprocess.PIPE,
                                universal_newlines=True)
-        time.sleep(1.0)
+        wait_sampling(rec, proc)
         rec.send_signal(signal.SIGINT)
         _, err = rec.communicate(timeout=30)
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     assert rec.returncode == 0, err
-    assert "half" in out.read_text()
+    assert "prog.py" in out.read_text()  # at least the tick it was reading when stopped
 
 
 def one_line(proc, code):
@@ -261,7 +293,6 @@ def test_shares_agree_with_py_spy(tmp_path):
         pytest.skip("py-spy is not installed")
     proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
     try:
-        time.sleep(0.5)
         theirs = subprocess.Popen([py_spy, "record", "--pid", str(proc.pid), "--duration", "5",
                                    "--rate", "1000", "--format", "raw", "--nonblocking",
                                    "-o", str(tmp_path / "py-spy.txt")],
@@ -270,8 +301,7 @@ def test_shares_agree_with_py_spy(tmp_path):
                      "-o", str(tmp_path / "sonde.txt"))
         theirs.communicate(timeout=60)
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr
     a, b = shares((tmp_path / "sonde.txt").read_text()), shares((tmp_path / "py-spy.txt").read_text())
     for name in ("half", "third", "fifth"):
@@ -282,16 +312,17 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
     import pty
     import select
     proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    header = ("sonde top: pid %d" % proc.pid).encode()
     try:
-        time.sleep(0.3)
         pid, fd = pty.fork()
         if pid == 0:
             os.environ["COLUMNS"] = "80"
-            os.execv(SONDE, [SONDE, "top", "-p", str(proc.pid)])
+            os.execv(SONDE, [SONDE, "top", "--nonblocking", "-p", str(proc.pid)])
         screen = b""
-        deadline = time.time() + 3.0  # about three refreshes
-        while time.time() < deadline:
-            if select.select([fd], [], [], 0.1)[0]:
+        deadline = time.time() + 60  # a guard only: it waits for the second refresh
+        while screen.count(header) < 3 or b"half" not in screen.split(header)[-2]:
+            assert time.time() < deadline, screen[-2000:]
+            if select.select([fd], [], [], 0.5)[0]:
                 screen += os.read(fd, 65536)
         os.write(fd, b"q")
         _, status = os.waitpid(pid, 0)
@@ -302,12 +333,14 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
             pass  # the terminal closed with the program
         os.close(fd)
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     text = screen.decode("utf-8", "replace")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
-    assert text.count("sonde top: pid %d" % proc.pid) >= 2  # refreshed
     assert "half" in text and "%Own" in text
+    # Files as py-spy shows them: relative to the program's directory, so
+    # the line number stays on an 80-column screen.
+    assert re.search(r"half \(prog\.py:\d+\)", text), text[-2000:]
+    assert str(tmp_path) not in text
     assert text.rstrip().endswith("\x1b[?25h\x1b[?1049l")  # terminal given back
     widest = max(len(line) for line in re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text).splitlines())
     assert widest <= 80
@@ -384,7 +417,8 @@ def test_record_follows_subprocesses(tmp_path):
     # each in its own process, found within the 0.2 s rediscovery period.
     assert len(found["worker_burn"]) == 2 and min(found["worker_burn"].values()) >= 100
     assert len(found["child_burn"]) == 1 and 60 <= list(found["child_burn"].values())[0] <= 105
-    assert "of 4 processes" in rec.stderr
+    # The parent, multiprocessing's resource tracker, two workers, the child.
+    assert "of 5 processes" in rec.stderr
 
 
 def test_record_follows_exec(tmp_path):
@@ -414,9 +448,9 @@ def spinner():
     while time.perf_counter() < end:
         pass
 def sleeper():
-    while True:
-        time.sleep(0.01)
+    threading.Event().wait()
 threading.Thread(target=spinner, name="spinner-thread", daemon=True).start()
+print("ready", flush=True)
 sleeper()
 '''
 
@@ -434,17 +468,16 @@ def leaf_counts(path):
 def test_idle_gil_and_thread_options(tmp_path):
     proc = start(sys.executable, tmp_path, THREADS_PROGRAM)
     try:
-        time.sleep(0.3)
-        runs = {}
+        runs, summaries = {}, {}
         for opts in ((), ("--idle",), ("--idle", "--gil"), ("--threads",)):
             out = tmp_path / ("p%d.txt" % len(runs))
             rec = sonde("record", "-p", str(proc.pid), "-d", "1", "-f", "collapsed",
                         "-o", str(out), *opts)
             assert rec.returncode == 0, rec.stderr
             runs[opts] = out
+            summaries[opts] = rec.stderr
     finally:
-        proc.kill()
-        proc.wait()
+        stop(proc)
     busy, idle = leaf_counts(runs[()]), leaf_counts(runs[("--idle",)])
     # By default only threads on a CPU count: the sleeper barely shows.
     assert busy["spinner"] >= 80 and busy.get("sleeper", 0) <= 10
@@ -458,3 +491,170 @@ def test_idle_gil_and_thread_options(tmp_path):
     roots = {line.split(";")[0] for line in runs[("--threads",)].read_text().splitlines()}
     assert roots and all(r.startswith("thread ") for r in roots)
     assert "thread spinner-thread (~:0)" in roots
+    # The summary counts the stacks read and those kept (what the file
+    # holds); the sleeper's idle stacks are the ones dropped.
+    found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) idle ones dropped "
+                      r"\(--idle keeps them\)", summaries[()])
+    assert found, summaries[()]
+    read, kept, dropped = map(int, found.groups())
+    assert read == kept + dropped and kept == total_count(runs[()]) and dropped >= 80
+    found = re.search(r"(\d+) thread stacks read, (\d+) kept, \d+ torn", summaries[("--idle",)])
+    assert found and int(found.group(1)) == int(found.group(2)) == total_count(runs[("--idle",)])
+    found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) not holding the GIL dropped",
+                      summaries[("--idle", "--gil")])
+    assert found and int(found.group(2)) == total_count(runs[("--idle", "--gil")])
+    assert int(found.group(1)) == int(found.group(2)) + int(found.group(3))
+
+
+def total_count(path):
+    return sum(int(line.rsplit(" ", 1)[1]) for line in path.read_text().splitlines())
+
+
+# Burns CPU in burn() for argv[1] seconds of its own clock, then says how
+# long it burned (the reference for the samples it should get).
+BURN_PROGRAM = r'''
+import sys, time
+def burn(seconds):
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        pass
+    return time.perf_counter() - start
+print("burned %.3f" % burn(float(sys.argv[1])), flush=True)
+'''
+
+
+def burn_samples(path, name="burn"):
+    """Samples whose stack holds `name`, and the stacks' root frames."""
+    count, roots = 0, set()
+    for line in path.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        frames = stack.split(";")
+        roots.add(frames[0])
+        if any(f.startswith(name + " (") for f in frames):
+            count += int(n)
+    return count, roots
+
+
+def check_burned(rec, path, rate=100):
+    """The program's own clock says how long it burned: at `rate` Hz about
+    that many seconds' worth of samples must be in burn (some ticks may be
+    missed on a busy machine, none invented)."""
+    seconds = sum(float(x) for x in re.findall(r"burned (\d+\.\d+)", rec.stdout))
+    count, roots = burn_samples(path)
+    assert seconds > 0 and 0.6 * seconds * rate <= count <= seconds * rate + 3, (count, seconds,
+                                                                                 rec.stderr)
+    return roots
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_follows_a_shell_to_python(python, tmp_path):
+    """`sh -c 'python prog.py; echo done'`: the shell is not Python, the
+    program it starts is sampled, and the shell's exit code comes back."""
+    python = need(python)
+    (tmp_path / "prog.py").write_text(BURN_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", "sh", "-c",
+                '"$0" prog.py 1.0; echo done; exit 3', python, cwd=str(tmp_path))
+    assert rec.returncode == 3, rec.stderr
+    assert rec.stdout.endswith("done\n")
+    roots = check_burned(rec, out)
+    assert all(not r.startswith("process ") for r in roots)  # no --subprocesses: no labels
+    assert "of 1 process" in rec.stderr
+
+
+def test_record_follows_wrappers(tmp_path):
+    """make, env, a script that execs python, a script that runs it and goes
+    on, two programs one after the other, and --subprocesses under a shell."""
+    import shutil
+    py = sys.executable
+    (tmp_path / "prog.py").write_text(BURN_PROGRAM)
+    (tmp_path / "execs.sh").write_text('echo starting\nexec "%s" prog.py 0.5\n' % py)
+    (tmp_path / "runs.sh").write_text('"%s" prog.py 0.5\necho after\nexit 5\n' % py)
+    (tmp_path / "Makefile").write_text("all:\n\t%s prog.py 0.5\n\t%s prog.py 0.5\n" % (py, py))
+    cases = [
+        (["env", "SONDE_T=1", py, "prog.py", "0.5"], 0, 1),
+        (["bash", "execs.sh"], 0, 1),
+        (["bash", "runs.sh"], 5, 1),
+        (["sh", "-c", '"$0" prog.py 0.5; "$0" prog.py 0.5', py], 0, 2),
+    ]
+    if shutil.which("make"):
+        cases.append((["make", "-s"], 0, 2))
+    for cmd, code, processes in cases:
+        out = tmp_path / "p.txt"
+        rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", *cmd, cwd=str(tmp_path))
+        assert rec.returncode == code, (cmd, rec.stderr)
+        assert rec.stdout.count("burned") == processes, (cmd, rec.stdout)
+        check_burned(rec, out)
+        assert "of %d process" % processes in rec.stderr, (cmd, rec.stderr)
+    # --subprocesses under a shell: each stack under its process.
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--subprocesses", "-f", "collapsed", "-o", str(out), "--", "sh", "-c",
+                '"$0" prog.py 0.5; true', py, cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    roots = check_burned(rec, out)
+    assert len(roots) == 1 and re.match(r"process \d+ \(.*prog\.py 0\.5\) \(~:0\)$", roots.pop())
+
+
+def test_record_says_why_a_wrapped_python_cannot_be_read(tmp_path):
+    """A shell that starts only a Python sonde cannot read: one line saying
+    which and why, exit 1."""
+    import glob
+    old = glob.glob(os.path.expanduser("~/.pyenv/versions/3.7.*/bin/python3"))
+    if not old:
+        pytest.skip("no Python 3.7 here")
+    rec = sonde("record", "-o", str(tmp_path / "p.svg"), "--", "sh", "-c",
+                '"$0" -c "import time; time.sleep(1)"; true', old[0])
+    line = one_line(rec, 1)
+    assert "Python 3.7" in line and "3.8 to 3.13" in line and "nothing recorded" in line
+
+
+# Recurses 3000 deep, writes its own stack (innermost first, as traceback
+# sees it) and spins on a known line.
+DEEP_PROGRAM = r'''
+import json, sys, traceback
+sys.setrecursionlimit(10000)
+def down(n, path):
+    if n:
+        return down(n - 1, path)
+    here = [(f.name, f.lineno) for f in traceback.extract_stack()]
+    here[-1] = ("down", SPIN_LINE)
+    with open(path, "w") as out:
+        json.dump(here[::-1], out)
+    print("ready", flush=True)
+    x = 0
+    while True: x += 1  # spin here
+SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("while True: x")][0]
+down(3000, sys.argv[1])
+'''
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_deep_stacks_keep_their_innermost_frames(python, tmp_path):
+    """A stack 3000 frames deep: dump shows its innermost 1024 frames and
+    says it is truncated; record keeps every sample under [truncated] with
+    those same frames, and says so."""
+    python = need(python)
+    proc = start(python, tmp_path, DEEP_PROGRAM, tmp_path / "stack.json")
+    out = tmp_path / "p.txt"
+    try:
+        expected = [tuple(e) for e in json.loads((tmp_path / "stack.json").read_text())][:1024]
+        dump = dump_at(proc, expected[0][1])
+        rec = sonde("record", "-p", str(proc.pid), "-d", "1", "-f", "collapsed", "-o", str(out))
+    finally:
+        stop(proc)
+    assert dump.returncode == 0, dump.stderr
+    (main,) = [t for t in dump.stdout.split("\nThread ")[1:] if "MainThread" in t.splitlines()[0]]
+    assert "[truncated]" in main.splitlines()[0]
+    frames = re.findall(r"^    (\S+) \((.*):(\d+)\)$", main, re.M)
+    assert [(name, int(line)) for name, _file, line in frames] == expected
+    assert main.rstrip().splitlines()[-1].startswith("    [truncated]")
+    assert rec.returncode == 0, rec.stderr
+    lines = out.read_text().splitlines()
+    kept = int(re.search(r"(\d+) kept", rec.stderr).group(1))
+    assert kept >= 50 and total_count(out) == kept
+    assert re.search(r"\b%d stacks were deeper than 1024 frames" % kept, rec.stderr), rec.stderr
+    for line in lines:
+        stack = line.rsplit(" ", 1)[0].split(";")
+        assert stack[0] == "[truncated] (~:0)" and len(stack) == 1025
+        got = [re.match(r"(\S+) \(.*:(\d+)\)$", f).groups() for f in stack[1:]]
+        assert [(name, int(n)) for name, n in got][::-1] == expected
