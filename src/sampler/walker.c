@@ -13,6 +13,9 @@
 #include "python/linetable.h"
 #include "python/unicode.h"
 
+_Static_assert(SONDE_WALK_MAX_DEPTH <= SONDE_PROC_SCATTER_MAX,
+               "a stack's code objects are read in one scatter read");
+
 #define MAX_LINETABLE (1u << 20)   /* bytes of a line table we are willing to read */
 #define HEADER_MAX 512             /* bytes read at a thread state, frame or code object */
 #define CHUNK_MAX (256u << 10)     /* bytes of a stack chunk copied at once */
@@ -222,7 +225,9 @@ static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8
 /* Follows the frame chain from frame into s, innermost first, up to
  * SONDE_WALK_MAX_DEPTH Python frames (s->truncated when one more lies
  * beyond), then resolves every frame's code object from one scatter read.
- * 0, or -1 when torn. */
+ * A chain that loops (only a torn read makes one) is found by Brent's
+ * method: the frame at each power-of-two step is kept, and meeting it
+ * again is a loop.  0, or -1 when torn. */
 static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
                        sonde_thread_sample *s)
 {
@@ -231,16 +236,22 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
     size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
     uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
     uint8_t block[HEADER_MAX];
-    uint32_t depth = 0;
+    uint32_t depth = 0, power = 1, steps = 0;
+    uint64_t kept = 0; /* Brent's: the frame a loop would come back to */
     if (n == 0 || ncode == 0)
         return -1;
     for (uint32_t visited = 0; frame; visited++) {
-        if (visited == MAX_VISITED || read_frame(w, chunk, frame, block, n) < 0)
+        if (frame == kept || visited == MAX_VISITED || read_frame(w, chunk, frame, block, n) < 0)
             return -1;
+        if (++steps == power) {
+            kept = frame;
+            power *= 2;
+            steps = 0;
+        }
         uint64_t previous = field_u64(block, l->frame_previous);
         uint64_t code = field_u64(block, l->frame_code);
-        if (previous == frame || !code)
-            return -1; /* a cycle, or a frame being set up */
+        if (!code)
+            return -1; /* a frame being set up */
         int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
                    block[l->frame_owner] >= l->frame_owner_cstack;
         if (!shim && depth == SONDE_WALK_MAX_DEPTH) {

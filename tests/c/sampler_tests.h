@@ -6,7 +6,7 @@
 void test_sampler_proc(void);
 /* Layouts, line tables, strings of CPython 3.8-3.13 (test_sampler_python.c). */
 void test_sampler_python(void);
-/* The stack walker on garbage memory (test_walker.c). */
+/* The stack walker on garbage memory and on stacks built by hand (test_walker.c). */
 void test_walker(void);
 
 #endif

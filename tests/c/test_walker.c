@@ -1,4 +1,5 @@
-/* test_walker.c - the stack walker on garbage memory: no crash, no hang.
+/* test_walker.c - the stack walker on garbage memory (no crash, no hang)
+ * and on stacks built by hand (the depth cap, truncation, loops).
  *
  * The walker reads this test's own process, with _PyRuntime pointed at a
  * buffer of random words, most of them pointers back into the buffer, so
@@ -95,8 +96,118 @@ static void attrs_of_garbage(const sonde_py_layout *layout, uint64_t *arena, int
           (int)layout->major, (int)layout->minor, rounds);
 }
 
+/* ---- a stack built by hand: depth cap, truncation, loops ---- */
+
+/* A 3.10-shaped process image inside this process: _PyRuntime ->
+ * interpreter -> one thread state -> `depth` frames of one code object
+ * ("f" in "t.py", first line 7), the frame at index loop_from pointing
+ * back to the one at loop_to when loop_from >= 0.  Objects sit at fixed
+ * words of one zeroed block, frames after them. */
+enum { W_FILE = 0, W_NAME = 16, W_TABLE = 32, W_CODE = 48, W_TS = 64, W_INTERP = 96,
+       W_RUNTIME = 112, W_FRAMES = 256, FRAME_WORDS = 16 };
+
+typedef struct fake_stack {
+    uint64_t *words;
+} fake_stack;
+
+static uint64_t at(const fake_stack *f, size_t word) { return (uint64_t)(uintptr_t)(f->words + word); }
+
+static uint64_t frame_at(const fake_stack *f, uint32_t i)
+{
+    return at(f, W_FRAMES + (size_t)i * FRAME_WORDS);
+}
+
+static void put64(uint64_t addr, uint64_t off, uint64_t v)
+{
+    memcpy((char *)(uintptr_t)addr + off, &v, sizeof v);
+}
+
+static void put_str(const sonde_py_layout *l, uint64_t addr, const char *text)
+{
+    uint32_t state = 1u << l->str_kind_shift | 1u << l->str_compact_bit | 1u << l->str_ascii_bit;
+    put64(addr, l->str_length, strlen(text));
+    memcpy((char *)(uintptr_t)addr + l->str_state, &state, sizeof state);
+    memcpy((char *)(uintptr_t)addr + l->str_ascii_size, text, strlen(text));
+}
+
+static void build_stack(fake_stack *f, const sonde_py_layout *l, uint32_t depth, long loop_from,
+                        long loop_to)
+{
+    f->words = calloc(W_FRAMES + (size_t)depth * FRAME_WORDS, sizeof *f->words);
+    uint64_t code = at(f, W_CODE), ts = at(f, W_TS), interp = at(f, W_INTERP);
+    put_str(l, at(f, W_FILE), "t.py");
+    put_str(l, at(f, W_NAME), "f");
+    put64(at(f, W_TABLE), l->bytes_size, 0); /* an empty line table: the first line */
+    put64(code, l->code_filename, at(f, W_FILE));
+    put64(code, l->code_name, at(f, W_NAME));
+    put64(code, l->code_linetable, at(f, W_TABLE));
+    int32_t first = 7;
+    memcpy((char *)(uintptr_t)code + l->code_firstlineno, &first, sizeof first);
+    put64(at(f, W_RUNTIME), l->rt_interpreters_head, interp);
+    put64(interp, l->interp_threads_head, ts);
+    put64(ts, l->ts_frame, depth ? frame_at(f, 0) : 0);
+    put64(ts, l->ts_thread_id, 1);
+    for (uint32_t i = 0; i < depth; i++) {
+        uint64_t previous = i + 1 < depth ? frame_at(f, i + 1) : 0;
+        if (loop_from >= 0 && i == (uint32_t)loop_from)
+            previous = frame_at(f, (uint32_t)loop_to);
+        put64(frame_at(f, i), l->frame_previous, previous);
+        put64(frame_at(f, i), l->frame_code, code);
+    }
+}
+
+static void walk_built(uint32_t depth, long loop_from, long loop_to, uint32_t want_depth,
+                       int want_truncated, int want_torn)
+{
+    const sonde_py_layout *l = sonde_py_layout_for(3, 10);
+    fake_stack f;
+    build_stack(&f, l, depth, loop_from, loop_to);
+    sonde_profile p;
+    sonde_profile_init(&p);
+    sonde_walker w;
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
+    w.proc.pid = getpid();
+    w.layout = *l;
+    w.runtime.addr = at(&f, W_RUNTIME);
+    sonde_thread_sample *out = malloc(sizeof *out);
+    uint32_t n = 0;
+    int rc = sonde_walker_sample(&w, out, 1, &n);
+    check(rc == 0 && n == 1, "%u frames: rc %d, %u threads", depth, rc, n);
+    if (n == 1) {
+        check(out->torn == want_torn, "%u frames (loop %ld->%ld): torn %d", depth, loop_from,
+              loop_to, out->torn);
+        if (!want_torn) {
+            check(out->depth == want_depth && out->truncated == want_truncated,
+                  "%u frames: depth %u truncated %d", depth, out->depth, out->truncated);
+            int named = 1;
+            for (uint32_t i = 0; i < out->depth; i++)
+                named &= strcmp(sonde_profile_str(&p, p.funcs[out->frames[i].func].name), "f") == 0 &&
+                         out->frames[i].line == 7;
+            check(named, "%u frames: every frame is f at line 7", depth);
+            check(out->outer_frame == (want_truncated ? 0 : frame_at(&f, depth - 1)),
+                  "%u frames: the outermost frame", depth);
+        }
+    }
+    free(out);
+    sonde_walker_close(&w);
+    sonde_profile_free(&p);
+    free(f.words);
+}
+
+static void built_stacks(void)
+{
+    walk_built(10, -1, 0, 10, 0, 0);
+    walk_built(SONDE_WALK_MAX_DEPTH, -1, 0, SONDE_WALK_MAX_DEPTH, 0, 0);   /* exactly the cap */
+    walk_built(SONDE_WALK_MAX_DEPTH + 1, -1, 0, SONDE_WALK_MAX_DEPTH, 1, 0);
+    walk_built(3000, -1, 0, SONDE_WALK_MAX_DEPTH, 1, 0);  /* once dropped whole */
+    walk_built(40, 39, 39, 0, 0, 1);                       /* a frame that is its own caller */
+    walk_built(40, 30, 5, 0, 0, 1);                        /* a loop of 26 frames */
+    walk_built(3000, 2000, 1990, SONDE_WALK_MAX_DEPTH, 1, 0); /* a loop beyond the cap: unseen */
+}
+
 void test_walker(void)
 {
+    built_stacks();
     uint64_t *arena = malloc(ARENA_WORDS * sizeof *arena);
     for (int minor = 8; minor <= 12; minor++) {
         walk_garbage(sonde_py_layout_for(3, minor), arena, 300);
