@@ -19,7 +19,10 @@ from conftest import SONDE, need, version_params
 STACK_PROGRAM = r'''
 import json, sys, threading, time, traceback
 
+started = threading.Event()
+
 def sleeper():
+    started.set()  # main goes on once this thread has let go of the GIL
     threading.Event().wait()
 
 def innermost(path):
@@ -37,6 +40,7 @@ def outer(path):
 
 SPIN_LINE = [i for i, l in enumerate(open(__file__), 1) if l.strip().startswith("while True: x")][0]
 threading.Thread(target=sleeper, name="naps-\u00e9", daemon=True).start()
+started.wait()
 outer(sys.argv[1])
 '''
 
