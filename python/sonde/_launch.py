@@ -239,6 +239,7 @@ class _LinesTool:
         import json
         from . import _lines
         self._dumps, self._compiled_code = json.dumps, _lines.compiled_code
+        self._matches = _lines.names_matching
         self.folder, self.namespace = folder, namespace
         self.options = json.loads(options)
         self.patterns = patterns = self.options.get("functions", [])
@@ -270,14 +271,21 @@ class _LinesTool:
             pass
 
     def save(self):
+        document = self.document()
+        self.folder.write("out", (self._dumps(document, indent=1) + "\n").encode("utf-8"))
         unmatched = self.watcher.unmatched if self.watcher else self.unmatched
-        for pattern in sorted(unmatched):
-            compiled = self._compiled_code(pattern, _modules, self.namespace)
-            self.folder.say("sonde: warning: -f %s %s" % (
-                pattern, "matched no function" if compiled is None else
-                "is compiled code (%s), with no Python lines to count" % compiled))
-        text = self._dumps(self.document(), indent=1) + "\n"
-        self.folder.write("out", text.encode("utf-8"))
+        ran = [f["name"] for f in document["functions"]
+               if any(line.get("hits") or line.get("alloc_bytes") for line in f["lines"])]
+        for pattern in self.patterns:
+            # A Python function the pattern found may have been replaced by
+            # a compiled one (heapq's heappush by _heapq's) and never run.
+            compiled = (None if self._matches(pattern, ran) else
+                        self._compiled_code(pattern, _modules, self.namespace))
+            if compiled is not None:
+                self.folder.say("sonde: warning: -f %s is compiled code (%s), with no Python "
+                                "lines to count" % (pattern, compiled))
+            elif pattern in unmatched:
+                self.folder.say("sonde: warning: -f %s matched no function" % pattern)
 
     def document(self):
         return {"sonde": 1, "mode": "lines", "functions": self.prof.results()}
@@ -332,6 +340,11 @@ class _Ending:
             self.tool.stop()
         except MemoryError:
             self.folder.say("sonde: out of memory while recording: the profile is incomplete")
+        except Exception:
+            # Recording has stopped; what failed is telling threading (up
+            # to 3.11) to hook no more new threads, and the program made
+            # threading unusable itself: nothing is lost.
+            pass
         if _getpid() != self.pid:
             return
         try:

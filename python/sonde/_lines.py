@@ -281,6 +281,12 @@ def select_imported(tracer, patterns, unmatched, modules):
                         unmatched -= set(hit)
 
 
+def names_matching(pattern, names):
+    """The qualified names among names that a -f pattern names (whatever
+    module it says)."""
+    return [name for name in names if fnmatch.fnmatchcase(name, pattern.rpartition(":")[2])]
+
+
 def compiled_code(pattern, modules, main_namespace):
     """What a -f pattern that matched no Python function names when it is
     compiled code (a builtin, a C extension's, Cython's or mypyc's
