@@ -332,8 +332,11 @@ class _Ending:
     def __init__(self, tool, folder):
         self.tool, self.folder, self.pid, self.done = tool, folder, _getpid(), False
 
-    def finish(self):
-        if self.done:
+    def finish(self, exiting=False):
+        """exiting: from os._exit, which ends the process at once (in a
+        forked child there is then nothing to stop: its tracer goes with
+        it, as a bare child's interpreter state does)."""
+        if self.done or (exiting and _getpid() != self.pid):
             return
         self.done = True
         try:
@@ -369,7 +372,7 @@ def main():
     def _exit(status):
         """os._exit while the program runs: the profile is written first
         (the process ends at once, with no other chance to)."""
-        ending.finish()
+        ending.finish(exiting=True)
         _os_exit(status)
 
     os._exit = _exit

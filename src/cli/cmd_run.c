@@ -134,7 +134,7 @@ static sonde_usage usage_of(const launch_result *r)
         .wall = r->wall,
         .user = seconds(u->ru_utime),
         .sys = seconds(u->ru_stime),
-        .children_cpu = -1,
+        .children_cpu = r->children_cpu,
         .run_delay = r->run_delay,
         .max_rss_kb = u->ru_maxrss,
         .major_faults = u->ru_majflt,
@@ -142,9 +142,6 @@ static sonde_usage usage_of(const launch_result *r)
         .voluntary_switches = u->ru_nvcsw,
         .involuntary_switches = u->ru_nivcsw,
     };
-    /* wait4 counts the children the program waited for with it. */
-    if (r->own_cpu >= 0)
-        s.children_cpu = s.user + s.sys > r->own_cpu ? s.user + s.sys - r->own_cpu : 0;
     return s;
 }
 

@@ -122,14 +122,56 @@ pid_t launch_start(char *const argv[])
 }
 
 /* The program SIGTERM and SIGHUP are passed on to while sonde waits for
- * it; 0 otherwise.  Written by launch_run only while those signals are
- * blocked, read by the handler. */
+ * it; 0 otherwise.  Written only while those signals are blocked, read by
+ * the handler. */
 static volatile sig_atomic_t forward_to;
 
 static void forward(int sig)
 {
+    int saved = errno;
     if (forward_to > 0)
         kill((pid_t)forward_to, sig);
+    errno = saved;
+}
+
+/* The signals sonde handles while it waits: the terminal's Ctrl-C and
+ * Ctrl-\ reach the program itself (sonde ignores them and waits it out);
+ * SIGTERM and SIGHUP sent to sonde alone are passed on to it. */
+static const int waiting_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+#define NWAITING (int)(sizeof waiting_signals / sizeof waiting_signals[0])
+
+static void waiting_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int i = 0; i < NWAITING; i++)
+        sigaddset(set, waiting_signals[i]);
+}
+
+/* Installs the handlers for pid, keeping the old ones in old; a signal
+ * sonde was started with ignored (nohup) stays ignored, as it is in the
+ * program.  The caller has blocked the signals. */
+static void waiting_begin(pid_t pid, struct sigaction old[NWAITING])
+{
+    struct sigaction ignore = { .sa_handler = SIG_IGN }, pass = { .sa_handler = forward };
+    sigemptyset(&ignore.sa_mask);
+    sigemptyset(&pass.sa_mask);
+    forward_to = pid;
+    for (int i = 0; i < NWAITING; i++) {
+        sigaction(waiting_signals[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(waiting_signals[i], i < 2 ? &ignore : &pass, NULL);
+    }
+}
+
+static void waiting_end(const struct sigaction old[NWAITING], const sigset_t *mask)
+{
+    sigset_t handled;
+    waiting_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, NULL);
+    forward_to = 0;
+    for (int i = 0; i < NWAITING; i++)
+        sigaction(waiting_signals[i], &old[i], NULL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
 /* Reads the whole of a small /proc file into buf; its length, or -1. */
@@ -148,90 +190,72 @@ static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t len)
 }
 
 /* What only /proc tells about an ended process not yet reaped: the CPU
- * time of the process itself (utime + stime, without its children's) and
- * how long its main thread waited in the run queue for a CPU. */
+ * time of the children it waited for (cutime + cstime) and how long its
+ * main thread waited in the run queue for a CPU. */
 static void read_ended(pid_t pid, launch_result *r)
 {
     char buf[1024];
     unsigned long long on_cpu, waited;
-    r->run_delay = -1;
     if (read_proc(pid, "schedstat", buf, sizeof buf) > 0 &&
         sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2)
         r->run_delay = (double)waited * 1e-9;
-    /* pid (comm) state ppid ... utime stime: fields 14 and 15; comm may
-     * hold spaces and parentheses, so count from its last ')'. */
-    r->own_cpu = -1;
+    /* pid (comm) state ppid ... utime stime cutime cstime: fields 16 and
+     * 17; comm may hold spaces and parentheses, so count from its last ')'. */
     char *p = read_proc(pid, "stat", buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
-    unsigned long long utime, stime;
+    long long cutime, cstime;
     long hz = sysconf(_SC_CLK_TCK);
     if (p && hz > 0 &&
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
-               &stime) == 2)
-        r->own_cpu = (double)(utime + stime) / (double)hz;
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cutime,
+               &cstime) == 2)
+        r->children_cpu = (double)(cutime + cstime) / (double)hz;
 }
 
-int launch_run(char *const argv[], launch_result *r)
+/* Waits for pid to end without reaping it, reads what /proc knows of the
+ * ended process, then reaps it with its resource usage.  0, or -1 with
+ * errno. */
+static int wait_end(pid_t pid, double begin, launch_result *r)
 {
-    /* Until the handlers below are in place, the signals they handle wait:
-     * blocked here, restored in the child before it execs. */
-    sigset_t handled, old_mask;
-    sigemptyset(&handled);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGQUIT);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGHUP);
-    sigprocmask(SIG_BLOCK, &handled, &old_mask);
-    double begin = now_seconds();
-    pid_t pid = start(argv, &old_mask);
-    if (pid < 0) {
-        int e = errno;
-        sigprocmask(SIG_SETMASK, &old_mask, NULL);
-        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
-                "SONDE_PYTHON)\n", argv[0], strerror(e));
-        return -1;
-    }
-    /* The terminal's Ctrl-C reaches the program itself; sonde waits it
-     * out.  SIGTERM and SIGHUP sent to sonde alone are passed on, unless
-     * sonde was started with them ignored (nohup): the program then
-     * ignores them too. */
-    struct sigaction ignore = { .sa_handler = SIG_IGN }, pass = { .sa_handler = forward };
-    struct sigaction old[4];
-    const int sigs[4] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
-    sigemptyset(&ignore.sa_mask);
-    sigemptyset(&pass.sa_mask);
-    forward_to = pid;
-    for (int i = 0; i < 4; i++) {
-        sigaction(sigs[i], NULL, &old[i]);
-        if (old[i].sa_handler != SIG_IGN)
-            sigaction(sigs[i], i < 2 ? &ignore : &pass, NULL);
-    }
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-
-    /* Waits for the end without reaping, reads what /proc knows of the
-     * ended process, then reaps it with its resource usage. */
     siginfo_t info;
     int w;
     do
         w = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
     while (w < 0 && errno == EINTR);
     r->wall = now_seconds() - begin;
+    r->run_delay = r->children_cpu = -1;
     if (w == 0)
         read_ended(pid, r);
     pid_t reaped;
     do
         reaped = wait4(pid, &r->status, 0, &r->usage);
     while (reaped < 0 && errno == EINTR);
-    int wait_errno = errno;
-    sigprocmask(SIG_BLOCK, &handled, NULL);
-    forward_to = 0;
-    for (int i = 0; i < 4; i++)
-        sigaction(sigs[i], &old[i], NULL);
-    sigprocmask(SIG_SETMASK, &old_mask, NULL);
-    if (reaped < 0) {
-        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(wait_errno));
+    return reaped < 0 ? -1 : 0;
+}
+
+int launch_run(char *const argv[], launch_result *r)
+{
+    /* Until the handlers are in place the signals they handle wait,
+     * blocked here; the child gets the mask back before it execs. */
+    sigset_t handled, mask;
+    waiting_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, &mask);
+    double begin = now_seconds();
+    pid_t pid = start(argv, &mask);
+    if (pid < 0) {
+        int e = errno;
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
+                "SONDE_PYTHON)\n", argv[0], strerror(e));
         return -1;
     }
-    return 0;
+    struct sigaction old[NWAITING];
+    waiting_begin(pid, old);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    int rc = wait_end(pid, begin, r);
+    int e = errno;
+    waiting_end(old, &mask);
+    if (rc < 0)
+        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(e));
+    return rc;
 }
 
 int launch_exit_code(int status)

@@ -27,8 +27,8 @@ typedef struct launch_result {
     int status;            /* as from waitpid */
     struct rusage usage;   /* of the program and its waited-for children */
     double wall;           /* seconds */
-    double own_cpu;        /* user + system seconds of the process itself, without its
-                              children's (/proc/PID/stat), or -1 when unknown */
+    double children_cpu;   /* user + system seconds of the children it waited for
+                              (/proc/PID/stat), or -1 when unknown */
     double run_delay;      /* seconds its main thread was ready to run but waited for a
                               CPU (/proc/PID/schedstat), or -1 when unknown */
 } launch_result;
