@@ -217,6 +217,7 @@ class _RunTool:
         # method here would show up in the program's profile.
         self.start, self.pause_thread, self.stop = (self.prof.enable, self.prof.pause_thread,
                                                     self.prof.disable)
+        self.halt = self.stop
 
     def save(self):
         if self.out_format:
@@ -261,6 +262,9 @@ class _LinesTool:
         self.prof.enable()
 
     def pause_thread(self):
+        pass
+
+    def halt(self):
         pass
 
     def stop(self):
@@ -371,7 +375,9 @@ def main():
 
     def _exit(status):
         """os._exit while the program runs: the profile is written first
-        (the process ends at once, with no other chance to)."""
+        (the process ends at once, with no other chance to).  It shows in
+        sonde run's profile as this function, called where os._exit was."""
+        tool.halt()  # run: recording stops here, before anything else is called
         ending.finish(exiting=True)
         _os_exit(status)
 

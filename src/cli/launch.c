@@ -126,10 +126,15 @@ pid_t launch_start(char *const argv[])
  * the handler. */
 static volatile sig_atomic_t forward_to;
 
-static void forward(int sig)
+/* Passes sig on when a process sent it (si_code <= 0), unless that was
+ * the program itself: the kernel's (a terminal's hangup) and the
+ * program's own went to its process group, the program's too.  A signal
+ * another process sent to the whole group reaches the program twice. */
+static void forward(int sig, siginfo_t *info, void *context)
 {
+    (void)context;
     int saved = errno;
-    if (forward_to > 0)
+    if (forward_to > 0 && info->si_code <= 0 && info->si_pid != (pid_t)forward_to)
         kill((pid_t)forward_to, sig);
     errno = saved;
 }
@@ -152,7 +157,8 @@ static void waiting_set(sigset_t *set)
  * program.  The caller has blocked the signals. */
 static void waiting_begin(pid_t pid, struct sigaction old[NWAITING])
 {
-    struct sigaction ignore = { .sa_handler = SIG_IGN }, pass = { .sa_handler = forward };
+    struct sigaction ignore = { .sa_handler = SIG_IGN };
+    struct sigaction pass = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO };
     sigemptyset(&ignore.sa_mask);
     sigemptyset(&pass.sa_mask);
     forward_to = pid;
