@@ -30,25 +30,25 @@ from ._sonde import Profiler as _Engine
 __all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx"]
 __version__ = "0.1.0"
 
+
 # Importing sonde imports nothing else: `sonde run` loads this package into
 # the program's process, which must find the modules a bare interpreter has
 # and no more (a module sonde imported first would hide its import's cost,
 # and its functions from `sonde lines -f`).  What the names below need is
 # imported when they are first used.
-_LAZY = {"LineProfiler": "_lines", "MemoryProfiler": "_mem"}
-
-
 def __getattr__(name):
-    if name not in _LAZY:
+    if name == "LineProfiler":
+        from ._lines import LineProfiler as value
+    elif name == "MemoryProfiler":
+        from ._mem import MemoryProfiler as value
+    else:
         raise AttributeError("module 'sonde' has no attribute %r" % name)
-    import importlib
-    value = getattr(importlib.import_module("." + _LAZY[name], __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler"})
 
 
 _getstats_made = []  # the three tuple types below, made once (protected by the GIL)

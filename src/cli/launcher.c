@@ -110,7 +110,7 @@ static int print_said(const launcher_session *s)
     FILE *f = launcher_path(s, "said", path, sizeof path) == 0 ? fopen(path, "rb") : NULL;
     if (!f)
         return 0;
-    static char text[SAID_MAX];
+    static char text[SAID_MAX]; /* off the stack; the command line is one thread */
     size_t n = fread(text, 1, sizeof text, f);
     fclose(f);
     fflush(stdout);
