@@ -361,8 +361,11 @@ class _Ending:
             why = "cannot write the profile: %s" % e
         except MemoryError:
             why = "out of memory while writing the profile"
-        self.folder.say("sonde: " + why)
-        self.folder.touch("unsaved")
+        try:
+            self.folder.say("sonde: " + why)
+            self.folder.touch("unsaved")
+        except OSError:
+            pass  # the folder is out of reach too: the command line says there is no profile
 
 
 def main():

@@ -150,7 +150,7 @@ static enum launcher_outcome conclude(const launcher_session *s, const launcher_
     if (!has_file(s, "unsaved"))
         cli_fail(0, "no profile: the program %s before sonde could write one%s", end,
                  WIFSIGNALED(s->result.status) ? ""
-                 : " (it replaced itself with exec, or left from C code)");
+                 : " (it replaced itself with exec, left from C code, or changed user)");
     return LAUNCHER_NO_PROFILE;
 }
 

@@ -352,8 +352,8 @@ def test_exec_and_fatal_signal_are_said_in_one_line(tmp_path):
     proc = run_sonde(["run", "-o", "x.prof", "ex.py"], tmp_path)
     assert proc.returncode == 4
     assert proc.stderr == ("sonde: no profile: the program ended with exit status 4 before "
-                           "sonde could write one (it replaced itself with exec, or left "
-                           "from C code)\n")
+                           "sonde could write one (it replaced itself with exec, left "
+                           "from C code, or changed user)\n")
     assert not (tmp_path / "x.prof").exists()
     write(tmp_path, "kill.py", "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n")
     proc = run_sonde(["lines", "kill.py"], tmp_path)
