@@ -97,10 +97,10 @@ static int draw_document(const launcher_session *run, tool_draw_fn draw, void *c
             rc = cli_fail(SONDE_EXIT_FAILED, "the launcher left no lines or mem document");
         else
             rc = draw(&table, &doc, ctx);
-        if (rc == 0 && !sonde_buf_ok(&table))
+        if (!sonde_buf_ok(&table))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
-        if (rc == 0)
-            cli_report(&table);
+        else
+            cli_report(&table); /* also when what else draw() makes failed */
         sonde_buf_free(&table);
         if (kind != SONDE_LOADED_PROFILE)
             sonde_jtree_free(&doc);
