@@ -13,6 +13,7 @@ import importlib.machinery
 import json
 import linecache
 import sys
+import types
 
 from ._sonde import LineTracer, lines_table
 
@@ -194,6 +195,119 @@ def select(tracer, script_code, script_source, patterns, with_module=False):
     if with_module and script_source and not patterns and not uses_decorator:
         tracer.add_code(script_code, "<module>")
     return unmatched
+
+
+def _pattern_hits(patterns, module_name, qualname):
+    """The -f patterns that name qualname of the module module_name: a
+    bare pattern names a function of any module."""
+    return [p for p in patterns if fnmatch.fnmatchcase(qualname, p.rpartition(":")[2])
+            and p.rpartition(":")[0] in ("", module_name)]
+
+
+def _module_members(module):
+    """(dotted name, object) of what a module defines at its top level and
+    in its classes (nested classes included), as its namespace shows them."""
+    name = getattr(module, "__name__", None)
+    todo = [("", vars(module))]
+    seen = set()
+    while todo:
+        prefix, space = todo.pop()
+        for key, obj in list(space.items()):
+            if not isinstance(key, str):
+                continue
+            yield prefix + key, obj
+            if (isinstance(obj, type) and id(obj) not in seen
+                    and getattr(obj, "__module__", None) == name):
+                seen.add(id(obj))
+                todo.append((prefix + key + ".", vars(obj)))
+
+
+def _python_functions(obj):
+    """The Python functions behind a namespace member: a function, a static
+    or class method, a property's accessors, and what decorators made with
+    functools.wraps (lru_cache's included) wrap."""
+    found = []
+    for _ in range(8):  # a chain of __wrapped__, bounded
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if isinstance(obj, property):
+            found += [f for f in (obj.fget, obj.fset, obj.fdel)
+                      if isinstance(f, types.FunctionType)]
+        elif isinstance(obj, types.FunctionType):
+            found.append(obj)
+        try:
+            obj = obj.__dict__["__wrapped__"]
+        except (AttributeError, KeyError, TypeError):
+            break
+    return found
+
+
+def _qualname(func):
+    """The qualified name of a function's code (a wrapper that took the
+    name of what it wraps answers its own), or None."""
+    code = func.__code__
+    qualname = getattr(code, "co_qualname", None)  # 3.11+
+    if qualname is None:
+        qualname = func.__qualname__
+        if not isinstance(qualname, str) or qualname.rpartition(".")[2] != code.co_name:
+            return None
+    return qualname
+
+
+def select_imported(tracer, patterns, unmatched, modules):
+    """Registers with tracer the functions that -f patterns name in modules
+    already imported (modules: name -> module, sonde's own left out), as
+    ImportWatcher does for the modules imported later, so that a function
+    is found whoever imported its module first.  Removes the patterns that
+    matched from unmatched."""
+    for module_name, module in list(modules.items()):
+        if (module_name == "sonde" or module_name.startswith("sonde.")
+                or not isinstance(module, types.ModuleType)):
+            continue
+        wanted = [p for p in patterns if p.rpartition(":")[0] in ("", module_name)]
+        if not wanted:
+            continue
+        for _, member in _module_members(module):
+            for func in _python_functions(member):
+                if getattr(func, "__module__", None) != module_name:
+                    continue  # imported from elsewhere: found in its own module
+                code, qualname = func.__code__, _qualname(func)
+                if qualname is None:
+                    continue
+                hit = _pattern_hits(wanted, module_name, qualname)
+                if hit:
+                    tracer.add_code(code, qualname)
+                    unmatched -= set(hit)
+                for inner, inner_name in code_tree(code, qualname + ".<locals>"):
+                    hit = _pattern_hits(wanted, module_name, inner_name)
+                    if hit:
+                        tracer.add_code(inner, inner_name)
+                        unmatched -= set(hit)
+
+
+def names_matching(pattern, names):
+    """The qualified names among names that a -f pattern names (whatever
+    module it says)."""
+    return [name for name in names if fnmatch.fnmatchcase(name, pattern.rpartition(":")[2])]
+
+
+def compiled_code(pattern, modules, main_namespace):
+    """What a -f pattern that matched no Python function names when it is
+    compiled code (a builtin, a C extension's, Cython's or mypyc's
+    function): "a builtin_function_or_method of _heapq", else None."""
+    module_name, _, qualname = pattern.rpartition(":")
+    space = modules.get(module_name) if module_name else None
+    if module_name and not isinstance(space, types.ModuleType):
+        return None
+    members = (_module_members(space) if space is not None
+               else ((key, obj) for key, obj in list(main_namespace.items())
+                     if isinstance(key, str)))
+    for dotted, obj in members:
+        if (fnmatch.fnmatchcase(dotted, qualname) and callable(obj)
+                and not isinstance(obj, type) and not _python_functions(obj)):
+            where = getattr(obj, "__module__", None) or module_name
+            return "a %s%s" % (type(obj).__name__, " of %s" % where if where else "")
+    return None
 
 
 class ImportWatcher:

@@ -2,15 +2,15 @@
  * functions (replaces kernprof -l + line_profiler).
  *
  * The program runs under the launcher's line tool (python/sonde/_lines.py
- * chooses the functions, src/ext/lines.c counts), which prints the table
- * on stderr and writes -o; this side checks the command line and passes
- * the program's exit code on. */
+ * chooses the functions, src/ext/lines.c counts), which leaves the counts
+ * as JSON; this side checks the command line, prints the table on stderr,
+ * copies the JSON to -o and passes the program's exit code on. */
 #include <stdio.h>
 #include <string.h>
 
 #include "../formats/lines_table.h"
 #include "commands.h"
-#include "launch.h"
+#include "launcher.h"
 #include "options.h"
 #include "tool_args.h"
 
@@ -58,6 +58,16 @@ static int lines_option(int argc, char **argv, int *i, void *ctx)
     return r;
 }
 
+/* line_profiler's table of the launcher's document. */
+static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
+{
+    const lines_opts *o = ctx;
+    char err[256];
+    if (sonde_lines_table(table, doc, o->unit, err, sizeof err) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    return 0;
+}
+
 int cmd_lines(int argc, char **argv, const sonde_env *env)
 {
     lines_opts o = { NULL, 0 };
@@ -75,14 +85,14 @@ int cmd_lines(int argc, char **argv, const sonde_env *env)
     if (o.bytecode)
         sonde_buf_puts(&options, ", \"bytecode\": true");
     sonde_buf_puts(&options, "}");
-    launch_program prog = {
-        .python = launch_python(env, a.python), .tool = "lines", .stats_path = "",
-        .out = a.out ? a.out : "", .format = "", .options = options.data, .mode = a.mode,
-        .target = a.target, .args = a.args, .nargs = a.nargs,
+    launcher_program prog = {
+        .python = launch_python(env, a.python), .tool = "lines", .format = "",
+        .options = options.data, .mode = a.mode, .target = a.target, .args = a.args,
+        .nargs = a.nargs,
     };
-    launch_result r;
-    rc = sonde_buf_ok(&options) ? launch_program_run(env, &prog, &r) : -1;
+    rc = sonde_buf_ok(&options) ? tool_args_run(&a, env, &prog, draw, &o)
+                                : cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_buf_free(&options);
     tool_args_free(&a);
-    return rc < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
+    return rc;
 }

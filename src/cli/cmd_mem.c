@@ -4,9 +4,10 @@
  *
  * The program runs under the launcher's mem tool (python/sonde/_mem.py;
  * the bookkeeping is src/ext/mem_*.c), with the C allocator shim
- * (src/shim) preloaded unless --no-native; the tool prints the table on
- * stderr and writes -o and --plot.  This side checks the command line and
- * passes the program's exit code on. */
+ * (src/shim) preloaded unless --no-native; the tool leaves its figures
+ * as JSON.  This side checks the command line, prints the table on
+ * stderr, copies the JSON to -o, draws --plot and passes the program's
+ * exit code on. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -14,8 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../formats/mem_plot.h"
+#include "../formats/mem_table.h"
 #include "commands.h"
-#include "launch.h"
+#include "launcher.h"
 #include "options.h"
 #include "tool_args.h"
 
@@ -98,6 +101,24 @@ static void shim_path(const sonde_env *env, char *out, size_t len)
         out[0] = '\0';
 }
 
+/* memory_profiler's table of the launcher's document, and --plot. */
+static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
+{
+    const mem_opts *o = ctx;
+    char err[256];
+    if (sonde_mem_table(table, doc, err, sizeof err) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    if (!o->plot)
+        return 0;
+    sonde_buf svg;
+    sonde_buf_init(&svg);
+    int rc = sonde_mem_plot(&svg, doc, err, sizeof err) < 0
+                 ? cli_fail(SONDE_EXIT_FAILED, "cannot draw %s: %s", o->plot, err)
+                 : cli_write(&svg, o->plot);
+    sonde_buf_free(&svg);
+    return rc;
+}
+
 int cmd_mem(int argc, char **argv, const sonde_env *env)
 {
     mem_opts o = { NULL, NULL, NULL, 1, 0 };
@@ -137,14 +158,14 @@ int cmd_mem(int argc, char **argv, const sonde_env *env)
         sonde_buf_json_str(&options, o.plot);
     }
     sonde_buf_puts(&options, "}");
-    launch_program prog = {
-        .python = launch_python(env, a.python), .tool = "mem", .stats_path = "",
-        .out = a.out ? a.out : "", .format = "", .options = options.data, .mode = a.mode,
-        .target = a.target, .args = a.args, .nargs = a.nargs, .preload = shim[0] ? shim : NULL,
+    launcher_program prog = {
+        .python = launch_python(env, a.python), .tool = "mem", .format = "",
+        .options = options.data, .mode = a.mode, .target = a.target, .args = a.args,
+        .nargs = a.nargs, .preload = shim[0] ? shim : NULL,
     };
-    launch_result r;
-    rc = sonde_buf_ok(&options) ? launch_program_run(env, &prog, &r) : -1;
+    rc = sonde_buf_ok(&options) ? tool_args_run(&a, env, &prog, draw, &o)
+                                : cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_buf_free(&options);
     tool_args_free(&a);
-    return rc < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
+    return rc;
 }

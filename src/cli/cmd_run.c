@@ -1,10 +1,10 @@
 /* cmd_run.c - sonde run: deterministic profile of a whole Python program.
  *
- * Starts the program under the launcher (launch.h), which records every
- * call and writes the stats to a private file plus -o in the chosen
- * format; then prints the pstats-style table and the resource verdict on
- * stderr, keeping the program's own stdout untouched, and exits with the
- * program's exit code. */
+ * Starts the program under the launcher (launcher.h), which records every
+ * call and leaves the stats, and the profile in the format -o asks for,
+ * in its private folder; then prints the pstats-style table and the
+ * resource verdict on stderr, keeping the program's own stdout untouched,
+ * copies the profile to -o, and exits with the program's exit code. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -20,7 +20,7 @@
 #include "../formats/load.h"
 #include "../formats/table.h"
 #include "commands.h"
-#include "launch.h"
+#include "launcher.h"
 #include "options.h"
 
 static const char usage[] =
@@ -107,24 +107,6 @@ static int parse(int argc, char **argv, run_opts *o)
     return 0;
 }
 
-/* Fails early, before the program runs, when -o could not be written. */
-static int check_writable(const char *path)
-{
-    struct stat st;
-    int existed = stat(path, &st) == 0;
-    if (existed && S_ISDIR(st.st_mode)) {
-        errno = EISDIR;
-        return -1;
-    }
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -1;
-    close(fd);
-    if (!existed)
-        unlink(path);
-    return 0;
-}
-
 static int check_inputs(const run_opts *o)
 {
     if (strcmp(o->mode, "script") == 0) {
@@ -137,10 +119,12 @@ static int check_inputs(const run_opts *o)
         if (access(o->target, R_OK) < 0)
             return cli_fail(SONDE_EXIT_USAGE, "cannot read '%s': %s", o->target, strerror(errno));
     }
-    if (o->out && check_writable(o->out) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "cannot write the profile to '%s': %s", o->out,
-                        strerror(errno));
-    return 0;
+    return o->out ? cli_check_writable(o->out) : 0;
+}
+
+static double seconds(struct timeval tv)
+{
+    return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
 static sonde_usage usage_of(const launch_result *r)
@@ -148,8 +132,10 @@ static sonde_usage usage_of(const launch_result *r)
     const struct rusage *u = &r->usage;
     sonde_usage s = {
         .wall = r->wall,
-        .user = (double)u->ru_utime.tv_sec + (double)u->ru_utime.tv_usec * 1e-6,
-        .sys = (double)u->ru_stime.tv_sec + (double)u->ru_stime.tv_usec * 1e-6,
+        .user = seconds(u->ru_utime),
+        .sys = seconds(u->ru_stime),
+        .children_cpu = r->children_cpu,
+        .run_delay = r->run_delay,
         .max_rss_kb = u->ru_maxrss,
         .major_faults = u->ru_majflt,
         .minor_faults = u->ru_minflt,
@@ -159,17 +145,18 @@ static sonde_usage usage_of(const launch_result *r)
     return s;
 }
 
-/* Prints the table and the verdict from the stats the launcher wrote.
- * Returns 0 when there was a profile to show. */
-static int report(const run_opts *o, const char *stats_path, const launch_result *r)
+/* Prints the table and the verdict from the stats the launcher wrote,
+ * then copies the profile to -o.  0, or SONDE_EXIT_FAILED after printing
+ * why the table or -o could not be made. */
+static int report(const run_opts *o, const launcher_session *run)
 {
-    struct stat st;
-    if (stat(stats_path, &st) < 0 || st.st_size == 0)
-        return -1; /* the launcher stopped before the program ran; it said why */
+    char stats_path[PATH_MAX];
+    if (launcher_path(run, "stats", stats_path, sizeof stats_path) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
     sonde_profile p;
     sonde_stats s;
     if (sonde_profile_init(&p) < 0)
-        return cli_fail(-1, "out of memory");
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_stats_init(&s);
     char err[512];
     sonde_buf b;
@@ -182,17 +169,22 @@ static int report(const run_opts *o, const char *stats_path, const launch_result
         cli_fail(0, "%s", err);
     } else {
         sonde_buf_putc(&b, '\n');
-        sonde_usage u = usage_of(r);
+        sonde_usage u = usage_of(&run->result);
         sonde_verdict_write(&b, &u, &p, &s);
-        if (o->out)
-            sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
-        fflush(stdout);
-        sonde_buf_write_file(&b, "/dev/stderr");
+        cli_report(&b);
     }
     sonde_buf_free(&b);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
-    return rc;
+    if (o->out) {
+        if (launcher_deliver(run, "out", o->out) < 0)
+            return SONDE_EXIT_FAILED;
+        sonde_buf_init(&b);
+        sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
+        cli_report(&b);
+        sonde_buf_free(&b);
+    }
+    return rc < 0 ? SONDE_EXIT_FAILED : 0;
 }
 
 int cmd_run(int argc, char **argv, const sonde_env *env)
@@ -203,27 +195,15 @@ int cmd_run(int argc, char **argv, const sonde_env *env)
         return rc == 1 ? 0 : rc;
     if ((rc = check_inputs(&o)) != 0)
         return rc;
-    const char *tmpdir = getenv("TMPDIR");
-    char stats_path[PATH_MAX];
-    snprintf(stats_path, sizeof stats_path, "%s/sonde-XXXXXX",
-             tmpdir && *tmpdir ? tmpdir : "/tmp");
-    int fd = mkstemp(stats_path);
-    if (fd < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "cannot create a temporary file in %s: %s",
-                        tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
-    close(fd);
-
-    launch_program prog = {
-        .python = launch_python(env, o.python), .tool = "run", .stats_path = stats_path,
-        .out = o.out ? o.out : "", .format = o.format, .options = "{}", .mode = o.mode,
-        .target = o.target, .args = argv + o.first_arg, .nargs = argc - o.first_arg,
+    launcher_program prog = {
+        .python = launch_python(env, o.python), .tool = "run", .format = o.out ? o.format : "",
+        .options = "{}", .mode = o.mode, .target = o.target, .args = argv + o.first_arg,
+        .nargs = argc - o.first_arg,
     };
-    launch_result r;
-    if (launch_program_run(env, &prog, &r) < 0) {
-        unlink(stats_path);
-        return SONDE_EXIT_FAILED;
-    }
-    report(&o, stats_path, &r);
-    unlink(stats_path);
-    return launch_exit_code(r.status);
+    launcher_session run;
+    if (launcher_run(env, &prog, "stats", &run) == LAUNCHER_PROFILE)
+        rc = report(&o, &run);
+    launcher_close(&run);
+    int code = launcher_exit_code(&run);
+    return code == 0 ? rc : code;
 }

@@ -2,11 +2,14 @@
 #include "options.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int cli_flag(const char *arg, const char *short_name, const char *long_name)
 {
@@ -98,11 +101,26 @@ int cli_one_file(const char *cmd, const char *arg, const char **file)
 
 int cli_check_writable(const char *path)
 {
-    FILE *f = fopen(path, "a");
-    if (!f)
+    struct stat st;
+    int existed = stat(path, &st) == 0, fd = -1;
+    if (existed && S_ISDIR(st.st_mode))
+        errno = EISDIR;
+    else
+        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0666);
+    if (fd < 0)
         return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", path, strerror(errno));
-    fclose(f);
+    close(fd);
+    if (!existed)
+        unlink(path);
     return 0;
+}
+
+void cli_report(const sonde_buf *b)
+{
+    fflush(stdout);
+    if (b->len)
+        fwrite(b->data, 1, b->len, stderr);
+    fflush(stderr);
 }
 
 int cli_write(const sonde_buf *b, const char *path)

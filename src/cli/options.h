@@ -28,10 +28,16 @@ int cli_count(const char *cmd, const char *flag, const char *text, long *out);
 int cli_one_file(const char *cmd, const char *arg, const char **file);
 
 /* The output check and write every command shares: 0 when path can be
- * written (created empty when new) / when b was written to path ("-" =
- * standard output), else SONDE_EXIT_FAILED after printing why. */
+ * written (a new file is not left behind: it is written at the end) /
+ * when b was written to path ("-" = standard output), else
+ * SONDE_EXIT_FAILED after printing why. */
 int cli_check_writable(const char *path);
 int cli_write(const sonde_buf *b, const char *path);
+
+/* Prints b on standard error: the descriptor sonde was given, never
+ * reopened (a log opened for appending keeps its contents; a socket
+ * works). */
+void cli_report(const sonde_buf *b);
 
 /* file with its extension (if any) replaced by suffix, into out: where a
  * command writes beside its input.  0, or SONDE_EXIT_USAGE after printing

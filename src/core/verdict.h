@@ -1,9 +1,11 @@
 /* verdict.h - the resource summary of a run and its one-line verdict.
  *
  * What /usr/bin/time and top would tell (wall, user and sys CPU, max RSS,
- * page faults, context switches), and the conclusion a user would draw:
- * CPU-bound, waiting (on sleep, I/O, locks or child processes, named from
- * the profile's own C calls), or under memory pressure. */
+ * page faults, context switches, with the children's CPU and the time
+ * spent waiting for a CPU from /proc), and the conclusion a user would
+ * draw: CPU-bound (in the program, in its child processes, or slowed by a
+ * busy machine), waiting (on sleep, I/O, locks or child processes, named
+ * from the profile's own C calls), or under memory pressure. */
 #ifndef SONDE_VERDICT_H
 #define SONDE_VERDICT_H
 
@@ -12,7 +14,10 @@
 #include "stats.h"
 
 typedef struct sonde_usage {
-    double wall, user, sys;          /* seconds */
+    double wall, user, sys;          /* seconds; CPU of the children waited for included */
+    double children_cpu;             /* of user + sys, the child processes' share; -1: unknown */
+    double run_delay;                /* seconds the main thread was ready to run but waited
+                                        for a CPU (the run queue); -1: unknown */
     long max_rss_kb;
     long major_faults, minor_faults;
     long voluntary_switches, involuntary_switches;
