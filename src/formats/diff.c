@@ -8,7 +8,9 @@
 
 #include "view_tree.h"
 
-static _Thread_local const sonde_diff *sorting; /* qsort has no context argument */
+/* The diff being sorted: qsort has no context argument (thread-local, so
+ * each thread sorts its own). */
+static _Thread_local const sonde_diff *sorting;
 
 static int by_change(const void *x, const void *y)
 {

@@ -452,17 +452,34 @@ def real_profs(tmp_path_factory):
             "cprofile-imports.prof": [sys.executable, "-m", "cProfile", "-o",
                                       "cprofile-imports.prof", "imports.py"],
             "again.prof": [sys.executable, "-m", "cProfile", "-o", "again.prof", "imports.py"]}
+    # a package imported 30 modules deep, as sympy's are, run with -m
+    pkg = tmp / "deep"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(30):
+        nxt = "from . import m%d\n" % (i + 1) if i < 29 else ""
+        (pkg / ("m%d.py" % i)).write_text(
+            nxt + "TABLE = [str(k) * 3 for k in range(2000)]\n"
+            "def f%d(x):\n    return sorted(x)[:%d]\n" % (i, i))
+    (pkg / "main.py").write_text(
+        "from . import m0\n"
+        "def main():\n    return [len(m0.f0(m0.TABLE)) for _ in range(20)]\n"
+        "main()\n")
+    runs["cprofile-deep.prof"] = [sys.executable, "-m", "cProfile", "-o", "cprofile-deep.prof",
+                                  "-m", "deep.main"]
     for name, cmd in runs.items():
         subprocess.run(cmd, cwd=str(tmp), check=True, stdout=subprocess.DEVNULL)
     for name, args in (("sonde-m.prof", ["-m", "json.tool", "in.json"]),
-                       ("sonde-imports.prof", ["imports.py"])):
+                       ("sonde-imports.prof", ["imports.py"]),
+                       ("sonde-deep.prof", ["-m", "deep.main"])):
         proc = run_sonde(["run", "-o", name] + args, tmp)
         assert (tmp / name).exists(), proc.stderr
     return tmp
 
 
 MAINS = {"cprofile-m.prof": "tool.py", "sonde-m.prof": "tool.py",
-         "cprofile-imports.prof": "imports.py", "sonde-imports.prof": "imports.py"}
+         "cprofile-imports.prof": "imports.py", "sonde-imports.prof": "imports.py",
+         "cprofile-deep.prof": "main.py", "sonde-deep.prof": "main.py"}
 
 
 @pytest.mark.parametrize("name", sorted(MAINS))
