@@ -82,19 +82,19 @@ int cmd_diff(int argc, char **argv, const sonde_env *env)
     sonde_buf table, page;
     sonde_buf_init(&table);
     sonde_buf_init(&page);
-    sonde_change *c = NULL;
-    uint32_t n = 0;
-    if (rc == 0 && sonde_diff_changes(&before.p, &before.s, &after.p, &after.s, &c, &n) < 0)
+    sonde_diff d;
+    memset(&d, 0, sizeof d);
+    if (rc == 0 && sonde_diff_compute(&d, &before.p, &before.s, &after.p, &after.s) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     if (rc == 0) {
         char title[2 * PATH_MAX];
         snprintf(title, sizeof title, "%s -> %s", files[0], files[1]);
-        sonde_diff_table(&table, c, n, (uint32_t)limit);
+        sonde_diff_table(&table, &d, (uint32_t)limit);
         sonde_view_side sides[2] = {
             { &before.p, &before.s, sonde_load_has_tree(&before.p) },
             { &after.p, &after.s, sonde_load_has_tree(&after.p) },
         };
-        if (sonde_view_diff(&page, title, &sides[0], &sides[1], c, n) < 0 ||
+        if (sonde_view_diff(&page, title, &sides[0], &sides[1], &d) < 0 ||
             !sonde_buf_ok(&table))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
@@ -105,7 +105,7 @@ int cmd_diff(int argc, char **argv, const sonde_env *env)
         fprintf(stderr, "sonde: wrote %s (the flame graph of %s, coloured by change)\n", out,
                 files[1]);
     }
-    free(c);
+    sonde_diff_free(&d);
     sonde_buf_free(&table);
     sonde_buf_free(&page);
     sonde_stats_free(&before.s);

@@ -142,14 +142,11 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
         snprintf(path, pathlen, "sonde-%ld.%s", pid, ext);
     sonde_stats s;
     sonde_stats_init(&s);
-    sonde_buf b;
-    sonde_buf_init(&b);
-    int rc = sonde_stats_from_profile(&s, p) < 0 || sonde_format_find(o->format)->write(&b, p, &s) < 0
-                 ? cli_fail(-1, "out of memory")
-             : sonde_buf_write_file(&b, path) < 0
-                 ? cli_fail(-1, "cannot write '%s': %s", path, strerror(errno))
-                 : 0;
-    sonde_buf_free(&b);
+    char err[512];
+    int rc = sonde_stats_from_profile(&s, p) < 0 ? cli_fail(-1, "out of memory")
+             : sonde_format_write_file(sonde_format_find(o->format), path, p, &s, NULL, err,
+                                       sizeof err) < 0 ? cli_fail(-1, "%s", err)
+                                                       : 0;
     sonde_stats_free(&s);
     return rc;
 }

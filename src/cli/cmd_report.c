@@ -1,5 +1,6 @@
 /* cmd_report.c - sonde report: print or convert a profile file. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@
 
 static const char usage[] =
     "usage: sonde report FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
-    "                         [-f FORMAT] [--node-thres P] [--edge-thres P] [-o OUT]\n"
+    "                         [-f FORMAT] [--node-thres P] [--edge-thres P]\n"
+    "                         [--short-paths] [--min-count N] [-o OUT]\n"
     "\n"
     "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
     "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
@@ -31,13 +33,18 @@ static const char usage[] =
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
     "      --callers RE   who called the functions matching RE, with counts\n"
-    "      --callees RE   what the functions matching RE called\n"
+    "                     (printed instead of the table, as pstats' print_callers)\n"
+    "      --callees RE   what the functions matching RE called (idem)\n"
     "  -f, --format FMT   table (default), pstats, json, collapsed, speedscope,\n"
     "                     flamegraph (from a JSON profile), dot: the call graph\n"
     "                     as gprof2dot draws it, svg or png: that graph drawn by\n"
     "                     Graphviz; for a mem profile svg is its timeline\n"
     "      --node-thres P leave out functions under P%% of the time (dot; 0.5)\n"
     "      --edge-thres P leave out calls under P%% of the time (dot; 0.1)\n"
+    "      --short-paths  collapsed: file names as py-spy shows them (below\n"
+    "                     site-packages or lib/pythonX.Y, or relative to here)\n"
+    "      --min-count N  collapsed: leave out stacks counting less than N\n"
+    "                     (microseconds of own time, or samples)\n"
     "  -o, --output OUT   where -f writes (default: standard output)\n";
 
 /* A sonde lines or mem document drawn into b: its table, or with -f svg a
@@ -106,7 +113,9 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     sonde_table_opts topts = { .sort = "cumtime", .limit = 30 };
     sonde_dot_opts dopts = { 0.5, 0.1 };
     const char *file = NULL, *format = "table", *out = "-", *limit = NULL;
-    const char *node_thres = NULL, *edge_thres = NULL;
+    const char *node_thres = NULL, *edge_thres = NULL, *min_count = NULL;
+    sonde_format_opts fopts = { 0, NULL, 0 };
+    char cwd[PATH_MAX];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -114,7 +123,12 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
             fputs(usage, stdout);
             return 0;
         }
+        if (cli_flag(a, NULL, "--short-paths")) {
+            fopts.short_paths = 1;
+            continue;
+        }
         if ((r = cli_option(argc, argv, &i, "-s", "--sort", &topts.sort)) ||
+            (r = cli_option(argc, argv, &i, NULL, "--min-count", &min_count)) ||
             (r = cli_option(argc, argv, &i, "-l", "--limit", &limit)) ||
             (r = cli_option(argc, argv, &i, "-f", "--format", &format)) ||
             (r = cli_option(argc, argv, &i, "-o", "--output", &out)) ||
@@ -133,6 +147,13 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("report", "which file? give a .prof file");
     if (limit && cli_count("report", "-l", limit, &topts.limit) < 0)
         return SONDE_EXIT_USAGE;
+    long count = 0;
+    if (min_count && cli_count("report", "--min-count", min_count, &count) < 0)
+        return SONDE_EXIT_USAGE;
+    fopts.min_count = (uint64_t)count;
+    if ((fopts.short_paths || min_count) && strcmp(format, "collapsed") != 0)
+        return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
+    fopts.cwd = getcwd(cwd, sizeof cwd);
     if (!sonde_table_sort_known(topts.sort))
         return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
                                "ncalls, pcalls, name, file or line)", topts.sort);
@@ -154,7 +175,7 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     sonde_jtree doc;
     enum sonde_load_kind kind;
     char err[512];
-    int rc = 0;
+    int rc = 0, written = 0;
     sonde_buf b;
     sonde_buf_init(&b);
     if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
@@ -173,10 +194,12 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     } else if (!fmt) {
         if (sonde_table_write(&b, &p, &s, &topts, err, sizeof err) < 0)
             rc = cli_usage_error("report", "%s", err);
-    } else if (fmt->write(&b, &p, &s) < 0) {
-        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    } else if (sonde_format_write_file(fmt, out, &p, &s, &fopts, err, sizeof err) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else {
+        written = 1;
     }
-    if (rc == 0)
+    if (rc == 0 && !written)
         rc = graphviz ? run_graphviz(&b, format, out) : cli_write(&b, out);
     sonde_buf_free(&b);
     sonde_stats_free(&s);

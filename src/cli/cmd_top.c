@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../formats/short_path.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
@@ -106,27 +107,6 @@ static int terminal_height(void)
     return 24;
 }
 
-/* file as py-spy shows it: from below site-packages (or dist-packages),
- * else below the standard library's folder (lib/python3.X), else relative
- * to cwd (the process's working directory), else whole. */
-static const char *short_path(const char *file, const char *cwd)
-{
-    static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        const char *at = strstr(file, roots[i]);
-        if (at)
-            return at + strlen(roots[i]);
-    }
-    const char *lib = strstr(file, "/lib/python3.");
-    const char *slash = lib ? strchr(lib + strlen("/lib/python3."), '/') : NULL;
-    if (slash)
-        return slash + 1;
-    size_t n = strlen(cwd);
-    if (n > 1 && strncmp(file, cwd, n) == 0 && file[n] == '/')
-        return file + n + 1;
-    return file;
-}
-
 /* The working directory of the process the view names, or "". */
 static void process_cwd(int pid, char *out, size_t outlen)
 {
@@ -177,7 +157,7 @@ static void draw(top_state *t)
         const sonde_func *f = &t->profile->funcs[ids[i]];
         char label[1024];
         snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
-                 short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
+                 sonde_short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
         int room = width - 35;
         printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
                100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),

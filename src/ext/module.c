@@ -195,15 +195,10 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
                                            : "unknown format '%s' (use %s)",
                      format, sonde_format_names());
     } else if (check_ready(self) && build_stats(self, &s) == 0) {
-        sonde_buf b;
-        sonde_buf_init(&b);
-        int rc = fmt->write(&b, &self->t.profile, &s);
-        const char *path = PyBytes_AS_STRING(path_obj);
-        if (rc < 0)
-            PyErr_NoMemory();
-        else if (sonde_buf_write_file(&b, path) < 0)
-            PyErr_SetFromErrnoWithFilenameObject(PyExc_OSError, path_obj);
-        sonde_buf_free(&b);
+        char err[512];
+        if (sonde_format_write_file(fmt, PyBytes_AS_STRING(path_obj), &self->t.profile, &s,
+                                    NULL, err, sizeof err) < 0)
+            PyErr_SetString(PyExc_OSError, err);
         sonde_stats_free(&s);
     }
     Py_DECREF(path_obj);

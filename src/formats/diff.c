@@ -8,79 +8,109 @@
 
 #include "view_tree.h"
 
-static int by_label(const void *x, const void *y)
-{
-    return strcmp(((const sonde_change *)x)->label, ((const sonde_change *)y)->label);
-}
+/* The diff being sorted: qsort has no context argument (thread-local, so
+ * each thread sorts its own). */
+static _Thread_local const sonde_diff *sorting;
 
 static int by_change(const void *x, const void *y)
 {
     const sonde_change *a = x, *b = y;
     double da = fabs(a->after - a->before), db = fabs(b->after - b->before);
-    return da < db ? 1 : da > db ? -1 : strcmp(a->label, b->label);
+    if (da != db)
+        return da < db ? 1 : -1;
+    return strcmp(sonde_diff_label(sorting, a), sonde_diff_label(sorting, b));
 }
 
-int sonde_diff_changes(const sonde_profile *pb, const sonde_stats *sb, const sonde_profile *pa,
-                       const sonde_stats *sa, sonde_change **out, uint32_t *count)
+/* The change of label id, made (zeroed) when new.  NULL on out of memory. */
+static sonde_change *change_of(sonde_diff *d, uint32_t id, uint32_t *cap)
 {
-    uint32_t n = 0;
-    sonde_change *c = calloc((size_t)sb->nfuncs + sa->nfuncs + 1, sizeof *c);
-    if (!c)
-        return -1;
-    const sonde_profile *ps[2] = { pb, pa };
-    const sonde_stats *ss[2] = { sb, sa };
-    for (int side = 0; side < 2; side++)
-        for (uint32_t f = 0; f < ss[side]->nfuncs && f < ps[side]->nfuncs; f++) {
-            const sonde_fstat *fs = &ss[side]->funcs[f];
-            if (!fs->present)
-                continue;
-            view_func_label(ps[side], f, c[n].label, sizeof c[n].label);
-            if (side) {
-                c[n].after = fs->tottime;
-                c[n].cum_after = fs->cumtime;
-            } else {
-                c[n].before = fs->tottime;
-                c[n].cum_before = fs->cumtime;
-            }
-            n++;
-        }
-    qsort(c, n, sizeof *c, by_label);
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        sonde_change *last = kept ? &c[kept - 1] : NULL;
-        if (last && strcmp(last->label, c[i].label) == 0) {
-            last->before += c[i].before;
-            last->after += c[i].after;
-            last->cum_before += c[i].cum_before;
-            last->cum_after += c[i].cum_after;
-        } else {
-            c[kept++] = c[i];
-        }
+    if (id >= *cap) {
+        uint32_t more = *cap ? *cap * 2 : 256;
+        sonde_change *c = realloc(d->changes, (size_t)more * sizeof *c);
+        if (!c)
+            return NULL;
+        memset(c + *cap, 0, (size_t)(more - *cap) * sizeof *c);
+        d->changes = c;
+        *cap = more;
     }
-    qsort(c, kept, sizeof *c, by_change);
-    *out = c;
-    *count = kept;
+    if (id >= d->n)
+        d->n = id + 1;
+    d->changes[id].label = id;
+    return &d->changes[id];
+}
+
+/* Adds each function of one side to the change of its label.  0, or -1 on
+ * out of memory. */
+static int add_side(sonde_diff *d, const sonde_profile *p, const sonde_stats *s, int after,
+                    uint32_t *cap)
+{
+    sonde_buf label;
+    sonde_buf_init(&label);
+    int rc = 0;
+    for (uint32_t f = 0; rc == 0 && f < s->nfuncs && f < p->nfuncs; f++) {
+        const sonde_fstat *fs = &s->funcs[f];
+        if (!fs->present)
+            continue;
+        label.len = 0;
+        view_func_label(&label, p, f);
+        int64_t id = sonde_buf_ok(&label) ? sonde_strtab_intern(&d->labels, label.data, label.len)
+                                          : -1;
+        sonde_change *c = id < 0 ? NULL : change_of(d, (uint32_t)id, cap);
+        if (!c) {
+            rc = -1;
+            break;
+        }
+        *(after ? &c->after : &c->before) += fs->tottime;
+        *(after ? &c->cum_after : &c->cum_before) += fs->cumtime;
+    }
+    sonde_buf_free(&label);
+    return rc;
+}
+
+int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats *sb,
+                       const sonde_profile *pa, const sonde_stats *sa)
+{
+    memset(d, 0, sizeof *d);
+    sonde_strtab_init(&d->labels);
+    uint32_t cap = 0;
+    if (add_side(d, pb, sb, 0, &cap) < 0 || add_side(d, pa, sa, 1, &cap) < 0) {
+        sonde_diff_free(d);
+        return -1;
+    }
+    sorting = d;
+    qsort(d->changes, d->n, sizeof *d->changes, by_change);
+    sorting = NULL;
     return 0;
 }
 
-void sonde_diff_table(sonde_buf *b, const sonde_change *c, uint32_t n, uint32_t limit)
+void sonde_diff_free(sonde_diff *d)
 {
-    uint32_t shown = limit && limit < n ? limit : n;
-    sonde_buf_printf(b, "Functions whose own time changed most (%u of %u):\n\n", shown, n);
+    sonde_strtab_free(&d->labels);
+    free(d->changes);
+    memset(d, 0, sizeof *d);
+}
+
+void sonde_diff_table(sonde_buf *b, const sonde_diff *d, uint32_t limit)
+{
+    uint32_t shown = limit && limit < d->n ? limit : d->n;
+    sonde_buf_printf(b, "Functions whose own time changed most (%u of %u):\n\n", shown, d->n);
     char header[160];
     snprintf(header, sizeof header, "%12s %12s %12s %8s %12s %12s  %s", "own before", "own after",
              "change", "change%", "cum before", "cum after", "function");
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < shown; i++) {
-        double d = c[i].after - c[i].before;
+        const sonde_change *c = &d->changes[i];
+        double delta = c->after - c->before;
         char share[16];
-        if (c[i].before > 0)
-            snprintf(share, sizeof share, "%+.1f%%", 100 * d / c[i].before);
+        if (c->before > 0)
+            snprintf(share, sizeof share, "%+.1f%%", 100 * delta / c->before);
         else
-            snprintf(share, sizeof share, "%s", c[i].after > 0 ? "new" : "");
-        if (c[i].after <= 0 && c[i].before > 0)
+            snprintf(share, sizeof share, "%s", c->after > 0 ? "new" : "");
+        if (c->after <= 0 && c->before > 0)
             snprintf(share, sizeof share, "gone");
-        sonde_buf_printf(b, "%12.6f %12.6f %+12.6f %8s %12.6f %12.6f  %s\n", c[i].before,
-                         c[i].after, d, share, c[i].cum_before, c[i].cum_after, c[i].label);
+        sonde_buf_printf(b, "%12.6f %12.6f %+12.6f %8s %12.6f %12.6f  ", c->before, c->after,
+                         delta, share, c->cum_before, c->cum_after);
+        sonde_buf_text_str(b, sonde_diff_label(d, c));
+        sonde_buf_putc(b, '\n');
     }
 }

@@ -1,5 +1,6 @@
 /* diff.h - what changed between two profiles of one program: each
- * function's own time before and after, matched by (file, line, name). */
+ * function's own time before and after, matched by their labels
+ * (view_func_label: file:line(name), object addresses left out). */
 #ifndef SONDE_DIFF_H
 #define SONDE_DIFF_H
 
@@ -8,19 +9,33 @@
 #include "../core/buf.h"
 #include "../core/profile.h"
 #include "../core/stats.h"
+#include "../core/strtab.h"
 
 typedef struct sonde_change {
-    char label[512];       /* file:line(name) */
+    uint32_t label;        /* string id in the diff's labels */
     double before, after;  /* seconds of own time */
     double cum_before, cum_after;
 } sonde_change;
 
-/* Every function of either profile, largest change of own time first.
- * *out is malloc'd.  0, or -1 on out of memory. */
-int sonde_diff_changes(const sonde_profile *pb, const sonde_stats *sb, const sonde_profile *pa,
-                       const sonde_stats *sa, sonde_change **out, uint32_t *count);
+/* The diff owns its arrays; sonde_diff_free releases them. */
+typedef struct sonde_diff {
+    sonde_strtab labels;
+    sonde_change *changes; /* every function of either profile, largest change first */
+    uint32_t n;
+} sonde_diff;
+
+/* Compares `after` (pa, sa) with `before` (pb, sb) into d.  0, or -1 on
+ * out of memory. */
+int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats *sb,
+                       const sonde_profile *pa, const sonde_stats *sa);
+void sonde_diff_free(sonde_diff *d);
+
+static inline const char *sonde_diff_label(const sonde_diff *d, const sonde_change *c)
+{
+    return sonde_strtab_get(&d->labels, c->label);
+}
 
 /* The table sonde diff prints: the `limit` largest changes (0 = all). */
-void sonde_diff_table(sonde_buf *b, const sonde_change *c, uint32_t n, uint32_t limit);
+void sonde_diff_table(sonde_buf *b, const sonde_diff *d, uint32_t limit);
 
 #endif

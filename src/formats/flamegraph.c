@@ -103,9 +103,11 @@ static const char script[] =
     " if((e.ctrlKey||e.metaKey)&&e.key==='f'){e.preventDefault();search();}});\n"
     "]]></script>\n";
 
-int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                           const sonde_format_opts *o)
 {
     (void)s;
+    (void)o;
     view_tree t;
     flame_layout l = { NULL, NULL };
     if (view_tree_from_profile(&t, p) < 0 || flame_layout_of(&l, &t, p) < 0) {

@@ -1,13 +1,18 @@
 /* format.c - the table of output formats; see format.h. */
 #include "format.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pstats.h"
 
-int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                       const sonde_format_opts *o)
 {
+    (void)o;
     sonde_pstats_write(b, p, s);
     return sonde_buf_ok(b) ? 0 : -1;
 }
@@ -18,7 +23,7 @@ static const sonde_format formats[] = {
     { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
       1, 0, sonde_write_collapsed },
     { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, 0, sonde_write_json },
-    { "speedscope", "speedscope.app JSON: one profile per thread", 1, 0,
+    { "speedscope", "speedscope.app JSON: one evented profile per thread", 1, 0,
       sonde_write_speedscope },
     { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1, 0,
       sonde_write_flamegraph },
@@ -44,4 +49,36 @@ const char *sonde_format_names(void)
                                     formats[i].name);
     }
     return names;
+}
+
+int sonde_format_write_file(const sonde_format *f, const char *path, const sonde_profile *p,
+                            const sonde_stats *s, const sonde_format_opts *o, char *err,
+                            size_t errlen)
+{
+    int to_stdout = strcmp(path, "-") == 0;
+    FILE *out = to_stdout ? stdout : fopen(path, "wb");
+    if (!out) {
+        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    int regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+    sonde_buf b;
+    sonde_buf_init_stream(&b, out);
+    int rc = f->write(&b, p, s, o);
+    int finished = sonde_buf_finish(&b);
+    int e = errno;
+    if (!to_stdout && fclose(out) != 0 && finished == 0) {
+        finished = -1;
+        e = errno;
+    }
+    if (rc < 0 && b.why[0])
+        snprintf(err, errlen, "%s", b.why);
+    else if (rc < 0 || finished < 0)
+        snprintf(err, errlen, "cannot write '%s': %s", path,
+                 rc < 0 && !b.write_errno ? "out of memory" : strerror(e));
+    if ((rc < 0 || finished < 0) && regular)
+        unlink(path); /* never a device or a pipe */
+    sonde_buf_free(&b);
+    return rc < 0 || finished < 0 ? -1 : 0;
 }

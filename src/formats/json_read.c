@@ -1,6 +1,7 @@
 /* json_read.c - bounded JSON reader; see json_read.h. */
 #include "json_read.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +149,12 @@ static int64_t read_string(parser *ps)
                 return -1;
             cp = low >= 0xdc00 && low < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00)
                                                : 0xfffd;
+        } else if (cp >= 0xdc80 && cp <= 0xdcff) {
+            /* Python's escape for a byte that is not UTF-8: the byte */
+            char byte = (char)(cp - 0xdc00);
+            if (pool_put(ps, &byte, 1) < 0)
+                return -1;
+            continue;
         } else if (cp >= 0xd800 && cp < 0xe000) {
             cp = 0xfffd;
         }
@@ -279,9 +286,12 @@ static int64_t read_value(parser *ps, int depth)
             number[n++] = *ps->p++;
         number[n] = '\0';
         char *stop;
+        errno = 0;
         double num = strtod(number, &stop);
         if (*stop)
             return fail(ps, "bad number");
+        if (errno == ERANGE && (num > 1 || num < -1))
+            return fail(ps, "number out of range");
         int64_t v = new_val(ps, SONDE_J_NUM);
         if (v >= 0)
             ps->t->vals[v].num = num;
@@ -348,4 +358,22 @@ double sonde_json_num(const sonde_jtree *t, const sonde_jval *obj, const char *k
 {
     const sonde_jval *v = sonde_json_get(t, obj, key);
     return v && v->type == SONDE_J_NUM ? v->num : fallback;
+}
+
+int64_t sonde_num_to_int(double v, int64_t lo, int64_t hi)
+{
+    if (!(v > (double)lo))
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
+uint64_t sonde_num_to_count(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 18446744073709551616.0) /* 2^64 */
+        return UINT64_MAX;
+    return (uint64_t)v;
 }

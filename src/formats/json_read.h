@@ -2,8 +2,10 @@
  *
  * Decodes a whole document into a flat tree (like marshal.h's): objects
  * and arrays list their members' value indexes, strings are decoded to
- * UTF-8 into one pool.  Input is untrusted: nesting is capped, counts are
- * bounded by the input's size, and malformed text yields a message. */
+ * UTF-8 into one pool (\udc80..\udcff, Python's escapes for bytes that
+ * are not UTF-8, into the bytes: see utf8.h).  Input is untrusted: nesting
+ * is capped, counts are bounded by the input's size, numbers must be
+ * finite, and malformed text yields a message. */
 #ifndef SONDE_JSON_READ_H
 #define SONDE_JSON_READ_H
 
@@ -41,5 +43,12 @@ const sonde_jval *sonde_json_item(const sonde_jtree *t, const sonde_jval *arr, u
 const char *sonde_json_str(const sonde_jtree *t, const sonde_jval *v);
 /* A number member of obj, or fallback. */
 double sonde_json_num(const sonde_jtree *t, const sonde_jval *obj, const char *key, double fallback);
+
+/* A number of an untrusted file as an integer in [lo, hi], truncated
+ * toward zero; values outside the range become the nearest end, NaN
+ * becomes lo (a C cast of an out-of-range double is undefined). */
+int64_t sonde_num_to_int(double v, int64_t lo, int64_t hi);
+/* The same for counts: [0, UINT64_MAX]. */
+uint64_t sonde_num_to_count(double v);
 
 #endif

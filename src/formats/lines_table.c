@@ -1,6 +1,7 @@
 /* lines_table.c - line_profiler's table; see lines_table.h. */
 #include "lines_table.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,10 +78,12 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
         ran |= sonde_json_num(t, sonde_json_item(t, lines, i), "hits", 0) > 0;
     if (!ran)
         return;
-    sonde_buf_printf(b, "\nTotal time: %.6g s\nFile: %s\nFunction: %s at line %d\n\n",
-                     total / 1e9, sonde_json_str(t, sonde_json_get(t, fn, "file")),
-                     sonde_json_str(t, sonde_json_get(t, fn, "name")),
-                     (int)sonde_json_num(t, fn, "first_line", 0));
+    sonde_buf_printf(b, "\nTotal time: %.6g s\nFile: ", total / 1e9);
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "file")));
+    sonde_buf_puts(b, "\nFunction: ");
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "name")));
+    sonde_buf_printf(b, " at line %d\n\n",
+                     (int)sonde_num_to_int(sonde_json_num(t, fn, "first_line", 0), INT_MIN, INT_MAX));
     char header[128];
     snprintf(header, sizeof header, "%6s %10s %12s %10s %8s  %s", "Line #", "Hits", "Time",
              "Per Hit", "% Time", "Line Contents");
@@ -88,13 +91,15 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
         double line = sonde_json_num(t, l, "line", 0), hits = sonde_json_num(t, l, "hits", 0);
-        const char *source = sonde_json_str(t, sonde_json_get(t, l, "source"));
-        sonde_buf_printf(b, "%6d ", (int)line);
+        int at = (int)sonde_num_to_int(line, INT_MIN, INT_MAX);
+        sonde_buf_printf(b, "%6d ", at);
         if (hits > 0)
             put_figures(b, hits, sonde_json_num(t, l, "time_ns", 0), total, scale);
         else
             sonde_buf_printf(b, "%10s %12s %10s %8s", "", "", "", "");
-        sonde_buf_printf(b, "  %s\n", source);
+        sonde_buf_puts(b, "  ");
+        sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, l, "source")));
+        sonde_buf_putc(b, '\n');
         for (uint32_t k = 0; instrs && k < instrs->len; k++) {
             const sonde_jval *in = sonde_json_item(t, instrs, k);
             double ih = sonde_json_num(t, in, "hits", 0);
@@ -102,9 +107,13 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
                 continue;
             sonde_buf_printf(b, "%6s ", "");
             put_figures(b, ih, sonde_json_num(t, in, "time_ns", 0), total, scale);
-            sonde_buf_printf(b, "      %4d %s %s\n", (int)sonde_json_num(t, in, "offset", 0),
-                             sonde_json_str(t, sonde_json_get(t, in, "opname")),
-                             sonde_json_str(t, sonde_json_get(t, in, "arg")));
+            sonde_buf_printf(b, "      %4d ",
+                             (int)sonde_num_to_int(sonde_json_num(t, in, "offset", 0), INT_MIN,
+                                                   INT_MAX));
+            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, "opname")));
+            sonde_buf_putc(b, ' ');
+            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, "arg")));
+            sonde_buf_putc(b, '\n');
         }
     }
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/utf8.h"
+
 #define FLAG_REF 0x80
 #define MAX_DEPTH 64
 
@@ -34,20 +36,41 @@ void sonde_marshal_tuple_begin(sonde_buf *b, uint32_t n)
     }
 }
 
+/* A byte that is not UTF-8 as marshal writes Python's escape for it: the
+ * lone surrogate U+DC00 + b in UTF-8 ('surrogatepass'), 3 bytes. */
+static void put_escaped_byte(sonde_buf *b, unsigned char c)
+{
+    unsigned char e[3] = { 0xed, (unsigned char)(0xb0 | c >> 6), (unsigned char)(0x80 | (c & 0x3f)) };
+    sonde_buf_put(b, e, 3);
+}
+
 void sonde_marshal_str(sonde_buf *b, const char *s)
 {
-    size_t n = strlen(s);
+    /* The encoded length first: 3 bytes for each escaped byte. */
+    size_t n = 0;
     int ascii = 1;
-    for (size_t i = 0; i < n; i++)
-        ascii &= (unsigned char)s[i] < 0x80;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t k = sonde_utf8_len(p);
+        ascii &= *p < 0x80;
+        n += k ? k : 3;
+        p += k ? k : 1;
+    }
     if (ascii && n < 256) {
         sonde_buf_putc(b, 'z');
         sonde_buf_putc(b, (char)n);
-    } else {
-        sonde_buf_putc(b, 'u');
-        put_u32(b, (uint32_t)n);
+        sonde_buf_put(b, s, n);
+        return;
     }
-    sonde_buf_put(b, s, n);
+    sonde_buf_putc(b, 'u');
+    put_u32(b, (uint32_t)n);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t k = sonde_utf8_len(p);
+        if (k)
+            sonde_buf_put(b, p, k);
+        else
+            put_escaped_byte(b, *p);
+        p += k ? k : 1;
+    }
 }
 
 void sonde_marshal_int(sonde_buf *b, int64_t v)
@@ -346,6 +369,8 @@ static int64_t read_value(reader *r, int depth)
         if (left(r) < 1)
             return fail(r, "truncated");
         v = read_str(r, SONDE_M_STR, *r->p++);
+        if (v >= 0)
+            r->t->vals[v].latin1 = 1;
         break;
     case 'a':
     case 'A':
@@ -355,6 +380,8 @@ static int64_t read_value(reader *r, int depth)
         if (get_u32(r, &n) < 0)
             return -1;
         v = read_str(r, code == 's' ? SONDE_M_BYTES : SONDE_M_STR, n);
+        if (v >= 0)
+            r->t->vals[v].latin1 = code == 'a' || code == 'A';
         break;
     case ')':
     case '(':
@@ -427,6 +454,27 @@ void sonde_mtree_free(sonde_mtree *t)
     free(t->vals);
     free(t->items);
     memset(t, 0, sizeof *t);
+}
+
+char *sonde_mval_str(const sonde_mtree *t, const sonde_mval *v)
+{
+    const uint8_t *in = t->data + v->off;
+    char *s = malloc(2 * (size_t)v->len + 1);
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    if (v->latin1) {
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (in[i] >= 0x80)
+                s[n++] = (char)(0xc0 | in[i] >> 6);
+            s[n++] = (char)(in[i] < 0x80 ? in[i] : 0x80 | (in[i] & 0x3f));
+        }
+    } else {
+        memcpy(s, in, v->len);
+        n = sonde_utf8_unescape(s, v->len);
+    }
+    s[n] = '\0';
+    return s;
 }
 
 int sonde_mval_number(const sonde_mval *v, double *out)

@@ -31,6 +31,8 @@ enum sonde_mtype {
 
 typedef struct sonde_mval {
     uint8_t type;
+    uint8_t latin1;     /* STR: one byte a character (marshal's ASCII types),
+                           else UTF-8 with Python's escaped bytes (utf8.h) */
     int64_t i;          /* INT, BOOL */
     double f;           /* FLOAT */
     uint32_t off, len;  /* STR/BYTES: bytes in the input; containers: first
@@ -58,6 +60,10 @@ static inline const sonde_mval *sonde_mtree_item(const sonde_mtree *t,
 {
     return &t->vals[t->items[v->off + i]];
 }
+
+/* A STR value as the profile's bytes (utf8.h), NUL-terminated, malloc'd;
+ * NULL on out of memory. */
+char *sonde_mval_str(const sonde_mtree *t, const sonde_mval *v);
 
 /* A number value as a double (INT, BOOL or FLOAT); 0 when not a number. */
 int sonde_mval_number(const sonde_mval *v, double *out);

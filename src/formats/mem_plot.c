@@ -73,7 +73,8 @@ static void put_line(sonde_buf *b, const sonde_jtree *t, const series *s,
     for (int c = 0; c < COLUMNS; c++)
         peak[c] = -1;
     for (uint32_t i = 0; i < s->n; i++) {
-        int c = (int)(item_num(t, s->t, i) / 1e9 / s->t_max * (COLUMNS - 1));
+        int c = (int)sonde_num_to_int(item_num(t, s->t, i) / 1e9 / s->t_max * (COLUMNS - 1), -1,
+                                      COLUMNS);
         double v = item_num(t, values, i) / (1024.0 * 1024.0);
         if (c >= 0 && c < COLUMNS && v > peak[c])
             peak[c] = v;

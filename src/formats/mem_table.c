@@ -6,6 +6,7 @@
  * stacks whose allocations are still alive, largest first. */
 #include "mem_table.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
         int ran_here = line_ran(t, l);
         if (only_run && !ran_here)
             continue;
-        sonde_buf_printf(b, "%6d", (int)sonde_json_num(t, l, "line", 0));
+        sonde_buf_printf(b, "%6d", (int)sonde_num_to_int(sonde_json_num(t, l, "line", 0), INT_MIN, INT_MAX));
         if (ran_here) {
             double rss = sonde_json_num(t, l, "rss_bytes", 0);
             if (rss > 0)
@@ -105,7 +106,7 @@ static void put_frame(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fram
     while (*source == ' ' || *source == '\t')
         source++;
     sonde_buf_printf(b, "%s:%d (%s)%s%s\n", sonde_json_str(t, sonde_json_get(t, frame, "file")),
-                     (int)sonde_json_num(t, frame, "line", 0),
+                     (int)sonde_num_to_int(sonde_json_num(t, frame, "line", 0), INT_MIN, INT_MAX),
                      sonde_json_str(t, sonde_json_get(t, frame, "name")), *source ? ": " : "",
                      source);
 }

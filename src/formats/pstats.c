@@ -60,17 +60,6 @@ static int bad(char *err, size_t errlen, const char *what)
     return -1;
 }
 
-/* Copies a decoded string into a NUL-terminated heap string. */
-static char *dup_str(const sonde_mtree *t, const sonde_mval *v)
-{
-    char *s = malloc((size_t)v->len + 1);
-    if (s) {
-        memcpy(s, t->data + v->off, v->len);
-        s[v->len] = '\0';
-    }
-    return s;
-}
-
 /* The function id for a (file, line, name) key; SONDE_NO_FUNC when the key
  * is malformed or memory runs out (*oom tells which). */
 static uint32_t read_key(const sonde_mtree *t, const sonde_mval *k,
@@ -85,7 +74,7 @@ static uint32_t read_key(const sonde_mtree *t, const sonde_mval *k,
     if (file->type != SONDE_M_STR || line->type != SONDE_M_INT ||
         name->type != SONDE_M_STR || line->i < INT32_MIN || line->i > INT32_MAX)
         return SONDE_NO_FUNC;
-    char *fs = dup_str(t, file), *ns = dup_str(t, name);
+    char *fs = sonde_mval_str(t, file), *ns = sonde_mval_str(t, name);
     uint32_t id = SONDE_NO_FUNC;
     if (fs && ns) {
         int is_c = strcmp(fs, "~") == 0 && line->i == 0;
@@ -147,6 +136,8 @@ static int read_callers(const sonde_mtree *t, const sonde_mval *d, uint32_t call
         e->pcalls += pc;
         e->tottime += tt;
         e->cumtime += ct;
+        if (!isfinite(e->tottime) || !isfinite(e->cumtime))
+            return bad(err, errlen, "bad time");
     }
     return 0;
 }
@@ -204,6 +195,10 @@ int sonde_pstats_read(const uint8_t *data, size_t len, sonde_profile *p,
         fs->pcalls += pc;
         fs->tottime += tt;
         fs->cumtime += ct;
+        if (!isfinite(fs->tottime) || !isfinite(fs->cumtime)) {
+            rc = bad(err, errlen, "bad time");
+            break;
+        }
         rc = read_callers(&t, sonde_mtree_item(&t, v, 4), f, p, s, err, errlen);
     }
 out:

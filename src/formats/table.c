@@ -44,15 +44,23 @@ void sonde_table_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
     size_t n = strlen(name);
     if (strcmp(file, "~") == 0 && f->line == 0) {
         if (n >= 2 && name[0] == '<' && name[n - 1] == '>') {
+            char *inner = strndup(name + 1, n - 2);
             sonde_buf_putc(b, '{');
-            sonde_buf_put(b, name + 1, n - 2);
+            if (inner)
+                sonde_buf_text_str(b, inner);
+            else
+                b->oom = 1;
             sonde_buf_putc(b, '}');
+            free(inner);
         } else {
-            sonde_buf_puts(b, name);
+            sonde_buf_text_str(b, name);
         }
         return;
     }
-    sonde_buf_printf(b, "%s:%d(%s)", file, f->line, name);
+    sonde_buf_text_str(b, file);
+    sonde_buf_printf(b, ":%d(", f->line);
+    sonde_buf_text_str(b, name);
+    sonde_buf_putc(b, ')');
 }
 
 typedef struct sorter {
@@ -183,15 +191,10 @@ static void put_relations(sonde_buf *b, const sonde_profile *p, const sonde_stat
     free(order);
 }
 
-int sonde_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                      const sonde_table_opts *o, char *err, size_t errlen)
+/* The totals line and the sorted, cut table.  0, or -1 on out of memory. */
+static int put_table(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                     const sonde_table_opts *o, int k)
 {
-    int k = find_sort(o->sort ? o->sort : "cumtime");
-    if (k < 0) {
-        snprintf(err, errlen, "unknown sort key '%s' (use tottime, cumtime, ncalls, "
-                 "pcalls, name, file or line)", o->sort);
-        return -1;
-    }
     uint64_t prim, calls = sonde_stats_total_calls(s, &prim);
     sonde_buf_printf(b, "%12llu function calls", (unsigned long long)calls);
     if (prim != calls)
@@ -201,10 +204,8 @@ int sonde_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s
 
     uint32_t n;
     uint32_t *ids = select_funcs(p, s, NULL, sort_keys[k].key, &n);
-    if (!ids) {
-        snprintf(err, errlen, "out of memory");
+    if (!ids)
         return -1;
-    }
     uint32_t shown = o->limit > 0 && (uint64_t)o->limit < n ? (uint32_t)o->limit : n;
     if (shown < n)
         sonde_buf_printf(b, "   List reduced from %u to %u due to restriction <%ld>\n",
@@ -213,7 +214,23 @@ int sonde_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s
     for (uint32_t i = 0; i < shown; i++)
         put_row(b, p, s, ids[i]);
     free(ids);
+    return 0;
+}
 
+int sonde_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                      const sonde_table_opts *o, char *err, size_t errlen)
+{
+    int k = find_sort(o->sort ? o->sort : "cumtime");
+    if (k < 0) {
+        snprintf(err, errlen, "unknown sort key '%s' (use tottime, cumtime, ncalls, "
+                 "pcalls, name, file or line)", o->sort);
+        return -1;
+    }
+    if (!o->callers_re && !o->callees_re && put_table(b, p, s, o, k) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    uint32_t n, *ids;
     const char *res[2] = { o->callers_re, o->callees_re };
     for (int which = 0; which < 2; which++) {
         if (!res[which])

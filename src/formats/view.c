@@ -228,39 +228,43 @@ int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, c
 
 /* ---- diffs ---- */
 
-/* A key for a function label: its characters hashed (FNV-1a). */
-static uint32_t label_hash(const char *s)
-{
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
-
+/* One side of a diff, its nodes named by label ids shared by both sides. */
 typedef struct labelled {
     const sonde_profile *p;
     const view_tree *t;
-    sonde_u64map children;  /* parent << 32 | label hash -> node */
+    uint32_t *label;        /* per function: its label's id */
+    sonde_u64map children;  /* parent << 32 | label id -> node */
 } labelled;
 
-static void label_of(const labelled *l, uint32_t node, char *out, size_t len)
+/* Gives every function of l its label's id in labels.  0, or -1 on out of
+ * memory. */
+static int name_functions(labelled *l, sonde_strtab *labels)
 {
-    if (l->t->nodes[node].func < 0)
-        snprintf(out, len, "(root)");
-    else
-        view_func_label(l->p, (uint32_t)l->t->nodes[node].func, out, len);
+    sonde_buf text;
+    sonde_buf_init(&text);
+    l->label = malloc((l->p->nfuncs ? l->p->nfuncs : 1) * sizeof *l->label);
+    int rc = l->label ? 0 : -1;
+    for (uint32_t f = 0; rc == 0 && f < l->p->nfuncs; f++) {
+        text.len = 0;
+        view_func_label(&text, l->p, f);
+        int64_t id = sonde_buf_ok(&text) ? sonde_strtab_intern(labels, text.data, text.len) : -1;
+        l->label[f] = (uint32_t)id;
+        rc = id < 0 ? -1 : 0;
+    }
+    sonde_buf_free(&text);
+    return rc;
+}
+
+static uint64_t child_key(const labelled *l, uint32_t parent, uint32_t node)
+{
+    return (uint64_t)parent << 32 | l->label[l->t->nodes[node].func];
 }
 
 static int index_children(labelled *l)
 {
-    char label[512];
-    sonde_u64map_init(&l->children);
-    for (uint32_t i = 1; i < l->t->n; i++) {
-        label_of(l, i, label, sizeof label);
-        uint64_t key = (uint64_t)l->t->nodes[i].parent << 32 | label_hash(label);
-        if (!sonde_u64map_slot(&l->children, key, i))
+    for (uint32_t i = 1; i < l->t->n; i++)
+        if (!sonde_u64map_slot(&l->children, child_key(l, l->t->nodes[i].parent, i), i))
             return -1;
-    }
     return 0;
 }
 
@@ -270,7 +274,6 @@ static double *match_paths(const labelled *before, const labelled *after)
 {
     double *base = calloc(after->t->n ? after->t->n : 1, sizeof *base);
     uint32_t *twin = malloc((after->t->n ? after->t->n : 1) * sizeof *twin);
-    char label[512], other[512];
     if (!base || !twin) {
         free(base);
         free(twin);
@@ -280,49 +283,45 @@ static double *match_paths(const labelled *before, const labelled *after)
     base[0] = before->t->n ? before->t->nodes[0].total : 0;
     for (uint32_t i = 1; i < after->t->n; i++) {
         uint32_t up = twin[after->t->nodes[i].parent];
-        twin[i] = SONDE_U64MAP_NONE;
-        if (up == SONDE_U64MAP_NONE)
-            continue;
-        label_of(after, i, label, sizeof label);
-        uint32_t j = sonde_u64map_get(&before->children, (uint64_t)up << 32 | label_hash(label));
-        if (j != SONDE_U64MAP_NONE) {
-            label_of(before, j, other, sizeof other);
-            if (strcmp(label, other) == 0) {
-                twin[i] = j;
-                base[i] = before->t->nodes[j].total;
-            }
-        }
+        twin[i] = up == SONDE_U64MAP_NONE ? up
+                  : sonde_u64map_get(&before->children, child_key(after, up, i));
+        if (twin[i] != SONDE_U64MAP_NONE)
+            base[i] = before->t->nodes[twin[i]].total;
     }
     free(twin);
     return base;
 }
 
 /* [[function, before, after]]: own time by function, largest change first. */
-static void put_changes(sonde_buf *b, const sonde_change *c, uint32_t n)
+static void put_changes(sonde_buf *b, const sonde_diff *d)
 {
     sonde_buf_puts(b, ",\n\"changes\": [");
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < d->n; i++) {
+        const sonde_change *c = &d->changes[i];
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
-        sonde_buf_json_str(b, c[i].label);
+        sonde_buf_json_str(b, sonde_diff_label(d, c));
         sonde_buf_putc(b, ',');
-        put_num(b, c[i].before);
+        put_num(b, c->before);
         sonde_buf_putc(b, ',');
-        put_num(b, c[i].after);
+        put_num(b, c->after);
         sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "]");
 }
 
 int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
-                    const sonde_view_side *after, const sonde_change *changes, uint32_t nchanges)
+                    const sonde_view_side *after, const sonde_diff *d)
 {
     view_tree tb, ta;
     int rc = -1;
-    labelled lb = { before->p, &tb, { 0 } }, la = { after->p, &ta, { 0 } };
+    labelled lb = { before->p, &tb, NULL, { 0 } }, la = { after->p, &ta, NULL, { 0 } };
+    sonde_strtab labels;
+    sonde_strtab_init(&labels);
     double *base = NULL;
     int built = tree_of(&tb, before->p, before->s, before->has_tree) == 0;
     built = tree_of(&ta, after->p, after->s, after->has_tree) == 0 && built;
-    if (!built || index_children(&lb) < 0 || !(base = match_paths(&lb, &la)))
+    if (!built || name_functions(&lb, &labels) < 0 || name_functions(&la, &labels) < 0 ||
+        index_children(&lb) < 0 || !(base = match_paths(&lb, &la)))
         goto out;
     double max_delta = 0;
     for (uint32_t i = 1; i < ta.n; i++)
@@ -338,11 +337,14 @@ int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *befo
     }
     sonde_buf_puts(b, "], \"max_delta\": ");
     put_num(b, max_delta);
-    put_changes(b, changes, nchanges);
+    put_changes(b, d);
     page_end(b);
     rc = sonde_buf_ok(b) ? 0 : -1;
 out:
     free(base);
+    free(lb.label);
+    free(la.label);
+    sonde_strtab_free(&labels);
     sonde_u64map_free(&lb.children);
     view_tree_free(&tb);
     view_tree_free(&ta);

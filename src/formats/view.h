@@ -47,7 +47,6 @@ typedef struct sonde_view_side {
 /* The page comparing `after` with `before`, with the changes sonde diff
  * computed (diff.h).  0, or -1 on out of memory. */
 int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
-                    const sonde_view_side *after, const sonde_change *changes,
-                    uint32_t nchanges);
+                    const sonde_view_side *after, const sonde_diff *d);
 
 #endif

@@ -1,6 +1,8 @@
 /* view_tree.c - the call tree the pictures draw; see view_tree.h. */
 #include "view_tree.h"
 
+#include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,79 +53,230 @@ int view_tree_from_profile(view_tree *t, const sonde_profile *p)
     return rc;
 }
 
-/* Rebuilding from stats: a node of function f worth `value` seconds gives
- * each callee c the share value * cumtime(f->c) / cumtime(f). */
+/* ---- rebuilding from stats ----
+ *
+ * The roots are sonde_stats_roots'.  A node of function f worth `value`
+ * seconds shares it among f's callees: callee c is offered cumtime(f->c)
+ * scaled by value / cumtime(f), and the offers are served largest first
+ * while room is left, so children never outgrow their parent.  A function
+ * appears at most twice on a path: recursion through other functions is
+ * followed once, since that is how programs run (builtins.exec runs a -m
+ * program under runpy, and each imported module's body under the import
+ * machinery).  Such a second appearance leads only to callees not on the
+ * path yet, each offered its whole edge time (f's cumtime does not hold the
+ * calls nested in f, so there is nothing to scale by), and the offers
+ * whose time is closest to the node's are served first: of the module
+ * bodies builtins.exec ran, the one this call ran is the one that took
+ * about as long.  A function calling itself directly is one frame: its
+ * recursion is in its own figures.  The biggest nodes are expanded first,
+ * so the node cap drops the smallest branches. */
+
 typedef struct pending {
     uint32_t node;
     uint32_t depth;
 } pending;
 
-static int on_path(const view_tree *t, uint32_t node, int32_t func)
+typedef struct offer {
+    uint32_t callee;
+    double value;
+    double order;   /* served in increasing order */
+} offer;
+
+typedef struct rebuild {
+    view_tree *t;
+    const sonde_stats *s;
+    const uint32_t *start, *order;   /* edges grouped by caller */
+    pending *heap;                   /* nodes to expand, biggest total on top */
+    uint32_t nheap, heap_cap;
+    offer *offers;
+    uint32_t offers_cap;
+    double smallest;                 /* nodes worth less are left out */
+} rebuild;
+
+static int bigger(const rebuild *r, uint32_t a, uint32_t b)
 {
-    for (uint32_t a = node;; a = t->nodes[a].parent) {
-        if (t->nodes[a].func == func)
-            return 1;
-        if (a == 0)
-            return 0;
+    return r->t->nodes[r->heap[a].node].total > r->t->nodes[r->heap[b].node].total;
+}
+
+static void swap_pending(pending *a, pending *b)
+{
+    pending x = *a;
+    *a = *b;
+    *b = x;
+}
+
+static int heap_push(rebuild *r, uint32_t node, uint32_t depth)
+{
+    if (r->nheap == r->heap_cap) {
+        uint32_t cap = r->heap_cap ? r->heap_cap * 2 : 1024;
+        pending *h = realloc(r->heap, (size_t)cap * sizeof *h);
+        if (!h)
+            return -1;
+        r->heap = h;
+        r->heap_cap = cap;
     }
+    uint32_t i = r->nheap++;
+    r->heap[i] = (pending){ node, depth };
+    while (i > 0 && bigger(r, i, (i - 1) / 2)) {
+        swap_pending(&r->heap[i], &r->heap[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    return 0;
+}
+
+static pending heap_pop(rebuild *r)
+{
+    pending top = r->heap[0];
+    r->heap[0] = r->heap[--r->nheap];
+    for (uint32_t i = 0;;) {
+        uint32_t l = 2 * i + 1, m = i;
+        if (l < r->nheap && bigger(r, l, m))
+            m = l;
+        if (l + 1 < r->nheap && bigger(r, l + 1, m))
+            m = l + 1;
+        if (m == i)
+            break;
+        swap_pending(&r->heap[i], &r->heap[m]);
+        i = m;
+    }
+    return top;
+}
+
+/* How often func appears from node up to the root, counting to `most`. */
+static int appearances(const view_tree *t, uint32_t node, int32_t func, int most)
+{
+    int n = 0;
+    for (uint32_t a = node; a != 0 && n < most; a = t->nodes[a].parent)
+        n += t->nodes[a].func == func;
+    return n;
+}
+
+static int by_order(const void *x, const void *y)
+{
+    const offer *a = x, *b = y;
+    if (a->order != b->order)
+        return a->order < b->order ? -1 : 1;
+    return a->callee < b->callee ? -1 : a->callee > b->callee;
+}
+
+/* A node for function f worth value under parent, queued for expansion. */
+static int add_rebuilt(rebuild *r, uint32_t f, uint32_t parent, double value, uint32_t depth)
+{
+    const sonde_fstat *fs = &r->s->funcs[f];
+    double self = fs->tottime < fs->cumtime ? value * fs->tottime / fs->cumtime : value;
+    if (add_node(r->t, (int32_t)f, parent, value, self) < 0)
+        return -1;
+    return depth < VIEW_MAX_DEPTH ? heap_push(r, r->t->n - 1, depth) : 0;
+}
+
+static int expand(rebuild *r, pending at)
+{
+    view_tree *t = r->t;
+    uint32_t f = (uint32_t)t->nodes[at.node].func;
+    double value = t->nodes[at.node].total, cum = r->s->funcs[f].cumtime;
+    int again = appearances(t, t->nodes[at.node].parent, (int32_t)f, 1) > 0;
+    double scale = again ? 1 : cum > 0 ? value / cum : 0;
+    uint32_t n = 0;
+    for (uint32_t k = r->start[f]; k < r->start[f + 1]; k++) {
+        const sonde_edge *ed = &r->s->edges[r->order[k]];
+        uint32_t c = ed->callee;
+        double v = ed->cumtime * scale;
+        if (c == f || !(v >= r->smallest) || !(r->s->funcs[c].cumtime > 0))
+            continue;
+        int on = appearances(t, at.node, (int32_t)c, 2);
+        if (on == 2 || (on == 1 && again))
+            continue;
+        if (n == r->offers_cap) {
+            uint32_t cap = r->offers_cap ? r->offers_cap * 2 : 64;
+            offer *o = realloc(r->offers, (size_t)cap * sizeof *o);
+            if (!o)
+                return -1;
+            r->offers = o;
+            r->offers_cap = cap;
+        }
+        r->offers[n++] = (offer){ c, v, again ? fabs(log(v / value)) : -v };
+    }
+    qsort(r->offers, n, sizeof *r->offers, by_order);
+    double room = value;
+    for (uint32_t i = 0; i < n && t->n < VIEW_MAX_NODES; i++) {
+        double v = r->offers[i].value < room ? r->offers[i].value : room;
+        if (!(v >= r->smallest))
+            break;
+        room -= v;
+        if (add_rebuilt(r, r->offers[i].callee, at.node, v, at.depth + 1) < 0)
+            return -1;
+    }
+    return 0;
 }
 
 int view_tree_from_stats(view_tree *t, const sonde_stats *s)
 {
     memset(t, 0, sizeof *t);
+    rebuild r = { .t = t, .s = s };
     uint32_t *start = NULL, *order = NULL;
-    pending *stack = malloc(VIEW_MAX_NODES * sizeof *stack);
-    uint8_t *called = sonde_stats_called(s);
+    double *roots = sonde_stats_roots(s);
     int rc = -1;
-    if (!stack || !called || sonde_stats_group_edges(s, 1, &start, &order) < 0)
+    if (!roots || sonde_stats_group_edges(s, 1, &start, &order) < 0)
         goto out;
+    r.start = start;
+    r.order = order;
     double everything = 0;
     for (uint32_t f = 0; f < s->nfuncs; f++)
-        if (s->funcs[f].present && !called[f])
-            everything += s->funcs[f].cumtime;
+        everything += roots[f];
     if (add_node(t, -1, 0, everything, 0) < 0)
         goto out;
-    uint32_t top = 0;
-    for (uint32_t f = 0; f < s->nfuncs; f++) {
-        const sonde_fstat *fs = &s->funcs[f];
-        if (!fs->present || called[f] || fs->cumtime <= 0)
-            continue;
-        if (add_node(t, (int32_t)f, 0, fs->cumtime, fs->tottime) < 0)
+    r.smallest = everything * 1e-6;
+    /* the biggest roots first, so that the node cap drops the smallest */
+    uint32_t n = 0;
+    for (uint32_t f = 0; f < s->nfuncs; f++)
+        n += roots[f] > 0;
+    r.offers = malloc((n ? n : 1) * sizeof *r.offers);
+    if (!r.offers)
+        goto out;
+    r.offers_cap = n;
+    n = 0;
+    for (uint32_t f = 0; f < s->nfuncs; f++)
+        if (roots[f] > 0)
+            r.offers[n++] = (offer){ f, roots[f], -roots[f] };
+    qsort(r.offers, n, sizeof *r.offers, by_order);
+    for (uint32_t i = 0; i < n && t->n < VIEW_MAX_NODES; i++)
+        if (add_rebuilt(&r, r.offers[i].callee, 0, r.offers[i].value, 1) < 0)
             goto out;
-        stack[top++] = (pending){ t->n - 1, 1 };
-    }
-    double smallest = everything * 1e-6;
-    while (top > 0 && t->n < VIEW_MAX_NODES) {
-        pending at = stack[--top];
-        int32_t f = t->nodes[at.node].func;
-        double scale = t->nodes[at.node].total / s->funcs[f].cumtime;
-        if (at.depth >= VIEW_MAX_DEPTH)
-            continue;
-        for (uint32_t k = start[f]; k < start[f + 1] && t->n < VIEW_MAX_NODES; k++) {
-            const sonde_edge *ed = &s->edges[order[k]];
-            const sonde_fstat *cs = &s->funcs[ed->callee];
-            double value = ed->cumtime * scale;
-            if (value < smallest || cs->cumtime <= 0 || on_path(t, at.node, (int32_t)ed->callee))
-                continue;
-            double self = value * (cs->tottime < cs->cumtime ? cs->tottime / cs->cumtime : 1);
-            if (add_node(t, (int32_t)ed->callee, at.node, value, self) < 0)
-                goto out;
-            if (top < VIEW_MAX_NODES)
-                stack[top++] = (pending){ t->n - 1, at.depth + 1 };
-        }
-    }
+    while (r.nheap > 0 && t->n < VIEW_MAX_NODES)
+        if (expand(&r, heap_pop(&r)) < 0)
+            goto out;
     rc = 0;
 out:
     free(start);
     free(order);
-    free(stack);
-    free(called);
+    free(roots);
+    free(r.heap);
+    free(r.offers);
     return rc;
 }
 
-void view_func_label(const sonde_profile *p, uint32_t func, char *out, size_t len)
+/* Appends s to b without its " at 0x<hex digits>": the address in a label
+ * such as "<built-in method __new__ of type object at 0x7f...>" changes
+ * from one run to the next. */
+static void put_without_addresses(sonde_buf *b, const char *s)
+{
+    const char *at;
+    while ((at = strstr(s, " at 0x")) != NULL) {
+        const char *end = at + 6;
+        while (isxdigit((unsigned char)*end))
+            end++;
+        /* " at 0x" without digits is not an address: kept */
+        sonde_buf_put(b, s, (size_t)((end == at + 6 ? end : at) - s));
+        s = end;
+    }
+    sonde_buf_puts(b, s);
+}
+
+void view_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
 {
     const sonde_func *f = &p->funcs[func];
-    snprintf(out, len, "%s:%d(%s)", sonde_profile_str(p, f->file), f->line,
-             sonde_profile_str(p, f->name));
+    put_without_addresses(b, sonde_profile_str(p, f->file));
+    sonde_buf_printf(b, ":%d(", f->line);
+    put_without_addresses(b, sonde_profile_str(p, f->name));
+    sonde_buf_putc(b, ')');
 }

@@ -1,17 +1,19 @@
 /* view_tree.h - the call tree the pictures draw: from a profile's
- * calling-context tree (exact), or rebuilt from a .prof file's callers as
- * snakeviz does (each function's callees share its time in the
- * proportions its callee edges give; recursion is cut where a function
- * would appear inside itself). */
+ * calling-context tree (exact), or rebuilt from a .prof file's callers, as
+ * snakeviz does: from the roots of the call graph (sonde_stats_roots),
+ * each function's callees share its time in the proportions its callee
+ * edges give (view_tree.c says how recursion and nesting are handled). */
 #ifndef SONDE_VIEW_TREE_H
 #define SONDE_VIEW_TREE_H
 
 #include <stdint.h>
 
+#include "../core/buf.h"
 #include "../core/profile.h"
 #include "../core/stats.h"
 
-/* Rebuilt trees stop at this many nodes (the smallest branches go first). */
+/* Rebuilt trees stop at this many nodes (the smallest branches go first)
+ * and this deep. */
 #define VIEW_MAX_NODES 200000u
 #define VIEW_MAX_DEPTH 128
 
@@ -33,7 +35,8 @@ int view_tree_from_profile(view_tree *t, const sonde_profile *p);
 int view_tree_from_stats(view_tree *t, const sonde_stats *s);
 
 /* "file:line(name)": a function's label, the key that matches functions
- * across two profiles. */
-void view_func_label(const sonde_profile *p, uint32_t func, char *out, size_t len);
+ * across two profiles; object addresses (" at 0x7f...") are left out, since
+ * they differ from run to run. */
+void view_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func);
 
 #endif

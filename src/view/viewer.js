@@ -25,9 +25,10 @@
 
   function pct(x) { return (100 * x).toFixed(1) + "%"; }
 
-  function fmtValue(v) { /* seconds (of samples, for sampled profiles) */
-    if (v >= 1) return v.toFixed(3) + " s";
-    if (v >= 1e-3) return (v * 1e3).toFixed(3) + " ms";
+  function fmtValue(v) { /* seconds (of samples, for sampled profiles); the unit by size */
+    var a = Math.abs(v);
+    if (a >= 1) return v.toFixed(3) + " s";
+    if (a >= 1e-3) return (v * 1e3).toFixed(3) + " ms";
     return (v * 1e6).toFixed(1) + " us";
   }
 
@@ -44,11 +45,19 @@
     }
   }
 
-  var hash = {};
+  /* The fragment's settings; what cannot be decoded is left out. */
+  var hash = Object.create(null);
   location.hash.replace(/^#/, "").split("&").forEach(function (kv) {
     var i = kv.indexOf("=");
-    if (i > 0) hash[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1));
+    if (i <= 0) return;
+    try { hash[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); } catch (e) { /* skip */ }
   });
+
+  /* A whole number typed or in the fragment, within [0, most]; 0 when it is not one. */
+  function hashCount(text, most) {
+    var v = Math.floor(Number(text));
+    return isFinite(v) && v > 0 ? Math.min(v, most) : 0;
+  }
 
   /* ---------------- the call tree ---------------- */
 
@@ -247,8 +256,11 @@
             ["percall", -4, function (v) { return v.toFixed(6); }]];
   }
 
+  /* A column's value; a percall is tottime by all calls, cumtime by
+   * primitive calls, as pstats divides them. */
   function colValue(r, col) {
-    return col[1] > 0 ? r[col[1]] : r[-col[1]] / (r[1] || 1);
+    if (col[1] > 0) return r[col[1]];
+    return r[-col[1]] / ((col[1] === -4 ? r[2] : r[1]) || 1);
   }
 
   function drawTable(box) {
@@ -496,16 +508,16 @@
     });
     if (D.tree) buildTree();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];
-    S.depth = +(hash.depth || 0) || 0;
-    S.cutoff = +(hash.cutoff || 0) || 0;
+    S.depth = hashCount(hash.depth, T ? T.maxDepth : 0);
+    S.cutoff = Math.min(Math.max(Number(hash.cutoff) || 0, 0), 100);
     $("depth").value = S.depth; $("cutoff").value = S.cutoff;
     $("search").value = hash.search || "";
     S.search = matcher(hash.search || "");
     if (T && hash.zoom) S.zoom = Math.max(findNode(hash.zoom), 0);
     $("search").oninput = function () { S.search = matcher(this.value); render(); };
     $("filter").oninput = function () { render(); };
-    $("depth").oninput = function () { S.depth = Math.max(0, +this.value || 0); render(); };
-    $("cutoff").oninput = function () { S.cutoff = Math.max(0, +this.value || 0); render(); };
+    $("depth").oninput = function () { S.depth = hashCount(this.value, T ? T.maxDepth : 0); render(); };
+    $("cutoff").oninput = function () { S.cutoff = Math.min(Math.max(Number(this.value) || 0, 0), 100); render(); };
     document.addEventListener("keydown", function (ev) {
       if (ev.key === "Escape" && T) { S.zoom = 0; render(); }
     });

@@ -15,19 +15,20 @@
 #include "fixture.h"
 #include "harness.h"
 
-/* The total is what the functions nobody calls took: main's 10 s (work,
- * a root in thread 2, is called by main elsewhere, as pstats sees it). */
+/* The total is what the roots of the call graph took: main's 10 s and the
+ * 2 s of work's that no caller edge accounts for (thread 2 started in it):
+ * both threads' time, 12 s. */
 static const char dot_want[] =
     "digraph sonde {\n"
     "  graph [fontname=Arial, nodesep=0.125, ranksep=0.25];\n"
     "  node [fontcolor=white, fontname=Arial, height=0, shape=box, style=filled, width=0];\n"
     "  edge [fontname=Arial];\n"
-    "  f0 [color=\"#b30000\", label=\"main\\napp.py:1\\n100.00%\\n(25.00%)\\n1\xc3\x97\"];\n"
-    "  f1 [color=\"#b82601\", label=\"Worker.work\\napp.py:5\\n95.00%\\n(80.00%)\\n4\xc3\x97\"];\n"
-    "  f2 [color=\"#33a2ec\", label=\"<built-in method builtins.len>\\n~:0\\n15.00%\\n(15.00%)\\n4\xc3\x97\"];\n"
-    "  f0 -> f1 [arrowsize=0.93, color=\"#cdcd05\", fontcolor=\"#cdcd05\", label=\"75.00%\\n2\xc3\x97\", penwidth=4.00];\n"
-    "  f1 -> f2 [arrowsize=0.69, color=\"#33a2ec\", fontcolor=\"#33a2ec\", label=\"15.00%\\n4\xc3\x97\", penwidth=1.60];\n"
-    "  f1 -> f1 [arrowsize=0.61, color=\"#4163eb\", fontcolor=\"#4163eb\", label=\"5.00%\\n1\xc3\x97\", penwidth=1.20];\n"
+    "  f0 [color=\"#c48403\", label=\"main\\napp.py:1\\n83.33%\\n(20.83%)\\n1\xc3\x97\"];\n"
+    "  f1 [color=\"#c9a804\", label=\"Worker.work\\napp.py:5\\n79.17%\\n(66.67%)\\n4\xc3\x97\"];\n"
+    "  f2 [color=\"#3691ec\", label=\"<built-in method builtins.len>\\n~:0\\n12.50%\\n(12.50%)\\n4\xc3\x97\"];\n"
+    "  f0 -> f1 [arrowsize=0.90, color=\"#71da08\", fontcolor=\"#71da08\", label=\"62.50%\\n2\xc3\x97\", penwidth=3.50];\n"
+    "  f1 -> f2 [arrowsize=0.68, color=\"#3691ec\", fontcolor=\"#3691ec\", label=\"12.50%\\n4\xc3\x97\", penwidth=1.50];\n"
+    "  f1 -> f1 [arrowsize=0.60, color=\"#425eeb\", fontcolor=\"#425eeb\", label=\"4.17%\\n1\xc3\x97\", penwidth=1.17];\n"
     "}\n";
 
 static void test_dot(void)
@@ -43,7 +44,7 @@ static void test_dot(void)
     check(sonde_dot_write(&b, &p, &s, &all) == 0, "dot writer");
     check_str(b.data, dot_want);
     sonde_buf_free(&b);
-    /* thresholds: len (15%) and the recursive edge (5%) go */
+    /* thresholds: len (12.5%) and the recursive edge (4.2%) go */
     sonde_buf_init(&b);
     sonde_dot_opts some = { 20, 10 };
     sonde_dot_write(&b, &p, &s, &some);
@@ -55,8 +56,10 @@ static void test_dot(void)
     sonde_profile_free(&p);
 }
 
-/* The tree rebuilt from stats shares a function's time among its callees
- * by the edges; recursion is cut. */
+/* The tree rebuilt from stats: from the roots of the call graph (main,
+ * and work, which thread 2 entered first: one of its 4 calls is on no
+ * caller edge), each function's time shared among its callees by the
+ * edges; direct recursion is one frame. */
 static void test_tree_from_stats(void)
 {
     sonde_profile p;
@@ -66,15 +69,23 @@ static void test_tree_from_stats(void)
     fixture_app(&p, &s);
     view_tree t;
     check(view_tree_from_stats(&t, &s) == 0, "rebuilt");
-    /* root; main 10 s (the only function nobody calls); work 7.5 under it
-     * (main->work's cumtime); len under work, 7.5 x 1.5 / 9.5. */
-    check_u64(t.n, 4);
-    check_dbl(t.nodes[0].total, 10);
-    check(t.nodes[1].func == FIXTURE_MAIN && t.nodes[2].func == FIXTURE_WORK && t.nodes[3].func == FIXTURE_LEN,
-          "main -> work -> len");
-    check_dbl(t.nodes[2].total, 7.5);
-    check_dbl(t.nodes[3].total, 7.5 * 1.5 / 9.5);
-    check_dbl(t.nodes[2].self, 7.5 * 8 / 9.5);
+    /* root 12 s: main 10 s, and work's 9.5 s of cumtime less the 7.5 s
+     * spent in it from main (which it does not reach): 2 s, thread 2's. */
+    check_u64(t.n, 6);
+    check_dbl(t.nodes[0].total, 12);
+    check(t.nodes[1].func == FIXTURE_MAIN && t.nodes[1].parent == 0, "main a root");
+    check(t.nodes[2].func == FIXTURE_WORK && t.nodes[2].parent == 0, "work a root");
+    check_dbl(t.nodes[1].total, 10);
+    check_dbl(t.nodes[2].total, 2);
+    /* work 7.5 under main (main->work's cumtime); len under each work, its
+     * share of work's callee time: 1.5 of 9.5. */
+    check(t.nodes[3].func == FIXTURE_WORK && t.nodes[3].parent == 1, "main -> work");
+    check_dbl(t.nodes[3].total, 7.5);
+    check_dbl(t.nodes[3].self, 7.5 * 8 / 9.5);
+    check(t.nodes[4].func == FIXTURE_LEN && t.nodes[4].parent == 3, "main -> work -> len");
+    check_dbl(t.nodes[4].total, 7.5 * 1.5 / 9.5);
+    check(t.nodes[5].func == FIXTURE_LEN && t.nodes[5].parent == 2, "work -> len");
+    check_dbl(t.nodes[5].total, 2 * 1.5 / 9.5);
     view_tree_free(&t);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
@@ -136,7 +147,7 @@ static void test_json_round_trip(void)
     sonde_buf_init(&b);
     sonde_buf_init(&d1);
     sonde_buf_init(&d2);
-    sonde_format_find("json")->write(&b, &p, &s);
+    sonde_format_find("json")->write(&b, &p, &s, NULL);
     char err[200];
     check(read_json(b.data, &q, err, sizeof err) == 0, "read back: %s", err);
     check(sonde_stats_from_profile(&r, &q) == 0, "stats");
@@ -187,12 +198,11 @@ static void test_diff_table(void)
     fixture_app(&b, &sb);
     sb.funcs[FIXTURE_LEN].tottime = 4.5; /* len grew by 3 s */
     sb.funcs[FIXTURE_MAIN].tottime = 2.0; /* main shrank by 0.5 s */
-    sonde_change *c;
-    uint32_t n;
-    check(sonde_diff_changes(&a, &sa, &b, &sb, &c, &n) == 0 && n == 3, "three functions");
+    sonde_diff d;
+    check(sonde_diff_compute(&d, &a, &sa, &b, &sb) == 0 && d.n == 3, "three functions");
     sonde_buf t;
     sonde_buf_init(&t);
-    sonde_diff_table(&t, c, n, 2);
+    sonde_diff_table(&t, &d, 2);
     check_str(t.data,
               "Functions whose own time changed most (2 of 3):\n\n"
               "  own before    own after       change  change%   cum before    cum after  function\n"
@@ -201,7 +211,7 @@ static void test_diff_table(void)
               "~:0(<built-in method builtins.len>)\n"
               "    2.500000     2.000000    -0.500000   -20.0%    10.000000    10.000000  "
               "app.py:1(main)\n");
-    free(c);
+    sonde_diff_free(&d);
     sonde_buf_free(&t);
     sonde_stats_free(&sa);
     sonde_stats_free(&sb);

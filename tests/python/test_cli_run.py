@@ -244,14 +244,20 @@ def test_speedscope_output(tmp_path):
     doc = json.load(open(str(tmp_path / "p.json")))
     frames = doc["shared"]["frames"]
     (main,) = doc["profiles"]
-    assert main["type"] == "sampled" and main["name"] == "MainThread"
-    assert len(main["samples"]) == len(main["weights"]) > 0
-    assert all(0 <= i < len(frames) for stack in main["samples"] for i in stack)
-    # Each sample is one call path weighted by its own time: fib's paths
-    # are main -> fib -> ... -> fib, and the weights add up to the run.
-    names = [[frames[i]["name"] for i in stack] for stack in main["samples"]]
-    assert any(n[-3:] == ["main", "fib", "fib"] for n in names)
-    assert abs(sum(main["weights"]) - main["endValue"]) <= 1e-6 * max(1, main["endValue"])
+    assert main["type"] == "evented" and main["name"] == "MainThread"
+    # Events open and close frames in time order, properly nested: replayed,
+    # the stacks include main -> fib -> fib, and the last close is the end.
+    stack, paths, last = [], set(), 0
+    for e in main["events"]:
+        assert 0 <= e["frame"] < len(frames) and e["at"] >= last
+        last = e["at"]
+        if e["type"] == "O":
+            stack.append(e["frame"])
+            paths.add(tuple(frames[i]["name"] for i in stack[-3:]))
+        else:
+            assert e["type"] == "C" and stack.pop() == e["frame"]
+    assert not stack and ("main", "fib", "fib") in paths
+    assert abs(last - main["endValue"]) <= 1e-6 * max(1, main["endValue"])
 
 
 def test_verdicts(tmp_path):

@@ -414,3 +414,221 @@ def test_page_and_flamegraph_share_the_frames(profiles):
         if g.get("data-n"):
             rgb = tuple(int(v) for v in re.findall(r"\d+", g.find(ns + "rect").get("fill")))
             assert "#%02x%02x%02x" % rgb == colours[g.get("data-n")]
+
+
+# ---- real programs' .prof files (issue 10) ----
+
+IMPORTS = """
+import json, argparse, difflib
+
+def encode(n):
+    return json.dumps({"rows": [list(range(20)) for _ in range(n)]})
+
+def main():
+    for _ in range(40):
+        encode(30)
+    difflib.SequenceMatcher(None, "abcdef" * 50, "abcxef" * 50).ratio()
+
+main()
+"""
+
+
+def page_data(page):
+    html = page.read_text()
+    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+                                html, re.S).group(1))
+
+
+@pytest.fixture(scope="module")
+def real_profs(tmp_path_factory):
+    """cProfile's and sonde's .prof of `-m json.tool` and of a script that
+    imports: every function in them has a caller (builtins.exec is called
+    back by the import machinery and by runpy)."""
+    tmp = tmp_path_factory.mktemp("real")
+    (tmp / "imports.py").write_text(IMPORTS)
+    (tmp / "in.json").write_text(json.dumps({"a": [1, 2, {"b": None}], "c": "d" * 50}))
+    runs = {"cprofile-m.prof": [sys.executable, "-m", "cProfile", "-o", "cprofile-m.prof",
+                                "-m", "json.tool", "in.json"],
+            "cprofile-imports.prof": [sys.executable, "-m", "cProfile", "-o",
+                                      "cprofile-imports.prof", "imports.py"],
+            "again.prof": [sys.executable, "-m", "cProfile", "-o", "again.prof", "imports.py"]}
+    # a package imported 30 modules deep, as sympy's are, run with -m
+    pkg = tmp / "deep"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    for i in range(30):
+        nxt = "from . import m%d\n" % (i + 1) if i < 29 else ""
+        (pkg / ("m%d.py" % i)).write_text(
+            nxt + "TABLE = [str(k) * 3 for k in range(2000)]\n"
+            "def f%d(x):\n    return sorted(x)[:%d]\n" % (i, i))
+    (pkg / "main.py").write_text(
+        "from . import m0\n"
+        "def main():\n    return [len(m0.f0(m0.TABLE)) for _ in range(20)]\n"
+        "main()\n")
+    runs["cprofile-deep.prof"] = [sys.executable, "-m", "cProfile", "-o", "cprofile-deep.prof",
+                                  "-m", "deep.main"]
+    for name, cmd in runs.items():
+        subprocess.run(cmd, cwd=str(tmp), check=True, stdout=subprocess.DEVNULL)
+    for name, args in (("sonde-m.prof", ["-m", "json.tool", "in.json"]),
+                       ("sonde-imports.prof", ["imports.py"]),
+                       ("sonde-deep.prof", ["-m", "deep.main"])):
+        proc = run_sonde(["run", "-o", name] + args, tmp)
+        assert (tmp / name).exists(), proc.stderr
+    return tmp
+
+
+MAINS = {"cprofile-m.prof": "tool.py", "sonde-m.prof": "tool.py",
+         "cprofile-imports.prof": "imports.py", "sonde-imports.prof": "imports.py",
+         "cprofile-deep.prof": "main.py", "sonde-deep.prof": "main.py"}
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_prof_of_a_real_program_draws(real_profs, name):
+    """The tree rebuilt from a .prof starts at the functions called more
+    often than their caller edges say (builtins.exec), so the pictures hold
+    the program: its main() as wide as pstats' cumtime for it."""
+    stats = pstats.Stats(str(real_profs / name)).stats
+    data = page_data(view(real_profs, name))
+    tree, funcs = data["tree"], data["funcs"]
+    assert len(tree) > 20
+    total = max(v[3] for v in stats.values())  # builtins.exec's: the whole run
+    assert abs(tree[0][2] - total) <= 0.01 * total
+    (main_cum,) = [v[3] for k, v in stats.items() if k[2] == "main" and
+                   k[0].endswith(MAINS[name])]
+    mains = [n for n in tree[1:] if funcs[n[0]][0] == "main" and
+             funcs[n[0]][1].endswith(MAINS[name])]
+    assert mains and abs(sum(n[2] for n in mains) - main_cum) <= 0.02 * main_cum
+
+
+@need_browser
+@pytest.mark.parametrize("name", ["cprofile-m.prof", "sonde-imports.prof"])
+def test_prof_of_a_real_program_in_the_browser(real_profs, name):
+    page = view(real_profs, name)
+    for picture in ("flame", "icicle", "sunburst"):
+        dom = browse(page, "view=%s&click=^main$" % picture)
+        assert frames_drawn(dom) > 10, picture
+        assert re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))[-1] == "main"
+
+
+def test_diff_page_of_real_profs(real_profs):
+    proc = run_sonde(["diff", "cprofile-imports.prof", "again.prof", "-o", "d.html"], real_profs)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(real_profs / "d.html")
+    assert len(data["tree"]) > 20 and len(data["base"]) == len(data["tree"])
+    # two runs of one program: the call paths of one are found in the other
+    matched = sum(1 for b in data["base"][1:] if b > 0)
+    assert matched > 0.5 * (len(data["tree"]) - 1)
+
+
+def test_many_uncalled_functions(tmp_path):
+    """250,000 functions nobody calls (a fixed 200,000-entry stack
+    overflowed): the page is written, the smallest left out."""
+    import marshal
+    stats = {("r.py", i, "f%d" % i): (1, 1, 0.001, 0.001 + i * 1e-9, {}) for i in range(250000)}
+    with open(str(tmp_path / "roots.prof"), "wb") as f:
+        marshal.dump(stats, f)
+    proc = run_sonde(["view", "roots.prof"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(tmp_path / "roots.html")
+    assert 100000 < len(data["tree"]) <= 200000
+    assert abs(data["tree"][0][2] - sum(v[3] for v in stats.values())) < 1e-6 * 250000
+    proc = run_sonde(["diff", "roots.prof", "roots.prof", "-l", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+@need_browser
+def test_percall_divides_cumtime_by_primitive_calls(profiles):
+    dom = browse(view(profiles, "w.prof"), "view=table")
+    (fib,) = [r for r in table(dom, "stats")[1:] if r[-1].split()[0] == "fib"]
+    (pcalls, ncalls, tottime, cumtime, _), = [
+        v for k, v in pstats.Stats(str(profiles / "w.prof")).stats.items() if k[2] == "fib"]
+    assert ncalls != pcalls
+    assert fib[2] == "%.6f" % (tottime / ncalls) and fib[4] == "%.6f" % (cumtime / pcalls)
+
+
+@need_browser
+def test_diff_shows_shrinking_in_its_unit(profiles):
+    for n, out in ((21, "big.prof"), (15, "small.prof")):
+        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    rows = table(browse(profiles / "shrink.html", "view=changes"), "changes")[1:]
+    (fib,) = [r for r in rows if r[-1].endswith("(fib)")]
+    before = [v[2] for k, v in pstats.Stats(str(profiles / "big.prof")).stats.items()
+              if k[2] == "fib"][0]
+    assert before > 2e-3  # so the change is past a millisecond
+    assert re.match(r"^-\d+\.\d{3} (ms|s)$", fib[2]), fib
+
+
+def test_diff_matches_functions_whatever_their_address(tmp_path):
+    """cProfile names a method bound to a type by its address, which
+    changes from run to run: compared names leave it out."""
+    (tmp_path / "new.py").write_text(
+        "class C:\n    pass\n"
+        "def make(n):\n    return [object.__new__(C) for _ in range(n)]\nmake(3000)\n")
+    for out in ("a.prof", "b.prof"):
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", out, "new.py"],
+                       cwd=str(tmp_path), check=True)
+    keys = [k[2] for out in ("a.prof", "b.prof")
+            for k in pstats.Stats(str(tmp_path / out)).stats if "__new__" in k[2]]
+    assert len(keys) == 2 and all(" at 0x" in k for k in keys)
+    proc = run_sonde(["diff", "a.prof", "b.prof", "-l", "0"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [l for l in proc.stdout.splitlines() if "__new__" in l]
+    assert len(rows) == 1 and "<built-in method __new__ of type object>" in rows[0]
+    assert " new " not in rows[0] and " gone " not in rows[0]
+
+
+@need_browser
+@pytest.mark.parametrize("fragment", ["zoom=%E0%A4%A", "view=%", "select=%ZZ&view=table"])
+def test_malformed_fragment_still_draws(profiles, fragment):
+    dom = browse(view(profiles, "w.json"), fragment)
+    assert (text_of(dom, "status") or "").startswith("drawn: "), fragment
+
+
+def test_serve_never_waits_on_one_client(tmp_path):
+    """A client that asks for a large page and never reads it, and one that
+    connects and says nothing, hold only their own connections."""
+    import socket
+    n = 60000
+    funcs = [{"name": "function_%d" % i, "qualname": "function_%d" % i,
+              "file": "/srv/app/module_%d.py" % i, "line": i + 1, "kind": "python"}
+             for i in range(n)]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, 1.0, 0]] + [[i, 1, 1, 1.0 / n, 1.0 / n]
+                                                     for i in range(n)]
+    (tmp_path / "big.json").write_text(json.dumps(
+        {"sonde": 1, "mode": "run", "unit": "seconds", "functions": funcs,
+         "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+         "nodes": nodes, "stats": []}))
+    proc = subprocess.Popen([SONDE, "view", "big.json", "--serve"], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    try:
+        m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/)", proc.stdout.readline())
+        assert m
+        port, size = int(m.group(2)), (tmp_path / "big.html").stat().st_size
+        assert size > 4 << 20  # more than the sockets' buffers hold
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(("127.0.0.1", port))
+        stuck.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        idle = socket.create_connection(("127.0.0.1", port))
+        # (the old server blocked in send() to the first client for ever)
+        body = urllib.request.urlopen(m.group(1), timeout=60).read()
+        assert len(body) == size
+        stuck.close()
+        idle.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("cmd", [["report"], ["view"], ["diff", "w.prof"]])
+def test_fifo_is_refused_not_waited_on(profiles, tmp_path, cmd):
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(str(fifo))
+    proc = run_sonde(cmd + [str(fifo)], profiles, timeout=60)
+    assert proc.returncode == 1
+    assert "is a pipe (FIFO), not a profile file" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
