@@ -402,13 +402,18 @@ static void after_fork_parent(void)
 }
 
 /* The child records nothing: its memory is not the parent's, and its
- * copy of the timeline thread does not exist. */
+ * copy of the timeline thread does not exist.  That thread was waiting on
+ * `wake` when fork copied it, so the child's copy of the condition
+ * variable counts a waiter that will never leave: destroying or
+ * signalling it would block forever.  The books are marked inherited and
+ * left as they are. */
 static void after_fork_child(void)
 {
     mem_data *m = mem_active;
     if (m) {
         pthread_mutex_unlock(&m->lock);
         m->timeline_running = 0;
+        m->inherited = 1;
         mem_active = NULL;
     }
 }
@@ -457,8 +462,10 @@ void mem_data_free(mem_data *m)
     sonde_profile_free(&m->stacks);
     free(m->points);
     free(m->spans);
-    pthread_mutex_destroy(&m->lock);
-    pthread_cond_destroy(&m->wake);
+    if (!m->inherited) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_cond_destroy(&m->wake);
+    }
     free(m);
 }
 
@@ -482,7 +489,6 @@ int mem_account_start(mem_data *m)
     m->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (m->statm_fd < 0)
         return -1;
-    m->owner = getpid();
     m->start_ns = sonde_clock_ns();
     void *reserve = mmap(NULL, MEM_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                          -1, 0);
@@ -507,10 +513,11 @@ int mem_account_start(mem_data *m)
 void mem_account_stop(mem_data *m)
 {
     pthread_mutex_lock(&m->lock);
-    int joinable = m->timeline_running && m->owner == getpid();
+    int joinable = m->timeline_running;
     m->timeline_running = 0;
     __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&m->wake);
+    if (!m->inherited)
+        pthread_cond_broadcast(&m->wake);
     read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     if (joinable)

@@ -92,7 +92,9 @@ typedef struct mem_data {
     pthread_t timeline;
     pthread_cond_t wake;         /* tells the timeline thread to stop */
     int timeline_running;
-    pid_t owner;                 /* the process whose timeline thread it is */
+    int inherited;               /* fork's copy, in the child: the timeline thread
+                                    was mid-wait on `wake` in the parent, so the
+                                    child never touches `wake` and destroys nothing */
     void *reserve;               /* address space released for writing results */
     uint64_t rss_high_water;     /* VmHWM when recording stopped */
 } mem_data;

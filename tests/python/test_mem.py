@@ -7,13 +7,14 @@ of memory are handled, and the command line and report behave."""
 import json
 import os
 import resource
+import signal
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import HERE, need, run_sonde, version_params, with_pkg_env
+from conftest import HERE, SONDE, need, run_sonde, version_params, with_pkg_env
 
 MB = 1 << 20
 WORKLOADS = os.path.join(HERE, "mem_workloads.py")
@@ -218,6 +219,67 @@ def test_fork_child_not_counted(tmp_path):
     assert 5 not in lines  # the child's line: not this process's memory
     assert lines.get(3, {"alloc_bytes": 0})["alloc_bytes"] < MB
     assert within(lines[8]["net_bytes"], 2 * MB)
+
+
+FORKS = """
+import multiprocessing, os, sys
+
+def child_exits(n):
+    data = bytearray(n)
+    sys.exit(2)
+
+def work():
+    pid = os.fork()
+    if pid == 0:
+        junk = bytearray(4 << 20)
+        sys.exit(3)
+    _, status = os.waitpid(pid, 0)
+    print("fork child", status >> 8)
+    ctx = multiprocessing.get_context("fork")
+    p = ctx.Process(target=child_exits, args=(1 << 20,))
+    p.start()
+    p.join()
+    print("process child", p.exitcode)
+    with ctx.Pool(2) as pool:
+        print("pool", sum(pool.map(abs, range(-50, 50))))
+    return bytearray(3 << 20)
+
+keep = work()
+"""
+
+
+def run_bounded(args, cwd, python, limit=120):
+    """run_sonde in its own session; a run still going after `limit`
+    seconds is a hang: the whole session is killed and the test fails."""
+    env = dict(os.environ, SONDE_PYTHON=python or sys.executable)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen([SONDE] + list(args), cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True,
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail("sonde %s did not end: a forked child hangs" % " ".join(args))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["stacks", "lines"])
+@pytest.mark.parametrize("python", version_params())
+def test_forked_children_can_leave(python, lines, tmp_path):
+    """A child forked while the timeline thread waits leaves with
+    sys.exit (its copy of the books is left alone); multiprocessing's fork
+    children too; the parent's figures are its own."""
+    python = need(python)
+    (tmp_path / "forks.py").write_text(FORKS)
+    args = ["mem", "-o", "f.json"] + (["--lines"] if lines else []) + ["forks.py"]
+    proc = run_bounded(args, tmp_path, python)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["fork child 3", "process child 2", "pool 2500"]
+    got = lines_of(json.load(open(str(tmp_path / "f.json"))))
+    assert 11 not in got  # the forked child's line: not this process's memory
+    assert within(got[22]["net_bytes"], 3 * MB)
 
 
 def test_out_of_memory_still_writes(tmp_path):
