@@ -21,6 +21,9 @@ mem_data *mem_active;
 uint64_t mem_generation;
 _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
+/* What the release of mem_tls_released took out of the books. */
+static _Thread_local livemap_entry tls_released_entry __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec")));
 
@@ -240,16 +243,19 @@ static uint32_t place_alloc(mem_data *m, uint64_t weight)
     return stack_node_of(m, s, k);
 }
 
-static void place_release(mem_data *m, uint64_t weight)
+/* A release of weight bytes counts on the traced lines of the stack;
+ * undo takes back one counted just before (a realloc that failed). */
+static void place_release(mem_data *m, uint64_t weight, int undo)
 {
     traced_line s[MEM_MAX_FRAMES];
     int k = traced_stack(m, s, MEM_MAX_FRAMES);
     for (int i = 0; i < k; i++) {
         line_mem *lm = first_sight(m, &s[i]);
         if (lm)
-            lm->freed += weight;
+            lm->freed = undo ? lm->freed - weight : lm->freed + weight;
     }
-    rss_to_lines(m, s, k);
+    if (!undo)
+        rss_to_lines(m, s, k);
 }
 
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
@@ -322,13 +328,37 @@ static void drop_followed(void *p, int forget)
         else if (th)
             th->freed_total += e.bytes;
         if (!forget && !m->line_events)
-            place_release(m, e.bytes);
+            place_release(m, e.bytes, 0);
+        if (!forget) {
+            mem_tls_released = (uintptr_t)p;
+            tls_released_entry = e;
+        }
     }
     mem_unlock(m);
 }
 
 void mem_followed_release(void *p) { drop_followed(p, 0); }
 void mem_unfollow(void *p) { drop_followed(p, 1); }
+
+void mem_restore(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    mem_tls_released = 0;
+    if (!m)
+        return;
+    mem_lock(m);
+    livemap_entry e = tls_released_entry;
+    if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p && livemap_put(&m->live, &e) == 0) {
+        store(&m->heap, m->heap + e.bytes);
+        store(&m->churn, m->churn - e.bytes);
+        line_thread *th = m->line_events ? this_thread() : NULL;
+        if (th)
+            th->freed_total -= e.bytes;
+        if (!m->line_events)
+            place_release(m, e.bytes, 1);
+    }
+    mem_unlock(m);
+}
 
 void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
 {

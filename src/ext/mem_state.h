@@ -103,12 +103,16 @@ extern mem_data *mem_active;     /* recording, or NULL */
 extern uint64_t mem_generation;  /* bumped at each start */
 extern _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 extern _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+/* The address of the followed block this thread's last release took out
+ * of the books, kept so that a realloc that fails can put it back (0: none). */
+extern _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
 
 /* The slow paths (mem_account.c). */
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
 void mem_unfollow(void *p);
+void mem_restore(void *p);
 
 /* Takes back the allocation of the block at p, made by the interpreter
  * only because sonde is listening (an event's argument, a frame object
@@ -139,6 +143,23 @@ static inline void mem_on_release(void *p)
     if (!m || mem_tls_busy || !p || !livemap_maybe(&m->live, p))
         return;
     mem_followed_release(p);
+}
+
+/* A release that may be taken back (mem_on_restore): realloc's. */
+static inline void mem_on_release_undoable(void *p)
+{
+    if (!mem_tls_busy)
+        mem_tls_released = 0; /* an outer hook's stays */
+    mem_on_release(p);
+}
+
+/* The release of p just reported did not happen (a realloc that failed
+ * leaves its block as it was): p goes back into the books as it was.
+ * Only for a release this thread reported last. */
+static inline void mem_on_restore(void *p)
+{
+    if (p && !mem_tls_busy && mem_tls_released == (uintptr_t)p)
+        mem_restore(p);
 }
 
 /* RSS as last read, read again first when at least this many bytes came

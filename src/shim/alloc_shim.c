@@ -74,6 +74,13 @@ static inline void report_release(void *p)
         s->release(p);
 }
 
+static inline void report_restore(void *p)
+{
+    const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
+    if (s && p)
+        s->restore(p);
+}
+
 EXPORT void *malloc(size_t size)
 {
     void *p = __libc_malloc(size);
@@ -95,11 +102,15 @@ EXPORT void *calloc(size_t n, size_t size)
 }
 
 /* Reported as a release of the old block and an allocation of the new:
- * the release first, while no other thread can be handed that address. */
+ * the release first, while no other thread can be handed that address.
+ * A realloc that fails (NULL for a size that is not 0) leaves the old
+ * block as it was: its release is taken back. */
 EXPORT void *realloc(void *p, size_t size)
 {
     report_release(p);
     void *q = __libc_realloc(p, size);
+    if (!q && size)
+        report_restore(p);
     report_alloc(q, size);
     return q;
 }

@@ -5,8 +5,9 @@
  * SONDE_ALLOC_ATTACH with dlsym() and hands it a sink: from then on each
  * allocation the C allocator makes is reported to sink->alloc after it
  * succeeded, and each release to sink->release before it happens (so no
- * other thread can have been given the address again).  Attaching NULL
- * stops the reports. */
+ * other thread can have been given the address again); when a realloc
+ * whose release was reported fails, the block is still there and
+ * sink->restore says so.  Attaching NULL stops the reports. */
 #ifndef SONDE_ALLOC_SHIM_H
 #define SONDE_ALLOC_SHIM_H
 
@@ -15,6 +16,7 @@
 typedef struct sonde_alloc_sink {
     void (*alloc)(void *p, size_t size);
     void (*release)(void *p);
+    void (*restore)(void *p);   /* p's release just reported did not happen */
 } sonde_alloc_sink;
 
 typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);

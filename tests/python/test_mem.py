@@ -282,6 +282,51 @@ def test_forked_children_can_leave(python, lines, tmp_path):
     assert within(got[22]["net_bytes"], 3 * MB)
 
 
+FAILED_REALLOC = """
+import ctypes
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.realloc.restype = ctypes.c_void_p
+libc.realloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+api = ctypes.pythonapi
+api.PyMem_Malloc.restype = ctypes.c_void_p
+api.PyMem_Malloc.argtypes = [ctypes.c_size_t]
+api.PyMem_Realloc.restype = ctypes.c_void_p
+api.PyMem_Realloc.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+
+def native():
+    p = libc.malloc(8 << 20)
+    q = libc.realloc(p, 1 << 62)
+    return p, q
+
+def python():
+    p = api.PyMem_Malloc(6 << 20)
+    q = api.PyMem_Realloc(p, 1 << 62)
+    return p, q
+
+keep = native(), python()
+print(keep[0][1], keep[1][1])
+"""
+
+
+@pytest.mark.parametrize("lines", [False, True], ids=["stacks", "lines"])
+def test_block_survives_failed_realloc(lines, tmp_path):
+    """A realloc that fails leaves its block alive: still counted as net
+    on the line that allocated it (C allocator and Python's alike)."""
+    (tmp_path / "r.py").write_text(FAILED_REALLOC)
+    args = ["mem", "-o", "r.json"] + (["--lines"] if lines else []) + ["r.py"]
+    proc = run_sonde(args, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "None None\n"  # both reallocs failed
+    doc = json.load(open(str(tmp_path / "r.json")))
+    got = lines_of(doc)
+    assert within(got[16]["net_bytes"], 8 * MB, 0.01) and got[17]["freed_bytes"] < 4096
+    assert within(got[21]["net_bytes"], 6 * MB, 0.01) and got[22]["freed_bytes"] < 4096
+    assert doc["heap_peak_bytes"] >= 14 * MB
+
+
 def test_out_of_memory_still_writes(tmp_path):
     script = ("blocks = []\n"
               "def grow():\n"
