@@ -133,9 +133,10 @@ static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
 
 /* Names th from threading._active, which holds a thread from just before
  * it runs its target until it ends.  Returns 1 when named.  Only looks in
- * sys.modules: never imports. */
+ * sys.modules: never imports; keeps the program's pending exception. */
 static int name_from_threading(tracer_thread *th)
 {
+    saved_error saved = error_save();
     PyObject *modules = PyImport_GetModuleDict();
     PyObject *threading = modules ? PyDict_GetItemString(modules, "threading") : NULL;
     PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
@@ -148,6 +149,7 @@ static int name_from_threading(tracer_thread *th)
     Py_XDECREF(name);
     Py_XDECREF(key);
     Py_XDECREF(active);
+    error_restore(saved);
     return named;
 }
 
@@ -162,8 +164,6 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
         saved_error saved = error_save();
         f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
                                : c_func(t, what, self_arg);
-        if (!th->named)
-            th->named = name_from_threading(th);
         error_restore(saved);
         uint32_t *slot = f == SONDE_NO_FUNC ? NULL
                          : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);
@@ -172,6 +172,10 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
             return SONDE_NO_NODE;
         }
     }
+    /* Each thread makes new nodes of its own as it starts: the first made
+     * after threading registered it names it. */
+    if (!th->named)
+        th->named = name_from_threading(th);
     uint32_t node = sonde_profile_add_child(&t->profile, parent, key, f);
     if (node == SONDE_NO_NODE) {
         t->failed = 1;
@@ -187,7 +191,6 @@ void tracer_unwind_all(tracer *t)
 
 void tracer_name_threads(tracer *t)
 {
-    saved_error saved = error_save();
     for (tracer_thread *th = t->threads; th; th = th->next) {
         if (th->named || (th->named = name_from_threading(th)))
             continue;
@@ -195,7 +198,6 @@ void tracer_name_threads(tracer *t)
         snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
         sonde_profile_set_thread_name(&t->profile, th->index, fallback);
     }
-    error_restore(saved);
 }
 
 void tracer_calibrate(tracer *t)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import PKG, with_pkg_env
+from conftest import PKG, need, run_sonde, version_params, with_pkg_env
 
 sys.path.insert(0, PKG)
 import sonde  # noqa: E402
@@ -114,3 +114,43 @@ def test_getstats_matches_cprofile_shape():
         return e.callcount, e.reccallcount, sub.callcount, sub.reccallcount
 
     assert fib_figures(ours.getstats()) == fib_figures(theirs.getstats()) == (109, 108, 108, 106)
+
+
+THREADS = """
+import json, sys, threading
+from concurrent.futures import ThreadPoolExecutor
+
+seen = {}
+together = threading.Barrier(7)  # all six alive at once: no ident is reused
+
+def work(n):
+    seen[threading.get_ident()] = threading.current_thread().name
+    together.wait()
+    return sum(i * i for i in range(n))
+
+workers = [threading.Thread(target=work, args=(20000,), name="worker-%d" % i) for i in range(3)]
+for w in workers:
+    w.start()
+with ThreadPoolExecutor(3, thread_name_prefix="pool") as ex:
+    jobs = [ex.submit(work, 5000) for _ in range(3)]
+    together.wait()
+for w in workers:
+    w.join()
+seen[threading.get_ident()] = threading.current_thread().name
+json.dump(seen, sys.stdout)
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_run_names_every_thread(python, tmp_path):
+    """sonde run names each thread as threading does, the second and later
+    workers running the same function too (ThreadPoolExecutor's as well)."""
+    python = need(python)
+    (tmp_path / "t.py").write_text(THREADS)
+    proc = run_sonde(["run", "-f", "json", "-o", "t.json", "t.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    import json
+    seen = {int(k): v for k, v in json.loads(proc.stdout).items()}
+    threads = json.load(open(str(tmp_path / "t.json")))["threads"]
+    named = {t["ident"]: t["name"] for t in threads}
+    assert len(seen) == 7 and all(named[ident] == name for ident, name in seen.items()), named
