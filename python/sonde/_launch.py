@@ -182,9 +182,9 @@ class _LinesTool:
 
     def write_results(self):
         import json
-        from ._lines import format_table
+        from ._lines import format_table, write_text
         results = self.prof.results()
-        sys.stderr.write(format_table(results, self.options.get("unit")))
+        write_text(sys.stderr, format_table(results, self.options.get("unit")))
         if self.out_path:
             with open(self.out_path, "w") as f:
                 json.dump({"sonde": 1, "mode": "lines", "functions": results}, f, indent=1)
@@ -216,9 +216,10 @@ class _MemTool(_LinesTool):
                               line_events=self.options.get("line_events", False))
 
     def write_results(self):
+        from ._lines import write_text
         from ._mem import format_table, write_json, write_plot
         document = self.prof.results()
-        sys.stderr.write(format_table(document))
+        write_text(sys.stderr, format_table(document))
         if self.out_path:
             write_json(document, self.out_path)
         if self.options.get("plot"):

@@ -162,7 +162,28 @@ class LineProfiler(Traced):
             f.write("\n")
 
     def print_stats(self, stream=None, unit=None):
-        (stream or sys.stdout).write(format_table(self.results(), unit))
+        write_text(stream or sys.stdout, format_table(self.results(), unit))
+
+
+def write_text(stream, text):
+    """Writes a table to stream.  A file name that is not UTF-8 is in the
+    table as Python keeps it in co_filename (surrogate escapes): where the
+    stream has bytes underneath, it is written as the file system's bytes,
+    as the command line's own tables are."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raw = getattr(stream, "buffer", None)
+        try:
+            data = text.encode(getattr(stream, "encoding", None) or "utf-8", "surrogateescape")
+        except (UnicodeEncodeError, LookupError):
+            raw = None
+        if raw is not None:
+            stream.flush()
+            raw.write(data)
+            raw.flush()
+            return
+    stream.write(text)
 
 
 def format_table(functions, unit=None):

@@ -11,7 +11,7 @@ import json
 import linecache
 import sys
 
-from ._lines import Traced
+from ._lines import Traced, write_text
 from ._sonde import LineTracer, mem_plot, mem_table
 
 # Leaks listed in the JSON (largest first); the table shows fewer.
@@ -82,7 +82,7 @@ class MemoryProfiler(Traced):
         write_json(self.results(), path)
 
     def print_stats(self, stream=None):
-        (stream or sys.stdout).write(format_table(self.results()))
+        write_text(stream or sys.stdout, format_table(self.results()))
 
 
 def _source(filename, line):
@@ -103,5 +103,5 @@ def format_table(document):
 
 def write_plot(document, path):
     """The RSS and heap timeline with function spans, as an SVG file."""
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(mem_plot(json.dumps(document)))

@@ -4,24 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_name.h"
 #include "lines_state.h"
 
 uint32_t mem_add_function(mem_data *m, PyCodeObject *code)
 {
-    const char *file = PyUnicode_AsUTF8(code->co_filename);
-    const char *name = PyUnicode_AsUTF8(code->co_name);
-#if PY_VERSION_HEX >= 0x030B0000
-    const char *qualname = PyUnicode_AsUTF8(code->co_qualname);
-#else
-    const char *qualname = name;
-#endif
-    if (!file || !name || !qualname) {
-        PyErr_Clear();
-        return SONDE_NO_FUNC;
-    }
-    mem_lock(m);
-    uint32_t func = sonde_profile_func(&m->stacks, file, code->co_firstlineno, name, qualname,
-                                       SONDE_FUNC_PYTHON);
+    mem_lock(m); /* what it allocates is sonde's, not the program's */
+    uint32_t func = sonde_code_func(&m->stacks, code);
     mem_unlock(m);
     return func;
 }

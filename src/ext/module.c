@@ -299,11 +299,15 @@ static PyObject *module_main(PyObject *mod, PyObject *args)
     return PyLong_FromLong(rc);
 }
 
-/* Draws a profile's JSON text with one of the writers below. */
+/* Draws a profile's JSON text with one of the writers below.  Bytes of
+ * names that are not UTF-8 become str as `errors` says: surrogate escapes
+ * for text tables (the interpreter's own str for such a file name, written
+ * back as those bytes), U+FFFD for pictures. */
 typedef int (*json_writer)(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                            size_t errlen);
 
-static PyObject *draw_json(const char *text, Py_ssize_t len, json_writer write, const char *unit)
+static PyObject *draw_json(const char *text, Py_ssize_t len, json_writer write, const char *unit,
+                           const char *errors)
 {
     sonde_jtree t;
     char err[256];
@@ -318,7 +322,7 @@ static PyObject *draw_json(const char *text, Py_ssize_t len, json_writer write, 
         else if (!sonde_buf_ok(&b))
             PyErr_NoMemory();
         else
-            r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, "replace");
+            r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, errors);
         sonde_jtree_free(&t);
     }
     sonde_buf_free(&b);
@@ -347,7 +351,7 @@ static PyObject *module_lines_table(PyObject *mod, PyObject *args)
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "s#|z:lines_table", &text, &len, &unit))
         return NULL;
-    return draw_json(text, len, sonde_lines_table, unit);
+    return draw_json(text, len, sonde_lines_table, unit, "surrogateescape");
 }
 
 /* mem_table(json_text) -> memory_profiler's table and the leaks. */
@@ -358,7 +362,7 @@ static PyObject *module_mem_table(PyObject *mod, PyObject *args)
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "s#:mem_table", &text, &len))
         return NULL;
-    return draw_json(text, len, write_mem_table, NULL);
+    return draw_json(text, len, write_mem_table, NULL, "surrogateescape");
 }
 
 /* mem_plot(json_text) -> the memory-over-time SVG. */
@@ -369,7 +373,7 @@ static PyObject *module_mem_plot(PyObject *mod, PyObject *args)
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "s#:mem_plot", &text, &len))
         return NULL;
-    return draw_json(text, len, write_mem_plot, NULL);
+    return draw_json(text, len, write_mem_plot, NULL, "replace");
 }
 
 static PyMethodDef module_methods[] = {

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_name.h"
+
 int tracer_init(tracer *t)
 {
     memset(t, 0, sizeof *t);
@@ -79,27 +81,9 @@ static int hold(tracer *t, PyObject *obj)
     return 0;
 }
 
-/* UTF-8 of a str object, or a fallback when it has none. */
-static const char *utf8_or(PyObject *s, const char *fallback)
-{
-    const char *u = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
-    if (!u) {
-        PyErr_Clear();
-        return fallback;
-    }
-    return u;
-}
-
 static uint32_t python_func(tracer *t, PyCodeObject *code)
 {
-#if PY_VERSION_HEX >= 0x030B0000
-    PyObject *qualname = code->co_qualname;
-#else
-    PyObject *qualname = code->co_name;
-#endif
-    uint32_t f = sonde_profile_func(&t->profile, utf8_or(code->co_filename, "?"),
-                                    code->co_firstlineno, utf8_or(code->co_name, "?"),
-                                    utf8_or(qualname, "?"), SONDE_FUNC_PYTHON);
+    uint32_t f = sonde_code_func(&t->profile, code);
     if (f != SONDE_NO_FUNC && hold(t, (PyObject *)code) < 0)
         return SONDE_NO_FUNC;
     return f;
@@ -121,13 +105,16 @@ static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
     }
     PyObject *label = tracer_cfunc_label(bound ? bound : callable);
     Py_XDECREF(bound);
-    const char *name = "<built-in method ?>";
-    if (label)
-        name = utf8_or(label, name);
-    else
+    if (!label)
         PyErr_Clear();
-    uint32_t f = sonde_profile_func(&t->profile, "~", 0, name, name, SONDE_FUNC_C);
+    PyObject *name = sonde_text_bytes(label, "<built-in method ?>");
     Py_XDECREF(label);
+    uint32_t f = SONDE_NO_FUNC;
+    if (name)
+        f = sonde_profile_func(&t->profile, "~", 0, PyBytes_AS_STRING(name),
+                               PyBytes_AS_STRING(name), SONDE_FUNC_C);
+    PyErr_Clear();
+    Py_XDECREF(name);
     return f;
 }
 
@@ -143,8 +130,10 @@ static int name_from_threading(tracer_thread *th)
     PyObject *key = active ? PyLong_FromUnsignedLong(th->ident) : NULL;
     PyObject *thread = key && PyDict_Check(active) ? PyDict_GetItemWithError(active, key) : NULL;
     PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
-    const char *utf8 = name ? utf8_or(name, NULL) : NULL;
-    int named = utf8 && sonde_profile_set_thread_name(&th->owner->profile, th->index, utf8) == 0;
+    PyObject *text = name ? sonde_text_bytes(name, "?") : NULL;
+    int named = text && sonde_profile_set_thread_name(&th->owner->profile, th->index,
+                                                      PyBytes_AS_STRING(text)) == 0;
+    Py_XDECREF(text);
     PyErr_Clear();
     Py_XDECREF(name);
     Py_XDECREF(key);
