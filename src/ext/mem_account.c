@@ -21,6 +21,7 @@ mem_data *mem_active;
 uint64_t mem_generation;
 _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
 _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
 /* What the release of mem_tls_released took out of the books. */
 static _Thread_local livemap_entry tls_released_entry __attribute__((tls_model("initial-exec")));
@@ -295,6 +296,8 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
         if (livemap_put(&m->live, &e) < 0) {
             m->untracked += weight;
             store(&m->heap, m->heap - weight);
+        } else {
+            mem_tls_fresh = (uintptr_t)p;
         }
         if (th) {
             th->alloc_total += weight;

@@ -103,6 +103,10 @@ extern mem_data *mem_active;     /* recording, or NULL */
 extern uint64_t mem_generation;  /* bumped at each start */
 extern _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 extern _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+/* The block this thread's last sampled allocation followed, until the
+ * next interpreter event (line events up to 3.11, lines_legacy.c): what
+ * CPython allocates only to report a C call to a profile function. */
+extern _Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
 /* The address of the followed block this thread's last release took out
  * of the books, kept so that a realloc that fails can put it back (0: none). */
 extern _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
@@ -143,6 +147,15 @@ static inline void mem_on_release(void *p)
     if (!m || mem_tls_busy || !p || !livemap_maybe(&m->live, p))
         return;
     mem_followed_release(p);
+}
+
+/* The block at p was made by the interpreter for the event being
+ * reported when it is still the one mem_tls_fresh names: taken back. */
+static inline void mem_forget_fresh(void *p)
+{
+    if (mem_tls_fresh == (uintptr_t)p)
+        mem_forget(p);
+    mem_tls_fresh = 0;
 }
 
 /* A release that may be taken back (mem_on_restore): realloc's. */
