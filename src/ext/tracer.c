@@ -172,6 +172,45 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
     return node;
 }
 
+void tracer_leave_other(tracer_thread *th, const void *key)
+{
+    uint32_t k = th->depth;
+    while (k > 0 && th->stack[k - 1].key != key)
+        k--;
+    if (k == 0)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth >= k)
+        tracer_leave_at(th, now);
+}
+
+void tracer_resync(tracer_thread *th, PyObject *const *frames, PyObject *const *codes, uint32_t n,
+                   int running)
+{
+    const sonde_profile *p = &th->owner->profile;
+    uint32_t keep = 0, r = 0; /* open calls kept; frames already open */
+    for (uint32_t k = n; k > 0 && !keep; k--)
+        for (uint32_t i = th->depth; i > 0; i--)
+            if (th->stack[i - 1].frame == frames[k - 1] && th->stack[i - 1].key == codes[k - 1]) {
+                keep = i;
+                r = k;
+                break;
+            }
+    /* Above the innermost frame, C calls may still be open, but only in a
+     * thread waiting for the GIL (a stale one ends at its caller's return,
+     * which finds it above). */
+    if (keep && r == n && !running)
+        while (keep < th->depth && p->funcs[p->nodes[th->stack[keep].node].func].kind == SONDE_FUNC_C)
+            keep++;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth > keep)
+        tracer_leave_at(th, now);
+    /* With no open call left to place them, the frames entered unseen are
+     * not known from those that ran before sonde started. */
+    for (uint32_t k = keep ? r : n; k < n && !th->owner->failed; k++)
+        tracer_enter(th, codes[k], frames[k], codes[k], NULL);
+}
+
 void tracer_unwind_all(tracer *t)
 {
     for (tracer_thread *th = t->threads; th; th = th->next)
