@@ -30,9 +30,12 @@ class MemoryProfiler(Traced):
 
     def __init__(self, *functions, sample_bytes=512, interval_ms=10, line_events=False):
         self.line_events = line_events
+        # Lambdas and comprehensions count their hits on their function's
+        # lines with line events; placed from the stack, their blocks are on
+        # their function's line already.
         super().__init__(LineTracer(memory=True, sample_bytes=sample_bytes,
                                     interval_ms=interval_ms, line_events=line_events),
-                         functions)
+                         functions, nested=line_events)
 
     def results(self):
         """The document `sonde mem -o` writes, as a dict."""
@@ -40,6 +43,8 @@ class MemoryProfiler(Traced):
         codes = [entry[0] for entry in figures["codes"]]
         functions = []
         for code, first, per_line in figures["codes"]:
+            if self._nested and code in self._nested:
+                continue  # counted in its function's hits
             lines = []
             for i, (hits, alloc, freed, net, peak, rss, increment) in enumerate(per_line):
                 line = first + i

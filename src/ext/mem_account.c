@@ -121,6 +121,10 @@ static uint32_t stack_node(mem_data *m, line_thread *th)
     uint32_t node = k ? th->stack[k - 1].node : m->root;
     for (; k < th->depth; k++) {
         line_frame *f = &th->stack[k];
+        if (f->lc->nested) { /* on its function's line, already in the stack */
+            f->node = node;
+            continue;
+        }
         uint32_t child = sonde_profile_child_for(&m->stacks, node, f->lc->func,
                                                  f->line >= 0 ? f->line : f->lc->first);
         if (child == SONDE_NO_NODE)
@@ -167,7 +171,7 @@ static int traced_stack(mem_data *m, traced_line *out, int max)
     int n = mem_frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
     for (int i = 0; i < n; i++) {
         line_code *lc = lines_lookup(t, frames[i].code);
-        if (lc)
+        if (lc && !lc->nested)
             out[k++] = (traced_line){ lc, line_at(m, lc, frames[i].offset) };
     }
     m->walk++;
