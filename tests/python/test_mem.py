@@ -327,6 +327,53 @@ def test_block_survives_failed_realloc(lines, tmp_path):
     assert doc["heap_peak_bytes"] >= 14 * MB
 
 
+LIBC_HANDLE = """
+import ctypes, ctypes.util
+
+libc = ctypes.CDLL("libc.so.6")
+found = ctypes.CDLL(ctypes.util.find_library("c"))
+for lib in (libc, found):
+    lib.malloc.restype = ctypes.c_void_p
+    lib.malloc.argtypes = [ctypes.c_size_t]
+    lib.calloc.restype = ctypes.c_void_p
+    lib.calloc.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+    lib.free.argtypes = [ctypes.c_void_p]
+
+def work():
+    kept = libc.malloc(8 << 20)
+    also = found.calloc(1, 6 << 20)
+    gone = libc.malloc(4 << 20)
+    libc.free(gone)
+    return kept, also
+
+keep = work()
+"""
+
+
+def line_of(source, text):
+    return [i for i, line in enumerate(source.splitlines(), 1) if text in line][0]
+
+
+def test_allocator_reached_through_a_libc_handle(tmp_path):
+    """ctypes.CDLL("libc.so.6").malloc and find_library("c"): the C
+    library's own handle, looked up with dlsym, still reaches the shim;
+    known sizes on their lines."""
+    (tmp_path / "h.py").write_text(LIBC_HANDLE)
+    proc = run_sonde(["mem", "-o", "h.json", "h.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "h.json")))
+    got = lines_of(doc)
+    kept, also = line_of(LIBC_HANDLE, "kept ="), line_of(LIBC_HANDLE, "also =")
+    gone, free = line_of(LIBC_HANDLE, "gone ="), line_of(LIBC_HANDLE, "libc.free(gone)")
+    assert within(got[kept]["net_bytes"], 8 * MB, 0.01)
+    assert within(got[also]["net_bytes"], 6 * MB, 0.01)
+    assert within(got[gone]["alloc_bytes"], 4 * MB, 0.01) and got[gone]["net_bytes"] < 4096
+    assert within(got[free]["freed_bytes"], 4 * MB, 0.01)
+    native = {leak["stack"][-1]["line"]: leak["native_bytes"] for leak in doc["leaks"]
+              if leak["stack"]}
+    assert native[kept] == 8 * MB and native[also] == 6 * MB
+
+
 def test_out_of_memory_still_writes(tmp_path):
     script = ("blocks = []\n"
               "def grow():\n"
