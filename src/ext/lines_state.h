@@ -22,6 +22,7 @@
 typedef struct line_mem {
     uint64_t alloc, freed;       /* bytes allocated / released while it ran */
     uint64_t net;                /* of those allocated, bytes alive at the end */
+    uint64_t reserved;           /* of those, mapped and never touched at the end */
     uint64_t peak_heap;          /* the most heap bytes seen while it ran */
     uint64_t rss_max;            /* the most RSS at its end */
     int64_t rss_increment;       /* RSS at its end less RSS at its start, summed */

@@ -86,7 +86,7 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
             m->points_cap = cap;
         }
     }
-    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap };
+    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap, m->reserved };
 }
 
 /* A reading for the timeline; `churned` when bytes coming and going asked
@@ -100,6 +100,16 @@ static void read_rss(mem_data *m, int churned)
     if (churned)
         store(&m->churn_at_read, m->churn);
     add_point(m, ns, rss);
+}
+
+/* The touched part of the mappings, read again (lock held). */
+static void measure_mappings(mem_data *m)
+{
+    int64_t change = mem_mapped_measure(&m->mapped, m->page_size);
+    store(&m->heap, (uint64_t)((int64_t)m->heap + change));
+    m->reserved = (uint64_t)((int64_t)m->reserved - change);
+    if (m->heap > m->heap_peak)
+        m->heap_peak = m->heap;
 }
 
 void mem_refresh_rss(mem_data *m)
@@ -263,6 +273,47 @@ static void place_release(mem_data *m, uint64_t weight, int undo)
         rss_to_lines(m, s, k);
 }
 
+/* Starts following the block at p, of `weight` bytes (lock held): on the
+ * heap (a mapping: among the reserved bytes until touched), on the lines
+ * and stack that allocated it. */
+static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
+{
+    line_thread *th = m->line_events ? this_thread() : NULL;
+    livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
+    uint64_t heap = kind == MEM_MAPPED ? 0 : weight; /* what it adds to the heap */
+    store(&m->heap, m->heap + heap);
+    if (m->heap > m->heap_peak)
+        m->heap_peak = m->heap;
+    if (kind != MEM_MAPPED)
+        store(&m->churn, m->churn + weight);
+    m->samples++;
+    if (!m->line_events)
+        e.node = place_alloc(m, weight);
+    else if (th)
+        e.node = stack_node(m, th);
+    if (kind == MEM_MAPPED && mem_mapped_add(&m->mapped, e.addr, weight, e.node) < 0) {
+        e.kind = MEM_NATIVE; /* too many mappings: plain heap */
+        heap = weight;
+        store(&m->heap, m->heap + heap);
+    }
+    if (livemap_put(&m->live, &e) < 0) {
+        m->untracked += weight;
+        store(&m->heap, m->heap - heap);
+        if (e.kind == MEM_MAPPED)
+            mem_mapped_take(&m->mapped, e.addr, &(mem_mapping){ 0, 0, 0, 0 });
+    } else {
+        if (e.kind == MEM_MAPPED)
+            m->reserved += weight;
+        mem_tls_fresh = (uintptr_t)p;
+    }
+    if (th) {
+        th->alloc_total += weight;
+        line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
+        if (top && top->peak < m->heap)
+            top->peak = m->heap;
+    }
+}
+
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
@@ -285,34 +336,22 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
     if (!p || !size)
         goto out;
     pthread_mutex_lock(&m->lock);
-    if (mem_active == m) {
-        line_thread *th = m->line_events ? this_thread() : NULL;
-        livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
-        store(&m->heap, m->heap + weight);
-        if (m->heap > m->heap_peak)
-            m->heap_peak = m->heap;
-        store(&m->churn, m->churn + weight);
-        m->samples++;
-        if (!m->line_events)
-            e.node = place_alloc(m, weight);
-        else if (th)
-            e.node = stack_node(m, th);
-        if (livemap_put(&m->live, &e) < 0) {
-            m->untracked += weight;
-            store(&m->heap, m->heap - weight);
-        } else {
-            mem_tls_fresh = (uintptr_t)p;
-        }
-        if (th) {
-            th->alloc_total += weight;
-            line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
-            if (top && top->peak < m->heap)
-                top->peak = m->heap;
-        }
-    }
+    if (mem_active == m)
+        follow(m, p, weight, kind);
     pthread_mutex_unlock(&m->lock);
 out:
     mem_tls_busy--;
+}
+
+void mem_mapping_made(void *p, size_t len)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_lock(m);
+    if (mem_active == m)
+        follow(m, p, len, MEM_MAPPED);
+    mem_unlock(m);
 }
 
 /* The followed block at p leaves the books: released (forget = 0), or
@@ -327,7 +366,13 @@ static void drop_followed(void *p, int forget)
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (!forget && e.bytes >= MEM_BIG_RELEASE)
             read_rss(m, 1);
-        store(&m->heap, m->heap - e.bytes);
+        mem_mapping mp;
+        if (e.kind == MEM_MAPPED && mem_mapped_take(&m->mapped, e.addr, &mp)) {
+            store(&m->heap, m->heap - mp.touched);
+            m->reserved -= mp.len - mp.touched;
+        } else {
+            store(&m->heap, m->heap - e.bytes);
+        }
         store(&m->churn, forget ? m->churn - e.bytes : m->churn + e.bytes);
         line_thread *th = m->line_events ? this_thread() : NULL;
         if (th && forget)
@@ -355,6 +400,7 @@ void mem_restore(void *p)
         return;
     mem_lock(m);
     livemap_entry e = tls_released_entry;
+    e.kind = e.kind == MEM_MAPPED ? MEM_NATIVE : e.kind; /* realloc's blocks are not mappings */
     if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p && livemap_put(&m->live, &e) == 0) {
         store(&m->heap, m->heap + e.bytes);
         store(&m->churn, m->churn - e.bytes);
@@ -415,8 +461,10 @@ static void *timeline_main(void *arg)
         int rc = 0;
         while (m->timeline_running && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&m->wake, &m->lock, &next);
-        if (m->timeline_running)
+        if (m->timeline_running) {
+            measure_mappings(m);
             read_rss(m, 0);
+        }
     }
     pthread_mutex_unlock(&m->lock);
     return NULL;
@@ -495,6 +543,7 @@ void mem_data_free(mem_data *m)
     if (!m)
         return;
     livemap_free(&m->live);
+    mem_mapped_free(&m->mapped);
     sonde_u64map_free(&m->line_at);
     sonde_profile_free(&m->stacks);
     free(m->points);
@@ -555,6 +604,7 @@ void mem_account_stop(mem_data *m)
     __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
     if (!m->inherited)
         pthread_cond_broadcast(&m->wake);
+    measure_mappings(m);
     read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     if (joinable)

@@ -67,7 +67,9 @@ static void hook_free(void *ctx, void *p)
 static void native_alloc(void *p, size_t size) { mem_on_alloc(p, size, MEM_NATIVE); }
 static void native_release(void *p) { mem_on_release_undoable(p); }
 static void native_restore(void *p) { mem_on_restore(p); }
-static const sonde_alloc_sink native_sink = { native_alloc, native_release, native_restore };
+static void native_map(void *p, size_t len) { mem_on_map(p, len); }
+static const sonde_alloc_sink native_sink = { native_alloc, native_release, native_restore,
+                                              native_map };
 
 static sonde_alloc_attach_fn shim_attach(void)
 {

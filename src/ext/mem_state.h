@@ -43,12 +43,17 @@
 
 #include "../core/livemap.h"
 #include "../core/profile.h"
+#include "mem_mapped.h"
 
-enum mem_kind { MEM_PYTHON = 0, MEM_NATIVE = 1 };
+/* Who allocated a block: the Python allocators, or through the shim the C
+ * allocator, or an anonymous mapping (mem_mapped.h: heap only as far as
+ * it is touched). */
+enum mem_kind { MEM_PYTHON = 0, MEM_NATIVE = 1, MEM_MAPPED = 2 };
 
 /* One reading of the timeline. */
 typedef struct mem_point {
     uint64_t ns, rss, heap;      /* CLOCK_MONOTONIC; bytes */
+    uint64_t reserved;           /* bytes mapped and not touched */
 } mem_point;
 
 /* A stretch of time in which a traced function was running. */
@@ -72,7 +77,10 @@ typedef struct mem_data {
     livemap live;                /* sampled blocks not released yet */
     sonde_profile stacks;        /* allocating stacks: nodes of (code, line) */
     uint32_t root;
-    uint64_t heap, heap_peak;    /* bytes of the followed blocks */
+    uint64_t heap, heap_peak;    /* bytes of the followed blocks (of a mapping,
+                                    its touched part) */
+    mem_mappings mapped;         /* the followed anonymous mappings */
+    uint64_t reserved;           /* their bytes not touched */
     uint64_t churn;              /* bytes allocated + released, ever */
     uint64_t churn_at_read;      /* ... when RSS was last read */
     uint64_t rss, rss_ns;        /* the last RSS reading and when */
@@ -113,6 +121,7 @@ extern _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initia
 
 /* The slow paths (mem_account.c). */
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
+void mem_mapping_made(void *p, size_t len);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
 void mem_unfollow(void *p);
@@ -138,6 +147,14 @@ static inline void mem_on_alloc(void *p, size_t size, enum mem_kind kind)
     if (mem_tls_countdown > 0 && size < m->large_bytes)
         return;
     mem_sampled_alloc(p, size, kind);
+}
+
+/* A new anonymous mapping of len bytes at p: always followed, whole. */
+static inline void mem_on_map(void *p, size_t len)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (m && p && len && !mem_tls_busy)
+        mem_mapping_made(p, len);
 }
 
 /* The release of the block at p, before it happens. */

@@ -2,8 +2,10 @@
  * mem_table.h.  Per function that ran: Line #, Mem usage (RSS at the end
  * of the line, the most seen), Increment (RSS change across the line,
  * summed), Occurrences, then Allocated and Net (bytes allocated while the
- * line ran, and of those the bytes still alive at the end).  Then the
- * stacks whose allocations are still alive, largest first. */
+ * line ran, and of those the bytes still alive at the end), and when some
+ * memory was mapped and never touched, Reserved (that part, apart from
+ * Net).  Then the stacks whose allocations are still alive, largest
+ * first. */
 #include "mem_table.h"
 
 #include <math.h>
@@ -55,7 +57,20 @@ static int line_ran(const sonde_jtree *t, const sonde_jval *l)
            sonde_json_num(t, l, "rss_bytes", 0) > 0;
 }
 
-static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn)
+/* Whether any memory was mapped and never touched: the Reserved column. */
+static int has_reserved(const sonde_jtree *t)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    if (sonde_json_num(t, root, "reserved_bytes", 0) > 0)
+        return 1;
+    const sonde_jval *leaks = sonde_json_get(t, root, "leaks");
+    for (uint32_t i = 0; leaks && leaks->type == SONDE_J_ARR && i < leaks->len; i++)
+        if (sonde_json_num(t, sonde_json_item(t, leaks, i), "reserved_bytes", 0) > 0)
+            return 1;
+    return 0;
+}
+
+static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn, int reserved)
 {
     const sonde_jval *lines = sonde_json_get(t, fn, "lines");
     int ran = 0;
@@ -68,8 +83,9 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     sonde_buf_printf(b, "\nFilename: %s (%s)\n\n", sonde_json_str(t, sonde_json_get(t, fn, "file")),
                      name);
     char header[160];
-    snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s   %s", "Line #", "Mem usage",
-             "Increment", "Occurrences", "Allocated", "Net", "Line Contents");
+    snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s%s   %s", "Line #", "Mem usage",
+             "Increment", "Occurrences", "Allocated", "Net", reserved ? "     Reserved" : "",
+             "Line Contents");
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
@@ -92,8 +108,12 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
                 sonde_buf_printf(b, " %12s", "-");
             put_column(b, sonde_json_num(t, l, "alloc_bytes", 0), 12);
             put_column(b, sonde_json_num(t, l, "net_bytes", 0), 12);
+            if (reserved)
+                put_column(b, sonde_json_num(t, l, "reserved_bytes", 0), 12);
         } else {
             sonde_buf_printf(b, " %14s %14s %12s %12s %12s", "", "", "", "", "");
+            if (reserved)
+                sonde_buf_printf(b, " %12s", "");
         }
         sonde_buf_printf(b, "   %s\n", source);
     }
@@ -127,6 +147,12 @@ static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leak
             continue;
         }
         put_frame(b, t, sonde_json_item(t, stack, stack->len - 1));
+        double reserved = sonde_json_num(t, leak, "reserved_bytes", 0);
+        if (reserved > 0) {
+            sonde_buf_printf(b, "%14s + ", "");
+            sonde_mem_put_bytes(b, reserved);
+            sonde_buf_puts(b, " reserved (mapped, never touched)\n");
+        }
         for (uint32_t k = stack->len - 1; k-- > 0;) {
             sonde_buf_printf(b, "%14s called from ", "");
             put_frame(b, t, sonde_json_item(t, stack, k));
@@ -142,6 +168,12 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     sonde_mem_put_bytes(b, sonde_json_num(t, root, "rss_high_water_bytes", 0));
     sonde_buf_puts(b, ", peak of the followed heap ");
     sonde_mem_put_bytes(b, sonde_json_num(t, root, "heap_peak_bytes", 0));
+    double reserved = sonde_json_num(t, root, "reserved_bytes", 0);
+    if (reserved > 0) {
+        sonde_buf_puts(b, "; at the end ");
+        sonde_mem_put_bytes(b, reserved);
+        sonde_buf_puts(b, " more mapped and never touched (reserved, not heap)");
+    }
     if (sample > 0) {
         sonde_buf_printf(b, ".\nSmall blocks sampled once per %.0f bytes on average (blocks of ",
                          sample);
@@ -175,8 +207,9 @@ int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen
         snprintf(err, errlen, "no \"functions\" list: not a sonde mem profile");
         return -1;
     }
+    int reserved = has_reserved(t);
     for (uint32_t f = 0; f < functions->len; f++)
-        put_function(b, t, sonde_json_item(t, functions, f));
+        put_function(b, t, sonde_json_item(t, functions, f), reserved);
     put_leaks(b, t, sonde_json_get(t, root, "leaks"));
     put_summary(b, t);
     return 0;

@@ -193,8 +193,9 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
     if (!real_mmap)
         resolve();
     void *p = real_mmap(addr, len, prot, flags, fd, offset);
-    if (p != MAP_FAILED && (flags & MAP_ANONYMOUS))
-        report_alloc(p, len);
+    const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
+    if (s && p != MAP_FAILED && (flags & MAP_ANONYMOUS))
+        s->map(p, len);
     return p;
 }
 

@@ -7,7 +7,9 @@
  * succeeded, and each release to sink->release before it happens (so no
  * other thread can have been given the address again); when a realloc
  * whose release was reported fails, the block is still there and
- * sink->restore says so.  Attaching NULL stops the reports. */
+ * sink->restore says so.  An anonymous mapping is reported to sink->map
+ * (its pages are the program's only once touched), its munmap to
+ * sink->release.  Attaching NULL stops the reports. */
 #ifndef SONDE_ALLOC_SHIM_H
 #define SONDE_ALLOC_SHIM_H
 
@@ -17,6 +19,7 @@ typedef struct sonde_alloc_sink {
     void (*alloc)(void *p, size_t size);
     void (*release)(void *p);
     void (*restore)(void *p);   /* p's release just reported did not happen */
+    void (*map)(void *p, size_t len);
 } sonde_alloc_sink;
 
 typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);
