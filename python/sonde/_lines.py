@@ -18,9 +18,20 @@ import types
 from ._sonde import LineTracer, lines_table
 
 
+def nested_codes(code):
+    """The lambdas, comprehensions and generator expressions of code, and
+    theirs: code objects whose lines are code's lines."""
+    for const in code.co_consts:
+        if hasattr(const, "co_code") and const.co_name.startswith("<"):
+            yield const
+            yield from nested_codes(const)
+
+
 def line_range(code):
-    """First and last line an instruction of code can be on."""
-    lines = [line for _, line in dis.findlinestarts(code) if line is not None]
+    """First and last line an instruction of code, or of code nested in it,
+    can be on."""
+    lines = [line for c in [code, *nested_codes(code)]
+             for _, line in dis.findlinestarts(c) if line is not None]
     first = code.co_firstlineno
     return first, max(lines + [first])
 
@@ -74,10 +85,13 @@ class Traced:
     enable()/disable() or `with profiler:`; a decorated function turns the
     profiler on while it runs."""
 
-    def __init__(self, tracer, functions):
+    def __init__(self, tracer, functions, nested=True):
         self._tracer = tracer
         self._names = {}
         self._depth = 0
+        # Code of lambdas and comprehensions, counted on their function's
+        # lines (nested=False: not traced).
+        self._nested = set() if nested else None
         for f in functions:
             self.add_function(f)
 
@@ -86,8 +100,14 @@ class Traced:
 
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        if self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
-            self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
+        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
+            return
+        self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
+        if self._nested is None:
+            return
+        for inner in nested_codes(code):
+            if self._tracer.add_code(inner, first, last, 0, unit_lines(inner), code):
+                self._nested.add(inner)
 
     def add_function(self, func):
         func = getattr(func, "__func__", func)
@@ -142,6 +162,8 @@ class LineProfiler(Traced):
         and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]"""
         out = []
         for code, first, hits, ns, ihits, ins in self._tracer.results():
+            if code in self._nested:
+                continue  # counted in its function's hits
             lines = []
             for i, (h, t) in enumerate(zip(hits, ns)):
                 line = first + i

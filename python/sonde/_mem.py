@@ -30,9 +30,12 @@ class MemoryProfiler(Traced):
 
     def __init__(self, *functions, sample_bytes=512, interval_ms=10, line_events=False):
         self.line_events = line_events
+        # Lambdas and comprehensions count their hits on their function's
+        # lines with line events; placed from the stack, their blocks are on
+        # their function's line already.
         super().__init__(LineTracer(memory=True, sample_bytes=sample_bytes,
                                     interval_ms=interval_ms, line_events=line_events),
-                         functions)
+                         functions, nested=line_events)
 
     def results(self):
         """The document `sonde mem -o` writes, as a dict."""
@@ -40,21 +43,25 @@ class MemoryProfiler(Traced):
         codes = [entry[0] for entry in figures["codes"]]
         functions = []
         for code, first, per_line in figures["codes"]:
+            if self._nested and code in self._nested:
+                continue  # counted in its function's hits
             lines = []
-            for i, (hits, alloc, freed, net, peak, rss, increment) in enumerate(per_line):
+            for i, (hits, alloc, freed, net, reserved, peak, rss, increment) in enumerate(per_line):
                 line = first + i
                 lines.append({"line": line, "hits": hits if self.line_events else None,
                               "alloc_bytes": alloc, "freed_bytes": freed, "net_bytes": net,
+                              "reserved_bytes": reserved,
                               "peak_heap_bytes": peak, "rss_bytes": rss,
                               "rss_increment_bytes": increment,
                               "source": _source(code.co_filename, line)})
             functions.append({"file": code.co_filename, "name": self._name(code),
                               "first_line": first, "lines": lines})
         leaks = []
-        for size, native, stack in figures["leaks"][:MAX_LEAKS]:
-            leaks.append({"bytes": size, "native_bytes": native, "stack": [
-                {"file": codes[i].co_filename, "name": self._name(codes[i]), "line": line,
-                 "source": _source(codes[i].co_filename, line)} for i, line in stack]})
+        for size, native, reserved, stack in figures["leaks"][:MAX_LEAKS]:
+            frames = [{"file": codes[i].co_filename, "name": self._name(codes[i]), "line": line,
+                       "source": _source(codes[i].co_filename, line)} for i, line in stack]
+            leaks.append({"bytes": size, "native_bytes": native, "reserved_bytes": reserved,
+                          "stack": frames})
         timeline = figures["timeline"]
         return {
             "sonde": 1, "mode": "mem",
@@ -62,6 +69,7 @@ class MemoryProfiler(Traced):
             "line_events": self.line_events,
             "interval_ms": figures["interval_ms"],
             "heap_peak_bytes": figures["heap_peak"],
+            "reserved_bytes": figures["reserved"],
             "rss_high_water_bytes": figures["rss_high_water"],
             "untracked_bytes": figures["untracked_bytes"],
             "functions": functions,
@@ -70,6 +78,7 @@ class MemoryProfiler(Traced):
                 "t_ns": [p[0] for p in timeline],
                 "rss_bytes": [p[1] for p in timeline],
                 "heap_bytes": [p[2] for p in timeline],
+                "reserved_bytes": [p[3] for p in timeline],
                 "spans": [{"name": self._name(codes[i]), "start_ns": start, "end_ns": end}
                           for i, start, end in figures["spans"]],
             },
@@ -103,5 +112,5 @@ def format_table(document):
 
 def write_plot(document, path):
     """The RSS and heap timeline with function spans, as an SVG file."""
-    with open(path, "w") as f:
+    with open(path, "w", encoding="utf-8") as f:
         f.write(mem_plot(json.dumps(document)))

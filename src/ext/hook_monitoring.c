@@ -6,14 +6,18 @@
  * function (a builtin, or a method descriptor called on an object) and
  * C_RETURN / C_RAISE leave it.  Events fire in every thread; each thread
  * finds its state through a thread-local pointer checked against a global
- * generation, so a stale pointer from an earlier profile is never used. */
+ * generation, so a stale pointer from an earlier profile is never used.
+ *
+ * sonde takes tool id 4, which CPython leaves unassigned (the line tracer
+ * has 3), and not PROFILER_ID: a program that runs cProfile itself gets
+ * that one, and both record every event. */
 #include "tracer.h"
 
 #if PY_VERSION_HEX >= 0x030C0000
 
 #include "monitoring.h"
 
-#define TOOL_ID 2 /* sys.monitoring.PROFILER_ID */
+#define TOOL_ID 4 /* neither the debugger's, coverage's, profilers', the optimizer's nor lines' */
 
 static tracer *active;            /* protected by the GIL */
 static uint64_t active_generation;
@@ -41,18 +45,16 @@ static PyObject *on_py_enter(PyObject *self, PyObject *const *args, Py_ssize_t n
     (void)self;
     tracer_thread *th = current();
     if (th && nargs >= 1 && PyCode_Check(args[0]))
-        tracer_enter(th, args[0], args[0], NULL);
+        tracer_enter(th, args[0], NULL, args[0], NULL);
     Py_RETURN_NONE;
 }
 
 static PyObject *on_py_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    (void)args;
-    (void)nargs;
     tracer_thread *th = current();
-    if (th)
-        tracer_leave(th);
+    if (th && nargs >= 1)
+        tracer_leave(th, args[0]);
     Py_RETURN_NONE;
 }
 
@@ -71,7 +73,7 @@ static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     tracer_thread *th = current();
     const void *key = c_key(th, args, nargs);
     if (key)
-        tracer_enter(th, key, args[2], args[3] == missing ? NULL : args[3]);
+        tracer_enter(th, key, NULL, args[2], args[3] == missing ? NULL : args[3]);
     Py_RETURN_NONE;
 }
 
@@ -79,8 +81,9 @@ static PyObject *on_c_leave(PyObject *self, PyObject *const *args, Py_ssize_t na
 {
     (void)self;
     tracer_thread *th = current();
-    if (c_key(th, args, nargs))
-        tracer_leave(th);
+    const void *key = c_key(th, args, nargs);
+    if (key)
+        tracer_leave(th, key);
     Py_RETURN_NONE;
 }
 
@@ -106,8 +109,8 @@ int hook_install(tracer *t)
         if (PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
             PyErr_SetString(PyExc_RuntimeError,
-                            "another profiler (cProfile?) holds sys.monitoring's "
-                            "profiler slot: disable it before enabling sonde");
+                            "another tool holds sys.monitoring's tool id 4, which sonde "
+                            "uses: free it before enabling sonde");
         }
         return -1;
     }

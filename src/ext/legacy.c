@@ -3,6 +3,8 @@
 
 #if PY_VERSION_HEX < 0x030C0000
 
+#include <stdlib.h>
+
 int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *obj)
 {
     if (ts == PyThreadState_Get()) {
@@ -40,6 +42,69 @@ int sonde_legacy_threading(int trace, PyObject *hook)
     Py_XDECREF(threading);
     Py_XDECREF(r);
     return r ? 0 : -1;
+}
+
+/* Appends f and its code to the arrays; 0, or -1 on out of memory. */
+static int push(PyFrameObject *f, PyObject ***frames, PyObject ***codes, size_t *count, size_t *cap)
+{
+    if (*count == *cap) {
+        size_t bigger = *cap ? 2 * *cap : 64;
+        PyObject **fs = bigger <= ((size_t)1 << 24) ? realloc(*frames, bigger * sizeof *fs) : NULL;
+        if (fs)
+            *frames = fs;
+        PyObject **cs = fs ? realloc(*codes, bigger * sizeof *cs) : NULL;
+        if (!cs)
+            return -1;
+        *codes = cs;
+        *cap = bigger;
+    }
+    (*frames)[*count] = (PyObject *)f;
+    (*codes)[(*count)++] = (PyObject *)sonde_frame_code(f);
+    return 0;
+}
+
+int sonde_legacy_stack(PyThreadState *ts, PyObject ***frames, PyObject ***codes, uint32_t *n)
+{
+    PyObject **fs = NULL, **cs = NULL;
+    size_t count = 0, cap = 0;
+    int rc = 0;
+#if PY_VERSION_HEX >= 0x03090000
+    PyFrameObject *f = PyThreadState_GetFrame(ts);
+#else
+    PyFrameObject *f = ts->frame;
+    Py_XINCREF(f);
+#endif
+    while (f && rc == 0) {
+        rc = push(f, &fs, &cs, &count, &cap);
+#if PY_VERSION_HEX >= 0x03090000
+        PyFrameObject *back = PyFrame_GetBack(f);
+#else
+        PyFrameObject *back = f->f_back;
+        Py_XINCREF(back);
+#endif
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    PyErr_Clear(); /* making a frame object (3.11) may have run out of memory */
+    if (rc < 0) {
+        free(fs);
+        free(cs);
+        return -1;
+    }
+    for (size_t i = 0; i < count / 2; i++) { /* innermost first -> outermost first */
+        size_t j = count - 1 - i;
+        PyObject *t = fs[i];
+        fs[i] = fs[j];
+        fs[j] = t;
+        t = cs[i];
+        cs[i] = cs[j];
+        cs[j] = t;
+    }
+    *frames = fs;
+    *codes = cs;
+    *n = (uint32_t)count;
+    return 0;
 }
 
 #endif

@@ -30,5 +30,11 @@ int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *
  * threads started later call first.  0, or -1 with an exception. */
 int sonde_legacy_threading(int trace, PyObject *hook);
 
+/* Thread ts's Python frames, outermost first: *n frame objects and their
+ * code objects, in two new arrays (borrowed: the thread holds its frames,
+ * they their code); ts is the calling thread or one waiting for the GIL.
+ * 0, or -1 on out of memory (no exception is left set). */
+int sonde_legacy_stack(PyThreadState *ts, PyObject ***frames, PyObject ***codes, uint32_t *n);
+
 #endif
 #endif

@@ -82,18 +82,24 @@ static void stop(lines_tracer *t)
     lines_generation++;
 }
 
+static void free_code(line_code *lc)
+{
+    if (!lc->nested)
+        free(lc->hits);
+    free(lc->ticks);
+    free(lc->ihits);
+    free(lc->iticks);
+    free(lc->unit_lines);
+    free(lc->mem);
+    free(lc);
+}
+
 static void tracer_dealloc(lines_tracer *t)
 {
     stop(t);
     for (uint32_t i = 0; i < t->ncodes; i++) {
         Py_DECREF(t->codes[i]->code);
-        free(t->codes[i]->hits);
-        free(t->codes[i]->ticks);
-        free(t->codes[i]->ihits);
-        free(t->codes[i]->iticks);
-        free(t->codes[i]->unit_lines);
-        free(t->codes[i]->mem);
-        free(t->codes[i]);
+        free_code(t->codes[i]);
     }
     free(t->codes);
     while (t->threads) {
@@ -109,15 +115,22 @@ static void tracer_dealloc(lines_tracer *t)
 
 static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
 {
-    PyObject *code;
+    PyObject *code, *parent = Py_None;
     int first, last, ninstr = 0;
     const char *unit_lines = NULL;
     Py_ssize_t unit_lines_len = 0;
-    if (!PyArg_ParseTuple(args, "O!ii|iy#:add_code", &PyCode_Type, &code, &first, &last, &ninstr,
-                          &unit_lines, &unit_lines_len))
+    if (!PyArg_ParseTuple(args, "O!ii|iy#O:add_code", &PyCode_Type, &code, &first, &last, &ninstr,
+                          &unit_lines, &unit_lines_len, &parent))
         return NULL;
     if (lines_lookup(t, code))
         Py_RETURN_FALSE;
+    line_code *outer = parent == Py_None ? NULL : lines_lookup(t, parent);
+    if (parent != Py_None && (!outer || outer->nested || outer->first != first ||
+                              outer->first + outer->nlines - 1 != last || ninstr)) {
+        PyErr_SetString(PyExc_ValueError, "parent must be a traced function's code object, "
+                                          "with the same lines and no instructions counted");
+        return NULL;
+    }
     if (last < first || last - first > 1000000 || ninstr < 0 || ninstr > 10000000) {
         PyErr_Format(PyExc_ValueError, "bad line range %d..%d or code size %d", first, last,
                      ninstr);
@@ -139,16 +152,21 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
     size_t n = (size_t)(last - first + 1);
     size_t nunits = (size_t)unit_lines_len / sizeof(int32_t);
     if (lc) {
-        *lc = (line_code){ code, first, (int)n, calloc(n, sizeof(uint64_t)),
+        *lc = (line_code){ code, first, (int)n, outer != NULL,
+                           outer ? outer->hits : calloc(n, sizeof(uint64_t)),
                            calloc(n, sizeof(uint64_t)), ninstr,
                            ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
                            ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
                            nunits ? malloc(nunits * sizeof(int32_t)) : NULL, (int)nunits,
-                           t->mem ? calloc(n, sizeof(line_mem)) : NULL, 0, t->ncodes, 0, -1 };
+                           t->mem ? calloc(n, sizeof(line_mem)) : NULL, SONDE_NO_FUNC, t->ncodes,
+                           0, -1 };
         if (lc->unit_lines)
             memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
-        if (t->mem && (lc->func = mem_add_function(t->mem, (PyCodeObject *)code)) == SONDE_NO_FUNC)
+        if (t->mem && !outer &&
+            (lc->func = mem_add_function(t->mem, (PyCodeObject *)code)) == SONDE_NO_FUNC) {
+            free(lc->mem);
             lc->mem = NULL;
+        }
     }
     int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks)) &&
                    (!nunits || lc->unit_lines) && (!t->mem || lc->mem);
@@ -161,15 +179,8 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
         t->ncodes++;
     mem_unlock(t->mem);
     if (!slot) {
-        if (lc) {
-            free(lc->hits);
-            free(lc->ticks);
-            free(lc->ihits);
-            free(lc->iticks);
-            free(lc->unit_lines);
-            free(lc->mem);
-        }
-        free(lc);
+        if (lc)
+            free_code(lc);
         return PyErr_NoMemory();
     }
     Py_INCREF(code);
@@ -257,9 +268,11 @@ static PyObject *tracer_results(lines_tracer *t, PyObject *unused)
 
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)tracer_add_code, METH_VARARGS,
-      "add_code(code, first_line, last_line, code_units=0, unit_lines=b'') -> bool: trace "
-      "this code object's lines (and its instructions when code_units is its length in "
-      "code units); unit_lines: the line of each code unit as int32s (3.12+)." },
+      "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None) -> "
+      "bool: trace this code object's lines (and its instructions when code_units is its "
+      "length in code units); unit_lines: the line of each code unit as int32s (3.12+); "
+      "parent: a traced function's code object this one is nested in (a lambda or "
+      "comprehension), whose hits it counts in, over the same lines." },
     { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "results", (PyCFunction)tracer_results, METH_NOARGS,

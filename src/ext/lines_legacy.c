@@ -1,7 +1,8 @@
 /* lines_legacy.c - the line tracer's events from PyEval_SetTrace (up to
  * 3.11): a C trace function in every thread, line events switched off in
  * frames whose code is not traced, opcode events on where instructions are
- * counted.  See lines.h. */
+ * counted.  In memory mode, also a profile function that recognises what
+ * the interpreter allocates only because tracing is on.  See lines.h. */
 #include "lines_state.h"
 
 #if PY_VERSION_HEX < 0x030C0000
@@ -58,6 +59,7 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     lines_tracer *t = (lines_tracer *)obj;
     if (t != lines_active || t->failed)
         return 0;
+    mem_tls_fresh = 0;
     switch (what) {
     case PyTrace_CALL: {
 #if PY_VERSION_HEX >= 0x030B0000
@@ -90,7 +92,37 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     return 0;
 }
 
-/* threading.settrace's hook: puts the C hook in a new thread's place. */
+/* Memory mode.  While tracing is on, CPython (3.9-3.11; 3.8 reuses them)
+ * calls a method descriptor through a bound method object made for the
+ * call, only to hand it to a profile function with C_CALL
+ * (trace_call_function in ceval.c): 72 bytes per call of a method such as
+ * deque.popleft, which a bare run never allocates.  Such an object is the
+ * last block sampled just before its C_CALL, with no event between and no
+ * reference but the interpreter's: it is taken back.  Any other event
+ * says that what was sampled last was the program's. */
+static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    (void)frame;
+    if (what == PyTrace_C_CALL && PyCFunction_Check(arg) && Py_REFCNT(arg) == 1)
+        mem_forget_fresh((char *)arg - 2 * sizeof(void *)); /* its block starts with the GC header */
+    else
+        mem_tls_fresh = 0;
+    return 0;
+}
+
+/* Installs the hooks in thread ts: the trace function, and in memory mode
+ * the profile function where no other profiler has that slot. */
+static int hook_thread(lines_tracer *t, PyThreadState *ts)
+{
+    if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
+        return -1;
+    if (t->mem && !ts->c_profilefunc)
+        return sonde_legacy_set(ts, 0, profile, (PyObject *)t);
+    return 0;
+}
+
+/* threading.settrace's hook: puts the C hooks in a new thread's place. */
 static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -98,7 +130,8 @@ static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize
         PyEval_SetTrace(NULL, NULL);
         Py_RETURN_NONE;
     }
-    PyEval_SetTrace(trace, (PyObject *)lines_active);
+    if (hook_thread(lines_active, PyThreadState_Get()) < 0)
+        return NULL;
     if (PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
         trace((PyObject *)lines_active, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
     Py_RETURN_NONE;
@@ -119,7 +152,7 @@ int lines_install(lines_tracer *t)
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
          ts = PyThreadState_Next(ts))
-        if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
+        if (hook_thread(t, ts) < 0)
             return -1;
     return 0;
 }
@@ -129,9 +162,12 @@ int lines_uninstall(lines_tracer *t)
     (void)t;
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts))
+         ts = PyThreadState_Next(ts)) {
         if (ts->c_tracefunc == trace)
             sonde_legacy_set(ts, 1, NULL, NULL);
+        if (ts->c_profilefunc == profile)
+            sonde_legacy_set(ts, 0, NULL, NULL);
+    }
     return sonde_legacy_threading(1, Py_None);
 }
 #endif

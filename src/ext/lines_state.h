@@ -22,6 +22,7 @@
 typedef struct line_mem {
     uint64_t alloc, freed;       /* bytes allocated / released while it ran */
     uint64_t net;                /* of those allocated, bytes alive at the end */
+    uint64_t reserved;           /* of those, mapped and never touched at the end */
     uint64_t peak_heap;          /* the most heap bytes seen while it ran */
     uint64_t rss_max;            /* the most RSS at its end */
     int64_t rss_increment;       /* RSS at its end less RSS at its start, summed */
@@ -29,9 +30,16 @@ typedef struct line_mem {
     uint32_t seen;               /* from the stack: the sample that last counted it */
 } line_mem;
 
+/* A traced code object.  One nested in a traced function (a lambda, a
+ * comprehension or generator expression: their lines are that function's
+ * lines) counts its hits in the function's hits array, which it shares,
+ * over the function's range of lines; its time is already on the line
+ * that ran it, so its own ticks and figures are not reported, and memory
+ * mode leaves it out of stacks and spans. */
 typedef struct line_code {
     PyObject *code;          /* strong reference */
     int first, nlines;       /* lines first .. first + nlines - 1 */
+    int nested;              /* hits are the enclosing function's */
     uint64_t *hits, *ticks;
     int ninstr;              /* code units, when instructions are counted too, else 0 */
     uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
@@ -139,7 +147,7 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
     *f = (line_frame){ lc, frame, -1, 0, -1, 0, 0, 0, 0, 0, 0 };
     if (t->mem) {
         f->peak = mem_heap(t->mem);
-        if (lc->active++ == 0)
+        if (!lc->nested && lc->active++ == 0)
             mem_span_mark(t->mem, lc->index, &lc->last_span, sonde_clock_ns(), 0);
     }
     th->depth++;
@@ -158,7 +166,7 @@ static inline void lines_close(lines_tracer *t, line_thread *th, line_frame *f, 
         mem_line_close(t->mem, th, f, mem_rss(t->mem));
     if (f > th->stack && f[-1].peak < f->peak)
         f[-1].peak = f->peak;
-    if (--f->lc->active == 0)
+    if (!f->lc->nested && --f->lc->active == 0)
         mem_span_mark(t->mem, f->lc->index, &f->lc->last_span, sonde_clock_ns(), 1);
 }
 

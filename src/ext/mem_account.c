@@ -21,6 +21,10 @@ mem_data *mem_active;
 uint64_t mem_generation;
 _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
+_Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
+/* What the release of mem_tls_released took out of the books. */
+static _Thread_local livemap_entry tls_released_entry __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec")));
 
@@ -82,7 +86,7 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
             m->points_cap = cap;
         }
     }
-    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap };
+    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap, m->reserved };
 }
 
 /* A reading for the timeline; `churned` when bytes coming and going asked
@@ -96,6 +100,16 @@ static void read_rss(mem_data *m, int churned)
     if (churned)
         store(&m->churn_at_read, m->churn);
     add_point(m, ns, rss);
+}
+
+/* The touched part of the mappings, read again (lock held). */
+static void measure_mappings(mem_data *m)
+{
+    int64_t change = mem_mapped_measure(&m->mapped, m->page_size);
+    store(&m->heap, (uint64_t)((int64_t)m->heap + change));
+    m->reserved = (uint64_t)((int64_t)m->reserved - change);
+    if (m->heap > m->heap_peak)
+        m->heap_peak = m->heap;
 }
 
 void mem_refresh_rss(mem_data *m)
@@ -117,6 +131,10 @@ static uint32_t stack_node(mem_data *m, line_thread *th)
     uint32_t node = k ? th->stack[k - 1].node : m->root;
     for (; k < th->depth; k++) {
         line_frame *f = &th->stack[k];
+        if (f->lc->nested) { /* on its function's line, already in the stack */
+            f->node = node;
+            continue;
+        }
         uint32_t child = sonde_profile_child_for(&m->stacks, node, f->lc->func,
                                                  f->line >= 0 ? f->line : f->lc->first);
         if (child == SONDE_NO_NODE)
@@ -163,7 +181,7 @@ static int traced_stack(mem_data *m, traced_line *out, int max)
     int n = mem_frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
     for (int i = 0; i < n; i++) {
         line_code *lc = lines_lookup(t, frames[i].code);
-        if (lc)
+        if (lc && !lc->nested)
             out[k++] = (traced_line){ lc, line_at(m, lc, frames[i].offset) };
     }
     m->walk++;
@@ -240,16 +258,60 @@ static uint32_t place_alloc(mem_data *m, uint64_t weight)
     return stack_node_of(m, s, k);
 }
 
-static void place_release(mem_data *m, uint64_t weight)
+/* A release of weight bytes counts on the traced lines of the stack;
+ * undo takes back one counted just before (a realloc that failed). */
+static void place_release(mem_data *m, uint64_t weight, int undo)
 {
     traced_line s[MEM_MAX_FRAMES];
     int k = traced_stack(m, s, MEM_MAX_FRAMES);
     for (int i = 0; i < k; i++) {
         line_mem *lm = first_sight(m, &s[i]);
         if (lm)
-            lm->freed += weight;
+            lm->freed = undo ? lm->freed - weight : lm->freed + weight;
     }
-    rss_to_lines(m, s, k);
+    if (!undo)
+        rss_to_lines(m, s, k);
+}
+
+/* Starts following the block at p, of `weight` bytes (lock held): on the
+ * heap (a mapping: among the reserved bytes until touched), on the lines
+ * and stack that allocated it. */
+static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
+{
+    line_thread *th = m->line_events ? this_thread() : NULL;
+    livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
+    uint64_t heap = kind == MEM_MAPPED ? 0 : weight; /* what it adds to the heap */
+    store(&m->heap, m->heap + heap);
+    if (m->heap > m->heap_peak)
+        m->heap_peak = m->heap;
+    if (kind != MEM_MAPPED)
+        store(&m->churn, m->churn + weight);
+    m->samples++;
+    if (!m->line_events)
+        e.node = place_alloc(m, weight);
+    else if (th)
+        e.node = stack_node(m, th);
+    if (kind == MEM_MAPPED && mem_mapped_add(&m->mapped, e.addr, weight, e.node) < 0) {
+        e.kind = MEM_NATIVE; /* too many mappings: plain heap */
+        heap = weight;
+        store(&m->heap, m->heap + heap);
+    }
+    if (livemap_put(&m->live, &e) < 0) {
+        m->untracked += weight;
+        store(&m->heap, m->heap - heap);
+        if (e.kind == MEM_MAPPED)
+            mem_mapped_take(&m->mapped, e.addr, &(mem_mapping){ 0, 0, 0, 0 });
+    } else {
+        if (e.kind == MEM_MAPPED)
+            m->reserved += weight;
+        mem_tls_fresh = (uintptr_t)p;
+    }
+    if (th) {
+        th->alloc_total += weight;
+        line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
+        if (top && top->peak < m->heap)
+            top->peak = m->heap;
+    }
 }
 
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
@@ -274,32 +336,22 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
     if (!p || !size)
         goto out;
     pthread_mutex_lock(&m->lock);
-    if (mem_active == m) {
-        line_thread *th = m->line_events ? this_thread() : NULL;
-        livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
-        store(&m->heap, m->heap + weight);
-        if (m->heap > m->heap_peak)
-            m->heap_peak = m->heap;
-        store(&m->churn, m->churn + weight);
-        m->samples++;
-        if (!m->line_events)
-            e.node = place_alloc(m, weight);
-        else if (th)
-            e.node = stack_node(m, th);
-        if (livemap_put(&m->live, &e) < 0) {
-            m->untracked += weight;
-            store(&m->heap, m->heap - weight);
-        }
-        if (th) {
-            th->alloc_total += weight;
-            line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
-            if (top && top->peak < m->heap)
-                top->peak = m->heap;
-        }
-    }
+    if (mem_active == m)
+        follow(m, p, weight, kind);
     pthread_mutex_unlock(&m->lock);
 out:
     mem_tls_busy--;
+}
+
+void mem_mapping_made(void *p, size_t len)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_lock(m);
+    if (mem_active == m)
+        follow(m, p, len, MEM_MAPPED);
+    mem_unlock(m);
 }
 
 /* The followed block at p leaves the books: released (forget = 0), or
@@ -314,7 +366,13 @@ static void drop_followed(void *p, int forget)
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (!forget && e.bytes >= MEM_BIG_RELEASE)
             read_rss(m, 1);
-        store(&m->heap, m->heap - e.bytes);
+        mem_mapping mp;
+        if (e.kind == MEM_MAPPED && mem_mapped_take(&m->mapped, e.addr, &mp)) {
+            store(&m->heap, m->heap - mp.touched);
+            m->reserved -= mp.len - mp.touched;
+        } else {
+            store(&m->heap, m->heap - e.bytes);
+        }
         store(&m->churn, forget ? m->churn - e.bytes : m->churn + e.bytes);
         line_thread *th = m->line_events ? this_thread() : NULL;
         if (th && forget)
@@ -322,13 +380,38 @@ static void drop_followed(void *p, int forget)
         else if (th)
             th->freed_total += e.bytes;
         if (!forget && !m->line_events)
-            place_release(m, e.bytes);
+            place_release(m, e.bytes, 0);
+        if (!forget) {
+            mem_tls_released = (uintptr_t)p;
+            tls_released_entry = e;
+        }
     }
     mem_unlock(m);
 }
 
 void mem_followed_release(void *p) { drop_followed(p, 0); }
 void mem_unfollow(void *p) { drop_followed(p, 1); }
+
+void mem_restore(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    mem_tls_released = 0;
+    if (!m)
+        return;
+    mem_lock(m);
+    livemap_entry e = tls_released_entry;
+    e.kind = e.kind == MEM_MAPPED ? MEM_NATIVE : e.kind; /* realloc's blocks are not mappings */
+    if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p && livemap_put(&m->live, &e) == 0) {
+        store(&m->heap, m->heap + e.bytes);
+        store(&m->churn, m->churn - e.bytes);
+        line_thread *th = m->line_events ? this_thread() : NULL;
+        if (th)
+            th->freed_total -= e.bytes;
+        if (!m->line_events)
+            place_release(m, e.bytes, 1);
+    }
+    mem_unlock(m);
+}
 
 void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
 {
@@ -378,8 +461,10 @@ static void *timeline_main(void *arg)
         int rc = 0;
         while (m->timeline_running && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&m->wake, &m->lock, &next);
-        if (m->timeline_running)
+        if (m->timeline_running) {
+            measure_mappings(m);
             read_rss(m, 0);
+        }
     }
     pthread_mutex_unlock(&m->lock);
     return NULL;
@@ -402,13 +487,18 @@ static void after_fork_parent(void)
 }
 
 /* The child records nothing: its memory is not the parent's, and its
- * copy of the timeline thread does not exist. */
+ * copy of the timeline thread does not exist.  That thread was waiting on
+ * `wake` when fork copied it, so the child's copy of the condition
+ * variable counts a waiter that will never leave: destroying or
+ * signalling it would block forever.  The books are marked inherited and
+ * left as they are. */
 static void after_fork_child(void)
 {
     mem_data *m = mem_active;
     if (m) {
         pthread_mutex_unlock(&m->lock);
         m->timeline_running = 0;
+        m->inherited = 1;
         mem_active = NULL;
     }
 }
@@ -453,12 +543,15 @@ void mem_data_free(mem_data *m)
     if (!m)
         return;
     livemap_free(&m->live);
+    mem_mapped_free(&m->mapped);
     sonde_u64map_free(&m->line_at);
     sonde_profile_free(&m->stacks);
     free(m->points);
     free(m->spans);
-    pthread_mutex_destroy(&m->lock);
-    pthread_cond_destroy(&m->wake);
+    if (!m->inherited) {
+        pthread_mutex_destroy(&m->lock);
+        pthread_cond_destroy(&m->wake);
+    }
     free(m);
 }
 
@@ -482,7 +575,6 @@ int mem_account_start(mem_data *m)
     m->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     if (m->statm_fd < 0)
         return -1;
-    m->owner = getpid();
     m->start_ns = sonde_clock_ns();
     void *reserve = mmap(NULL, MEM_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                          -1, 0);
@@ -507,10 +599,12 @@ int mem_account_start(mem_data *m)
 void mem_account_stop(mem_data *m)
 {
     pthread_mutex_lock(&m->lock);
-    int joinable = m->timeline_running && m->owner == getpid();
+    int joinable = m->timeline_running;
     m->timeline_running = 0;
     __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
-    pthread_cond_broadcast(&m->wake);
+    if (!m->inherited)
+        pthread_cond_broadcast(&m->wake);
+    measure_mappings(m);
     read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     if (joinable)

@@ -40,14 +40,17 @@ static void *hook_calloc(void *ctx, size_t n, size_t size)
     return p;
 }
 
-/* A release of the old block, then an allocation of the new one. */
+/* A release of the old block, then an allocation of the new one; when
+ * the allocator refuses, the old block stays as it was. */
 static void *hook_realloc(void *ctx, void *p, size_t size)
 {
     PyMemAllocatorEx *o = ctx;
-    mem_on_release(p);
+    mem_on_release_undoable(p);
     mem_tls_busy++;
     void *q = o->realloc(o->ctx, p, size);
     mem_tls_busy--;
+    if (!q)
+        mem_on_restore(p);
     mem_on_alloc(q, size, MEM_PYTHON);
     return q;
 }
@@ -62,8 +65,11 @@ static void hook_free(void *ctx, void *p)
 }
 
 static void native_alloc(void *p, size_t size) { mem_on_alloc(p, size, MEM_NATIVE); }
-static void native_release(void *p) { mem_on_release(p); }
-static const sonde_alloc_sink native_sink = { native_alloc, native_release };
+static void native_release(void *p) { mem_on_release_undoable(p); }
+static void native_restore(void *p) { mem_on_restore(p); }
+static void native_map(void *p, size_t len) { mem_on_map(p, len); }
+static const sonde_alloc_sink native_sink = { native_alloc, native_release, native_restore,
+                                              native_map };
 
 static sonde_alloc_attach_fn shim_attach(void)
 {

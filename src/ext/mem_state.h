@@ -43,12 +43,17 @@
 
 #include "../core/livemap.h"
 #include "../core/profile.h"
+#include "mem_mapped.h"
 
-enum mem_kind { MEM_PYTHON = 0, MEM_NATIVE = 1 };
+/* Who allocated a block: the Python allocators, or through the shim the C
+ * allocator, or an anonymous mapping (mem_mapped.h: heap only as far as
+ * it is touched). */
+enum mem_kind { MEM_PYTHON = 0, MEM_NATIVE = 1, MEM_MAPPED = 2 };
 
 /* One reading of the timeline. */
 typedef struct mem_point {
     uint64_t ns, rss, heap;      /* CLOCK_MONOTONIC; bytes */
+    uint64_t reserved;           /* bytes mapped and not touched */
 } mem_point;
 
 /* A stretch of time in which a traced function was running. */
@@ -72,7 +77,10 @@ typedef struct mem_data {
     livemap live;                /* sampled blocks not released yet */
     sonde_profile stacks;        /* allocating stacks: nodes of (code, line) */
     uint32_t root;
-    uint64_t heap, heap_peak;    /* bytes of the followed blocks */
+    uint64_t heap, heap_peak;    /* bytes of the followed blocks (of a mapping,
+                                    its touched part) */
+    mem_mappings mapped;         /* the followed anonymous mappings */
+    uint64_t reserved;           /* their bytes not touched */
     uint64_t churn;              /* bytes allocated + released, ever */
     uint64_t churn_at_read;      /* ... when RSS was last read */
     uint64_t rss, rss_ns;        /* the last RSS reading and when */
@@ -92,7 +100,9 @@ typedef struct mem_data {
     pthread_t timeline;
     pthread_cond_t wake;         /* tells the timeline thread to stop */
     int timeline_running;
-    pid_t owner;                 /* the process whose timeline thread it is */
+    int inherited;               /* fork's copy, in the child: the timeline thread
+                                    was mid-wait on `wake` in the parent, so the
+                                    child never touches `wake` and destroys nothing */
     void *reserve;               /* address space released for writing results */
     uint64_t rss_high_water;     /* VmHWM when recording stopped */
 } mem_data;
@@ -101,12 +111,21 @@ extern mem_data *mem_active;     /* recording, or NULL */
 extern uint64_t mem_generation;  /* bumped at each start */
 extern _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 extern _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
+/* The block this thread's last sampled allocation followed, until the
+ * next interpreter event (line events up to 3.11, lines_legacy.c): what
+ * CPython allocates only to report a C call to a profile function. */
+extern _Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
+/* The address of the followed block this thread's last release took out
+ * of the books, kept so that a realloc that fails can put it back (0: none). */
+extern _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
 
 /* The slow paths (mem_account.c). */
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
+void mem_mapping_made(void *p, size_t len);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
 void mem_unfollow(void *p);
+void mem_restore(void *p);
 
 /* Takes back the allocation of the block at p, made by the interpreter
  * only because sonde is listening (an event's argument, a frame object
@@ -130,6 +149,14 @@ static inline void mem_on_alloc(void *p, size_t size, enum mem_kind kind)
     mem_sampled_alloc(p, size, kind);
 }
 
+/* A new anonymous mapping of len bytes at p: always followed, whole. */
+static inline void mem_on_map(void *p, size_t len)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (m && p && len && !mem_tls_busy)
+        mem_mapping_made(p, len);
+}
+
 /* The release of the block at p, before it happens. */
 static inline void mem_on_release(void *p)
 {
@@ -137,6 +164,32 @@ static inline void mem_on_release(void *p)
     if (!m || mem_tls_busy || !p || !livemap_maybe(&m->live, p))
         return;
     mem_followed_release(p);
+}
+
+/* The block at p was made by the interpreter for the event being
+ * reported when it is still the one mem_tls_fresh names: taken back. */
+static inline void mem_forget_fresh(void *p)
+{
+    if (mem_tls_fresh == (uintptr_t)p)
+        mem_forget(p);
+    mem_tls_fresh = 0;
+}
+
+/* A release that may be taken back (mem_on_restore): realloc's. */
+static inline void mem_on_release_undoable(void *p)
+{
+    if (!mem_tls_busy)
+        mem_tls_released = 0; /* an outer hook's stays */
+    mem_on_release(p);
+}
+
+/* The release of p just reported did not happen (a realloc that failed
+ * leaves its block as it was): p goes back into the books as it was.
+ * Only for a release this thread reported last. */
+static inline void mem_on_restore(void *p)
+{
+    if (p && !mem_tls_busy && mem_tls_released == (uintptr_t)p)
+        mem_restore(p);
 }
 
 /* RSS as last read, read again first when at least this many bytes came

@@ -228,7 +228,7 @@ static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject 
     else if (!sonde_buf_ok(&b))
         PyErr_NoMemory();
     else
-        r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, "replace");
+        r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len);
     sonde_buf_free(&b);
     return r;
 }
@@ -294,7 +294,9 @@ static PyObject *module_main(PyObject *mod, PyObject *args)
     return PyLong_FromLong(rc);
 }
 
-/* Draws a profile's JSON text with one of the writers below. */
+/* Draws a profile's JSON text with one of the writers below (their output
+ * is valid UTF-8: a name's bytes that are not show as \xNN in tables and
+ * U+FFFD in pictures). */
 typedef int (*json_writer)(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                            size_t errlen);
 
@@ -313,7 +315,7 @@ static PyObject *draw_json(const char *text, Py_ssize_t len, json_writer write, 
         else if (!sonde_buf_ok(&b))
             PyErr_NoMemory();
         else
-            r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, "replace");
+            r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, NULL);
         sonde_jtree_free(&t);
     }
     sonde_buf_free(&b);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_name.h"
+
 int tracer_init(tracer *t)
 {
     memset(t, 0, sizeof *t);
@@ -79,27 +81,9 @@ static int hold(tracer *t, PyObject *obj)
     return 0;
 }
 
-/* UTF-8 of a str object, or a fallback when it has none. */
-static const char *utf8_or(PyObject *s, const char *fallback)
-{
-    const char *u = s && PyUnicode_Check(s) ? PyUnicode_AsUTF8(s) : NULL;
-    if (!u) {
-        PyErr_Clear();
-        return fallback;
-    }
-    return u;
-}
-
 static uint32_t python_func(tracer *t, PyCodeObject *code)
 {
-#if PY_VERSION_HEX >= 0x030B0000
-    PyObject *qualname = code->co_qualname;
-#else
-    PyObject *qualname = code->co_name;
-#endif
-    uint32_t f = sonde_profile_func(&t->profile, utf8_or(code->co_filename, "?"),
-                                    code->co_firstlineno, utf8_or(code->co_name, "?"),
-                                    utf8_or(qualname, "?"), SONDE_FUNC_PYTHON);
+    uint32_t f = sonde_code_func(&t->profile, code);
     if (f != SONDE_NO_FUNC && hold(t, (PyObject *)code) < 0)
         return SONDE_NO_FUNC;
     return f;
@@ -121,33 +105,40 @@ static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
     }
     PyObject *label = tracer_cfunc_label(bound ? bound : callable);
     Py_XDECREF(bound);
-    const char *name = "<built-in method ?>";
-    if (label)
-        name = utf8_or(label, name);
-    else
+    if (!label)
         PyErr_Clear();
-    uint32_t f = sonde_profile_func(&t->profile, "~", 0, name, name, SONDE_FUNC_C);
+    PyObject *name = sonde_text_bytes(label, "<built-in method ?>");
     Py_XDECREF(label);
+    uint32_t f = SONDE_NO_FUNC;
+    if (name)
+        f = sonde_profile_func(&t->profile, "~", 0, PyBytes_AS_STRING(name),
+                               PyBytes_AS_STRING(name), SONDE_FUNC_C);
+    PyErr_Clear();
+    Py_XDECREF(name);
     return f;
 }
 
 /* Names th from threading._active, which holds a thread from just before
  * it runs its target until it ends.  Returns 1 when named.  Only looks in
- * sys.modules: never imports. */
+ * sys.modules: never imports; keeps the program's pending exception. */
 static int name_from_threading(tracer_thread *th)
 {
+    saved_error saved = error_save();
     PyObject *modules = PyImport_GetModuleDict();
     PyObject *threading = modules ? PyDict_GetItemString(modules, "threading") : NULL;
     PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
     PyObject *key = active ? PyLong_FromUnsignedLong(th->ident) : NULL;
     PyObject *thread = key && PyDict_Check(active) ? PyDict_GetItemWithError(active, key) : NULL;
     PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
-    const char *utf8 = name ? utf8_or(name, NULL) : NULL;
-    int named = utf8 && sonde_profile_set_thread_name(&th->owner->profile, th->index, utf8) == 0;
+    PyObject *text = name ? sonde_text_bytes(name, "?") : NULL;
+    int named = text && sonde_profile_set_thread_name(&th->owner->profile, th->index,
+                                                      PyBytes_AS_STRING(text)) == 0;
+    Py_XDECREF(text);
     PyErr_Clear();
     Py_XDECREF(name);
     Py_XDECREF(key);
     Py_XDECREF(active);
+    error_restore(saved);
     return named;
 }
 
@@ -162,8 +153,6 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
         saved_error saved = error_save();
         f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
                                : c_func(t, what, self_arg);
-        if (!th->named)
-            th->named = name_from_threading(th);
         error_restore(saved);
         uint32_t *slot = f == SONDE_NO_FUNC ? NULL
                          : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);
@@ -172,11 +161,54 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
             return SONDE_NO_NODE;
         }
     }
+    /* Each thread makes new nodes of its own as it starts: the first made
+     * after threading registered it names it. */
+    if (!th->named)
+        th->named = name_from_threading(th);
     uint32_t node = sonde_profile_add_child(&t->profile, parent, key, f);
     if (node == SONDE_NO_NODE) {
         t->failed = 1;
     }
     return node;
+}
+
+void tracer_leave_other(tracer_thread *th, const void *key)
+{
+    uint32_t k = th->depth;
+    while (k > 0 && th->stack[k - 1].key != key)
+        k--;
+    if (k == 0)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth >= k)
+        tracer_leave_at(th, now);
+}
+
+void tracer_resync(tracer_thread *th, PyObject *const *frames, PyObject *const *codes, uint32_t n,
+                   int running)
+{
+    const sonde_profile *p = &th->owner->profile;
+    uint32_t keep = 0, r = 0; /* open calls kept; frames already open */
+    for (uint32_t k = n; k > 0 && !keep; k--)
+        for (uint32_t i = th->depth; i > 0; i--)
+            if (th->stack[i - 1].frame == frames[k - 1] && th->stack[i - 1].key == codes[k - 1]) {
+                keep = i;
+                r = k;
+                break;
+            }
+    /* Above the innermost frame, C calls may still be open, but only in a
+     * thread waiting for the GIL (a stale one ends at its caller's return,
+     * which finds it above). */
+    if (keep && r == n && !running)
+        while (keep < th->depth && p->funcs[p->nodes[th->stack[keep].node].func].kind == SONDE_FUNC_C)
+            keep++;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth > keep)
+        tracer_leave_at(th, now);
+    /* With no open call left to place them, the frames entered unseen are
+     * not known from those that ran before sonde started. */
+    for (uint32_t k = keep ? r : n; k < n && !th->owner->failed; k++)
+        tracer_enter(th, codes[k], frames[k], codes[k], NULL);
 }
 
 void tracer_unwind_all(tracer *t)
@@ -187,7 +219,6 @@ void tracer_unwind_all(tracer *t)
 
 void tracer_name_threads(tracer *t)
 {
-    saved_error saved = error_save();
     for (tracer_thread *th = t->threads; th; th = th->next) {
         if (th->named || (th->named = name_from_threading(th)))
             continue;
@@ -195,7 +226,6 @@ void tracer_name_threads(tracer *t)
         snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
         sonde_profile_set_thread_name(&t->profile, th->index, fallback);
     }
-    error_restore(saved);
 }
 
 void tracer_calibrate(tracer *t)

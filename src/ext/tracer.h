@@ -28,6 +28,8 @@
 #include "../core/u64map.h"
 
 typedef struct tracer_frame {
+    const void *key;       /* the callee: its code object or PyMethodDef */
+    const void *frame;     /* up to 3.11, a Python call's frame object */
     uint32_t node;
     uint64_t start;        /* ticks at entry */
     uint64_t child_ticks;  /* ticks spent in callees so far */
@@ -44,6 +46,7 @@ typedef struct tracer_thread {
     unsigned long ident;
     uint64_t generation;   /* owner->generation when attached */
     int named;             /* the threading module's name was found */
+    int paused;            /* pause_thread(): not hooked again (up to 3.11) */
     struct tracer_thread *next;
 } tracer_thread;
 
@@ -81,8 +84,22 @@ void tracer_calibrate(tracer *t);
 uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
                          PyObject *what, PyObject *self_arg);
 int tracer_grow_stack(tracer_thread *th);
+/* Slow path of tracer_leave: a return whose call is not the open call on
+ * top.  When key's call is open deeper, it and the calls above it end
+ * (their returns were not seen: another profiler had the hook); else the
+ * call began unseen (before sonde started, or meanwhile) and is ignored. */
+void tracer_leave_other(tracer_thread *th, const void *key);
+/* Makes th's open calls those of its Python stack after a time in which
+ * its events were not seen (up to 3.11): n frames, outermost first, as
+ * frame objects and their code objects.  The open calls down to the
+ * innermost frame still running stay; those above it ended unseen and end
+ * now; the frames entered unseen open now.  `running`: th is the calling
+ * thread, so no C call is open above its innermost frame (another thread
+ * may be waiting inside one). */
+void tracer_resync(tracer_thread *th, PyObject *const *frames, PyObject *const *codes, uint32_t n,
+                   int running);
 
-static inline void tracer_enter(tracer_thread *th, const void *key,
+static inline void tracer_enter(tracer_thread *th, const void *key, const void *frame,
                                 PyObject *what, PyObject *self_arg)
 {
     uint32_t parent = th->depth ? th->stack[th->depth - 1].node : th->root;
@@ -93,6 +110,8 @@ static inline void tracer_enter(tracer_thread *th, const void *key,
     if (th->depth == th->cap && tracer_grow_stack(th) < 0)
         return;
     tracer_frame *f = &th->stack[th->depth++];
+    f->key = key;
+    f->frame = frame;
     f->node = node;
     f->child_ticks = 0;
     f->start = sonde_clock_ticks();
@@ -112,9 +131,13 @@ static inline void tracer_leave_at(tracer_thread *th, uint64_t now)
         th->stack[th->depth - 1].child_ticks += elapsed;
 }
 
-static inline void tracer_leave(tracer_thread *th)
+/* The return of the call of key. */
+static inline void tracer_leave(tracer_thread *th, const void *key)
 {
-    tracer_leave_at(th, sonde_clock_ticks());
+    if (th->depth && th->stack[th->depth - 1].key == key)
+        tracer_leave_at(th, sonde_clock_ticks());
+    else
+        tracer_leave_other(th, key);
 }
 
 /* The C function's key and whether a callable is one cProfile records:

@@ -1,4 +1,7 @@
-/* mem_plot.c - RSS and heap over time as SVG; see mem_plot.h. */
+/* mem_plot.c - RSS and heap over time as SVG; see mem_plot.h.  Memory
+ * mapped and never touched (reserved) is a dashed line of its own when it
+ * reaches 2% of the most RSS or heap; past 4 times that most, it runs
+ * along the top. */
 #include "mem_plot.h"
 
 #include <math.h>
@@ -28,7 +31,7 @@ static double tick_step(double range)
 }
 
 typedef struct series {
-    const sonde_jval *t, *rss, *heap;
+    const sonde_jval *t, *rss, *heap, *reserved; /* reserved: NULL when none */
     uint32_t n;
     double t_max, y_max; /* seconds, MiB */
 } series;
@@ -63,9 +66,10 @@ static void put_axes(sonde_buf *b, const series *s)
                      (X0 + X1) / 2, Y1 + 34, (Y0 + Y1) / 2);
 }
 
-/* The series `values` (bytes) through each pixel column's largest value. */
+/* The series `values` (bytes) through each pixel column's largest value
+ * (clipped to the top); `style`: more attributes of the line. */
 static void put_line(sonde_buf *b, const sonde_jtree *t, const series *s,
-                     const sonde_jval *values, const char *colour)
+                     const sonde_jval *values, const char *colour, const char *style)
 {
     double *peak = malloc(COLUMNS * sizeof *peak);
     if (!peak)
@@ -76,11 +80,12 @@ static void put_line(sonde_buf *b, const sonde_jtree *t, const series *s,
         int c = (int)sonde_num_to_int(item_num(t, s->t, i) / 1e9 / s->t_max * (COLUMNS - 1), -1,
                                       COLUMNS);
         double v = item_num(t, values, i) / (1024.0 * 1024.0);
+        v = v < s->y_max ? v : s->y_max;
         if (c >= 0 && c < COLUMNS && v > peak[c])
             peak[c] = v;
     }
-    sonde_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
-                     colour);
+    sonde_buf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+                     colour, style);
     for (int c = 0; c < COLUMNS; c++)
         if (peak[c] >= 0)
             sonde_buf_printf(b, "%.1f,%.1f ", X0 + (X1 - X0) * c / (COLUMNS - 1),
@@ -131,7 +136,8 @@ int sonde_mem_plot(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
     const sonde_jval *tl = sonde_json_get(t, &t->vals[t->root], "timeline");
     series s = { tl ? sonde_json_get(t, tl, "t_ns") : NULL,
                  tl ? sonde_json_get(t, tl, "rss_bytes") : NULL,
-                 tl ? sonde_json_get(t, tl, "heap_bytes") : NULL, 0, 0, 0 };
+                 tl ? sonde_json_get(t, tl, "heap_bytes") : NULL,
+                 tl ? sonde_json_get(t, tl, "reserved_bytes") : NULL, 0, 0, 0 };
     if (!s.t || !s.rss || !s.heap || s.t->type != SONDE_J_ARR || s.rss->type != SONDE_J_ARR ||
         s.heap->type != SONDE_J_ARR || s.t->len == 0 || s.rss->len != s.t->len ||
         s.heap->len != s.t->len) {
@@ -140,19 +146,30 @@ int sonde_mem_plot(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
         return -1;
     }
     s.n = s.t->len;
+    if (s.reserved && (s.reserved->type != SONDE_J_ARR || s.reserved->len != s.n))
+        s.reserved = NULL;
+    double reserved_max = 0;
     for (uint32_t i = 0; i < s.n; i++) {
         double sec = item_num(t, s.t, i) / 1e9, rss = item_num(t, s.rss, i) / (1024.0 * 1024.0),
-               heap = item_num(t, s.heap, i) / (1024.0 * 1024.0);
+               heap = item_num(t, s.heap, i) / (1024.0 * 1024.0),
+               reserved = s.reserved ? item_num(t, s.reserved, i) / (1024.0 * 1024.0) : 0;
         s.t_max = sec > s.t_max ? sec : s.t_max;
         s.y_max = rss > s.y_max ? rss : heap > s.y_max ? heap : s.y_max;
+        reserved_max = reserved > reserved_max ? reserved : reserved_max;
     }
+    if (!(reserved_max > 0.02 * s.y_max))
+        s.reserved = NULL;
+    else if (reserved_max > s.y_max)
+        s.y_max = reserved_max < 4 * s.y_max || s.y_max <= 0 ? reserved_max : 4 * s.y_max;
     s.t_max = s.t_max > 0 ? s.t_max : 1e-3;
     s.y_max = s.y_max > 0 ? s.y_max * 1.05 : 1;
     sonde_buf body;
     sonde_buf_init(&body);
     put_axes(&body, &s);
-    put_line(&body, t, &s, s.heap, "#ff7f0e");
-    put_line(&body, t, &s, s.rss, "#1f77b4");
+    if (s.reserved)
+        put_line(&body, t, &s, s.reserved, "#7f7f7f", " stroke-dasharray=\"6 4\"");
+    put_line(&body, t, &s, s.heap, "#ff7f0e", "");
+    put_line(&body, t, &s, s.rss, "#1f77b4", "");
     int rows = put_spans(&body, t, &s, sonde_json_get(t, tl, "spans"));
     double height = Y1 + 56 + ROW * rows;
     sonde_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -167,6 +184,11 @@ int sonde_mem_plot(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
                         "blocks)</text>\n",
                      W, height, W, height, X0, X1 - 170, X1 - 150, X1 - 144, X1 - 170, X1 - 150,
                      X1 - 144);
+    if (s.reserved)
+        sonde_buf_printf(b, "<line x1=\"%.0f\" y1=\"20\" x2=\"%.0f\" y2=\"20\" stroke=\"#7f7f7f\" "
+                            "stroke-width=\"3\" stroke-dasharray=\"6 4\"/><text x=\"%.0f\" "
+                            "y=\"24\">reserved (mapped, never touched)</text>\n",
+                         X1 - 470, X1 - 450, X1 - 444);
     sonde_buf_put(b, body.data ? body.data : "", body.len);
     sonde_buf_puts(b, "</svg>\n");
     int ok = sonde_buf_ok(&body);

@@ -2,8 +2,10 @@
  * mem_table.h.  Per function that ran: Line #, Mem usage (RSS at the end
  * of the line, the most seen), Increment (RSS change across the line,
  * summed), Occurrences, then Allocated and Net (bytes allocated while the
- * line ran, and of those the bytes still alive at the end).  Then the
- * stacks whose allocations are still alive, largest first. */
+ * line ran, and of those the bytes still alive at the end), and when some
+ * memory was mapped and never touched, Reserved (that part, apart from
+ * Net).  Then the stacks whose allocations are still alive, largest
+ * first. */
 #include "mem_table.h"
 
 #include <limits.h>
@@ -56,7 +58,20 @@ static int line_ran(const sonde_jtree *t, const sonde_jval *l)
            sonde_json_num(t, l, "rss_bytes", 0) > 0;
 }
 
-static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn)
+/* Whether any memory was mapped and never touched: the Reserved column. */
+static int has_reserved(const sonde_jtree *t)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    if (sonde_json_num(t, root, "reserved_bytes", 0) > 0)
+        return 1;
+    const sonde_jval *leaks = sonde_json_get(t, root, "leaks");
+    for (uint32_t i = 0; leaks && leaks->type == SONDE_J_ARR && i < leaks->len; i++)
+        if (sonde_json_num(t, sonde_json_item(t, leaks, i), "reserved_bytes", 0) > 0)
+            return 1;
+    return 0;
+}
+
+static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn, int reserved)
 {
     const sonde_jval *lines = sonde_json_get(t, fn, "lines");
     int ran = 0;
@@ -66,11 +81,15 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
         return;
     const char *name = sonde_json_str(t, sonde_json_get(t, fn, "name"));
     int only_run = strcmp(name, "<module>") == 0; /* the functions have their own tables */
-    sonde_buf_printf(b, "\nFilename: %s (%s)\n\n", sonde_json_str(t, sonde_json_get(t, fn, "file")),
-                     name);
+    sonde_buf_puts(b, "\nFilename: ");
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "file")));
+    sonde_buf_puts(b, " (");
+    sonde_buf_text_str(b, name);
+    sonde_buf_puts(b, ")\n\n");
     char header[160];
-    snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s   %s", "Line #", "Mem usage",
-             "Increment", "Occurrences", "Allocated", "Net", "Line Contents");
+    snprintf(header, sizeof header, "%6s %14s %14s %12s %12s %12s%s   %s", "Line #", "Mem usage",
+             "Increment", "Occurrences", "Allocated", "Net", reserved ? "     Reserved" : "",
+             "Line Contents");
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
@@ -93,10 +112,16 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
                 sonde_buf_printf(b, " %12s", "-");
             put_column(b, sonde_json_num(t, l, "alloc_bytes", 0), 12);
             put_column(b, sonde_json_num(t, l, "net_bytes", 0), 12);
+            if (reserved)
+                put_column(b, sonde_json_num(t, l, "reserved_bytes", 0), 12);
         } else {
             sonde_buf_printf(b, " %14s %14s %12s %12s %12s", "", "", "", "", "");
+            if (reserved)
+                sonde_buf_printf(b, " %12s", "");
         }
-        sonde_buf_printf(b, "   %s\n", source);
+        sonde_buf_puts(b, "   ");
+        sonde_buf_text_str(b, source);
+        sonde_buf_putc(b, '\n');
     }
 }
 
@@ -105,10 +130,13 @@ static void put_frame(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fram
     const char *source = sonde_json_str(t, sonde_json_get(t, frame, "source"));
     while (*source == ' ' || *source == '\t')
         source++;
-    sonde_buf_printf(b, "%s:%d (%s)%s%s\n", sonde_json_str(t, sonde_json_get(t, frame, "file")),
-                     (int)sonde_num_to_int(sonde_json_num(t, frame, "line", 0), INT_MIN, INT_MAX),
-                     sonde_json_str(t, sonde_json_get(t, frame, "name")), *source ? ": " : "",
-                     source);
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, "file")));
+    sonde_buf_printf(b, ":%d (",
+                     (int)sonde_num_to_int(sonde_json_num(t, frame, "line", 0), INT_MIN, INT_MAX));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, "name")));
+    sonde_buf_puts(b, *source ? "): " : ")");
+    sonde_buf_text_str(b, source);
+    sonde_buf_putc(b, '\n');
 }
 
 static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leaks)
@@ -128,6 +156,12 @@ static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leak
             continue;
         }
         put_frame(b, t, sonde_json_item(t, stack, stack->len - 1));
+        double reserved = sonde_json_num(t, leak, "reserved_bytes", 0);
+        if (reserved > 0) {
+            sonde_buf_printf(b, "%14s + ", "");
+            sonde_mem_put_bytes(b, reserved);
+            sonde_buf_puts(b, " reserved (mapped, never touched)\n");
+        }
         for (uint32_t k = stack->len - 1; k-- > 0;) {
             sonde_buf_printf(b, "%14s called from ", "");
             put_frame(b, t, sonde_json_item(t, stack, k));
@@ -143,6 +177,12 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     sonde_mem_put_bytes(b, sonde_json_num(t, root, "rss_high_water_bytes", 0));
     sonde_buf_puts(b, ", peak of the followed heap ");
     sonde_mem_put_bytes(b, sonde_json_num(t, root, "heap_peak_bytes", 0));
+    double reserved = sonde_json_num(t, root, "reserved_bytes", 0);
+    if (reserved > 0) {
+        sonde_buf_puts(b, "; at the end ");
+        sonde_mem_put_bytes(b, reserved);
+        sonde_buf_puts(b, " more mapped and never touched (reserved, not heap)");
+    }
     if (sample > 0) {
         sonde_buf_printf(b, ".\nSmall blocks sampled once per %.0f bytes on average (blocks of ",
                          sample);
@@ -176,8 +216,9 @@ int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen
         snprintf(err, errlen, "no \"functions\" list: not a sonde mem profile");
         return -1;
     }
+    int reserved = has_reserved(t);
     for (uint32_t f = 0; f < functions->len; f++)
-        put_function(b, t, sonde_json_item(t, functions, f));
+        put_function(b, t, sonde_json_item(t, functions, f), reserved);
     put_leaks(b, t, sonde_json_get(t, root, "leaks"));
     put_summary(b, t);
     return 0;

@@ -340,6 +340,8 @@
 
   function drawSource(box) {
     var doc = D.doc, mem = D.kind === "mem", most = 0;
+    /* memory mapped and never touched, shown apart from net (sonde mem) */
+    var reserved = mem && (doc.reserved_bytes > 0 || (doc.leaks || []).some(function (k) { return k.reserved_bytes > 0; }));
     doc.functions.forEach(function (fn) {
       fn.lines.forEach(function (l) { most = Math.max(most, mem ? l.alloc_bytes : l.time_ns); });
     });
@@ -349,7 +351,7 @@
       if (!ran || (filter && !filter.test(fn.name))) return;
       box.appendChild(el("div", fn.name + "  (" + fn.file + ":" + fn.first_line + ")", "fn"));
       var t = el("table"), hr = el("tr");
-      (mem ? ["line", "allocated / net", "allocated", "net", "mem usage", "increment", "hits", "source"]
+      (mem ? ["line", "allocated / net", "allocated", "net"].concat(reserved ? ["reserved"] : [], ["mem usage", "increment", "hits", "source"])
            : ["line", "time", "hits", "time", "% time", "source"]).forEach(function (h) {
         hr.appendChild(el("th", h, h === "source" ? "src" : null));
       });
@@ -368,9 +370,10 @@
         row.appendChild(bars);
         var ran = l.hits || l.alloc_bytes || l.net_bytes || l.freed_bytes;
         if (mem) {
-          [ran ? fmtBytes(l.alloc_bytes) : "", ran ? fmtBytes(l.net_bytes) : "",
-           l.rss_bytes ? fmtBytes(l.rss_bytes) : "", l.rss_bytes ? fmtBytes(l.rss_increment_bytes) : "",
-           l.hits === null || l.hits === undefined ? "" : l.hits || ""].forEach(function (v) { row.appendChild(el("td", v)); });
+          [ran ? fmtBytes(l.alloc_bytes) : "", ran ? fmtBytes(l.net_bytes) : ""].concat(
+           reserved ? [ran && l.reserved_bytes ? fmtBytes(l.reserved_bytes) : ""] : [],
+           [l.rss_bytes ? fmtBytes(l.rss_bytes) : "", l.rss_bytes ? fmtBytes(l.rss_increment_bytes) : "",
+           l.hits === null || l.hits === undefined ? "" : l.hits || ""]).forEach(function (v) { row.appendChild(el("td", v)); });
         } else {
           [l.hits || "", l.hits ? (l.time_ns / 1e6).toFixed(3) + " ms" : "",
            l.hits && fn.total_ns ? pct(l.time_ns / fn.total_ns) : ""].forEach(function (v) { row.appendChild(el("td", v)); });
@@ -386,7 +389,7 @@
       lt.id = "leaks";
       doc.leaks.slice(0, 50).forEach(function (leak) {
         var row = el("tr"), inner = leak.stack[leak.stack.length - 1];
-        row.appendChild(el("td", fmtBytes(leak.bytes)));
+        row.appendChild(el("td", fmtBytes(leak.bytes) + (leak.reserved_bytes > 0 ? " + " + fmtBytes(leak.reserved_bytes) + " reserved" : "")));
         row.appendChild(el("td", inner ? inner.name + " " + inner.file + ":" + inner.line : "(outside the profiled functions)", "name"));
         row.appendChild(el("td", inner ? inner.source : "", "src"));
         lt.appendChild(row);
