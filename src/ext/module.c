@@ -228,7 +228,7 @@ static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject 
     else if (!sonde_buf_ok(&b))
         PyErr_NoMemory();
     else
-        r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len);
+        r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, NULL);
     sonde_buf_free(&b);
     return r;
 }
