@@ -207,8 +207,7 @@ def select(tracer, script_code, script_source, patterns, with_module=False):
     unmatched = set(patterns)
     for code, qualname in code_tree(script_code):
         if patterns:
-            hit = [p for p in patterns if fnmatch.fnmatchcase(qualname, p.split(":")[-1])
-                   and (":" not in p or p.split(":")[0] == "__main__")]
+            hit = _pattern_hits(patterns, "__main__", qualname)
             if hit:
                 tracer.add_code(code, qualname)
                 unmatched -= set(hit)
@@ -219,11 +218,23 @@ def select(tracer, script_code, script_source, patterns, with_module=False):
     return unmatched
 
 
+def _qualname_patterns(pattern, module_name):
+    """What a -f pattern asks of the functions of the module module_name,
+    as qualified-name patterns (none: it names another module).
+    `module:qualname` names that module's; a bare pattern names a function
+    of any module; kernprof's dotted `package.module.Class.method` also
+    names `Class.method` of `package.module`."""
+    module, colon, qualname = pattern.rpartition(":")
+    if colon:
+        return [qualname] if module == module_name else []
+    prefix = module_name + "."
+    return [pattern] + ([pattern[len(prefix):]] if pattern.startswith(prefix) else [])
+
+
 def _pattern_hits(patterns, module_name, qualname):
-    """The -f patterns that name qualname of the module module_name: a
-    bare pattern names a function of any module."""
-    return [p for p in patterns if fnmatch.fnmatchcase(qualname, p.rpartition(":")[2])
-            and p.rpartition(":")[0] in ("", module_name)]
+    """The -f patterns that name qualname of the module module_name."""
+    return [p for p in patterns
+            if any(fnmatch.fnmatchcase(qualname, q) for q in _qualname_patterns(p, module_name))]
 
 
 def _module_members(module):
@@ -286,7 +297,7 @@ def select_imported(tracer, patterns, unmatched, modules):
         if (module_name == "sonde" or module_name.startswith("sonde.")
                 or not isinstance(module, types.ModuleType)):
             continue
-        wanted = [p for p in patterns if p.rpartition(":")[0] in ("", module_name)]
+        wanted = [p for p in patterns if _qualname_patterns(p, module_name)]
         if not wanted:
             continue
         for _, member in _module_members(module):
@@ -309,15 +320,24 @@ def select_imported(tracer, patterns, unmatched, modules):
 
 def names_matching(pattern, names):
     """The qualified names among names that a -f pattern names (whatever
-    module it says)."""
-    return [name for name in names if fnmatch.fnmatchcase(name, pattern.rpartition(":")[2])]
+    module it says; a dotted pattern's every possible module)."""
+    module, colon, qualname = pattern.rpartition(":")
+    parts = pattern.split(".")
+    wanted = [qualname] if colon else [".".join(parts[k:]) for k in range(len(parts))]
+    return [name for name in names if any(fnmatch.fnmatchcase(name, q) for q in wanted)]
 
 
 def compiled_code(pattern, modules, main_namespace):
     """What a -f pattern that matched no Python function names when it is
     compiled code (a builtin, a C extension's, Cython's or mypyc's
     function): "a builtin_function_or_method of _heapq", else None."""
-    module_name, _, qualname = pattern.rpartition(":")
+    module_name, colon, qualname = pattern.rpartition(":")
+    if not colon and "." in pattern:  # kernprof's package.module.function
+        parts = pattern.split(".")
+        for k in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:k]) in modules:
+                return compiled_code(".".join(parts[:k]) + ":" + ".".join(parts[k:]), modules,
+                                     main_namespace)
     space = modules.get(module_name) if module_name else None
     if module_name and not isinstance(space, types.ModuleType):
         return None
@@ -343,7 +363,7 @@ class ImportWatcher:
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
-        wanted = [p for p in self.patterns if ":" not in p or p.split(":")[0] == name]
+        wanted = [p for p in self.patterns if _qualname_patterns(p, name)]
         if not wanted:
             return None
         loader, watcher = spec.loader, self
@@ -352,7 +372,7 @@ class ImportWatcher:
             def exec_module(self, module):
                 code = loader.get_code(name)
                 for inner, qualname in code_tree(code):
-                    hit = [p for p in wanted if fnmatch.fnmatchcase(qualname, p.split(":")[-1])]
+                    hit = _pattern_hits(wanted, name, qualname)
                     if hit:
                         watcher.tracer.add_code(inner, qualname)
                         watcher.unmatched -= set(hit)

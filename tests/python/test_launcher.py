@@ -180,21 +180,24 @@ else:
 """
 
 
+@pytest.mark.parametrize("spelling", [
+    ["json:dumps", "json.encoder:JSONEncoder.iterencode", "json.decoder:JSONDecoder.raw_decode"],
+    ["json.dumps", "json.encoder.JSONEncoder.iterencode", "json.decoder.JSONDecoder.raw_decode"],
+], ids=["module:qualname", "kernprof-dotted"])
 @pytest.mark.parametrize("python", version_params())
-def test_lines_finds_functions_of_modules_imported_before_the_program(python, tmp_path):
-    """kernprof's -p json.encoder.JSONEncoder.iterencode, as sonde lines -f:
-    json is imported before the program runs (by the line tool itself);
-    hits equal the interpreter's own line events."""
+def test_lines_finds_functions_of_modules_imported_before_the_program(python, spelling, tmp_path):
+    """kernprof's -p json.encoder.JSONEncoder.iterencode, as sonde lines -f
+    (sonde's module:qualname or kernprof's dotted spelling): json is
+    imported before the program runs (by the line tool itself); hits
+    equal the interpreter's own line events."""
     python = need(python)
     write(tmp_path, "jw.py", JSON_WORK)
     ref = subprocess.run([python, "jw.py"], cwd=str(tmp_path),
                          env=dict(env_for(python), REFERENCE="1"), stdout=subprocess.PIPE,
                          universal_newlines=True, check=True)
     expected = json.loads(ref.stdout)
-    proc = run_sonde(["lines", "-o", "l.json", "-f", "json:dumps",
-                      "-f", "json.encoder:JSONEncoder.iterencode",
-                      "-f", "json.decoder:JSONDecoder.raw_decode", "jw.py"], tmp_path,
-                     python=python)
+    patterns = [arg for p in spelling for arg in ("-f", p)]
+    proc = run_sonde(["lines", "-o", "l.json"] + patterns + ["jw.py"], tmp_path, python=python)
     assert proc.returncode == 0, proc.stderr
     assert "matched no function" not in proc.stderr
     doc = json.load(open(str(tmp_path / "l.json")))
