@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,19 +26,41 @@
 #include "commands.h"
 #include "options.h"
 
-static const char usage[] =
-    "usage: sonde top -p PID [-r HZ] [--idle]\n"
-    "\n"
-    "A live view of a running Python process: functions by the share of\n"
-    "samples spent in them (own) and under them (total), refreshed every\n"
-    "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
-    "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
-    "PID is not Python (a shell, a wrapper), the Python processes it started\n"
-    "are shown.\n"
-    "\n"
-    "  -r, --rate HZ      samples per second (default 100)\n"
-    "      --idle         count threads that are sleeping or blocked too\n"
-    "      --nonblocking  accepted for py-spy's sake: sonde never stops the target\n";
+typedef struct top_opts {
+    long pid, rate;
+    int idle;
+} top_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
+      .offset = offsetof(top_opts, pid), .help = "the running process to watch" },
+    { .short_name = 'r', .long_name = "rate", .arg = "HZ", .type = CLI_COUNT,
+      .offset = offsetof(top_opts, rate), .min = 1, .max = 10000,
+      .what = "needs a rate from 1 to 10000 samples per second",
+      .help = "samples per second (default 100)" },
+    { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(top_opts, idle), .set = 1,
+      .help = "count threads that are sleeping or blocked too" },
+    { .long_name = "nonblocking", .type = CLI_IGNORED,
+      .help = "accepted for py-spy's sake: sonde never stops the target" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_top = {
+    .name = "top",
+    .summary = "live view of a running Python process (replaces py-spy top)",
+    .synopsis = "-p PID [-r HZ] [--idle]",
+    .about = "A live view of a running Python process: functions by the share of\n"
+             "samples spent in them (own) and under them (total), refreshed every\n"
+             "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
+             "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
+             "PID is not Python (a shell, a wrapper), the Python processes it started\n"
+             "are shown.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
 
 typedef struct top_state {
     sonde_profile *profile;
@@ -217,37 +240,20 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
     return 0;
 }
 
-int cmd_top(int argc, char **argv, const sonde_env *env)
+static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
-    const char *pid_text = NULL, *rate_text = NULL;
-    int idle = 0;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (cli_flag(argv[i], "-h", "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (cli_flag(argv[i], NULL, "--idle") || cli_flag(argv[i], NULL, "--nonblocking")) {
-            idle |= strcmp(argv[i], "--idle") == 0;
-            continue;
-        }
-        if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text)) ||
-            (r = cli_option(argc, argv, &i, "-r", "--rate", &rate_text))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
-        return cli_usage_error("top", "unknown argument '%s'", argv[i]);
-    }
-    long pid, rate = 100;
-    if (!pid_text)
+    top_opts opts = { .rate = 100 };
+    cli_words words;
+    int rc = cli_parse(&cmd_top, argc, argv, &opts, &words);
+    if (rc != 0)
+        return cli_exit(rc);
+    if (words.count > 0)
+        return cli_usage_error("top", "unknown argument '%s'", words.word[0]);
+    if (!opts.pid)
         return cli_usage_error("top", "which process? give -p PID");
-    if (cli_pid("top", pid_text, &pid) < 0 ||
-        (rate_text && (cli_count("top", "-r", rate_text, &rate) < 0)))
-        return SONDE_EXIT_USAGE;
-    if (rate < 1 || rate > 10000)
-        return cli_usage_error("top", "-r needs a rate from 1 to 10000 samples per second");
+    long pid = opts.pid, rate = opts.rate;
+    int idle = opts.idle;
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);
@@ -283,7 +289,7 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
     printf("\033[?1049h\033[?25l"); /* alternate screen, hidden cursor */
     draw(&t);
     sonde_sampler_counts counts;
-    int rc = sonde_sampler_run(family, &p, &o, &interrupted, &counts);
+    rc = sonde_sampler_run(family, &p, &o, &interrupted, &counts);
     printf("\033[?25h\033[?1049l"); /* give the screen back */
     fflush(stdout);
     if (tty)
