@@ -109,8 +109,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         snprintf(title, sizeof title, "%s -> %s", files[0], files[1]);
         sonde_diff_table(&table, &d, (uint32_t)limit);
         sonde_view_side sides[2] = {
-            { &before.p, &before.s, sonde_load_has_tree(&before.p) },
-            { &after.p, &after.s, sonde_load_has_tree(&after.p) },
+            { .p = &before.p, .s = &before.s, .has_tree = sonde_load_has_tree(&before.p) },
+            { .p = &after.p, .s = &after.s, .has_tree = sonde_load_has_tree(&after.p) },
         };
         if (sonde_view_diff(&page, title, &sides[0], &sides[1], &d) < 0 ||
             !sonde_buf_ok(&table))

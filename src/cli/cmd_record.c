@@ -96,7 +96,8 @@ const cli_command cmd_record = {
     .run = cmd_main,
 };
 
-static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stop_requested; /* set by the SIGINT/SIGTERM handler, read by
+                                                the sampling loop: one thread */
 
 static void on_stop(int sig)
 {

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "../formats/short_path.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
@@ -71,23 +71,17 @@ typedef struct top_state {
     uint32_t *seen_at;         /* per function: the last stack that counted it */
     uint64_t stacks, gil_ticks, ticks;
     uint32_t threads;
-    double started, drawn;
+    uint64_t started, drawn;   /* sonde_clock_ns() */
     int quit;
 } top_state;
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler, read by
+                                             the sampling loop: one thread */
 
 static void on_interrupt(int sig)
 {
     (void)sig;
     interrupted = 1;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int grow_counts(top_state *t)
@@ -139,22 +133,23 @@ static void process_cwd(int pid, char *out, size_t outlen)
     out[n > 0 && (size_t)n < outlen - 1 ? n : 0] = '\0';
 }
 
-static const top_state *sorting;
-
-static int by_own(const void *a, const void *b)
+/* Function ids by their own samples, then their total, most first (a
+ * qsort_r comparator; ctx is the top_state). */
+static int by_own(const void *a, const void *b, void *ctx)
 {
+    const top_state *t = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t ox = sorting->own[x], oy = sorting->own[y];
+    uint64_t ox = t->own[x], oy = t->own[y];
     if (ox != oy)
         return ox > oy ? -1 : 1;
-    uint64_t tx = sorting->total[x], ty = sorting->total[y];
+    uint64_t tx = t->total[x], ty = t->total[y];
     return tx > ty ? -1 : tx < ty;
 }
 
 static void draw(top_state *t)
 {
     int width = terminal_width(), rows = terminal_height() - 6;
-    double elapsed = now() - t->started;
+    double elapsed = (double)(sonde_clock_ns() - t->started) * 1e-9;
     const sonde_family *fam = t->family;
     char python[32] = "no Python yet", cwd[4096];
     if (fam->count > 0)
@@ -174,8 +169,7 @@ static void draw(top_state *t)
     for (uint32_t f = 0; f < t->ncounts; f++)
         if (t->total[f])
             ids[n++] = f;
-    sorting = t;
-    qsort(ids, n, sizeof *ids, by_own);
+    qsort_r(ids, n, sizeof *ids, by_own, t);
     for (uint32_t i = 0; i < n && (int)i < rows; i++) {
         const sonde_func *f = &t->profile->funcs[ids[i]];
         char label[1024];
@@ -190,7 +184,7 @@ static void draw(top_state *t)
     }
     free(ids);
     fflush(stdout);
-    t->drawn = now();
+    t->drawn = sonde_clock_ns();
 }
 
 static int read_key_quit(void)
@@ -235,7 +229,7 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
         t->quit = 1;
         return 1;
     }
-    if (now() - t->drawn >= 1.0)
+    if (sonde_clock_ns() - t->drawn >= 1000000000u)
         draw(t);
     return 0;
 }
@@ -269,7 +263,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         sonde_profile_free(&p);
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     }
-    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = now() };
+    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = sonde_clock_ns() };
     sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
                              .tick_ctx = &t };
 
