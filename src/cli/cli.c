@@ -43,6 +43,5 @@ int sonde_main(int argc, char **argv, const sonde_env *env)
     for (size_t i = 0; i < cli_ncommands; i++)
         if (strcmp(name, cli_commands[i]->name) == 0)
             return cli_commands[i]->run(argc - 1, argv + 1, env);
-    fprintf(stderr, "sonde: unknown command '%s' (see 'sonde --help')\n", name);
-    return SONDE_EXIT_USAGE;
+    return cli_fail(SONDE_EXIT_USAGE, "unknown command '%s' (see 'sonde --help')", name);
 }

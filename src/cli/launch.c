@@ -62,9 +62,8 @@ int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
             }
         }
     }
-    fprintf(stderr, "sonde: cannot find sonde's Python package beside %s: run 'make' "
-            "(or 'make install') again\n", n > 0 ? exe : "the sonde command");
-    return -1;
+    return cli_fail(-1, "cannot find sonde's Python package beside %s: run 'make' (or 'make "
+                    "install') again", n > 0 ? exe : "the sonde command");
 }
 
 /* Forks and execs argv; the child sets its signal mask to child_mask
@@ -242,9 +241,8 @@ int launch_run(char *const argv[], launch_result *r)
     if (pid < 0) {
         int e = errno;
         sigprocmask(SIG_SETMASK, &mask, NULL);
-        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
-                "SONDE_PYTHON)\n", argv[0], strerror(e));
-        return -1;
+        return cli_fail(-1, "cannot run Python '%s': %s (use --python PATH or set SONDE_PYTHON)",
+                        argv[0], strerror(e));
     }
     struct sigaction old[NWAITING];
     waiting_begin(pid, old);
@@ -253,7 +251,7 @@ int launch_run(char *const argv[], launch_result *r)
     int e = errno;
     waiting_end(old, &mask);
     if (rc < 0)
-        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(e));
+        cli_fail(0, "lost track of the program: %s", strerror(e));
     return rc;
 }
 

@@ -56,16 +56,12 @@ static int preload_set(const char *lib)
     const char *old = getenv("LD_PRELOAD");
     size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
     char *value = malloc(len);
-    if (!value) {
-        fprintf(stderr, "sonde: out of memory\n");
-        return -1;
-    }
+    if (!value)
+        return cli_fail(-1, "out of memory");
     snprintf(value, len, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
     int rc = setenv("LD_PRELOAD", value, 1) | setenv("SONDE_PRELOAD", lib, 1);
     free(value);
-    if (rc != 0)
-        fprintf(stderr, "sonde: cannot set LD_PRELOAD: %s\n", strerror(errno));
-    return rc ? -1 : 0;
+    return rc ? cli_fail(-1, "cannot set LD_PRELOAD: %s", strerror(errno)) : 0;
 }
 
 /* A fresh private folder under $TMPDIR (else /tmp), absolute: the

@@ -67,10 +67,11 @@ static const cli_command program_cmd = {
 typedef struct said {
     int rc;
     char out[4096], err[1024];
+    char *argv[32];       /* what was parsed: words point into it */
     cli_words words;
 } said;
 
-/* Reads what fd `fd` wrote into tmp since `from`, into text. */
+/* What was written to tmp, into text; closes tmp. */
 static void read_back(FILE *tmp, char *text, size_t len)
 {
     rewind(tmp);
@@ -83,7 +84,8 @@ static void read_back(FILE *tmp, char *text, size_t len)
  * the standard output and error caught into s. */
 static void parse(const cli_command *cmd, test_opts *o, said *s, char **args)
 {
-    char *argv[32] = { (char *)cmd->name };
+    char **argv = s->argv;
+    argv[0] = (char *)cmd->name;
     int argc = 1;
     while (args[argc - 1] && argc < 31) {
         argv[argc] = args[argc - 1];
