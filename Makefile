@@ -23,9 +23,9 @@ ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
 # The sources of each thing built, by the rule sources.mk states (setup.py
 # reads it too): every .c under the folders named, less tools/ folders and
-# the files excluded.
+# the files and folders excluded.
 include sources.mk
-sources = $(sort $(filter-out $(2),$(shell find $(1) -name '*.c' -not -path '*/tools/*')))
+sources = $(sort $(filter-out $(2) $(addsuffix /%,$(2)),$(shell find $(1) -name '*.c' -not -path '*/tools/*')))
 LIBSONDE_SRC := $(call sources,$(LIBSONDE_SOURCES),$(LIBSONDE_EXCLUDE))
 COMMAND_SRC := $(call sources,$(COMMAND_SOURCES),$(COMMAND_EXCLUDE))
 EXTENSION_SRC := $(call sources,$(EXTENSION_SOURCES),$(EXTENSION_EXCLUDE))

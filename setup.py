@@ -3,7 +3,7 @@
 The extension holds libsonde -- core model, formats, sampler and the
 command line itself -- and the extension's own files, taken from
 sources.mk by the rule the Makefile follows (every .c under the folders
-named, less tools/ folders and the files excluded), with sonde view's
+named, less tools/ folders and the files and folders excluded), with sonde view's
 script and style sheet embedded from src/view/.  Beside it goes
 libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no Python in
 it, so it is built as a plain shared library).
@@ -44,8 +44,8 @@ def artifact_sources(root=HERE):
                 base = os.path.join(root, path)
                 files.update(os.path.relpath(f, root)
                              for f in glob(os.path.join(base, "**", "*.c"), recursive=True))
-        found[name] = sorted(f for f in files
-                             if f not in excluded and "/tools/" not in "/" + f)
+        found[name] = sorted(f for f in files if "/tools/" not in "/" + f and
+                             not any(f == e or f.startswith(e + "/") for e in excluded))
     return found
 
 

@@ -4,7 +4,7 @@
 # take the same files by the same rule: X_SOURCES names folders and files;
 # X is every .c file under those folders, subfolders included, and the
 # files named, less those under a tools/ folder (developers' generators)
-# and those in X_EXCLUDE.  A file moved between folders or a new subfolder
+# and the files and folders in X_EXCLUDE.  A file moved between folders or a new subfolder
 # needs no change here; tests/python/test_pip_install.py checks that every
 # C file under src/ goes into exactly one of them and that both builds
 # list the same files.  X_LDLIBS are the libraries X links with.
@@ -18,7 +18,9 @@ LIBSONDE_SOURCES := src/core src/formats src/sampler src/cli
 LIBSONDE_EXCLUDE := src/cli/main.c
 LIBSONDE_LDLIBS := -lm
 
-# The sonde command: its main(), linked with libsonde.
+# The sonde command: its main(), linked with libsonde.  (What only the
+# command links, such as a native unwinder needing -ldw -lelf -lstdc++,
+# goes here and in LIBSONDE_EXCLUDE, its libraries in COMMAND_LDLIBS.)
 COMMAND_SOURCES := src/cli/main.c
 COMMAND_LDLIBS :=
 

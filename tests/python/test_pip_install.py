@@ -56,6 +56,17 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     assert "src/formats/tools_read/collapsed.c" in made["libsonde"]
     assert "src/ext/deterministic/tracer.c" in made["extension"]
     assert "src/sampler/native/unwind.c" in made["libsonde"]
+    # A folder only the command takes (excluded from libsonde by name).
+    mk = (root / "sources.mk").read_text()
+    mk = mk.replace("LIBSONDE_EXCLUDE := src/cli/main.c",
+                    "LIBSONDE_EXCLUDE := src/cli/main.c src/sampler/native")
+    mk = mk.replace("COMMAND_SOURCES := src/cli/main.c",
+                    "COMMAND_SOURCES := src/cli/main.c src/sampler/native")
+    (root / "sources.mk").write_text(mk)
+    made, installed = sources_of_both_builds(root)
+    assert made == installed
+    assert made["command"] == ["src/cli/main.c", "src/sampler/native/unwind.c"]
+    assert "src/sampler/native/unwind.c" not in made["libsonde"]
 
 
 def test_pip_install_into_fresh_venv(tmp_path):
