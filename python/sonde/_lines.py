@@ -15,7 +15,7 @@ import linecache
 import sys
 import types
 
-from ._sonde import LineTracer, lines_table
+from ._sonde import LineTracer, lines_table, write_file
 
 
 def nested_codes(code):
@@ -180,9 +180,8 @@ class LineProfiler(Traced):
         return out
 
     def dump_json(self, path):
-        with open(path, "w") as f:
-            json.dump({"sonde": 1, "mode": "lines", "functions": self.results()}, f, indent=1)
-            f.write("\n")
+        document = {"sonde": 1, "mode": "lines", "functions": self.results()}
+        write_file(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
 
     def print_stats(self, stream=None, unit=None, output_unit=None):
         """unit: "s", "ms", "us", "ns", or seconds as a number (line_profiler's

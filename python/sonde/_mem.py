@@ -12,7 +12,7 @@ import linecache
 import sys
 
 from ._lines import Traced
-from ._sonde import LineTracer, mem_plot, mem_table
+from ._sonde import LineTracer, mem_plot, mem_table, write_file
 
 # Leaks listed in the JSON (largest first); the table shows fewer.
 MAX_LEAKS = 200
@@ -99,9 +99,7 @@ def _source(filename, line):
 
 
 def write_json(document, path):
-    with open(path, "w") as f:
-        json.dump(document, f, indent=1)
-        f.write("\n")
+    write_file(path, (json.dumps(document, indent=1) + "\n").encode("utf-8"))
 
 
 def format_table(document):
@@ -112,5 +110,4 @@ def format_table(document):
 
 def write_plot(document, path):
     """The RSS and heap timeline with function spans, as an SVG file."""
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(mem_plot(json.dumps(document)))
+    write_file(path, mem_plot(json.dumps(document)).encode("utf-8"))

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "../cli/cli.h"
+#include "../core/outfile.h"
 #include "../core/stats.h"
 #include "../formats/format.h"
 #include "../formats/lines_table.h"
@@ -369,7 +370,34 @@ static PyObject *module_mem_plot(PyObject *mod, PyObject *args)
     return draw_json(text, len, write_mem_plot, NULL);
 }
 
+/* write_file(path, data): the one way sonde's Python side writes a file
+ * (core/outfile.h): OSError "cannot write 'PATH': WHY" when it cannot,
+ * with nothing left behind. */
+static PyObject *module_write_file(PyObject *mod, PyObject *args)
+{
+    (void)mod;
+    PyObject *path;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "O&y*:write_file", PyUnicode_FSConverter, &path, &data))
+        return NULL;
+    char err[512];
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = sonde_outfile_write_bytes(PyBytes_AS_STRING(path), NULL, data.buf, (size_t)data.len,
+                                   err, sizeof err);
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&data);
+    Py_DECREF(path);
+    if (rc < 0) {
+        PyErr_SetString(PyExc_OSError, err);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
+    { "write_file", module_write_file, METH_VARARGS,
+      "write_file(path, data): write bytes to path, as every sonde output is written." },
     { "lines_table", module_lines_table, METH_VARARGS,
       "lines_table(json_text, unit=None) -> str: line_profiler's table of a lines profile." },
     { "mem_table", module_mem_table, METH_VARARGS,

@@ -1,12 +1,10 @@
 /* format.c - the table of output formats; see format.h. */
 #include "format.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "../core/outfile.h"
 #include "pstats.h"
 
 int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
@@ -51,34 +49,16 @@ const char *sonde_format_names(void)
     return names;
 }
 
+int sonde_format_fill(sonde_buf *b, void *job)
+{
+    const sonde_format_job *j = job;
+    return j->format->write(b, j->profile, j->stats, j->opts);
+}
+
 int sonde_format_write_file(const sonde_format *f, const char *path, const sonde_profile *p,
                             const sonde_stats *s, const sonde_format_opts *o, char *err,
                             size_t errlen)
 {
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *out = to_stdout ? stdout : fopen(path, "wb");
-    if (!out) {
-        snprintf(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        return -1;
-    }
-    struct stat st;
-    int regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
-    sonde_buf b;
-    sonde_buf_init_stream(&b, out);
-    int rc = f->write(&b, p, s, o);
-    int finished = sonde_buf_finish(&b);
-    int e = errno;
-    if (!to_stdout && fclose(out) != 0 && finished == 0) {
-        finished = -1;
-        e = errno;
-    }
-    if (rc < 0 && b.why[0])
-        snprintf(err, errlen, "%s", b.why);
-    else if (rc < 0 || finished < 0)
-        snprintf(err, errlen, "cannot write '%s': %s", path,
-                 rc < 0 && !b.write_errno ? "out of memory" : strerror(e));
-    if ((rc < 0 || finished < 0) && regular)
-        unlink(path); /* never a device or a pipe */
-    sonde_buf_free(&b);
-    return rc < 0 || finished < 0 ? -1 : 0;
+    sonde_format_job job = { .format = f, .profile = p, .stats = s, .opts = o };
+    return sonde_outfile_write(path, NULL, sonde_format_fill, &job, err, errlen);
 }

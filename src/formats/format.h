@@ -37,9 +37,19 @@ const sonde_format *sonde_format_find(const char *name);
 /* "pstats, collapsed, json": for messages. */
 const char *sonde_format_names(void);
 
-/* Writes p and s in format f to path ("-" = standard output), streaming
- * (no more memory than a chunk, whatever the size).  0, or -1 with a
- * message in err; a file left incomplete is removed. */
+/* A profile to write in a format: sonde_format_fill (a sonde_outfile_fill,
+ * see outfile.h) appends it to b.  0, or -1 as the writer returns. */
+typedef struct sonde_format_job {
+    const sonde_format *format;
+    const sonde_profile *profile;
+    const sonde_stats *stats;
+    const sonde_format_opts *opts;
+} sonde_format_job;
+int sonde_format_fill(sonde_buf *b, void *job);
+
+/* Writes p and s in format f to path ("-" = standard output) through
+ * sonde_outfile_write (outfile.h): streaming, one message, a file left
+ * incomplete removed.  0, or -1 with the message in err. */
 int sonde_format_write_file(const sonde_format *f, const char *path, const sonde_profile *p,
                             const sonde_stats *s, const sonde_format_opts *o, char *err,
                             size_t errlen);

@@ -1,8 +1,8 @@
-"""sonde view, sonde diff and sonde report -f dot: pages loaded in a real
-browser (headless Chromium, from file://) show the profile's functions and
-numbers, zoom on a click, search as one types; names with markup stay
-text; nothing is requested; the server answers on 127.0.0.1 only; the call
-graph is read by Graphviz."""
+"""sonde view: pages loaded in a real browser (headless Chromium, from
+file://) show the profile's functions and numbers, zoom on a click, search
+as one types; names with markup stay text; nothing is requested; the
+server answers on 127.0.0.1 only.  (sonde diff's tests are in
+test_cli_diff.py, report -f dot's in test_cli_dot.py.)"""
 
 import json
 import os
@@ -12,7 +12,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from html.parser import HTMLParser
 
@@ -21,7 +20,6 @@ import pytest
 from conftest import SONDE, run_sonde
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DOT = shutil.which("dot")
 need_browser = pytest.mark.skipif(not CHROMIUM, reason="no chromium (.ci/run installs it)")
 
 WORK = """
@@ -301,12 +299,13 @@ def test_hundred_thousand_frames_stay_responsive(tmp_path):
            "nodes": nodes, "stats": []}
     (tmp_path / "big.json").write_text(json.dumps(doc))
     page = view(tmp_path, "big.json")
-    start = time.monotonic()
     dom = browse(page, "view=flame&type=f1&click=f7")
-    status = re.match(r"drawn: flame, (\d+) frames in (\d+) ms", text_of(dom, "status"))
-    assert status and int(status.group(1)) > 100
-    assert int(status.group(2)) < 1000  # one drawing after a click and a keystroke
-    assert time.monotonic() - start < 30
+    status = re.match(r"drawn: flame, (\d+) frames in \d+ ms", text_of(dom, "status"))
+    # What keeps it responsive, whatever the machine's speed: a frame
+    # narrower than half a pixel is not drawn, nor anything under it, so a
+    # drawing after a click and a keystroke holds a few thousand frames of
+    # the 100,000 at most.
+    assert status and 100 < int(status.group(1)) < 5000, text_of(dom, "status")
     assert re.match(r"matching frames: \d+", text_of(dom, "found"))
 
 
@@ -333,53 +332,12 @@ def test_serve_on_loopback(profiles):
         assert proc.wait(timeout=10) == 0
 
 
-def test_report_dot(profiles, tmp_path):
-    proc = run_sonde(["report", "w.prof", "-f", "dot"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    dot = proc.stdout
-    assert dot.startswith("digraph sonde {")
-    fib = [l for l in dot.splitlines() if 'label="fib\\n' in l]
-    assert len(fib) == 1 and re.search(r"\\n\d+\.\d\d%\\n\(\d+\.\d\d%\)\\n\d+\xd7", fib[0])
-    node = re.match(r"\s*(f\d+) ", fib[0]).group(1)
-    assert re.search(r"%s -> %s " % (node, node), dot)  # fib calls itself
-    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], profiles).stdout
-    assert 0 < pruned.count(" [color=") < dot.count(" [color=")
-    if DOT:
-        drawn = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
-                               universal_newlines=True)
-        assert drawn.returncode == 0 and "<svg" in drawn.stdout
-        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], profiles)
-        assert svg.returncode == 0, svg.stderr
-        assert "<svg" in (tmp_path / "g.svg").read_text()
-
-
-@need_browser
-def test_diff(profiles):
-    for n, out in ((16, "before.prof"), (21, "after.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
-    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
-    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
-    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
-    page = profiles / "after.diff.html"
-    assert "sonde: wrote after.diff.html" in proc.stderr
-    dom = browse(page, "view=changes")
-    assert table(dom, "changes")[1][-1].endswith("(fib)")
-    assert text_of(browse(page, "view=flame&click=fib"), "status").startswith("drawn: flame, ")
-
-
 @pytest.mark.parametrize("args, message", [
     (["view"], "which profile?"),
     (["view", "missing.prof"], "cannot read 'missing.prof'"),
     (["view", "junk.prof"], "is not a profile file sonde can read"),
     (["view", "w.json", "--port", "80"], "--port goes with --serve"),
     (["view", "w.json", "--bogus"], "unknown option '--bogus'"),
-    (["diff", "w.prof"], "give two profiles"),
-    (["diff", "w.prof", "missing.prof"], "cannot read 'missing.prof'"),
-    (["report", "w.prof", "-f", "dot", "--node-thres", "abc"], "--node-thres takes a percentage"),
 ])
 def test_bad_input(profiles, args, message):
     (profiles / "junk.prof").write_bytes(b"\x00garbage")
@@ -510,16 +468,6 @@ def test_prof_of_a_real_program_in_the_browser(real_profs, name):
         assert re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))[-1] == "main"
 
 
-def test_diff_page_of_real_profs(real_profs):
-    proc = run_sonde(["diff", "cprofile-imports.prof", "again.prof", "-o", "d.html"], real_profs)
-    assert proc.returncode == 0, proc.stderr
-    data = page_data(real_profs / "d.html")
-    assert len(data["tree"]) > 20 and len(data["base"]) == len(data["tree"])
-    # two runs of one program: the call paths of one are found in the other
-    matched = sum(1 for b in data["base"][1:] if b > 0)
-    assert matched > 0.5 * (len(data["tree"]) - 1)
-
-
 def test_many_uncalled_functions(tmp_path):
     """250,000 functions nobody calls (a fixed 200,000-entry stack
     overflowed): the page is written, the smallest left out."""
@@ -544,40 +492,6 @@ def test_percall_divides_cumtime_by_primitive_calls(profiles):
         v for k, v in pstats.Stats(str(profiles / "w.prof")).stats.items() if k[2] == "fib"]
     assert ncalls != pcalls
     assert fib[2] == "%.6f" % (tottime / ncalls) and fib[4] == "%.6f" % (cumtime / pcalls)
-
-
-@need_browser
-def test_diff_shows_shrinking_in_its_unit(profiles):
-    for n, out in ((21, "big.prof"), (15, "small.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    rows = table(browse(profiles / "shrink.html", "view=changes"), "changes")[1:]
-    (fib,) = [r for r in rows if r[-1].endswith("(fib)")]
-    before = [v[2] for k, v in pstats.Stats(str(profiles / "big.prof")).stats.items()
-              if k[2] == "fib"][0]
-    assert before > 2e-3  # so the change is past a millisecond
-    assert re.match(r"^-\d+\.\d{3} (ms|s)$", fib[2]), fib
-
-
-def test_diff_matches_functions_whatever_their_address(tmp_path):
-    """cProfile names a method bound to a type by its address, which
-    changes from run to run: compared names leave it out."""
-    (tmp_path / "new.py").write_text(
-        "class C:\n    pass\n"
-        "def make(n):\n    return [object.__new__(C) for _ in range(n)]\nmake(3000)\n")
-    for out in ("a.prof", "b.prof"):
-        subprocess.run([sys.executable, "-m", "cProfile", "-o", out, "new.py"],
-                       cwd=str(tmp_path), check=True)
-    keys = [k[2] for out in ("a.prof", "b.prof")
-            for k in pstats.Stats(str(tmp_path / out)).stats if "__new__" in k[2]]
-    assert len(keys) == 2 and all(" at 0x" in k for k in keys)
-    proc = run_sonde(["diff", "a.prof", "b.prof", "-l", "0"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    rows = [l for l in proc.stdout.splitlines() if "__new__" in l]
-    assert len(rows) == 1 and "<built-in method __new__ of type object>" in rows[0]
-    assert " new " not in rows[0] and " gone " not in rows[0]
 
 
 @need_browser
