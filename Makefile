@@ -21,7 +21,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
-ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
+ENGINE_SRC := $(wildcard src/core/*.c src/formats/*.c src/report/*.c src/page/*.c) \
               $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 EXT_SRC := $(wildcard src/ext/*.c)
@@ -51,10 +51,10 @@ $(BUILD)/obj/%.o: src/%.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # sonde view's script and style sheet, embedded as C strings.
-$(BUILD)/gen/view_assets.c: src/view/viewer.js src/view/viewer.css src/view/tools/embed_assets.py
-	$(PYTHON) src/view/tools/embed_assets.py $@
+$(BUILD)/gen/view_assets.c: src/page/viewer.js src/page/viewer.css src/page/tools/embed_assets.py
+	$(PYTHON) src/page/tools/embed_assets.py $@
 
-$(BUILD)/obj/gen/view_assets.o: $(BUILD)/gen/view_assets.c src/formats/view_assets.h
+$(BUILD)/obj/gen/view_assets.o: $(BUILD)/gen/view_assets.c src/page/view_assets.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 

@@ -2,7 +2,7 @@
 
 The extension holds the whole engine -- core model, writers, tracer and the
 command line itself -- compiled from the same sources as `make` (with sonde
-view's script and style sheet embedded from src/view/).  Beside it
+view's script and style sheet embedded from src/page/).  Beside it
 goes libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no
 Python in it, so it is built as a plain shared library).
 """
@@ -24,7 +24,7 @@ sources = sorted(
 
 # sonde view's script and style sheet, embedded as C strings (as make does).
 VIEW_ASSETS = os.path.join("build", "gen", "view_assets.c")
-runpy.run_path(os.path.join("src", "view", "tools", "embed_assets.py"))["main"](VIEW_ASSETS)
+runpy.run_path(os.path.join("src", "page", "tools", "embed_assets.py"))["main"](VIEW_ASSETS)
 sources.append(VIEW_ASSETS)
 
 

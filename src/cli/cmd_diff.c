@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../formats/diff.h"
+#include "../report/diff.h"
 #include "../formats/load.h"
-#include "../formats/view.h"
+#include "../page/view.h"
 #include "commands.h"
 #include "options.h"
 

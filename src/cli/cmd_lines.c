@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../formats/lines_table.h"
+#include "../report/lines_table.h"
 #include "commands.h"
 #include "launcher.h"
 #include "options.h"

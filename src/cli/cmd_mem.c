@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
 #include "commands.h"
 #include "launcher.h"
 #include "options.h"

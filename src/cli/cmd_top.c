@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../formats/short_path.h"
+#include "../core/short_path.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"

@@ -1,6 +1,6 @@
 /* cmd_view.c - sonde view: every profile sonde writes, and cProfile's .prof
- * files, as one self-contained HTML page (src/formats/view.c; the page's
- * script is src/view/viewer.js), written next to the input, served on
+ * files, as one self-contained HTML page (src/page/view.c; the page's
+ * script is src/page/viewer.js), written next to the input, served on
  * 127.0.0.1 or opened in the browser. */
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../formats/load.h"
-#include "../formats/view.h"
+#include "../page/view.h"
 #include "commands.h"
 #include "open_url.h"
 #include "options.h"

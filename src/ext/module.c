@@ -12,11 +12,11 @@
 #include "../cli/cli.h"
 #include "../core/stats.h"
 #include "../formats/format.h"
-#include "../formats/lines_table.h"
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
+#include "../report/lines_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
 #include "../formats/pstats.h"
-#include "../formats/table.h"
+#include "../report/table.h"
 #include "lines.h"
 
 typedef struct profiler_object {

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "short_path.h"
+#include "../core/short_path.h"
 
 #define SONDE_COLLAPSED_MAX_BYTES (1ull << 30)
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame_layout.h"
+#include "../core/flame_layout.h"
 #include "format.h"
-#include "view_tree.h"
+#include "../core/view_tree.h"
 
 #define WIDTH 1200.0
 #define FRAME_H 16

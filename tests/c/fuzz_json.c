@@ -17,15 +17,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/diff.h"
+#include "report/diff.h"
 #include "formats/dot.h"
 #include "formats/format.h"
-#include "formats/lines_table.h"
+#include "report/lines_table.h"
 #include "formats/load.h"
-#include "formats/mem_plot.h"
-#include "formats/mem_table.h"
-#include "formats/table.h"
-#include "formats/view.h"
+#include "report/mem_plot.h"
+#include "report/mem_table.h"
+#include "report/table.h"
+#include "page/view.h"
 
 #define SEED 0x15071507u
 #define MAX_GROWTH 4096

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "formats/pstats.h"
-#include "formats/table.h"
+#include "report/table.h"
 
 #define SEED 0x5eed5eedu
 

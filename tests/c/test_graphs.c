@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/diff.h"
+#include "report/diff.h"
 #include "formats/dot.h"
-#include "formats/flame_layout.h"
+#include "core/flame_layout.h"
 #include "formats/format.h"
 #include "formats/json_profile.h"
-#include "formats/view.h"
-#include "formats/view_tree.h"
+#include "page/view.h"
+#include "core/view_tree.h"
 #include "fixture.h"
 #include "harness.h"
 

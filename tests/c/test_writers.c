@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "formats/format.h"
-#include "formats/table.h"
+#include "report/table.h"
 #include "fixture.h"
 #include "harness.h"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "../core/buf.h"
-#include "json_read.h"
+#include "../formats/json_read.h"
 
 /* The nanoseconds in one `unit` ("s", "ms", "us", "ns", or seconds as a
  * number from 1e-12 to 1e6) into *ns, and the table's "Timer unit:" text

@@ -8,9 +8,9 @@
 
 #include <stdint.h>
 
-#include "../core/buf.h"
-#include "../core/profile.h"
-#include "../core/stats.h"
+#include "buf.h"
+#include "profile.h"
+#include "stats.h"
 
 /* Rebuilt trees stop at this many nodes (the smallest branches go first)
  * and this deep. */

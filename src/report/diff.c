@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "view_tree.h"
+#include "../core/view_tree.h"
 
 /* The diff being sorted: qsort has no context argument (thread-local, so
  * each thread sorts its own). */

@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "../core/u64map.h"
-#include "flame_layout.h"
-#include "mem_plot.h"
+#include "../core/flame_layout.h"
+#include "../report/mem_plot.h"
 #include "view_assets.h"
-#include "view_tree.h"
+#include "../core/view_tree.h"
 
 /* ---- the page around the data ---- */
 

@@ -1,6 +1,6 @@
 /* view.h - sonde view's page: one self-contained HTML file (no request of
  * any kind: a Content-Security-Policy forbids them) holding the viewer
- * (src/view/viewer.js and viewer.css) and the profile as JSON.
+ * (src/page/viewer.js and viewer.css) and the profile as JSON.
  *
  * The JSON in the page (#data), by kind:
  * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
@@ -24,8 +24,8 @@
 #include "../core/buf.h"
 #include "../core/profile.h"
 #include "../core/stats.h"
-#include "diff.h"
-#include "json_read.h"
+#include "../report/diff.h"
+#include "../formats/json_read.h"
 
 /* The page of a run or record profile.  has_tree: p's calling-context tree
  * is real (sonde's JSON); else (a .prof file) the tree is rebuilt from the

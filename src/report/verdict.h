@@ -9,9 +9,9 @@
 #ifndef SONDE_VERDICT_H
 #define SONDE_VERDICT_H
 
-#include "buf.h"
-#include "profile.h"
-#include "stats.h"
+#include "../core/buf.h"
+#include "../core/profile.h"
+#include "../core/stats.h"
 
 typedef struct sonde_usage {
     double wall, user, sys;          /* seconds; CPU of the children waited for included */

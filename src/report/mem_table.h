@@ -7,7 +7,7 @@
 #include <stddef.h>
 
 #include "../core/buf.h"
-#include "json_read.h"
+#include "../formats/json_read.h"
 
 /* Appends the table to b.  0, or -1 with a message when the document is
  * not a mem profile. */

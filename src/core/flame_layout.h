@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "../core/profile.h"
+#include "profile.h"
 #include "view_tree.h"
 
 typedef struct flame_layout {
