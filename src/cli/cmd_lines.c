@@ -52,7 +52,7 @@ static int lines_option(int argc, char **argv, int *i, void *ctx)
         return SONDE_EXIT_USAGE;
     double ns;
     char label[64];
-    if (r && sonde_lines_unit(o->unit, &ns, label, sizeof label) < 0)
+    if (r && sonde_lines_unit_parse(o->unit, &ns, label, sizeof label) < 0)
         return cli_usage_error("lines", "unknown unit '%s' (use s, ms, us, ns or a number of "
                                "seconds such as 1e-6)", o->unit);
     return r;
@@ -63,7 +63,7 @@ static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 {
     const lines_opts *o = ctx;
     char err[256];
-    if (sonde_lines_table(table, doc, o->unit, err, sizeof err) < 0)
+    if (sonde_lines_table_write(table, doc, o->unit, err, sizeof err) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     return 0;
 }

@@ -57,9 +57,9 @@ static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
         return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
                                mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
     char err[256];
-    int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
-                : svg ? sonde_mem_plot(b, t, err, sizeof err)
-                      : sonde_mem_table(b, t, err, sizeof err);
+    int drawn = !mem ? sonde_lines_table_write(b, t, NULL, err, sizeof err)
+                : svg ? sonde_mem_plot_write(b, t, err, sizeof err)
+                      : sonde_mem_table_write(b, t, err, sizeof err);
     return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
 }
 

@@ -44,9 +44,9 @@ static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
     sonde_stats_init(&s);
     int rc = sonde_load_any(file, &p, &s, &doc, &kind, err, errlen);
     if (rc == 0 && kind != SONDE_LOADED_PROFILE) {
-        rc = sonde_view_document(b, file, &doc, err, errlen);
+        rc = sonde_view_document_write(b, file, &doc, err, errlen);
         sonde_jtree_free(&doc);
-    } else if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
+    } else if (rc == 0 && sonde_view_profile_write(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void flame_layout_free(flame_layout *l)
+void sonde_flame_layout_free(sonde_flame_layout *l)
 {
     free(l->x);
     free(l->depth);
@@ -14,7 +14,7 @@ void flame_layout_free(flame_layout *l)
 }
 
 static const sonde_profile *sort_profile; /* qsort has no context argument */
-static const view_tree *sort_tree;
+static const sonde_time_tree *sort_tree;
 
 static const char *name_of(uint32_t node)
 {
@@ -32,7 +32,8 @@ static int by_parent_then_name(const void *a, const void *b)
     return c ? c : (x < y ? -1 : x > y);
 }
 
-int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p)
+int sonde_flame_layout_compute(sonde_flame_layout *l, const sonde_time_tree *t,
+                               const sonde_profile *p)
 {
     uint32_t n = t->n ? t->n : 1;
     l->x = calloc(n, sizeof *l->x);
@@ -42,7 +43,7 @@ int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p)
     if (!l->x || !l->depth || !order || !used) {
         free(order);
         free(used);
-        flame_layout_free(l);
+        sonde_flame_layout_free(l);
         return -1;
     }
     /* Every node but the root, grouped by parent and in name order there. */
@@ -68,7 +69,7 @@ int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p)
     return 0;
 }
 
-void flame_colour(const char *name, int *r, int *g, int *b)
+void sonde_flame_colour(const char *name, int *r, int *g, int *b)
 {
     uint32_t h = 2166136261u;
     for (const char *c = name; *c; c++)

@@ -10,19 +10,20 @@
 #include <stdint.h>
 
 #include "profile.h"
-#include "view_tree.h"
+#include "time_tree.h"
 
-typedef struct flame_layout {
+typedef struct sonde_flame_layout {
     double *x;          /* start, in the tree's value units from the root's start */
     uint32_t *depth;    /* the root is 0 */
-} flame_layout;
+} sonde_flame_layout;
 
 /* Lays t out; p names its functions.  0, or -1 on out of memory. */
-int flame_layout_of(flame_layout *l, const view_tree *t, const sonde_profile *p);
-void flame_layout_free(flame_layout *l);
+int sonde_flame_layout_compute(sonde_flame_layout *l, const sonde_time_tree *t,
+                               const sonde_profile *p);
+void sonde_flame_layout_free(sonde_flame_layout *l);
 
 /* A warm colour that depends only on the name, so a function keeps its
  * colour from one picture to the next. */
-void flame_colour(const char *name, int *r, int *g, int *b);
+void sonde_flame_colour(const char *name, int *r, int *g, int *b);
 
 #endif

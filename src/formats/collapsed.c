@@ -119,7 +119,7 @@ static uint64_t walk(const sonde_profile *p, const sonde_node *nodes, const fram
     return bytes;
 }
 
-int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_collapsed_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                           const sonde_format_opts *o)
 {
     (void)s;

@@ -7,28 +7,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pstats.h"
-
-int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                       const sonde_format_opts *o)
-{
-    (void)o;
-    sonde_pstats_write(b, p, s);
-    return sonde_buf_ok(b) ? 0 : -1;
-}
-
 static const sonde_format formats[] = {
     { "pstats", "pstats marshal file, as cProfile writes (pstats, snakeviz, gprof2dot)",
-      0, 0, sonde_write_pstats },
+      0, 0, sonde_pstats_write },
     { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
-      1, 0, sonde_write_collapsed },
-    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, 0, sonde_write_json },
+      1, 0, sonde_collapsed_write },
+    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, 0, sonde_json_write },
     { "speedscope", "speedscope.app JSON: one evented profile per thread", 1, 0,
-      sonde_write_speedscope },
+      sonde_speedscope_write },
     { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1, 0,
-      sonde_write_flamegraph },
+      sonde_flamegraph_write },
     { "chrome", "Chrome trace events (chrome://tracing, Perfetto): a timeline", 1, 1,
-      sonde_write_chrome },
+      sonde_chrome_write },
 };
 
 const sonde_format *sonde_format_find(const char *name)

@@ -44,17 +44,17 @@ int sonde_format_write_file(const sonde_format *f, const char *path, const sonde
                             const sonde_stats *s, const sonde_format_opts *o, char *err,
                             size_t errlen);
 
-int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o);
-int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_collapsed_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                           const sonde_format_opts *o);
-int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                      const sonde_format_opts *o);
-int sonde_write_chrome(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o);
-int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_flamegraph_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                            const sonde_format_opts *o);
-int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                            const sonde_format_opts *o);
 
 #endif

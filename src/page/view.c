@@ -10,7 +10,7 @@
 #include "../core/flame_layout.h"
 #include "../report/mem_plot.h"
 #include "view_assets.h"
-#include "../core/view_tree.h"
+#include "../core/time_tree.h"
 
 /* ---- the page around the data ---- */
 
@@ -63,7 +63,7 @@ static void put_funcs(sonde_buf *b, const sonde_profile *p)
         const sonde_func *f = &p->funcs[i];
         const char *name = sonde_profile_str(p, f->qualname);
         int r, g, bl;
-        flame_colour(name, &r, &g, &bl);
+        sonde_flame_colour(name, &r, &g, &bl);
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
         sonde_buf_json_str(b, name);
         sonde_buf_putc(b, ',');
@@ -74,10 +74,10 @@ static void put_funcs(sonde_buf *b, const sonde_profile *p)
 }
 
 /* The tree, and where flame_layout.c puts each node (as -f flamegraph). */
-static int put_tree(sonde_buf *b, const view_tree *t, const sonde_profile *p)
+static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile *p)
 {
-    flame_layout l;
-    if (flame_layout_of(&l, t, p) < 0)
+    sonde_flame_layout l;
+    if (sonde_flame_layout_compute(&l, t, p) < 0)
         return -1;
     sonde_buf_puts(b, ",\n\"tree\": [");
     for (uint32_t i = 0; i < t->n; i++) {
@@ -90,7 +90,7 @@ static int put_tree(sonde_buf *b, const view_tree *t, const sonde_profile *p)
         sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "]");
-    flame_layout_free(&l);
+    sonde_flame_layout_free(&l);
     return 0;
 }
 
@@ -123,13 +123,13 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
     sonde_buf_puts(b, "]");
 }
 
-static int tree_of(view_tree *t, const sonde_profile *p, const sonde_stats *s, int has_tree)
+static int tree_of(sonde_time_tree *t, const sonde_profile *p, const sonde_stats *s, int has_tree)
 {
-    return has_tree ? view_tree_from_profile(t, p) : view_tree_from_stats(t, s);
+    return has_tree ? sonde_time_tree_from_profile(t, p) : sonde_time_tree_from_stats(t, s);
 }
 
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                               const view_tree *t, int has_tree)
+                               const sonde_time_tree *t, int has_tree)
 {
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
@@ -139,19 +139,19 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
     put_stats(b, s);
 }
 
-int sonde_view_profile(sonde_buf *b, const char *title, const sonde_profile *p,
+int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
                        const sonde_stats *s, int has_tree)
 {
-    view_tree t;
+    sonde_time_tree t;
     if (tree_of(&t, p, s, has_tree) < 0) {
-        view_tree_free(&t);
+        sonde_time_tree_free(&t);
         return -1;
     }
     page_begin(b);
     data_begin(b, "profile", title);
     put_profile_fields(b, p, s, &t, has_tree);
     page_end(b);
-    view_tree_free(&t);
+    sonde_time_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
 }
 
@@ -188,7 +188,7 @@ static void put_value(sonde_buf *b, const sonde_jtree *t, const sonde_jval *v)
     }
 }
 
-int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
+int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
                         size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
@@ -201,7 +201,7 @@ int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, c
     }
     sonde_buf plot;
     sonde_buf_init(&plot);
-    if (strcmp(mode, "mem") == 0 && sonde_mem_plot(&plot, t, err, errlen) < 0) {
+    if (strcmp(mode, "mem") == 0 && sonde_mem_plot_write(&plot, t, err, errlen) < 0) {
         sonde_buf_free(&plot);
         return -1;
     }
@@ -231,7 +231,7 @@ int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, c
 /* One side of a diff, its nodes named by label ids shared by both sides. */
 typedef struct labelled {
     const sonde_profile *p;
-    const view_tree *t;
+    const sonde_time_tree *t;
     uint32_t *label;        /* per function: its label's id */
     sonde_u64map children;  /* parent << 32 | label id -> node */
 } labelled;
@@ -246,7 +246,7 @@ static int name_functions(labelled *l, sonde_strtab *labels)
     int rc = l->label ? 0 : -1;
     for (uint32_t f = 0; rc == 0 && f < l->p->nfuncs; f++) {
         text.len = 0;
-        view_func_label(&text, l->p, f);
+        sonde_diff_func_label(&text, l->p, f);
         int64_t id = sonde_buf_ok(&text) ? sonde_strtab_intern(labels, text.data, text.len) : -1;
         l->label[f] = (uint32_t)id;
         rc = id < 0 ? -1 : 0;
@@ -309,10 +309,10 @@ static void put_changes(sonde_buf *b, const sonde_diff *d)
     sonde_buf_puts(b, "]");
 }
 
-int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
+int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side *before,
                     const sonde_view_side *after, const sonde_diff *d)
 {
-    view_tree tb, ta;
+    sonde_time_tree tb, ta;
     int rc = -1;
     labelled lb = { before->p, &tb, NULL, { 0 } }, la = { after->p, &ta, NULL, { 0 } };
     sonde_strtab labels;
@@ -346,7 +346,7 @@ out:
     free(la.label);
     sonde_strtab_free(&labels);
     sonde_u64map_free(&lb.children);
-    view_tree_free(&tb);
-    view_tree_free(&ta);
+    sonde_time_tree_free(&tb);
+    sonde_time_tree_free(&ta);
     return rc;
 }

@@ -30,11 +30,11 @@
 /* The page of a run or record profile.  has_tree: p's calling-context tree
  * is real (sonde's JSON); else (a .prof file) the tree is rebuilt from the
  * callers in s, as snakeviz does.  0, or -1 on out of memory. */
-int sonde_view_profile(sonde_buf *b, const char *title, const sonde_profile *p,
+int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
                        const sonde_stats *s, int has_tree);
 
 /* The page of a sonde lines or mem document.  0, or -1 with a message. */
-int sonde_view_document(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
+int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
                         size_t errlen);
 
 /* One side of a diff: a profile, its stats, whether its tree is real. */
@@ -46,7 +46,7 @@ typedef struct sonde_view_side {
 
 /* The page comparing `after` with `before`, with the changes sonde diff
  * computed (diff.h).  0, or -1 on out of memory. */
-int sonde_view_diff(sonde_buf *b, const char *title, const sonde_view_side *before,
+int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side *before,
                     const sonde_view_side *after, const sonde_diff *d);
 
 #endif

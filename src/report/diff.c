@@ -1,12 +1,38 @@
 /* diff.c - what changed between two profiles; see diff.h. */
 #include "diff.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/view_tree.h"
+
+/* Appends s to b without its " at 0x<hex digits>": the address in a label
+ * such as "<built-in method __new__ of type object at 0x7f...>" changes
+ * from one run to the next. */
+static void put_without_addresses(sonde_buf *b, const char *s)
+{
+    const char *at;
+    while ((at = strstr(s, " at 0x")) != NULL) {
+        const char *end = at + 6;
+        while (isxdigit((unsigned char)*end))
+            end++;
+        /* " at 0x" without digits is not an address: kept */
+        sonde_buf_put(b, s, (size_t)((end == at + 6 ? end : at) - s));
+        s = end;
+    }
+    sonde_buf_puts(b, s);
+}
+
+void sonde_diff_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
+{
+    const sonde_func *f = &p->funcs[func];
+    put_without_addresses(b, sonde_profile_str(p, f->file));
+    sonde_buf_printf(b, ":%d(", f->line);
+    put_without_addresses(b, sonde_profile_str(p, f->name));
+    sonde_buf_putc(b, ')');
+}
 
 /* The diff being sorted: qsort has no context argument (thread-local, so
  * each thread sorts its own). */
@@ -52,7 +78,7 @@ static int add_side(sonde_diff *d, const sonde_profile *p, const sonde_stats *s,
         if (!fs->present)
             continue;
         label.len = 0;
-        view_func_label(&label, p, f);
+        sonde_diff_func_label(&label, p, f);
         int64_t id = sonde_buf_ok(&label) ? sonde_strtab_intern(&d->labels, label.data, label.len)
                                           : -1;
         sonde_change *c = id < 0 ? NULL : change_of(d, (uint32_t)id, cap);
@@ -90,7 +116,7 @@ void sonde_diff_free(sonde_diff *d)
     memset(d, 0, sizeof *d);
 }
 
-void sonde_diff_table(sonde_buf *b, const sonde_diff *d, uint32_t limit)
+void sonde_diff_table_write(sonde_buf *b, const sonde_diff *d, uint32_t limit)
 {
     uint32_t shown = limit && limit < d->n ? limit : d->n;
     sonde_buf_printf(b, "Functions whose own time changed most (%u of %u):\n\n", shown, d->n);

@@ -1,6 +1,6 @@
 /* diff.h - what changed between two profiles of one program: each
  * function's own time before and after, matched by their labels
- * (view_func_label: file:line(name), object addresses left out). */
+ * (sonde_diff_func_label: file:line(name), object addresses left out). */
 #ifndef SONDE_DIFF_H
 #define SONDE_DIFF_H
 
@@ -24,6 +24,11 @@ typedef struct sonde_diff {
     uint32_t n;
 } sonde_diff;
 
+/* "file:line(name)": a function's label, the key that matches functions
+ * across two profiles; object addresses (" at 0x7f...") are left out, since
+ * they differ from run to run. */
+void sonde_diff_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func);
+
 /* Compares `after` (pa, sa) with `before` (pb, sb) into d.  0, or -1 on
  * out of memory. */
 int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats *sb,
@@ -36,6 +41,6 @@ static inline const char *sonde_diff_label(const sonde_diff *d, const sonde_chan
 }
 
 /* The table sonde diff prints: the `limit` largest changes (0 = all). */
-void sonde_diff_table(sonde_buf *b, const sonde_diff *d, uint32_t limit);
+void sonde_diff_table_write(sonde_buf *b, const sonde_diff *d, uint32_t limit);
 
 #endif

@@ -13,7 +13,7 @@ static const struct {
 
 #define NUNITS (sizeof units / sizeof units[0])
 
-int sonde_lines_unit(const char *unit, double *ns, char *label, size_t labellen)
+int sonde_lines_unit_parse(const char *unit, double *ns, char *label, size_t labellen)
 {
     for (size_t i = 0; i < NUNITS; i++)
         if (strcmp(unit, units[i].name) == 0) {
@@ -118,7 +118,7 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     }
 }
 
-int sonde_lines_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
+int sonde_lines_table_write(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                       size_t errlen)
 {
     const sonde_jval *functions = sonde_json_get(t, &t->vals[t->root], "functions");
@@ -128,7 +128,7 @@ int sonde_lines_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char
     }
     double scale = 0;
     char label[64];
-    if (unit && sonde_lines_unit(unit, &scale, label, sizeof label) < 0) {
+    if (unit && sonde_lines_unit_parse(unit, &scale, label, sizeof label) < 0) {
         snprintf(err, errlen, "unknown unit '%s' (use s, ms, us, ns or a number of seconds "
                  "such as 1e-6)", unit);
         return -1;

@@ -18,11 +18,11 @@
 /* The nanoseconds in one `unit` ("s", "ms", "us", "ns", or seconds as a
  * number from 1e-12 to 1e6) into *ns, and the table's "Timer unit:" text
  * for it into label.  0, or -1 when it is none of these. */
-int sonde_lines_unit(const char *unit, double *ns, char *label, size_t labellen);
+int sonde_lines_unit_parse(const char *unit, double *ns, char *label, size_t labellen);
 
 /* Appends the table to b; unit as above, or NULL for a unit per time.
  * 0, or -1 with a message when the document is not one or the unit is bad. */
-int sonde_lines_table(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
+int sonde_lines_table_write(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                       size_t errlen);
 
 #endif

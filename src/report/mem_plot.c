@@ -131,7 +131,7 @@ static int put_spans(sonde_buf *b, const sonde_jtree *t, const series *s, const 
     return rows;
 }
 
-int sonde_mem_plot(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
+int sonde_mem_plot_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
 {
     const sonde_jval *tl = sonde_json_get(t, &t->vals[t->root], "timeline");
     series s = { tl ? sonde_json_get(t, tl, "t_ns") : NULL,

@@ -11,6 +11,6 @@
 
 /* Appends the SVG to b.  0, or -1 with a message when the document has no
  * timeline. */
-int sonde_mem_plot(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
+int sonde_mem_plot_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
 
 #endif

@@ -208,7 +208,7 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     }
 }
 
-int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
+int sonde_mem_table_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
     const sonde_jval *functions = sonde_json_get(t, root, "functions");

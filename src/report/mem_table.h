@@ -11,7 +11,7 @@
 
 /* Appends the table to b.  0, or -1 with a message when the document is
  * not a mem profile. */
-int sonde_mem_table(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
+int sonde_mem_table_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
 
 /* Appends bytes in the most readable binary unit ("12.5 MiB", "512 B"). */
 void sonde_mem_put_bytes(sonde_buf *b, double bytes);

@@ -64,12 +64,12 @@ static void render_profile(const sonde_profile *p, const sonde_stats *s)
     sonde_dot_opts d = { 0, 0 };
     sonde_dot_write(&b, p, s, &d);
     int tree = sonde_load_has_tree(p);
-    sonde_view_profile(&b, "fuzz", p, s, tree);
+    sonde_view_profile_write(&b, "fuzz", p, s, tree);
     sonde_diff diff;
     if (sonde_diff_compute(&diff, p, s, p, s) == 0) {
-        sonde_diff_table(&b, &diff, 10);
+        sonde_diff_table_write(&b, &diff, 10);
         sonde_view_side side = { p, s, tree };
-        sonde_view_diff(&b, "fuzz", &side, &side, &diff);
+        sonde_view_diff_write(&b, "fuzz", &side, &side, &diff);
         sonde_diff_free(&diff);
     }
     sonde_buf_free(&b);
@@ -81,12 +81,12 @@ static void render_document(const sonde_jtree *t, enum sonde_load_kind kind)
     sonde_buf b;
     sonde_buf_init(&b);
     if (kind == SONDE_LOADED_LINES) {
-        sonde_lines_table(&b, t, NULL, err, sizeof err);
+        sonde_lines_table_write(&b, t, NULL, err, sizeof err);
     } else {
-        sonde_mem_table(&b, t, err, sizeof err);
-        sonde_mem_plot(&b, t, err, sizeof err);
+        sonde_mem_table_write(&b, t, err, sizeof err);
+        sonde_mem_plot_write(&b, t, err, sizeof err);
     }
-    sonde_view_document(&b, "fuzz", t, err, sizeof err);
+    sonde_view_document_write(&b, "fuzz", t, err, sizeof err);
     sonde_buf_free(&b);
 }
 

@@ -11,7 +11,7 @@
 #include "formats/format.h"
 #include "formats/json_profile.h"
 #include "page/view.h"
-#include "core/view_tree.h"
+#include "core/time_tree.h"
 #include "fixture.h"
 #include "harness.h"
 
@@ -67,8 +67,8 @@ static void test_tree_from_stats(void)
     sonde_profile_init(&p);
     sonde_stats_init(&s);
     fixture_app(&p, &s);
-    view_tree t;
-    check(view_tree_from_stats(&t, &s) == 0, "rebuilt");
+    sonde_time_tree t;
+    check(sonde_time_tree_from_stats(&t, &s) == 0, "rebuilt");
     /* root 12 s: main 10 s, and work's 9.5 s of cumtime less the 7.5 s
      * spent in it from main (which it does not reach): 2 s, thread 2's. */
     check_u64(t.n, 6);
@@ -86,7 +86,7 @@ static void test_tree_from_stats(void)
     check_dbl(t.nodes[4].total, 7.5 * 1.5 / 9.5);
     check(t.nodes[5].func == FIXTURE_LEN && t.nodes[5].parent == 2, "work -> len");
     check_dbl(t.nodes[5].total, 2 * 1.5 / 9.5);
-    view_tree_free(&t);
+    sonde_time_tree_free(&t);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
 }
@@ -99,9 +99,10 @@ static void test_layout(void)
     sonde_profile_init(&p);
     sonde_stats_init(&s);
     fixture_app(&p, &s);
-    view_tree t;
-    flame_layout l;
-    check(view_tree_from_profile(&t, &p) == 0 && flame_layout_of(&l, &t, &p) == 0, "laid out");
+    sonde_time_tree t;
+    sonde_flame_layout l;
+    check(sonde_time_tree_from_profile(&t, &p) == 0 && sonde_flame_layout_compute(&l, &t, &p) == 0,
+          "laid out");
     /* root's children: Worker.work (thread 2: 8 ticks, 2 s) and main
      * (10 s): by name, "Worker.work" < "main" */
     int main_node = -1, work_top = -1;
@@ -117,8 +118,8 @@ static void test_layout(void)
             check_dbl(l.x[i], 2); /* main's only child work, then len at its start */
             check_u64(l.depth[i], 3);
         }
-    flame_layout_free(&l);
-    view_tree_free(&t);
+    sonde_flame_layout_free(&l);
+    sonde_time_tree_free(&t);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
 }
@@ -202,7 +203,7 @@ static void test_diff_table(void)
     check(sonde_diff_compute(&d, &a, &sa, &b, &sb) == 0 && d.n == 3, "three functions");
     sonde_buf t;
     sonde_buf_init(&t);
-    sonde_diff_table(&t, &d, 2);
+    sonde_diff_table_write(&t, &d, 2);
     check_str(t.data,
               "Functions whose own time changed most (2 of 3):\n\n"
               "  own before    own after       change  change%   cum before    cum after  function\n"
@@ -220,7 +221,7 @@ static void test_diff_table(void)
 }
 
 /* The data of sonde view's page for the fixture: strings escaped for the
- * <script> element, the tree with flame_layout's places, stats, edges. */
+ * <script> element, the tree with sonde_flame_layout's places, stats, edges. */
 static const char page_data_want[] =
     "{\"kind\": \"profile\", \"title\": \"app \\u003cx\\u003e.json\", \"unit\": \"seconds\", "
     "\"sampled\": false, \"exact_tree\": true,\n"
@@ -253,7 +254,7 @@ static void test_page_data(void)
     fixture_app(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
-    check(sonde_view_profile(&b, "app <x>.json", &p, &s, 1) == 0, "page written");
+    check(sonde_view_profile_write(&b, "app <x>.json", &p, &s, 1) == 0, "page written");
     const char *data = strstr(b.data, "<script type=\"application/json\" id=\"data\">");
     const char *end = data ? strstr(data, "</script>") : NULL;
     check(data && end, "the page holds its data");

@@ -50,7 +50,7 @@ static void test_collapsed(void)
     sonde_stats_init(&s);
     sonde_buf b;
     sonde_buf_init(&b);
-    check(sonde_write_collapsed(&b, &p, &s, NULL) == 0, "collapsed");
+    check(sonde_collapsed_write(&b, &p, &s, NULL) == 0, "collapsed");
     char *got = sorted_lines(b.data ? b.data : "");
     char *want = sorted_lines(
         "main (app.py:1) 12\n"

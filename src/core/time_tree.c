@@ -1,33 +1,32 @@
-/* view_tree.c - the call tree the pictures draw; see view_tree.h. */
-#include "view_tree.h"
+/* time_tree.c - the call tree the pictures draw; see time_tree.h. */
+#include "time_tree.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void view_tree_free(view_tree *t)
+void sonde_time_tree_free(sonde_time_tree *t)
 {
     free(t->nodes);
     memset(t, 0, sizeof *t);
 }
 
-static int add_node(view_tree *t, int32_t func, uint32_t parent, double total, double self)
+static int add_node(sonde_time_tree *t, int32_t func, uint32_t parent, double total, double self)
 {
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 1024;
-        view_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
+        sonde_time_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
         if (!nodes)
             return -1;
         t->nodes = nodes;
         t->cap = cap;
     }
-    t->nodes[t->n++] = (view_node){ func, parent, total, self };
+    t->nodes[t->n++] = (sonde_time_node){ func, parent, total, self };
     return 0;
 }
 
-int view_tree_from_profile(view_tree *t, const sonde_profile *p)
+int sonde_time_tree_from_profile(sonde_time_tree *t, const sonde_profile *p)
 {
     memset(t, 0, sizeof *t);
     sonde_node *nodes;
@@ -83,7 +82,7 @@ typedef struct offer {
 } offer;
 
 typedef struct rebuild {
-    view_tree *t;
+    sonde_time_tree *t;
     const sonde_stats *s;
     const uint32_t *start, *order;   /* edges grouped by caller */
     pending *heap;                   /* nodes to expand, biggest total on top */
@@ -143,7 +142,7 @@ static pending heap_pop(rebuild *r)
 }
 
 /* How often func appears from node up to the root, counting to `most`. */
-static int appearances(const view_tree *t, uint32_t node, int32_t func, int most)
+static int appearances(const sonde_time_tree *t, uint32_t node, int32_t func, int most)
 {
     int n = 0;
     for (uint32_t a = node; a != 0 && n < most; a = t->nodes[a].parent)
@@ -166,12 +165,12 @@ static int add_rebuilt(rebuild *r, uint32_t f, uint32_t parent, double value, ui
     double self = fs->tottime < fs->cumtime ? value * fs->tottime / fs->cumtime : value;
     if (add_node(r->t, (int32_t)f, parent, value, self) < 0)
         return -1;
-    return depth < VIEW_MAX_DEPTH ? heap_push(r, r->t->n - 1, depth) : 0;
+    return depth < SONDE_TIME_TREE_MAX_DEPTH ? heap_push(r, r->t->n - 1, depth) : 0;
 }
 
 static int expand(rebuild *r, pending at)
 {
-    view_tree *t = r->t;
+    sonde_time_tree *t = r->t;
     uint32_t f = (uint32_t)t->nodes[at.node].func;
     double value = t->nodes[at.node].total, cum = r->s->funcs[f].cumtime;
     int again = appearances(t, t->nodes[at.node].parent, (int32_t)f, 1) > 0;
@@ -198,7 +197,7 @@ static int expand(rebuild *r, pending at)
     }
     qsort(r->offers, n, sizeof *r->offers, by_order);
     double room = value;
-    for (uint32_t i = 0; i < n && t->n < VIEW_MAX_NODES; i++) {
+    for (uint32_t i = 0; i < n && t->n < SONDE_TIME_TREE_MAX_NODES; i++) {
         double v = r->offers[i].value < room ? r->offers[i].value : room;
         if (!(v >= r->smallest))
             break;
@@ -209,7 +208,7 @@ static int expand(rebuild *r, pending at)
     return 0;
 }
 
-int view_tree_from_stats(view_tree *t, const sonde_stats *s)
+int sonde_time_tree_from_stats(sonde_time_tree *t, const sonde_stats *s)
 {
     memset(t, 0, sizeof *t);
     rebuild r = { .t = t, .s = s };
@@ -239,10 +238,10 @@ int view_tree_from_stats(view_tree *t, const sonde_stats *s)
         if (roots[f] > 0)
             r.offers[n++] = (offer){ f, roots[f], -roots[f] };
     qsort(r.offers, n, sizeof *r.offers, by_order);
-    for (uint32_t i = 0; i < n && t->n < VIEW_MAX_NODES; i++)
+    for (uint32_t i = 0; i < n && t->n < SONDE_TIME_TREE_MAX_NODES; i++)
         if (add_rebuilt(&r, r.offers[i].callee, 0, r.offers[i].value, 1) < 0)
             goto out;
-    while (r.nheap > 0 && t->n < VIEW_MAX_NODES)
+    while (r.nheap > 0 && t->n < SONDE_TIME_TREE_MAX_NODES)
         if (expand(&r, heap_pop(&r)) < 0)
             goto out;
     rc = 0;
@@ -253,30 +252,4 @@ out:
     free(r.heap);
     free(r.offers);
     return rc;
-}
-
-/* Appends s to b without its " at 0x<hex digits>": the address in a label
- * such as "<built-in method __new__ of type object at 0x7f...>" changes
- * from one run to the next. */
-static void put_without_addresses(sonde_buf *b, const char *s)
-{
-    const char *at;
-    while ((at = strstr(s, " at 0x")) != NULL) {
-        const char *end = at + 6;
-        while (isxdigit((unsigned char)*end))
-            end++;
-        /* " at 0x" without digits is not an address: kept */
-        sonde_buf_put(b, s, (size_t)((end == at + 6 ? end : at) - s));
-        s = end;
-    }
-    sonde_buf_puts(b, s);
-}
-
-void view_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
-{
-    const sonde_func *f = &p->funcs[func];
-    put_without_addresses(b, sonde_profile_str(p, f->file));
-    sonde_buf_printf(b, ":%d(", f->line);
-    put_without_addresses(b, sonde_profile_str(p, f->name));
-    sonde_buf_putc(b, ')');
 }
