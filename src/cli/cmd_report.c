@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "../core/stats.h"
-#include "../formats/dot.h"
 #include "../formats/format.h"
 #include "../formats/json_read.h"
 #include "../report/lines_table.h"
@@ -111,10 +110,9 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
     sonde_table_opts topts = { .sort = "cumtime", .limit = 30 };
-    sonde_dot_opts dopts = { 0.5, 0.1 };
     const char *file = NULL, *format = "table", *out = "-", *limit = NULL;
     const char *node_thres = NULL, *edge_thres = NULL, *min_count = NULL;
-    sonde_format_opts fopts = { 0, NULL, 0 };
+    sonde_format_opts fopts = *sonde_format_opts_or_default(NULL);
     char cwd[PATH_MAX];
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -160,11 +158,11 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     int graphviz = strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
     int dot = graphviz || strcmp(format, "dot") == 0;
     const sonde_format *fmt = NULL;
-    if (strcmp(format, "table") != 0 && !dot && !(fmt = sonde_format_find(format)))
-        return cli_usage_error("report", "unknown format '%s' (use table, dot, svg, png, %s)",
+    if (strcmp(format, "table") != 0 && !(fmt = sonde_format_find(graphviz ? "dot" : format)))
+        return cli_usage_error("report", "unknown format '%s' (use table, svg, png, %s)",
                                format, sonde_format_names());
-    if (dot && (parse_percent("--node-thres", node_thres, &dopts.node_thres) < 0 ||
-                parse_percent("--edge-thres", edge_thres, &dopts.edge_thres) < 0))
+    if (dot && (parse_percent("--node-thres", node_thres, &fopts.node_thres) < 0 ||
+                parse_percent("--edge-thres", edge_thres, &fopts.edge_thres) < 0))
         return SONDE_EXIT_USAGE;
 
     sonde_profile p;
@@ -188,8 +186,8 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
                       fmt->needs_timeline ? "timeline" : "call tree", format, format);
-    } else if (dot) {
-        if (sonde_dot_write(&b, &p, &s, &dopts) < 0)
+    } else if (graphviz) {
+        if (fmt->write(&b, &p, &s, &fopts) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (!fmt) {
         if (sonde_table_write(&b, &p, &s, &topts, err, sizeof err) < 0)

@@ -123,8 +123,7 @@ int sonde_collapsed_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
                           const sonde_format_opts *o)
 {
     (void)s;
-    static const sonde_format_opts defaults = { 0, NULL, 0 };
-    o = o ? o : &defaults;
+    o = sonde_format_opts_or_default(o);
     sonde_node *nodes;
     uint32_t count;
     if (sonde_profile_merged_tree(p, 1, &nodes, &count) < 0) {

@@ -8,18 +8,29 @@
 #include <unistd.h>
 
 static const sonde_format formats[] = {
-    { "pstats", "pstats marshal file, as cProfile writes (pstats, snakeviz, gprof2dot)",
-      0, 0, sonde_pstats_write },
-    { "collapsed", "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
-      1, 0, sonde_collapsed_write },
-    { "json", "sonde's own JSON: functions, threads, call tree, stats", 0, 0, sonde_json_write },
-    { "speedscope", "speedscope.app JSON: one evented profile per thread", 1, 0,
-      sonde_speedscope_write },
-    { "flamegraph", "interactive SVG flame graph (hover, click to zoom, search)", 1, 0,
-      sonde_flamegraph_write },
-    { "chrome", "Chrome trace events (chrome://tracing, Perfetto): a timeline", 1, 1,
-      sonde_chrome_write },
+    { .name = "pstats",
+      .summary = "pstats marshal file, as cProfile writes (pstats, snakeviz, gprof2dot)",
+      .needs_stats = 1, .write = sonde_pstats_write },
+    { .name = "collapsed",
+      .summary = "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
+      .needs_tree = 1, .write = sonde_collapsed_write },
+    { .name = "json", .summary = "sonde's own JSON: functions, threads, call tree, stats",
+      .needs_stats = 1, .write = sonde_json_write },
+    { .name = "speedscope", .summary = "speedscope.app JSON: one evented profile per thread",
+      .needs_tree = 1, .write = sonde_speedscope_write },
+    { .name = "flamegraph", .summary = "interactive SVG flame graph (hover, click to zoom, search)",
+      .needs_tree = 1, .write = sonde_flamegraph_write },
+    { .name = "chrome", .summary = "Chrome trace events (chrome://tracing, Perfetto): a timeline",
+      .needs_tree = 1, .needs_timeline = 1, .write = sonde_chrome_write },
+    { .name = "dot", .summary = "the call graph as Graphviz source, as gprof2dot draws it",
+      .needs_stats = 1, .write = sonde_dot_write },
 };
+
+const sonde_format_opts *sonde_format_opts_or_default(const sonde_format_opts *o)
+{
+    static const sonde_format_opts defaults = { .node_thres = 0.5, .edge_thres = 0.1 };
+    return o ? o : &defaults;
+}
 
 const sonde_format *sonde_format_find(const char *name)
 {

@@ -18,7 +18,6 @@
 #include <string.h>
 
 #include "report/diff.h"
-#include "formats/dot.h"
 #include "formats/format.h"
 #include "report/lines_table.h"
 #include "formats/load.h"
@@ -46,7 +45,7 @@ static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
 static long accepted, rejected;
 
 static const char *const formats[] = { "pstats", "collapsed", "json", "speedscope",
-                                       "flamegraph", "chrome" };
+                                       "flamegraph", "chrome", "dot" };
 
 static void render_profile(const sonde_profile *p, const sonde_stats *s)
 {
@@ -58,11 +57,9 @@ static void render_profile(const sonde_profile *p, const sonde_stats *s)
     t.callers_re = ".";
     t.callees_re = ".";
     sonde_table_write(&b, p, s, &t, err, sizeof err);
-    sonde_format_opts o = { 1, "/home/user", 2 };
+    sonde_format_opts o = { .short_paths = 1, .cwd = "/home/user", .min_count = 2 };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
         sonde_format_find(formats[i])->write(&b, p, s, &o);
-    sonde_dot_opts d = { 0, 0 };
-    sonde_dot_write(&b, p, s, &d);
     int tree = sonde_load_has_tree(p);
     sonde_view_profile_write(&b, "fuzz", p, s, tree);
     sonde_diff diff;

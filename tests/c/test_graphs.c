@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "report/diff.h"
-#include "formats/dot.h"
 #include "core/flame_layout.h"
 #include "formats/format.h"
 #include "formats/json_profile.h"
@@ -40,13 +39,13 @@ static void test_dot(void)
     fixture_app(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
-    sonde_dot_opts all = { 0, 0 };
+    sonde_format_opts all = { .node_thres = 0, .edge_thres = 0 };
     check(sonde_dot_write(&b, &p, &s, &all) == 0, "dot writer");
     check_str(b.data, dot_want);
     sonde_buf_free(&b);
     /* thresholds: len (12.5%) and the recursive edge (4.2%) go */
     sonde_buf_init(&b);
-    sonde_dot_opts some = { 20, 10 };
+    sonde_format_opts some = { .node_thres = 20, .edge_thres = 10 };
     sonde_dot_write(&b, &p, &s, &some);
     check(strstr(b.data, "builtins.len") == NULL && strstr(b.data, "f1 -> f1") == NULL &&
               strstr(b.data, "f0 -> f1") != NULL,
@@ -152,7 +151,7 @@ static void test_json_round_trip(void)
     char err[200];
     check(read_json(b.data, &q, err, sizeof err) == 0, "read back: %s", err);
     check(sonde_stats_from_profile(&r, &q) == 0, "stats");
-    sonde_dot_opts o = { 0, 0 };
+    sonde_format_opts o = { .node_thres = 0, .edge_thres = 0 };
     sonde_dot_write(&d1, &p, &s, &o);
     sonde_dot_write(&d2, &q, &r, &o);
     check_str(d2.data, d1.data);

@@ -1,4 +1,5 @@
 /* test_writers.c - golden output of the collapsed, json and table writers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -219,11 +220,45 @@ static void test_labels_and_formats(void)
     check(sonde_format_find("table") == NULL, "table is no file format");
     check(sonde_format_find("speedscope") && sonde_format_find("speedscope")->needs_tree,
           "speedscope needs the tree");
-    check_str(sonde_format_names(), "pstats, collapsed, json, speedscope, flamegraph, chrome");
+    check_str(sonde_format_names(), "pstats, collapsed, json, speedscope, flamegraph, chrome, dot");
+}
+
+/* The table's promise: a format that does not need the stats writes the
+ * same without them (s == NULL). */
+static void test_formats_without_stats(void)
+{
+    sonde_profile p;
+    sonde_stats s;
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    fixture_app(&p, &s);
+    char names[256];
+    snprintf(names, sizeof names, "%s", sonde_format_names());
+    int without = 0;
+    for (char *name = strtok(names, ", "); name; name = strtok(NULL, ", ")) {
+        const sonde_format *f = sonde_format_find(name);
+        check(f != NULL, "%s is in the table", name);
+        if (!f || f->needs_stats)
+            continue;
+        sonde_buf a, b;
+        sonde_buf_init(&a);
+        sonde_buf_init(&b);
+        check(f->write(&a, &p, &s, NULL) == 0 && f->write(&b, &p, NULL, NULL) == 0,
+              "%s written", name);
+        check(a.len > 0 && a.len == b.len && memcmp(a.data, b.data, a.len) == 0,
+              "%s the same without stats", name);
+        sonde_buf_free(&a);
+        sonde_buf_free(&b);
+        without++;
+    }
+    check_u64(without, 4); /* collapsed, speedscope, flamegraph, chrome */
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
 }
 
 void test_writers(void)
 {
+    test_formats_without_stats();
     test_collapsed();
     test_json();
     test_table();
