@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void sonde_time_tree_free(sonde_time_tree *t)
 {
     free(t->nodes);
@@ -14,14 +16,11 @@ void sonde_time_tree_free(sonde_time_tree *t)
 
 static int add_node(sonde_time_tree *t, int32_t func, uint32_t parent, double total, double self)
 {
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 1024;
-        sonde_time_node *nodes = realloc(t->nodes, cap * sizeof *nodes);
-        if (!nodes)
-            return -1;
-        t->nodes = nodes;
-        t->cap = cap;
-    }
+    sonde_time_node *nodes = sonde_grow(t->nodes, &t->cap, (size_t)t->n + 1, sizeof *nodes,
+                                        UINT32_MAX);
+    if (!nodes)
+        return -1;
+    t->nodes = nodes;
     t->nodes[t->n++] = (sonde_time_node){ func, parent, total, self };
     return 0;
 }
@@ -86,9 +85,10 @@ typedef struct rebuild {
     const sonde_stats *s;
     const uint32_t *start, *order;   /* edges grouped by caller */
     pending *heap;                   /* nodes to expand, biggest total on top */
-    uint32_t nheap, heap_cap;
+    uint32_t nheap;
+    size_t heap_cap;
     offer *offers;
-    uint32_t offers_cap;
+    size_t offers_cap;
     double smallest;                 /* nodes worth less are left out */
 } rebuild;
 
@@ -106,14 +106,10 @@ static void swap_pending(pending *a, pending *b)
 
 static int heap_push(rebuild *r, uint32_t node, uint32_t depth)
 {
-    if (r->nheap == r->heap_cap) {
-        uint32_t cap = r->heap_cap ? r->heap_cap * 2 : 1024;
-        pending *h = realloc(r->heap, (size_t)cap * sizeof *h);
-        if (!h)
-            return -1;
-        r->heap = h;
-        r->heap_cap = cap;
-    }
+    pending *h = sonde_grow(r->heap, &r->heap_cap, (size_t)r->nheap + 1, sizeof *h, UINT32_MAX);
+    if (!h)
+        return -1;
+    r->heap = h;
     uint32_t i = r->nheap++;
     r->heap[i] = (pending){ node, depth };
     while (i > 0 && bigger(r, i, (i - 1) / 2)) {
@@ -185,14 +181,10 @@ static int expand(rebuild *r, pending at)
         int on = appearances(t, at.node, (int32_t)c, 2);
         if (on == 2 || (on == 1 && again))
             continue;
-        if (n == r->offers_cap) {
-            uint32_t cap = r->offers_cap ? r->offers_cap * 2 : 64;
-            offer *o = realloc(r->offers, (size_t)cap * sizeof *o);
-            if (!o)
-                return -1;
-            r->offers = o;
-            r->offers_cap = cap;
-        }
+        offer *o = sonde_grow(r->offers, &r->offers_cap, (size_t)n + 1, sizeof *o, UINT32_MAX);
+        if (!o)
+            return -1;
+        r->offers = o;
         r->offers[n++] = (offer){ c, v, again ? fabs(log(v / value)) : -v };
     }
     qsort(r->offers, n, sizeof *r->offers, by_order);

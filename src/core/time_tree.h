@@ -6,6 +6,7 @@
 #ifndef SONDE_TIME_TREE_H
 #define SONDE_TIME_TREE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -24,7 +25,8 @@ typedef struct sonde_time_node {
 
 typedef struct sonde_time_tree {
     sonde_time_node *nodes;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } sonde_time_tree;
 
 void sonde_time_tree_free(sonde_time_tree *t);

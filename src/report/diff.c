@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+
 
 /* Appends s to b without its " at 0x<hex digits>": the address in a label
  * such as "<built-in method __new__ of type object at 0x7f...>" changes
@@ -48,16 +50,15 @@ static int by_change(const void *x, const void *y)
 }
 
 /* The change of label id, made (zeroed) when new.  NULL on out of memory. */
-static sonde_change *change_of(sonde_diff *d, uint32_t id, uint32_t *cap)
+static sonde_change *change_of(sonde_diff *d, uint32_t id, size_t *cap)
 {
     if (id >= *cap) {
-        uint32_t more = *cap ? *cap * 2 : 256;
-        sonde_change *c = realloc(d->changes, (size_t)more * sizeof *c);
+        size_t had = *cap;
+        sonde_change *c = sonde_grow(d->changes, cap, (size_t)id + 1, sizeof *c, UINT32_MAX);
         if (!c)
             return NULL;
-        memset(c + *cap, 0, (size_t)(more - *cap) * sizeof *c);
+        memset(c + had, 0, (*cap - had) * sizeof *c);
         d->changes = c;
-        *cap = more;
     }
     if (id >= d->n)
         d->n = id + 1;
@@ -68,7 +69,7 @@ static sonde_change *change_of(sonde_diff *d, uint32_t id, uint32_t *cap)
 /* Adds each function of one side to the change of its label.  0, or -1 on
  * out of memory. */
 static int add_side(sonde_diff *d, const sonde_profile *p, const sonde_stats *s, int after,
-                    uint32_t *cap)
+                    size_t *cap)
 {
     sonde_buf label;
     sonde_buf_init(&label);
@@ -98,7 +99,7 @@ int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats
 {
     memset(d, 0, sizeof *d);
     sonde_strtab_init(&d->labels);
-    uint32_t cap = 0;
+    size_t cap = 0;
     if (add_side(d, pb, sb, 0, &cap) < 0 || add_side(d, pa, sa, 1, &cap) < 0) {
         sonde_diff_free(d);
         return -1;

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/grow.h"
 #include "python/attr.h"
 #include "python/linetable.h"
 #include "python/unicode.h"
@@ -141,14 +142,11 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
         w->codes[known] = info;
         return known;
     }
-    if (w->ncodes == w->codes_cap) {
-        uint32_t cap = w->codes_cap ? w->codes_cap * 2 : 256;
-        sonde_code_info *c = realloc(w->codes, cap * sizeof *c);
-        if (!c)
-            goto fail;
-        w->codes = c;
-        w->codes_cap = cap;
-    }
+    sonde_code_info *codes = sonde_grow(w->codes, &w->codes_cap, (size_t)w->ncodes + 1,
+                                        sizeof *codes, UINT32_MAX);
+    if (!codes)
+        goto fail;
+    w->codes = codes;
     uint32_t *slot = sonde_u64map_slot(&w->code_index, addr, w->ncodes);
     if (!slot)
         goto fail;

@@ -15,6 +15,7 @@
 #ifndef SONDE_WALKER_H
 #define SONDE_WALKER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/profile.h"
@@ -57,7 +58,8 @@ typedef struct sonde_walker {
     sonde_profile *profile;      /* borrowed: where functions are interned */
     sonde_u64map code_index;     /* code object address -> codes[] index */
     sonde_code_info *codes;
-    uint32_t ncodes, codes_cap;
+    uint32_t ncodes;
+    size_t codes_cap;
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
     uint8_t *chunk_buf;          /* a copy of the thread's newest stack chunk (3.11+) */
     uint8_t *code_blocks;        /* code object headers of one stack, read together */

@@ -25,6 +25,7 @@ void check_str_at(const char *got, const char *want, const char *expr, const cha
 
 /* One entry point per test file, called by test_main.c. */
 void test_buf(void);
+void test_grow(void);
 void test_strtab(void);
 void test_u64map(void);
 void test_livemap(void);

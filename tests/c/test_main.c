@@ -51,6 +51,7 @@ int harness_report(void)
 int main(void)
 {
     test_buf();
+    test_grow();
     test_strtab();
     test_u64map();
     test_livemap();
