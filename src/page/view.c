@@ -179,9 +179,9 @@ static void put_value(sonde_buf *b, const sonde_jtree *t, const sonde_jval *v)
         for (uint32_t i = 0; i < v->len; i++) {
             if (i)
                 sonde_buf_putc(b, ',');
-            put_value(b, t, &t->vals[t->items[v->off + 2 * i]]);
+            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i]]);
             sonde_buf_putc(b, ':');
-            put_value(b, t, &t->vals[t->items[v->off + 2 * i + 1]]);
+            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i + 1]]);
         }
         sonde_buf_putc(b, '}');
         break;
