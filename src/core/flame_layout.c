@@ -13,22 +13,27 @@ void sonde_flame_layout_free(sonde_flame_layout *l)
     l->depth = NULL;
 }
 
-static const sonde_profile *sort_profile; /* qsort has no context argument */
-static const sonde_time_tree *sort_tree;
+/* What the nodes are sorted by: the tree and the profile naming them. */
+typedef struct sorting {
+    const sonde_time_tree *t;
+    const sonde_profile *p;
+} sorting;
 
-static const char *name_of(uint32_t node)
+static const char *name_of(const sorting *s, uint32_t node)
 {
-    int32_t f = sort_tree->nodes[node].func;
-    return f < 0 ? "" : sonde_profile_str(sort_profile, sort_profile->funcs[f].qualname);
+    int32_t f = s->t->nodes[node].func;
+    return f < 0 ? "" : sonde_profile_str(s->p, s->p->funcs[f].qualname);
 }
 
-static int by_parent_then_name(const void *a, const void *b)
+/* qsort_r's order for node ids: by parent, then by name, then by id. */
+static int by_parent_then_name(const void *a, const void *b, void *context)
 {
+    const sorting *s = context;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint32_t px = sort_tree->nodes[x].parent, py = sort_tree->nodes[y].parent;
+    uint32_t px = s->t->nodes[x].parent, py = s->t->nodes[y].parent;
     if (px != py)
         return px < py ? -1 : 1;
-    int c = strcmp(name_of(x), name_of(y));
+    int c = strcmp(name_of(s, x), name_of(s, y));
     return c ? c : (x < y ? -1 : x > y);
 }
 
@@ -50,9 +55,8 @@ int sonde_flame_layout_compute(sonde_flame_layout *l, const sonde_time_tree *t,
     uint32_t k = 0;
     for (uint32_t i = 1; i < t->n; i++)
         order[k++] = i;
-    sort_profile = p;
-    sort_tree = t;
-    qsort(order, k, sizeof *order, by_parent_then_name);
+    sorting s = { .t = t, .p = p };
+    qsort_r(order, k, sizeof *order, by_parent_then_name, &s);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t c = order[i], up = t->nodes[c].parent;
         l->x[c] = used[up];

@@ -36,17 +36,14 @@ void sonde_diff_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
     sonde_buf_putc(b, ')');
 }
 
-/* The diff being sorted: qsort has no context argument (thread-local, so
- * each thread sorts its own). */
-static _Thread_local const sonde_diff *sorting;
-
-static int by_change(const void *x, const void *y)
+/* qsort_r's order for d's changes: largest change first, then by label. */
+static int by_change(const void *x, const void *y, void *d)
 {
     const sonde_change *a = x, *b = y;
     double da = fabs(a->after - a->before), db = fabs(b->after - b->before);
     if (da != db)
         return da < db ? 1 : -1;
-    return strcmp(sonde_diff_label(sorting, a), sonde_diff_label(sorting, b));
+    return strcmp(sonde_diff_label(d, a), sonde_diff_label(d, b));
 }
 
 /* The change of label id, made (zeroed) when new.  NULL on out of memory. */
@@ -104,9 +101,7 @@ int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats
         sonde_diff_free(d);
         return -1;
     }
-    sorting = d;
-    qsort(d->changes, d->n, sizeof *d->changes, by_change);
-    sorting = NULL;
+    qsort_r(d->changes, d->n, sizeof *d->changes, by_change, d);
     return 0;
 }
 

@@ -69,13 +69,12 @@ typedef struct sorter {
     enum sort_key key;
 } sorter;
 
-static _Thread_local const sorter *current_sort;
-
 static int cmp_num(double a, double b) { return a > b ? -1 : a < b ? 1 : 0; }
 
-static int compare_funcs(const void *pa, const void *pb)
+/* qsort_r's order for function ids, by a sorter's key. */
+static int compare_funcs(const void *pa, const void *pb, void *context)
 {
-    const sorter *st = current_sort;
+    const sorter *st = context;
     uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
     const sonde_fstat *fa = &st->s->funcs[a], *fb = &st->s->funcs[b];
     const sonde_func *ga = &st->p->funcs[a], *gb = &st->p->funcs[b];
@@ -152,10 +151,8 @@ static uint32_t *select_funcs(const sonde_profile *p, const sonde_stats *s,
         ids[(*n)++] = f;
     }
     sonde_buf_free(&label);
-    sorter st = { p, s, key };
-    current_sort = &st;
-    qsort(ids, *n, sizeof *ids, compare_funcs);
-    current_sort = NULL;
+    sorter st = { .p = p, .s = s, .key = key };
+    qsort_r(ids, *n, sizeof *ids, compare_funcs, &st);
     return ids;
 }
 
