@@ -45,7 +45,7 @@ int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, ui
     if (!e)
         return -1;
     p->events = e;
-    p->events[p->nevents++] = (sonde_sample_event){ t_ns, thread, node };
+    p->events[p->nevents++] = (sonde_sample_event){ .t_ns = t_ns, .thread = thread, .node = node };
     return 0;
 }
 

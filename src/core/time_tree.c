@@ -21,7 +21,8 @@ static int add_node(sonde_time_tree *t, int32_t func, uint32_t parent, double to
     if (!nodes)
         return -1;
     t->nodes = nodes;
-    t->nodes[t->n++] = (sonde_time_node){ func, parent, total, self };
+    t->nodes[t->n++] = (sonde_time_node){
+        .func = func, .parent = parent, .total = total, .self = self };
     return 0;
 }
 
@@ -111,7 +112,7 @@ static int heap_push(rebuild *r, uint32_t node, uint32_t depth)
         return -1;
     r->heap = h;
     uint32_t i = r->nheap++;
-    r->heap[i] = (pending){ node, depth };
+    r->heap[i] = (pending){ .node = node, .depth = depth };
     while (i > 0 && bigger(r, i, (i - 1) / 2)) {
         swap_pending(&r->heap[i], &r->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -185,7 +186,8 @@ static int expand(rebuild *r, pending at)
         if (!o)
             return -1;
         r->offers = o;
-        r->offers[n++] = (offer){ c, v, again ? fabs(log(v / value)) : -v };
+        r->offers[n++] = (offer){
+            .callee = c, .value = v, .order = again ? fabs(log(v / value)) : -v };
     }
     qsort(r->offers, n, sizeof *r->offers, by_order);
     double room = value;
@@ -228,7 +230,7 @@ int sonde_time_tree_from_stats(sonde_time_tree *t, const sonde_stats *s)
     n = 0;
     for (uint32_t f = 0; f < s->nfuncs; f++)
         if (roots[f] > 0)
-            r.offers[n++] = (offer){ f, roots[f], -roots[f] };
+            r.offers[n++] = (offer){ .callee = f, .value = roots[f], .order = -roots[f] };
     qsort(r.offers, n, sizeof *r.offers, by_order);
     for (uint32_t i = 0; i < n && t->n < SONDE_TIME_TREE_MAX_NODES; i++)
         if (add_rebuilt(&r, r.offers[i].callee, 0, r.offers[i].value, 1) < 0)

@@ -109,7 +109,7 @@ int sonde_flamegraph_write(sonde_buf *b, const sonde_profile *p, const sonde_sta
     (void)s;
     (void)o;
     sonde_time_tree t;
-    sonde_flame_layout l = { NULL, NULL };
+    sonde_flame_layout l = { .x = NULL, .depth = NULL };
     if (sonde_time_tree_from_profile(&t, p) < 0 || sonde_flame_layout_compute(&l, &t, p) < 0) {
         sonde_time_tree_free(&t);
         b->oom = 1;

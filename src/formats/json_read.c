@@ -275,7 +275,8 @@ int sonde_json_read(sonde_jtree *t, const char *text, size_t len, char *err, siz
         snprintf(err, errlen, "too large");
         return -1;
     }
-    parser ps = { t, text, text, text + len, err, errlen };
+    parser ps = { .t = t, .start = text, .p = text, .end = text + len, .err = err,
+                  .errlen = errlen };
     int64_t root = read_value(&ps, 0);
     skip_space(&ps);
     if (root >= 0 && ps.p != ps.end)

@@ -314,7 +314,7 @@ int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side
 {
     sonde_time_tree tb, ta;
     int rc = -1;
-    labelled lb = { before->p, &tb, NULL, { 0 } }, la = { after->p, &ta, NULL, { 0 } };
+    labelled lb = { .p = before->p, .t = &tb }, la = { .p = after->p, .t = &ta };
     sonde_strtab labels;
     sonde_strtab_init(&labels);
     double *base = NULL;
