@@ -2,6 +2,7 @@
 #include "format.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,15 +41,22 @@ const sonde_format *sonde_format_find(const char *name)
     return NULL;
 }
 
+/* The formats' names, written once by fill_names: protected by
+ * names_once, since the command and Python threads may both ask. */
+static char names[256];
+static pthread_once_t names_once = PTHREAD_ONCE_INIT;
+
+static void fill_names(void)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                                formats[i].name);
+}
+
 const char *sonde_format_names(void)
 {
-    static char names[256];
-    if (!names[0]) {
-        size_t len = 0;
-        for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
-                                    formats[i].name);
-    }
+    pthread_once(&names_once, fill_names);
     return names;
 }
 
