@@ -72,8 +72,8 @@ $(BUILD)/obj/command/%.o: src/%.c $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # sonde view's script and style sheet, embedded as C strings.
-$(BUILD)/gen/view_assets.c: src/view/viewer.js src/view/viewer.css src/view/tools/embed_assets.py
-	$(PYTHON) src/view/tools/embed_assets.py $@
+$(BUILD)/gen/view_assets.c: src/page/viewer.js src/page/viewer.css src/page/tools/embed_assets.py
+	$(PYTHON) src/page/tools/embed_assets.py $@
 
 $(BUILD)/obj/libsonde/gen/view_assets.o: $(BUILD)/gen/view_assets.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -4,7 +4,7 @@ The extension holds libsonde -- core model, formats, sampler and the
 command line itself -- and the extension's own files, taken from
 sources.mk by the rule the Makefile follows (every .c under the folders
 named, less tools/ folders and the files and folders excluded), with sonde view's
-script and style sheet embedded from src/view/.  Beside it goes
+script and style sheet embedded from src/page/.  Beside it goes
 libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no Python in
 it, so it is built as a plain shared library).
 """
@@ -62,7 +62,7 @@ def main():
     sources = artifact_sources()
     # sonde view's script and style sheet, embedded as C strings (as make does).
     view_assets = os.path.join("build", "gen", "view_assets.c")
-    runpy.run_path(os.path.join("src", "view", "tools", "embed_assets.py"))["main"](view_assets)
+    runpy.run_path(os.path.join("src", "page", "tools", "embed_assets.py"))["main"](view_assets)
 
     class BuildWithShim(build_ext):
         def run(self):

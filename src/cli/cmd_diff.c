@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../formats/diff.h"
+#include "../report/diff.h"
 #include "../formats/load.h"
-#include "../formats/view.h"
+#include "../page/view.h"
 #include "commands.h"
 #include "options.h"
 #include "output.h"
@@ -107,12 +107,12 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (rc == 0) {
         char title[2 * PATH_MAX];
         snprintf(title, sizeof title, "%s -> %s", files[0], files[1]);
-        sonde_diff_table(&table, &d, (uint32_t)limit);
+        sonde_diff_table_write(&table, &d, (uint32_t)limit);
         sonde_view_side sides[2] = {
             { .p = &before.p, .s = &before.s, .has_tree = sonde_load_has_tree(&before.p) },
             { .p = &after.p, .s = &after.s, .has_tree = sonde_load_has_tree(&after.p) },
         };
-        if (sonde_view_diff(&page, title, &sides[0], &sides[1], &d) < 0 ||
+        if (sonde_view_diff_write(&page, title, &sides[0], &sides[1], &d) < 0 ||
             !sonde_buf_ok(&table))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "../formats/lines_table.h"
+#include "../report/lines_table.h"
 #include "commands.h"
 #include "launcher.h"
 #include "options.h"
@@ -20,12 +20,12 @@ typedef struct lines_opts {
     int bytecode;
 } lines_opts;
 
-/* -u's reader: a unit sonde_lines_unit knows, into the string at dest. */
+/* -u's reader: a unit sonde_lines_unit_parse knows, into the string at dest. */
 static int take_unit(const char *cmd, void *dest, const char *value)
 {
     double ns;
     char label[64];
-    if (sonde_lines_unit(value, &ns, label, sizeof label) < 0)
+    if (sonde_lines_unit_parse(value, &ns, label, sizeof label) < 0)
         return cli_usage_error(cmd, "unknown unit '%s' (use s, ms, us, ns or a number of "
                                "seconds such as 1e-6)", value);
     *(const char **)dest = value;
@@ -73,7 +73,7 @@ static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 {
     const lines_opts *o = ctx;
     char err[256];
-    if (sonde_lines_table(table, doc, o->unit, err, sizeof err) < 0)
+    if (sonde_lines_table_write(table, doc, o->unit, err, sizeof err) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     return 0;
 }

@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
 #include "commands.h"
 #include "launcher.h"
 #include "options.h"
@@ -103,13 +103,13 @@ static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 {
     const mem_draw *o = ctx;
     char err[256];
-    if (sonde_mem_table(table, doc, err, sizeof err) < 0)
+    if (sonde_mem_table_write(table, doc, err, sizeof err) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     if (!o->plot->name)
         return 0;
     sonde_buf svg;
     sonde_buf_init(&svg);
-    int rc = sonde_mem_plot(&svg, doc, err, sizeof err) < 0
+    int rc = sonde_mem_plot_write(&svg, doc, err, sizeof err) < 0
                  ? cli_fail(SONDE_EXIT_FAILED, "cannot draw %s: %s", o->plot->name, err)
                  : cli_output_write(o->plot, &svg);
     sonde_buf_free(&svg);

@@ -9,14 +9,13 @@
 #include <unistd.h>
 
 #include "../core/stats.h"
-#include "../formats/dot.h"
 #include "../formats/format.h"
 #include "../formats/json_read.h"
-#include "../formats/lines_table.h"
 #include "../formats/load.h"
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
-#include "../formats/table.h"
+#include "../report/lines_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
+#include "../report/table.h"
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
@@ -25,7 +24,7 @@
 typedef struct report_opts {
     const char *format, *out;
     sonde_table_opts table;
-    sonde_dot_opts dot;
+    double node_thres, edge_thres;  /* -f dot, svg, png */
     int short_paths;
     long min_count;          /* -1 when not given */
 } report_opts;
@@ -50,11 +49,11 @@ static const cli_opt option_table[] = {
               "as gprof2dot draws it, svg or png: that graph drawn by\n"
               "Graphviz; for a mem profile svg is its timeline" },
     { .long_name = "node-thres", .arg = "P", .type = CLI_REAL,
-      .offset = offsetof(report_opts, dot.node_thres), .min = 0, .max = 100,
+      .offset = offsetof(report_opts, node_thres), .min = 0, .max = 100,
       .what = "takes a percentage from 0 to 100",
       .help = "leave out functions under P% of the time (dot; 0.5)" },
     { .long_name = "edge-thres", .arg = "P", .type = CLI_REAL,
-      .offset = offsetof(report_opts, dot.edge_thres), .min = 0, .max = 100,
+      .offset = offsetof(report_opts, edge_thres), .min = 0, .max = 100,
       .what = "takes a percentage from 0 to 100",
       .help = "leave out calls under P% of the time (dot; 0.1)" },
     { .long_name = "short-paths", .type = CLI_FLAG, .offset = offsetof(report_opts, short_paths),
@@ -98,10 +97,16 @@ static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
         return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
                                mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
     char err[256];
-    int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
-                : svg ? sonde_mem_plot(b, t, err, sizeof err)
-                      : sonde_mem_table(b, t, err, sizeof err);
+    int drawn = !mem ? sonde_lines_table_write(b, t, NULL, err, sizeof err)
+                : svg ? sonde_mem_plot_write(b, t, err, sizeof err)
+                      : sonde_mem_table_write(b, t, err, sizeof err);
     return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
+}
+
+/* Whether format is one Graphviz draws from -f dot's source. */
+static int graphviz_format(const char *format)
+{
+    return strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
 }
 
 /* Graphviz's dot turns the DOT source in b into `format` at out. */
@@ -153,10 +158,9 @@ static int parse(int argc, char **argv, report_opts *o, const char **file, cli_o
     if (!sonde_table_sort_known(o->table.sort))
         return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
                                "ncalls, pcalls, name, file or line)", o->table.sort);
-    int dot = strcmp(o->format, "dot") == 0 || strcmp(o->format, "svg") == 0 ||
-              strcmp(o->format, "png") == 0;
-    if (strcmp(o->format, "table") != 0 && !dot && !sonde_format_find(o->format))
-        return cli_usage_error("report", "unknown format '%s' (use table, dot, svg, png, %s)",
+    if (strcmp(o->format, "table") != 0 && !graphviz_format(o->format) &&
+        !sonde_format_find(o->format))
+        return cli_usage_error("report", "unknown format '%s' (use table, svg, png, %s)",
                                o->format, sonde_format_names());
     return cli_output_open(out, o->out);
 }
@@ -175,8 +179,9 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
     enum sonde_load_kind kind;
     char err[512], cwd[PATH_MAX];
     sonde_format_opts fopts = { .short_paths = o->short_paths, .cwd = getcwd(cwd, sizeof cwd),
-                                .min_count = o->min_count > 0 ? (uint64_t)o->min_count : 0 };
-    const sonde_format *fmt = sonde_format_find(o->format);
+                                .min_count = o->min_count > 0 ? (uint64_t)o->min_count : 0,
+                                .node_thres = o->node_thres, .edge_thres = o->edge_thres };
+    const sonde_format *fmt = sonde_format_find(*graphviz ? "dot" : o->format);
     sonde_format_job job = { .format = fmt, .profile = &p, .stats = &s, .opts = &fopts };
     int rc = 0;
     if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
@@ -189,12 +194,12 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
                       fmt->needs_timeline ? "timeline" : "call tree", o->format, o->format);
+    } else if (*graphviz) {
+        if (fmt->write(b, &p, &s, &fopts) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (fmt) {
         rc = cli_output_fill(out, sonde_format_fill, &job);
         *written = 1;
-    } else if (strcmp(o->format, "table") != 0) {
-        if (sonde_dot_write(b, &p, &s, &o->dot) < 0)
-            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0) {
         rc = cli_usage_error("report", "%s", err);
     }
@@ -207,13 +212,15 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
     report_opts o = { .format = "table", .out = "-", .table = { .sort = "cumtime", .limit = 30 },
-                      .dot = { .node_thres = 0.5, .edge_thres = 0.1 }, .min_count = -1 };
+                      .node_thres = sonde_format_opts_or_default(NULL)->node_thres,
+                      .edge_thres = sonde_format_opts_or_default(NULL)->edge_thres,
+                      .min_count = -1 };
     const char *file = NULL;
     cli_output out;
     int rc = parse(argc, argv, &o, &file, &out);
     if (rc != 0)
         return cli_exit(rc);
-    int written = 0, graphviz = strcmp(o.format, "svg") == 0 || strcmp(o.format, "png") == 0;
+    int written = 0, graphviz = graphviz_format(o.format);
     sonde_buf b;
     sonde_buf_init(&b);
     rc = convert(&o, file, &out, &b, &written, &graphviz);

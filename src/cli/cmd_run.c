@@ -10,10 +10,10 @@
 #include <stdio.h>
 
 #include "../core/stats.h"
-#include "../core/verdict.h"
+#include "../report/verdict.h"
 #include "../formats/format.h"
 #include "../formats/load.h"
-#include "../formats/table.h"
+#include "../report/table.h"
 #include "commands.h"
 #include "launcher.h"
 #include "options.h"

@@ -21,7 +21,8 @@
 #include <unistd.h>
 
 #include "../core/clock.h"
-#include "../formats/short_path.h"
+#include "../core/grow.h"
+#include "../core/short_path.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
@@ -69,6 +70,7 @@ typedef struct top_state {
     uint64_t *own, *total;     /* per function id */
     uint32_t ncounts;
     uint32_t *seen_at;         /* per function: the last stack that counted it */
+    size_t own_cap, total_cap, seen_cap;
     uint64_t stacks, gil_ticks, ticks;
     uint32_t threads;
     uint64_t started, drawn;   /* sonde_clock_ns() */
@@ -89,13 +91,13 @@ static int grow_counts(top_state *t)
     uint32_t n = t->profile->nfuncs;
     if (n <= t->ncounts)
         return 0;
-    uint64_t *own = realloc(t->own, n * sizeof *own);
+    uint64_t *own = sonde_grow(t->own, &t->own_cap, n, sizeof *own, UINT32_MAX);
     if (own)
         t->own = own;
-    uint64_t *total = realloc(t->total, n * sizeof *total);
+    uint64_t *total = sonde_grow(t->total, &t->total_cap, n, sizeof *total, UINT32_MAX);
     if (total)
         t->total = total;
-    uint32_t *seen = realloc(t->seen_at, n * sizeof *seen);
+    uint32_t *seen = sonde_grow(t->seen_at, &t->seen_cap, n, sizeof *seen, UINT32_MAX);
     if (seen)
         t->seen_at = seen;
     if (!own || !total || !seen)

@@ -1,6 +1,6 @@
 /* cmd_view.c - sonde view: every profile sonde writes, and cProfile's .prof
- * files, as one self-contained HTML page (src/formats/view.c; the page's
- * script is src/view/viewer.js), written next to the input, served on
+ * files, as one self-contained HTML page (src/page/view.c; the page's
+ * script is src/page/viewer.js), written next to the input, served on
  * 127.0.0.1 or opened in the browser. */
 #include <limits.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "../formats/load.h"
-#include "../formats/view.h"
+#include "../page/view.h"
 #include "commands.h"
 #include "open_url.h"
 #include "options.h"
@@ -69,9 +69,9 @@ static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
     sonde_stats_init(&s);
     int rc = sonde_load_any(file, &p, &s, &doc, &kind, err, errlen);
     if (rc == 0 && kind != SONDE_LOADED_PROFILE) {
-        rc = sonde_view_document(b, file, &doc, err, errlen);
+        rc = sonde_view_document_write(b, file, &doc, err, errlen);
         sonde_jtree_free(&doc);
-    } else if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
+    } else if (rc == 0 && sonde_view_profile_write(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }

@@ -13,11 +13,11 @@
 #include "../core/outfile.h"
 #include "../core/stats.h"
 #include "../formats/format.h"
-#include "../formats/lines_table.h"
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
+#include "../report/lines_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
 #include "../formats/pstats.h"
-#include "../formats/table.h"
+#include "../report/table.h"
 #include "lines.h"
 
 typedef struct profiler_object {
@@ -172,7 +172,7 @@ static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
         return NULL;
     sonde_buf b;
     sonde_buf_init(&b);
-    sonde_pstats_write(&b, &self->t.profile, &s);
+    sonde_pstats_write(&b, &self->t.profile, &s, NULL);
     sonde_stats_free(&s);
     PyObject *r = sonde_buf_ok(&b) ? PyBytes_FromStringAndSize(b.data ? b.data : "",
                                                                (Py_ssize_t)b.len)
@@ -327,14 +327,14 @@ static int write_mem_table(sonde_buf *b, const sonde_jtree *t, const char *unit,
                            size_t errlen)
 {
     (void)unit;
-    return sonde_mem_table(b, t, err, errlen);
+    return sonde_mem_table_write(b, t, err, errlen);
 }
 
 static int write_mem_plot(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                           size_t errlen)
 {
     (void)unit;
-    return sonde_mem_plot(b, t, err, errlen);
+    return sonde_mem_plot_write(b, t, err, errlen);
 }
 
 /* lines_table(json_text, unit=None) -> the line_profiler table. */
@@ -345,7 +345,7 @@ static PyObject *module_lines_table(PyObject *mod, PyObject *args)
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "s#|z:lines_table", &text, &len, &unit))
         return NULL;
-    return draw_json(text, len, sonde_lines_table, unit);
+    return draw_json(text, len, sonde_lines_table_write, unit);
 }
 
 /* mem_table(json_text) -> memory_profiler's table and the leaks. */

@@ -97,7 +97,7 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
     free(order);
 }
 
-int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                      const sonde_format_opts *o)
 {
     (void)o;
