@@ -24,10 +24,10 @@ ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
               $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
-EXT_SRC := $(wildcard src/ext/*.c)
+EXT_SRC := $(wildcard src/ext/*.c src/ext/*/*.c)
 SHIM := $(BUILD)/python/sonde/libsonde_alloc.so
 ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC)) $(BUILD)/obj/gen/view_assets.o
-HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
+HEADERS := $(wildcard src/*/*.h src/*/*/*.h)
 PY_FILES := $(wildcard python/sonde/*.py)
 PKG := $(BUILD)/python/sonde
 

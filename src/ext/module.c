@@ -5,7 +5,7 @@
  * C writers the command line uses (pstats bytes, files, the text table).
  * main() runs the command line itself, so `python3 -m sonde` and
  * build/bin/sonde are one program. */
-#include "tracer.h"
+#include "tracer/tracer.h"
 
 #include <stdlib.h>
 
@@ -17,7 +17,7 @@
 #include "../formats/mem_table.h"
 #include "../formats/pstats.h"
 #include "../formats/table.h"
-#include "lines.h"
+#include "lines/lines.h"
 
 typedef struct profiler_object {
     PyObject_HEAD

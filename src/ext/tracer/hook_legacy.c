@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "legacy.h"
+#include "../interp/legacy.h"
 
 typedef struct handle_object {
     PyObject_HEAD

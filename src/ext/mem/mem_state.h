@@ -41,8 +41,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../core/livemap.h"
-#include "../core/profile.h"
+#include "../../core/livemap.h"
+#include "../../core/profile.h"
 #include "mem_mapped.h"
 
 /* Who allocated a block: the Python allocators, or through the shim the C

@@ -5,7 +5,7 @@
 
 #if PY_VERSION_HEX >= 0x030C0000
 
-#include "monitoring.h"
+#include "../interp/monitoring.h"
 
 #define TOOL_ID 3   /* not the debugger's, coverage's or profiler's */
 

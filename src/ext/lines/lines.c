@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "lines_state.h"
-#include "pyerr.h"
+#include "../interp/pyerr.h"
 
 lines_tracer *lines_active;
 uint64_t lines_generation;

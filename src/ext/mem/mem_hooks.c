@@ -11,7 +11,7 @@
 
 #include <dlfcn.h>
 
-#include "../shim/alloc_shim.h"
+#include "../../shim/alloc_shim.h"
 #include "mem_state.h"
 
 static const PyMemAllocatorDomain domains[3] = { PYMEM_DOMAIN_RAW, PYMEM_DOMAIN_MEM,

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../core/clock.h"
-#include "lines_state.h"
+#include "../../core/clock.h"
+#include "../lines/lines_state.h"
 #include "mem_frames.h"
 #include "mem_state.h"
 

@@ -7,7 +7,7 @@
 
 #if PY_VERSION_HEX < 0x030C0000
 
-#include "legacy.h"
+#include "../interp/legacy.h"
 
 /* Every code object's events come through the one hook already. */
 int lines_watch(const line_code *lc)

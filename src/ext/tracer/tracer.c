@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "code_name.h"
+#include "../interp/code_name.h"
 
 int tracer_init(tracer *t)
 {

@@ -22,10 +22,10 @@
 #define Py_IS_TYPE(ob, type) (Py_TYPE(ob) == (type))
 #endif
 
-#include "../core/clock.h"
-#include "pyerr.h"
-#include "../core/profile.h"
-#include "../core/u64map.h"
+#include "../../core/clock.h"
+#include "../interp/pyerr.h"
+#include "../../core/profile.h"
+#include "../../core/u64map.h"
 
 typedef struct tracer_frame {
     const void *key;       /* the callee: its code object or PyMethodDef */

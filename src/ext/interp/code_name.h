@@ -14,7 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include "../core/profile.h"
+#include "../../core/profile.h"
 
 /* s as profile bytes (see above): a new bytes object, or NULL with an
  * exception (out of memory).  Anything but a str gives `fallback`. */

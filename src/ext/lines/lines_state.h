@@ -14,9 +14,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "../core/clock.h"
-#include "../core/u64map.h"
-#include "mem_state.h"
+#include "../../core/clock.h"
+#include "../../core/u64map.h"
+#include "../mem/mem_state.h"
 
 /* A line's memory figures (memory mode), callees included. */
 typedef struct line_mem {

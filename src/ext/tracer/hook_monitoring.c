@@ -15,7 +15,7 @@
 
 #if PY_VERSION_HEX >= 0x030C0000
 
-#include "monitoring.h"
+#include "../interp/monitoring.h"
 
 #define TOOL_ID 4 /* neither the debugger's, coverage's, profilers', the optimizer's nor lines' */
 

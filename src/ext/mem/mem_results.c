@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "code_name.h"
-#include "lines_state.h"
+#include "../interp/code_name.h"
+#include "../lines/lines_state.h"
 
 uint32_t mem_add_function(mem_data *m, PyCodeObject *code)
 {
