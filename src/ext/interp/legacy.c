@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "pyerr.h"
+
 int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *obj)
 {
     if (ts == PyThreadState_Get()) {
@@ -33,7 +35,9 @@ int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *
 #endif
 }
 
-int sonde_legacy_threading(int trace, PyObject *hook)
+/* threading.settrace (trace = 1) or threading.setprofile of hook.  0, or
+ * -1 with an exception. */
+static int set_threading_hook(int trace, PyObject *hook)
 {
     PyObject *threading = PyImport_ImportModule("threading");
     PyObject *r = threading ? PyObject_CallMethod(threading, trace ? "settrace" : "setprofile",
@@ -42,6 +46,48 @@ int sonde_legacy_threading(int trace, PyObject *hook)
     Py_XDECREF(threading);
     Py_XDECREF(r);
     return r ? 0 : -1;
+}
+
+int sonde_legacy_install(int trace, PyObject *thread_hook, sonde_legacy_thread_fn hook,
+                         sonde_legacy_thread_fn unhook, void *arg)
+{
+    int rc = set_threading_hook(trace, thread_hook);
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts && rc == 0;
+         ts = PyThreadState_Next(ts))
+        rc = hook(ts, arg);
+    if (rc < 0) {
+        saved_error saved = error_save();
+        if (sonde_legacy_remove(trace, unhook, arg) < 0)
+            PyErr_Clear();
+        error_restore(saved);
+    }
+    return rc;
+}
+
+/* Keeps the first failure's exception in *first, drops later ones. */
+static void keep_first(int *failed, saved_error *first)
+{
+    if ((*failed)++ == 0)
+        *first = error_save();
+    else
+        PyErr_Clear();
+}
+
+int sonde_legacy_remove(int trace, sonde_legacy_thread_fn unhook, void *arg)
+{
+    int failed = 0;
+    saved_error first = { 0 };
+    PyThreadState *me = PyThreadState_Get();
+    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
+         ts = PyThreadState_Next(ts))
+        if (unhook(ts, arg) < 0)
+            keep_first(&failed, &first);
+    if (set_threading_hook(trace, Py_None) < 0)
+        keep_first(&failed, &first);
+    if (failed)
+        error_restore(first);
+    return failed ? -1 : 0;
 }
 
 /* Appends f and its code to the arrays; 0, or -1 on out of memory. */

@@ -64,7 +64,7 @@ static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 
 static void stop(lines_tracer *t)
 {
-    if (!t->enabled)
+    if (lines_active != t)
         return;
     saved_error saved = error_save();
     if (t->line_events && lines_uninstall(t) < 0)
@@ -76,7 +76,6 @@ static void stop(lines_tracer *t)
             lines_close(t, th, &th->stack[th->depth - 1], now);
     if (t->mem)
         mem_stop(t->mem);
-    t->enabled = 0;
     t->end = sonde_clock_mark_now();
     lines_active = NULL;
     lines_generation++;
@@ -184,7 +183,7 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
         return PyErr_NoMemory();
     }
     Py_INCREF(code);
-    if (t->enabled && t->line_events && lines_watch(lc) < 0)
+    if (lines_active == t && t->line_events && lines_watch(lc) < 0)
         return NULL;
     Py_RETURN_TRUE;
 }
@@ -192,7 +191,7 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
 static PyObject *tracer_enable(lines_tracer *t, PyObject *unused)
 {
     (void)unused;
-    if (t->enabled)
+    if (lines_active == t)
         Py_RETURN_NONE;
     if (lines_active) {
         PyErr_SetString(PyExc_RuntimeError, "another sonde line tracer is enabled");
@@ -202,11 +201,15 @@ static PyObject *tracer_enable(lines_tracer *t, PyObject *unused)
         t->start = sonde_clock_mark_now();
     lines_active = t;
     lines_generation++;
-    t->enabled = 1;
-    if ((t->mem && mem_start(t->mem) < 0) || (t->line_events && lines_install(t) < 0)) {
+    int rc = t->mem ? mem_start(t->mem) : 0;
+    if (rc == 0 && t->line_events && (rc = lines_install(t)) < 0 && t->mem) {
         saved_error saved = error_save();
-        stop(t);
+        mem_stop(t->mem);
         error_restore(saved);
+    }
+    if (rc < 0) {
+        lines_active = NULL; /* nothing was left installed */
+        lines_generation++;
         return NULL;
     }
     Py_RETURN_NONE;
@@ -243,7 +246,7 @@ static PyObject *int_list(const uint64_t *counts, int n, double scale)
 static PyObject *tracer_results(lines_tracer *t, PyObject *unused)
 {
     (void)unused;
-    sonde_clock_mark end = t->enabled ? sonde_clock_mark_now() : t->end;
+    sonde_clock_mark end = lines_active == t ? sonde_clock_mark_now() : t->end;
     double ns_per_tick = 1e9 * sonde_clock_seconds_per_tick(t->start, end);
     PyObject *out = PyList_New(0);
     for (uint32_t i = 0; out && i < t->ncodes; i++) {

@@ -113,13 +113,26 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 
 /* Installs the hooks in thread ts: the trace function, and in memory mode
  * the profile function where no other profiler has that slot. */
-static int hook_thread(lines_tracer *t, PyThreadState *ts)
+static int hook_thread(PyThreadState *ts, void *arg)
 {
+    lines_tracer *t = arg;
     if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
         return -1;
     if (t->mem && !ts->c_profilefunc)
         return sonde_legacy_set(ts, 0, profile, (PyObject *)t);
     return 0;
+}
+
+/* Takes sonde's hooks out of thread ts, where they still are. */
+static int unhook_thread(PyThreadState *ts, void *arg)
+{
+    (void)arg;
+    int rc = 0;
+    if (ts->c_tracefunc == trace)
+        rc = sonde_legacy_set(ts, 1, NULL, NULL);
+    if (ts->c_profilefunc == profile && sonde_legacy_set(ts, 0, NULL, NULL) < 0)
+        rc = -1;
+    return rc;
 }
 
 /* threading.settrace's hook: puts the C hooks in a new thread's place. */
@@ -130,7 +143,7 @@ static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize
         PyEval_SetTrace(NULL, NULL);
         Py_RETURN_NONE;
     }
-    if (hook_thread(lines_active, PyThreadState_Get()) < 0)
+    if (hook_thread(PyThreadState_Get(), lines_active) < 0)
         return NULL;
     if (PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
         trace((PyObject *)lines_active, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
@@ -145,29 +158,13 @@ static PyMethodDef thread_start_def = {
 int lines_install(lines_tracer *t)
 {
     PyObject *hook = PyCFunction_New(&thread_start_def, NULL);
-    int rc = hook ? sonde_legacy_threading(1, hook) : -1;
+    int rc = hook ? sonde_legacy_install(1, hook, hook_thread, unhook_thread, t) : -1;
     Py_XDECREF(hook);
-    if (rc < 0)
-        return -1;
-    PyThreadState *me = PyThreadState_Get();
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts))
-        if (hook_thread(t, ts) < 0)
-            return -1;
-    return 0;
+    return rc;
 }
 
 int lines_uninstall(lines_tracer *t)
 {
-    (void)t;
-    PyThreadState *me = PyThreadState_Get();
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts)) {
-        if (ts->c_tracefunc == trace)
-            sonde_legacy_set(ts, 1, NULL, NULL);
-        if (ts->c_profilefunc == profile)
-            sonde_legacy_set(ts, 0, NULL, NULL);
-    }
-    return sonde_legacy_threading(1, Py_None);
+    return sonde_legacy_remove(1, unhook_thread, t);
 }
 #endif

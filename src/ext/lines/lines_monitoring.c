@@ -6,6 +6,7 @@
 #if PY_VERSION_HEX >= 0x030C0000
 
 #include "../interp/monitoring.h"
+#include "../interp/pyerr.h"
 
 #define TOOL_ID 3   /* not the debugger's, coverage's or profiler's */
 
@@ -116,18 +117,25 @@ int lines_install(lines_tracer *t)
 {
     if (!disable_event && !(disable_event = sonde_mon_attr("DISABLE")))
         return -1;
-    long global_mask;
     instruction_bit = sonde_mon_event("INSTRUCTION");
-    if (sonde_mon_call("use_tool_id", "(is)", TOOL_ID, "sonde lines") < 0 ||
-        sonde_mon_register(TOOL_ID, m_callbacks, LOCAL_EVENTS, 1, &events_mask) < 0 ||
-        sonde_mon_register(TOOL_ID, m_callbacks + LOCAL_EVENTS, NCALLBACKS - LOCAL_EVENTS, 1,
-                           &global_mask) < 0 ||
-        sonde_mon_call("set_events", "(il)", TOOL_ID, global_mask) < 0)
-        return -1;
-    for (uint32_t i = 0; i < t->ncodes; i++)
-        if (lines_watch(t->codes[i]) < 0)
-            return -1;
-    return 0;
+    if (sonde_mon_call("use_tool_id", "(is)", TOOL_ID, "sonde lines") < 0)
+        return -1; /* another tool's: left alone */
+    long global_mask;
+    int rc = sonde_mon_register(TOOL_ID, m_callbacks, LOCAL_EVENTS, 1, &events_mask) < 0 ||
+                     sonde_mon_register(TOOL_ID, m_callbacks + LOCAL_EVENTS,
+                                        NCALLBACKS - LOCAL_EVENTS, 1, &global_mask) < 0 ||
+                     sonde_mon_call("set_events", "(il)", TOOL_ID, global_mask) < 0
+                 ? -1
+                 : 0;
+    for (uint32_t i = 0; i < t->ncodes && rc == 0; i++)
+        rc = lines_watch(t->codes[i]);
+    if (rc < 0) {
+        saved_error saved = error_save();
+        if (lines_uninstall(t) < 0)
+            PyErr_Clear();
+        error_restore(saved);
+    }
+    return rc;
 }
 
 int lines_uninstall(lines_tracer *t)

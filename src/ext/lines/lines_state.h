@@ -78,14 +78,14 @@ typedef struct lines_tracer {
     uint32_t ncodes, cap;
     sonde_u64map by_code;    /* code object address -> codes[] index */
     line_thread *threads;
-    int enabled, failed;
+    int failed;              /* sticky: out of memory while tracing */
     sonde_clock_mark start, end;
     mem_data *mem;           /* memory mode, else NULL */
     int line_events;         /* the event source is installed (always, unless a
                                 memory mode reads stacks instead) */
 } lines_tracer;
 
-extern lines_tracer *lines_active;      /* the enabled tracer, or NULL */
+extern lines_tracer *lines_active;      /* the enabled tracer, or NULL: whether one is */
 extern uint64_t lines_generation;       /* bumped at each enable and disable */
 extern _Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
 extern _Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));

@@ -209,7 +209,7 @@ PyObject *mem_results(lines_tracer *t, PyObject *unused)
         PyErr_SetString(PyExc_ValueError, "this LineTracer was not made with memory=True");
         return NULL;
     }
-    if (t->enabled) {
+    if (lines_active == t) {
         PyErr_SetString(PyExc_RuntimeError, "disable the tracer before reading its memory figures");
         return NULL;
     }

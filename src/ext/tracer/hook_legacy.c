@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "../interp/legacy.h"
+#include "profiler.h"
 
 typedef struct handle_object {
     PyObject_HEAD
@@ -58,10 +59,9 @@ static PyTypeObject handle_type = {
     .tp_call = handle_call,
 };
 
-static tracer *active;          /* the enabled tracer; protected by the GIL */
-static PyObject *thread_hook;   /* what threading.setprofile was given */
-static int changing;            /* sonde sets a profile function itself; GIL */
-static int check_pending;       /* a check is queued; GIL */
+static PyObject *thread_hook;   /* what threading.setprofile is given; made once, GIL */
+static int changing;            /* sonde sets a profile function itself; protected by the GIL */
+static int check_pending;       /* a check is queued; protected by the GIL */
 
 static void record(tracer_thread *th, PyFrameObject *frame, int what, PyObject *arg)
 {
@@ -78,7 +78,7 @@ static void record(tracer_thread *th, PyFrameObject *frame, int what, PyObject *
     case PyTrace_C_CALL:
         if (t->builtins && PyCFunction_Check(arg)) {
             const void *key = ((PyCFunctionObject *)arg)->m_ml;
-            if (!tracer_is_own(key))
+            if (!profiler_is_own(key))
                 tracer_enter(th, key, NULL, arg, NULL);
         }
         break;
@@ -86,7 +86,7 @@ static void record(tracer_thread *th, PyFrameObject *frame, int what, PyObject *
     case PyTrace_C_EXCEPTION:
         if (t->builtins && PyCFunction_Check(arg)) {
             const void *key = ((PyCFunctionObject *)arg)->m_ml;
-            if (!tracer_is_own(key))
+            if (!profiler_is_own(key))
                 tracer_leave(th, key);
         }
         break;
@@ -141,11 +141,11 @@ static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize
 {
     (void)self;
     PyThreadState *ts = PyThreadState_Get();
-    if (!active || nargs != 3 || !PyUnicode_Check(args[1])) {
+    if (!tracer_active || nargs != 3 || !PyUnicode_Check(args[1])) {
         set_profile(ts, NULL, NULL);
         Py_RETURN_NONE;
     }
-    if (hook_thread(active, ts, PyThread_get_thread_native_id()) < 0)
+    if (hook_thread(tracer_active, ts, PyThread_get_thread_native_id()) < 0)
         return NULL;
     const char *event = PyUnicode_AsUTF8(args[1]);
     int what = !event ? -1
@@ -208,7 +208,7 @@ static int check(void *unused)
 {
     (void)unused;
     check_pending = 0;
-    tracer *t = active;
+    tracer *t = tracer_active;
     if (!t || t->failed)
         return 0;
     saved_error saved = error_save();
@@ -242,41 +242,22 @@ static int audit(const char *event, PyObject *args, void *unused)
 {
     (void)args;
     (void)unused;
-    if (active && !changing && !check_pending && strcmp(event, "sys.setprofile") == 0 &&
+    if (tracer_active && !changing && !check_pending && strcmp(event, "sys.setprofile") == 0 &&
         Py_AddPendingCall(check, NULL) == 0)
         check_pending = 1;
     return 0;
 }
 
-int hook_install(tracer *t)
+/* Puts sonde's hook in thread ts (its record is made here). */
+static int hook_any_thread(PyThreadState *ts, void *arg)
 {
-    static int audit_added; /* audit hooks stay for the process's life */
-    if (PyType_Ready(&handle_type) < 0)
-        return -1;
-    if (!thread_hook && !(thread_hook = PyCFunction_New(&thread_start_def, NULL)))
-        return -1;
-    if (!audit_added) {
-        if (PySys_AddAuditHook(audit, NULL) < 0)
-            return -1;
-        audit_added = 1;
-    }
-    /* Threads started from now on; set first so the call is not recorded. */
-    active = t;
-    if (sonde_legacy_threading(0, thread_hook) < 0)
-        return -1;
     PyThreadState *me = PyThreadState_Get();
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts)) {
 #if PY_VERSION_HEX >= 0x030B0000
-        unsigned long native = ts == me ? PyThread_get_thread_native_id()
-                                        : ts->native_thread_id;
+    unsigned long native = ts == me ? PyThread_get_thread_native_id() : ts->native_thread_id;
 #else
-        unsigned long native = ts == me ? PyThread_get_thread_native_id() : 0;
+    unsigned long native = ts == me ? PyThread_get_thread_native_id() : 0;
 #endif
-        if (hook_thread(t, ts, native) < 0)
-            return -1;
-    }
-    return 0;
+    return hook_thread(arg, ts, native);
 }
 
 /* Removes sonde's hook from ts, leaving a chained one of the program's. */
@@ -287,6 +268,29 @@ static void unhook(PyThreadState *ts)
     Py_XINCREF(next_obj);
     set_profile(ts, h->next, next_obj);
     Py_XDECREF(next_obj);
+}
+
+static int unhook_any_thread(PyThreadState *ts, void *arg)
+{
+    (void)arg;
+    if (ts->c_profilefunc == callback)
+        unhook(ts);
+    return 0;
+}
+
+int hook_install(tracer *t)
+{
+    static int audit_added; /* audit hooks stay for the process's life; GIL */
+    if (PyType_Ready(&handle_type) < 0)
+        return -1;
+    if (!thread_hook && !(thread_hook = PyCFunction_New(&thread_start_def, NULL)))
+        return -1;
+    if (!audit_added) {
+        if (PySys_AddAuditHook(audit, NULL) < 0)
+            return -1;
+        audit_added = 1;
+    }
+    return sonde_legacy_install(0, thread_hook, hook_any_thread, unhook_any_thread, t);
 }
 
 void hook_pause_current(tracer *t)
@@ -304,13 +308,7 @@ void hook_pause_current(tracer *t)
 int hook_remove(tracer *t)
 {
     (void)t;
-    active = NULL;
-    PyThreadState *me = PyThreadState_Get();
-    for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts;
-         ts = PyThreadState_Next(ts))
-        if (ts->c_profilefunc == callback)
-            unhook(ts);
-    return sonde_legacy_threading(0, Py_None);
+    return sonde_legacy_remove(0, unhook_any_thread, NULL);
 }
 
 #endif

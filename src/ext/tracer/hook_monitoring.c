@@ -16,19 +16,23 @@
 #if PY_VERSION_HEX >= 0x030C0000
 
 #include "../interp/monitoring.h"
+#include "profiler.h"
 
 #define TOOL_ID 4 /* neither the debugger's, coverage's, profilers', the optimizer's nor lines' */
 
-static tracer *active;            /* protected by the GIL */
+/* Bumped when the hook goes in or out, so that a thread's record from an
+ * earlier enable() is never used.  Protected by the GIL. */
 static uint64_t active_generation;
-static PyObject *missing;         /* sys.monitoring.MISSING */
-/* initial-exec: one instruction per access instead of a __tls_get_addr call */
+static PyObject *missing;         /* sys.monitoring.MISSING; set once, GIL */
+/* The calling thread's record, valid while tls_generation is
+ * active_generation (thread-local; initial-exec: one instruction per
+ * access instead of a __tls_get_addr call). */
 static _Thread_local tracer_thread *tls_thread __attribute__((tls_model("initial-exec")));
 static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
 
 static inline tracer_thread *current(void)
 {
-    tracer *t = active;
+    tracer *t = tracer_active;
     if (!t || t->failed)
         return NULL;
     if (tls_generation == active_generation)
@@ -64,7 +68,7 @@ static const void *c_key(tracer_thread *th, PyObject *const *args, Py_ssize_t na
     if (!th || nargs < 4 || !th->owner->builtins)
         return NULL;
     const void *key = tracer_cfunc_key(args[2], args[3] == missing ? NULL : args[3]);
-    return key && !tracer_is_own(key) ? key : NULL;
+    return key && !profiler_is_own(key) ? key : NULL;
 }
 
 static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -123,10 +127,12 @@ int hook_install(tracer *t)
         error_restore(saved);
         return -1;
     }
-    active = t;
     active_generation++;
     if (sonde_mon_call("set_events", "(il)", TOOL_ID, mask) < 0) {
-        active = NULL;
+        saved_error saved = error_save();
+        if (hook_remove(t) < 0)
+            PyErr_Clear();
+        error_restore(saved);
         return -1;
     }
     return 0;
@@ -146,7 +152,6 @@ void hook_pause_current(tracer *t)
 int hook_remove(tracer *t)
 {
     (void)t;
-    active = NULL;
     active_generation++;
     long mask;
     if (sonde_mon_call("set_events", "(ii)", TOOL_ID, 0) < 0 ||

@@ -8,6 +8,8 @@
 
 #include "../interp/code_name.h"
 
+tracer *tracer_active; /* see tracer.h; protected by the GIL */
+
 int tracer_init(tracer *t)
 {
     memset(t, 0, sizeof *t);
@@ -230,6 +232,6 @@ void tracer_name_threads(tracer *t)
 
 void tracer_calibrate(tracer *t)
 {
-    sonde_clock_mark end = t->enabled ? sonde_clock_mark_now() : t->end;
+    sonde_clock_mark end = tracer_active == t ? sonde_clock_mark_now() : t->end;
     t->profile.seconds_per_tick = sonde_clock_seconds_per_tick(t->start, end);
 }

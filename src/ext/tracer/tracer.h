@@ -57,7 +57,6 @@ struct tracer {
     size_t nheld, held_cap;
     tracer_thread *threads;
     uint64_t generation;        /* bumped by each enable() */
-    int enabled;                /* hooks installed */
     int builtins;               /* record C functions */
     int failed;                 /* sticky: out of memory while recording */
     int calibrated;
@@ -161,22 +160,18 @@ static inline const void *tracer_cfunc_key(PyObject *callable, PyObject *self_ar
  * reference, or NULL with an exception set. */
 PyObject *tracer_cfunc_label(PyObject *cfunc);
 
-/* The hooks: install on every thread / remove; 0 or -1 with an exception. */
+/* The enabled tracer, or NULL: whether a tracer records, in one place (at
+ * most one does at a time).  Set by enable() before the hooks go in,
+ * cleared by disable() before they come out.  Protected by the GIL. */
+extern tracer *tracer_active;
+
+/* The hooks, for tracer_active: install on every thread (0, or -1 with an
+ * exception and nothing left installed) / remove (0, or -1 with an
+ * exception). */
 int hook_install(tracer *t);
 int hook_remove(tracer *t);
 /* Stops recording the calling thread only: its open calls end now. */
 void hook_pause_current(tracer *t);
-/* The PyMethodDefs of Profiler's own methods, which the hooks skip. */
-#define TRACER_OWN_METHODS 3
-extern PyMethodDef *tracer_own_methods[TRACER_OWN_METHODS];
-
-static inline int tracer_is_own(const void *key)
-{
-    for (int i = 0; i < TRACER_OWN_METHODS; i++)
-        if (key == tracer_own_methods[i])
-            return 1;
-    return 0;
-}
 
 /* Closes the open calls of one thread at the current time. */
 static inline void tracer_unwind(tracer_thread *th)
