@@ -21,7 +21,7 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
-ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
+ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/mem/*.c) $(wildcard src/formats/*.c) \
               $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
 EXT_SRC := $(wildcard src/ext/*.c src/ext/*/*.c)

@@ -100,9 +100,11 @@ class Traced:
 
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
+        name = qualname or getattr(code, "co_qualname", code.co_name)
+        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code),
+                                     name=name):
             return
-        self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
+        self._names[code] = name
         if self._nested is None:
             return
         for inner in nested_codes(code):

@@ -43,8 +43,6 @@ class MemoryProfiler(Traced):
         codes = [entry[0] for entry in figures["codes"]]
         functions = []
         for code, first, per_line in figures["codes"]:
-            if self._nested and code in self._nested:
-                continue  # counted in its function's hits
             lines = []
             for i, (hits, alloc, freed, net, reserved, peak, rss, increment) in enumerate(per_line):
                 line = first + i

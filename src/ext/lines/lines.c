@@ -54,10 +54,10 @@ static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     sonde_u64map_init(&t->by_code);
     sonde_clock_setup();
     t->line_events = line_events || !memory;
-    if (memory && !(t->mem = mem_data_new(sample_bytes, (uint64_t)(interval_ms * 1e6),
-                                          t->line_events, t))) {
+    if (memory && !(t->mem = mem_new(sample_bytes, (uint64_t)(interval_ms * 1e6),
+                                     t->line_events))) {
         Py_DECREF(t);
-        return PyErr_NoMemory();
+        return NULL;
     }
     return (PyObject *)t;
 }
@@ -73,9 +73,10 @@ static void stop(lines_tracer *t)
     uint64_t now = sonde_clock_ticks();
     for (line_thread *th = t->threads; th; th = th->next)
         for (; th->depth; th->depth--)
-            lines_close(t, th, &th->stack[th->depth - 1], now);
+            if (!t->mem)
+                lines_close(&th->stack[th->depth - 1], now);
     if (t->mem)
-        mem_stop(t->mem);
+        mem_stop(t->mem); /* closes its own open activations */
     t->end = sonde_clock_mark_now();
     lines_active = NULL;
     lines_generation++;
@@ -89,7 +90,7 @@ static void free_code(line_code *lc)
     free(lc->ihits);
     free(lc->iticks);
     free(lc->unit_lines);
-    free(lc->mem);
+    Py_XDECREF(lc->name);
     free(lc);
 }
 
@@ -108,18 +109,62 @@ static void tracer_dealloc(lines_tracer *t)
         t->threads = next;
     }
     sonde_u64map_free(&t->by_code);
-    mem_data_free(t->mem);
+    mem_free(t->mem);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
-static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
+/* The name the document shows for code when add_code was given none:
+ * its qualified name where the interpreter has one (borrowed). */
+static PyObject *default_name(PyObject *code)
 {
-    PyObject *code, *parent = Py_None;
+#if PY_VERSION_HEX >= 0x030B0000
+    return ((PyCodeObject *)code)->co_qualname;
+#else
+    return ((PyCodeObject *)code)->co_name;
+#endif
+}
+
+/* A new line_code for code (nested in outer, or NULL) shown as name, or
+ * NULL on out of memory. */
+static line_code *new_code(PyObject *code, int first, int last, int ninstr,
+                           const char *unit_lines, size_t nunits, line_code *outer, PyObject *name)
+{
+    line_code *lc = malloc(sizeof *lc);
+    size_t n = (size_t)(last - first + 1);
+    if (!lc)
+        return NULL;
+    Py_INCREF(name);
+    *lc = (line_code){
+        .code = code, .first = first, .nlines = (int)n, .nested = outer != NULL,
+        .hits = outer ? outer->hits : calloc(n, sizeof(uint64_t)),
+        .ticks = calloc(n, sizeof(uint64_t)), .ninstr = ninstr,
+        .ihits = ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
+        .iticks = ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
+        .unit_lines = nunits ? malloc(nunits * sizeof(int32_t)) : NULL, .nunits = (int)nunits,
+        .name = name,
+        .site = outer ? MEM_NESTED : MEM_NO_SITE,
+    };
+    if (lc->unit_lines)
+        memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
+    if (!lc->hits || !lc->ticks || (ninstr && (!lc->ihits || !lc->iticks)) ||
+        (nunits && !lc->unit_lines)) {
+        free_code(lc);
+        return NULL;
+    }
+    return lc;
+}
+
+static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = { "code", "first_line", "last_line", "code_units", "unit_lines",
+                              "parent", "name", NULL };
+    PyObject *code, *parent = Py_None, *name = Py_None;
     int first, last, ninstr = 0;
     const char *unit_lines = NULL;
     Py_ssize_t unit_lines_len = 0;
-    if (!PyArg_ParseTuple(args, "O!ii|iy#O:add_code", &PyCode_Type, &code, &first, &last, &ninstr,
-                          &unit_lines, &unit_lines_len, &parent))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!ii|iy#OO:add_code", kwlist, &PyCode_Type,
+                                     &code, &first, &last, &ninstr, &unit_lines, &unit_lines_len,
+                                     &parent, &name))
         return NULL;
     if (lines_lookup(t, code))
         Py_RETURN_FALSE;
@@ -135,53 +180,37 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args)
                      ninstr);
         return NULL;
     }
+    if (name != Py_None && !PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "name must be a str or None");
+        return NULL;
+    }
     if (t->ncodes == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 16;
-        mem_lock(t->mem); /* samples read the codes from any thread */
         line_code **c = realloc(t->codes, cap * sizeof *c);
-        if (c) {
-            t->codes = c;
-            t->cap = cap;
-        }
-        mem_unlock(t->mem);
         if (!c)
             return PyErr_NoMemory();
+        t->codes = c;
+        t->cap = cap;
     }
-    line_code *lc = malloc(sizeof *lc);
-    size_t n = (size_t)(last - first + 1);
-    size_t nunits = (size_t)unit_lines_len / sizeof(int32_t);
-    if (lc) {
-        *lc = (line_code){ code, first, (int)n, outer != NULL,
-                           outer ? outer->hits : calloc(n, sizeof(uint64_t)),
-                           calloc(n, sizeof(uint64_t)), ninstr,
-                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
-                           ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
-                           nunits ? malloc(nunits * sizeof(int32_t)) : NULL, (int)nunits,
-                           t->mem ? calloc(n, sizeof(line_mem)) : NULL, SONDE_NO_FUNC, t->ncodes,
-                           0, -1 };
-        if (lc->unit_lines)
-            memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
-        if (t->mem && !outer &&
-            (lc->func = mem_add_function(t->mem, (PyCodeObject *)code)) == SONDE_NO_FUNC) {
-            free(lc->mem);
-            lc->mem = NULL;
-        }
-    }
-    int complete = lc && lc->hits && lc->ticks && (!ninstr || (lc->ihits && lc->iticks)) &&
-                   (!nunits || lc->unit_lines) && (!t->mem || lc->mem);
-    mem_lock(t->mem);
-    t->codes[t->ncodes] = lc;
-    uint32_t *slot = complete
-                         ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
-                         : NULL;
-    if (slot)
-        t->ncodes++;
-    mem_unlock(t->mem);
+    line_code *lc = new_code(code, first, last, ninstr, unit_lines,
+                             (size_t)unit_lines_len / sizeof(int32_t), outer,
+                             name != Py_None ? name : default_name(code));
+    uint32_t *slot = lc ? sonde_u64map_slot(&t->by_code, (uint64_t)(uintptr_t)code, t->ncodes)
+                        : NULL;
     if (!slot) {
         if (lc)
             free_code(lc);
         return PyErr_NoMemory();
     }
+    *slot = t->ncodes; /* the key may be there from a registration undone */
+    if (t->mem && !outer &&
+        (lc->site = mem_add_site(t->mem, (PyCodeObject *)code, lc->name, first, lc->nlines,
+                                 t->line_events ? lc->hits : NULL)) == MEM_NO_SITE) {
+        *slot = SONDE_U64MAP_NONE - 1; /* undone: no index (lines_lookup) */
+        free_code(lc);
+        return NULL;
+    }
+    t->codes[t->ncodes++] = lc;
     Py_INCREF(code);
     if (lines_active == t && t->line_events && lines_watch(lc) < 0)
         return NULL;
@@ -269,9 +298,24 @@ static PyObject *tracer_results(lines_tracer *t, PyObject *unused)
     return out;
 }
 
+static PyObject *tracer_memory(lines_tracer *t, PyObject *unused)
+{
+    (void)unused;
+    if (!t->mem) {
+        PyErr_SetString(PyExc_ValueError, "this LineTracer was not made with memory=True");
+        return NULL;
+    }
+    if (lines_active == t) {
+        PyErr_SetString(PyExc_RuntimeError, "disable the tracer before reading its memory figures");
+        return NULL;
+    }
+    return mem_document(t->mem, NULL);
+}
+
 static PyMethodDef tracer_methods[] = {
-    { "add_code", (PyCFunction)tracer_add_code, METH_VARARGS,
-      "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None) -> "
+    { "add_code", (PyCFunction)(void (*)(void))tracer_add_code, METH_VARARGS | METH_KEYWORDS,
+      "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None, "
+      "name=None) -> "
       "bool: trace this code object's lines (and its instructions when code_units is its "
       "length in code units); unit_lines: the line of each code unit as int32s (3.12+); "
       "parent: a traced function's code object this one is nested in (a lambda or "
@@ -280,7 +324,7 @@ static PyMethodDef tracer_methods[] = {
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "results", (PyCFunction)tracer_results, METH_NOARGS,
       "[(code, first_line, hits, ns, instruction_hits, instruction_ns)] per code object." },
-    { "memory", (PyCFunction)mem_results, METH_NOARGS,
+    { "memory", (PyCFunction)tracer_memory, METH_NOARGS,
       "The memory figures of a tracer made with memory=True (see sonde._mem)." },
     { NULL, NULL, 0, NULL },
 };

@@ -59,7 +59,8 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     lines_tracer *t = (lines_tracer *)obj;
     if (t != lines_active || t->failed)
         return 0;
-    mem_tls_fresh = 0;
+    if (t->mem)
+        mem_event();
     switch (what) {
     case PyTrace_CALL: {
 #if PY_VERSION_HEX >= 0x030B0000
@@ -107,7 +108,7 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
     if (what == PyTrace_C_CALL && PyCFunction_Check(arg) && Py_REFCNT(arg) == 1)
         mem_forget_fresh((char *)arg - 2 * sizeof(void *)); /* its block starts with the GC header */
     else
-        mem_tls_fresh = 0;
+        mem_event();
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* mem_mapped.h - the anonymous mappings sonde mem follows.
+/* mapped.h - the anonymous mappings sonde mem follows.
  *
  * A program (or a library: OpenBLAS reserves 32 MiB per thread at import)
  * may map memory it never touches; the kernel gives it pages only when
@@ -7,7 +7,7 @@
  * the pages resident now, read with mincore(2) at every timeline reading
  * and at the end.  The rest is shown apart, as reserved.
  *
- * Not thread-safe: the caller holds mem_data.lock. */
+ * Not thread-safe: the caller holds mem_data.lock (account.h). */
 #ifndef SONDE_MEM_MAPPED_H
 #define SONDE_MEM_MAPPED_H
 

@@ -1,5 +1,5 @@
-/* mem_frames.c - the calling thread's Python stack for sonde mem's
- * sampled allocations (see mem_frames.h).  Up to 3.10 frames are objects
+/* frames.c - the calling thread's Python stack for sonde mem's sampled
+ * allocations, and the line of an instruction (see frames.h).  Up to 3.10 frames are objects
  * linked by f_back; from 3.11 they are _PyInterpreterFrame records whose
  * layout only the interpreter's internal headers give, read here as
  * tracemalloc reads them: frames not started yet, and the C stack's
@@ -15,9 +15,9 @@
 #include <frameobject.h>
 #endif
 
-#include "mem_frames.h"
+#include "frames.h"
 
-int mem_frames(mem_frame *out, int max)
+static int frames(mem_frame *out, int max)
 {
     /* This OS thread's state, whether it holds the GIL or not (C code
      * such as ctypes calls allocates with it released): its frames do not
@@ -55,3 +55,10 @@ int mem_frames(mem_frame *out, int max)
 #endif
     return n;
 }
+
+static int line_of(const void *code, int offset)
+{
+    return PyCode_Addr2Line((PyCodeObject *)code, offset);
+}
+
+const mem_host mem_python_host = { .frames = frames, .line_of = line_of };

@@ -1,6 +1,9 @@
-/* mem_account.c - sonde mem's bookkeeping behind the allocator hooks:
- * sampling, the followed blocks, the allocating stacks, RSS readings and
- * the timeline.  See mem_state.h for the model and the locking. */
+/* account.c - sonde mem's bookkeeping behind the allocator hooks:
+ * sampling, the followed blocks, RSS readings and the timeline, fork, and
+ * the life cycle.  Where a block belongs is sites.c's.  See account.h for
+ * the model and the locking. */
+#include "account.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -12,20 +15,19 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../core/clock.h"
-#include "../lines/lines_state.h"
-#include "mem_frames.h"
-#include "mem_state.h"
+#include "../core/clock.h"
 
-mem_data *mem_active;
-uint64_t mem_generation;
+mem_data *mem_active;            /* see account.h: atomic, release / acquire */
+uint64_t mem_generation;         /* see account.h: atomic, written by one start at a time */
 _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
 _Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
 _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
-/* What the release of mem_tls_released took out of the books. */
+/* Thread-local: what the release of mem_tls_released took out of the books. */
 static _Thread_local livemap_entry tls_released_entry __attribute__((tls_model("initial-exec")));
+/* Thread-local: the recording this thread's countdown and draws are for. */
 static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
+/* Thread-local: the state of this thread's random draws (xorshift64*). */
 static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec")));
 
 /* Released blocks at least this big have RSS read just before, so the
@@ -33,9 +35,6 @@ static _Thread_local uint64_t tls_random __attribute__((tls_model("initial-exec"
 #define MEM_BIG_RELEASE (1u << 20)
 /* Address space kept for writing the results when the program ran out. */
 #define MEM_RESERVE (32u << 20)
-/* Frames read per sample from the stack (the innermost ones; 4 KiB of the
- * allocating thread's stack between the two arrays that hold them). */
-#define MEM_MAX_FRAMES 128
 
 /* Bytes until the next sample: exponential with mean `mean` (xorshift64*). */
 static int64_t draw(uint64_t mean)
@@ -47,6 +46,27 @@ static int64_t draw(uint64_t mean)
     tls_random ^= tls_random >> 27;
     double u = (double)((tls_random * 0x2545F4914F6CDD1Dull) >> 11) * 0x1.0p-53;
     return (int64_t)(-log1p(-u) * (double)mean) + 1;
+}
+
+/* A thread's first draws of a recording: from the clock, or from the
+ * recording's seed and the order in which threads first sampled. */
+static uint64_t first_state(mem_data *m)
+{
+    if (!m->seed)
+        return (uint64_t)pthread_self() ^ sonde_clock_ns() ^ 0x9E3779B97F4A7C15ull;
+    uint64_t z = m->seed + 0x9E3779B97F4A7C15ull *
+                               (1 + __atomic_fetch_add(&m->seeded, 1, __ATOMIC_RELAXED));
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull; /* splitmix64's finaliser */
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return z ? z : 1;
+}
+
+uint64_t mem_weight(const mem_data *m, size_t size)
+{
+    if (size >= m->large_bytes || !m->sample_bytes)
+        return size;
+    return (uint64_t)((double)size / -expm1(-(double)size / (double)m->sample_bytes) + 0.5);
 }
 
 static void store(uint64_t *v, uint64_t x) { __atomic_store_n(v, x, __ATOMIC_RELAXED); }
@@ -86,13 +106,13 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
             m->points_cap = cap;
         }
     }
-    m->points[m->npoints++] = (mem_point){ ns, rss, m->heap, m->reserved };
+    m->points[m->npoints++] = (mem_point){ .ns = ns, .rss = rss, .heap = m->heap,
+                                           .reserved = m->reserved };
 }
 
-/* A reading for the timeline; `churned` when bytes coming and going asked
- * for it (the timeline thread's own readings leave that trigger alone: a
- * line still gets its reading after the bytes it allocated were touched). */
-static void read_rss(mem_data *m, int churned)
+/* The timeline thread's own readings leave the churn trigger alone: a
+ * line still gets its reading after the bytes it allocated were touched. */
+void mem_read_rss(mem_data *m, int churned)
 {
     uint64_t ns = sonde_clock_ns(), rss = read_statm(m);
     store(&m->rss, rss);
@@ -115,171 +135,19 @@ static void measure_mappings(mem_data *m)
 void mem_refresh_rss(mem_data *m)
 {
     mem_lock(m);
-    read_rss(m, 1);
+    mem_read_rss(m, 1);
     mem_unlock(m);
 }
 
 /* ---- the hooks' slow paths ---- */
-
-/* The node of the stack of traced lines th is on, made as needed from
- * the deepest frame that knows its node. */
-static uint32_t stack_node(mem_data *m, line_thread *th)
-{
-    uint32_t k = th->depth;
-    while (k > 0 && th->stack[k - 1].node == 0)
-        k--;
-    uint32_t node = k ? th->stack[k - 1].node : m->root;
-    for (; k < th->depth; k++) {
-        line_frame *f = &th->stack[k];
-        if (f->lc->nested) { /* on its function's line, already in the stack */
-            f->node = node;
-            continue;
-        }
-        uint32_t child = sonde_profile_child_for(&m->stacks, node, f->lc->func,
-                                                 f->line >= 0 ? f->line : f->lc->first);
-        if (child == SONDE_NO_NODE)
-            return node; /* out of memory: the deepest stack known */
-        f->node = node = child;
-    }
-    return node;
-}
-
-static line_thread *this_thread(void)
-{
-    return lines_tls_generation == lines_generation ? lines_tls_thread : NULL;
-}
-
-/* ---- placing by the stack (lock held) ---- */
-
-typedef struct traced_line {
-    line_code *lc;
-    int line;
-} traced_line;
-
-/* The line of code unit `offset` of lc (cached: the interpreter walks the
- * whole location table for it). */
-static int line_at(mem_data *m, line_code *lc, int offset)
-{
-    if (offset < 0)
-        return lc->first;
-    uint64_t key = (uint64_t)lc->index << 32 | (uint32_t)offset;
-    uint32_t line = sonde_u64map_get(&m->line_at, key);
-    if (line == SONDE_U64MAP_NONE) {
-        int found = PyCode_Addr2Line((PyCodeObject *)lc->code, offset);
-        line = (uint32_t)(found > 0 ? found : lc->first);
-        sonde_u64map_slot(&m->line_at, key, line); /* on out of memory, asked again */
-    }
-    return (int)line;
-}
-
-/* The traced lines on the calling thread's stack, innermost first; each
- * sample stamps them so that a line that recurs counts once. */
-static int traced_stack(mem_data *m, traced_line *out, int max)
-{
-    lines_tracer *t = m->tracer;
-    mem_frame frames[MEM_MAX_FRAMES];
-    int n = mem_frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
-    for (int i = 0; i < n; i++) {
-        line_code *lc = lines_lookup(t, frames[i].code);
-        if (lc && !lc->nested)
-            out[k++] = (traced_line){ lc, line_at(m, lc, frames[i].offset) };
-    }
-    m->walk++;
-    return k;
-}
-
-/* The line's figures when this sample has not counted it yet, else NULL. */
-static line_mem *first_sight(mem_data *m, const traced_line *tl)
-{
-    int k = tl->line - tl->lc->first;
-    if (k < 0 || k >= tl->lc->nlines || tl->lc->mem[k].seen == m->walk)
-        return NULL;
-    tl->lc->mem[k].seen = m->walk;
-    return &tl->lc->mem[k];
-}
-
-static uint32_t stack_node_of(mem_data *m, const traced_line *s, int k)
-{
-    uint32_t node = m->root;
-    for (int i = k - 1; i >= 0; i--) {
-        uint32_t child = sonde_profile_child_for(&m->stacks, node, s[i].lc->func, s[i].line);
-        if (child == SONDE_NO_NODE)
-            break;
-        node = child;
-    }
-    return node;
-}
-
-/* Functions seen running at `ns` extend their current span, or start one. */
-static void spans_seen(mem_data *m, const traced_line *s, int k, uint64_t ns)
-{
-    for (int i = 0; i < k; i++) {
-        line_code *lc = s[i].lc;
-        if (lc->last_span < 0 || m->spans[lc->last_span].end + m->interval_ns < ns)
-            mem_span_mark(m, lc->index, &lc->last_span, ns, 0);
-        if (lc->last_span >= 0)
-            m->spans[lc->last_span].end = ns;
-    }
-}
-
-/* From the stack, RSS changes go to the lines of the thread whose
- * allocations and releases made it read RSS again. */
-static void rss_to_lines(mem_data *m, const traced_line *s, int k)
-{
-    if (m->churn - m->churn_at_read < MEM_RSS_CHURN)
-        return;
-    read_rss(m, 1);
-    int64_t delta = (int64_t)m->rss - (int64_t)m->rss_attributed;
-    m->rss_attributed = m->rss;
-    m->walk++;
-    for (int i = 0; i < k; i++) {
-        line_mem *lm = first_sight(m, &s[i]);
-        if (lm) {
-            lm->rss_increment += delta;
-            lm->rss_max = m->rss > lm->rss_max ? m->rss : lm->rss_max;
-        }
-    }
-}
-
-static uint32_t place_alloc(mem_data *m, uint64_t weight)
-{
-    traced_line s[MEM_MAX_FRAMES];
-    int k = traced_stack(m, s, MEM_MAX_FRAMES);
-    for (int i = 0; i < k; i++) {
-        line_mem *lm = first_sight(m, &s[i]);
-        if (lm) {
-            lm->alloc += weight;
-            lm->peak_heap = m->heap > lm->peak_heap ? m->heap : lm->peak_heap;
-        }
-    }
-    if (k)
-        spans_seen(m, s, k, sonde_clock_ns());
-    rss_to_lines(m, s, k);
-    return stack_node_of(m, s, k);
-}
-
-/* A release of weight bytes counts on the traced lines of the stack;
- * undo takes back one counted just before (a realloc that failed). */
-static void place_release(mem_data *m, uint64_t weight, int undo)
-{
-    traced_line s[MEM_MAX_FRAMES];
-    int k = traced_stack(m, s, MEM_MAX_FRAMES);
-    for (int i = 0; i < k; i++) {
-        line_mem *lm = first_sight(m, &s[i]);
-        if (lm)
-            lm->freed = undo ? lm->freed - weight : lm->freed + weight;
-    }
-    if (!undo)
-        rss_to_lines(m, s, k);
-}
 
 /* Starts following the block at p, of `weight` bytes (lock held): on the
  * heap (a mapping: among the reserved bytes until touched), on the lines
  * and stack that allocated it. */
 static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
 {
-    line_thread *th = m->line_events ? this_thread() : NULL;
-    livemap_entry e = { (uint64_t)(uintptr_t)p, weight, m->root, kind };
+    livemap_entry e = { .addr = (uint64_t)(uintptr_t)p, .bytes = weight, .node = m->root,
+                        .kind = kind };
     uint64_t heap = kind == MEM_MAPPED ? 0 : weight; /* what it adds to the heap */
     store(&m->heap, m->heap + heap);
     if (m->heap > m->heap_peak)
@@ -287,10 +155,7 @@ static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
     if (kind != MEM_MAPPED)
         store(&m->churn, m->churn + weight);
     m->samples++;
-    if (!m->line_events)
-        e.node = place_alloc(m, weight);
-    else if (th)
-        e.node = stack_node(m, th);
+    e.node = mem_place_alloc(m, weight);
     if (kind == MEM_MAPPED && mem_mapped_add(&m->mapped, e.addr, weight, e.node) < 0) {
         e.kind = MEM_NATIVE; /* too many mappings: plain heap */
         heap = weight;
@@ -300,18 +165,13 @@ static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
         m->untracked += weight;
         store(&m->heap, m->heap - heap);
         if (e.kind == MEM_MAPPED)
-            mem_mapped_take(&m->mapped, e.addr, &(mem_mapping){ 0, 0, 0, 0 });
+            mem_mapped_take(&m->mapped, e.addr, &(mem_mapping){ 0 });
     } else {
         if (e.kind == MEM_MAPPED)
             m->reserved += weight;
         mem_tls_fresh = (uintptr_t)p;
     }
-    if (th) {
-        th->alloc_total += weight;
-        line_frame *top = th->depth ? &th->stack[th->depth - 1] : NULL;
-        if (top && top->peak < m->heap)
-            top->peak = m->heap;
-    }
+    mem_thread_allocated(m, weight);
 }
 
 void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
@@ -320,17 +180,16 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
     if (!m)
         return;
     mem_tls_busy++;
-    if (tls_generation != mem_generation) {
+    uint64_t generation = __atomic_load_n(&mem_generation, __ATOMIC_RELAXED);
+    if (tls_generation != generation) {
         /* A thread new to this recording: its first countdown. */
-        tls_generation = mem_generation;
-        tls_random = (uint64_t)pthread_self() ^ sonde_clock_ns() ^ 0x9E3779B97F4A7C15ull;
+        tls_generation = generation;
+        tls_random = first_state(m);
         mem_tls_countdown = draw(m->sample_bytes) - (int64_t)size;
         if (mem_tls_countdown > 0 && size < m->large_bytes)
             goto out;
     }
-    uint64_t weight = size;
-    if (size < m->large_bytes && m->sample_bytes)
-        weight = (uint64_t)((double)size / -expm1(-(double)size / (double)m->sample_bytes) + 0.5);
+    uint64_t weight = mem_weight(m, size);
     if (size < m->large_bytes || mem_tls_countdown <= 0)
         mem_tls_countdown = draw(m->sample_bytes);
     if (!p || !size)
@@ -365,7 +224,7 @@ static void drop_followed(void *p, int forget)
     livemap_entry e;
     if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (!forget && e.bytes >= MEM_BIG_RELEASE)
-            read_rss(m, 1);
+            mem_read_rss(m, 1);
         mem_mapping mp;
         if (e.kind == MEM_MAPPED && mem_mapped_take(&m->mapped, e.addr, &mp)) {
             store(&m->heap, m->heap - mp.touched);
@@ -374,13 +233,7 @@ static void drop_followed(void *p, int forget)
             store(&m->heap, m->heap - e.bytes);
         }
         store(&m->churn, forget ? m->churn - e.bytes : m->churn + e.bytes);
-        line_thread *th = m->line_events ? this_thread() : NULL;
-        if (th && forget)
-            th->alloc_total -= e.bytes;
-        else if (th)
-            th->freed_total += e.bytes;
-        if (!forget && !m->line_events)
-            place_release(m, e.bytes, 0);
+        mem_place_release(m, e.bytes, forget ? MEM_FORGOTTEN : MEM_RELEASED);
         if (!forget) {
             mem_tls_released = (uintptr_t)p;
             tls_released_entry = e;
@@ -404,45 +257,29 @@ void mem_restore(void *p)
     if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p && livemap_put(&m->live, &e) == 0) {
         store(&m->heap, m->heap + e.bytes);
         store(&m->churn, m->churn - e.bytes);
-        line_thread *th = m->line_events ? this_thread() : NULL;
-        if (th)
-            th->freed_total -= e.bytes;
-        if (!m->line_events)
-            place_release(m, e.bytes, 1);
+        mem_place_release(m, e.bytes, MEM_RESTORED);
     }
     mem_unlock(m);
 }
 
-void mem_span_mark(mem_data *m, uint32_t code, int64_t *last_span, uint64_t ns, int end)
+/* ---- what the line tracer's events say (mem.h) ---- */
+
+void mem_busy_begin(void) { mem_tls_busy++; }
+void mem_busy_end(void) { mem_tls_busy--; }
+void mem_event(void) { mem_tls_fresh = 0; }
+
+void mem_forget(void *p)
 {
-    if (end) {
-        if (*last_span >= 0)
-            m->spans[*last_span].end = ns;
-        return;
-    }
-    if (*last_span >= 0 && m->spans[*last_span].code == code &&
-        ns - m->spans[*last_span].end < m->interval_ns / 2) {
-        m->spans[*last_span].end = 0; /* running again: the same span */
-        return;
-    }
-    if (m->nspans == m->spans_cap) {
-        uint32_t cap = m->spans_cap ? m->spans_cap * 2 : 256;
-        mem_span *bigger = NULL;
-        if (cap <= MEM_MAX_SPANS) {
-            mem_tls_busy++;
-            bigger = realloc(m->spans, cap * sizeof *bigger);
-            mem_tls_busy--;
-        }
-        if (!bigger) {
-            m->spans_dropped++;
-            *last_span = -1;
-            return;
-        }
-        m->spans = bigger;
-        m->spans_cap = cap;
-    }
-    m->spans[m->nspans] = (mem_span){ code, ns, 0 };
-    *last_span = m->nspans++;
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (m && p && livemap_maybe(&m->live, p))
+        mem_unfollow(p);
+}
+
+void mem_forget_fresh(void *p)
+{
+    if (mem_tls_fresh == (uintptr_t)p)
+        mem_forget(p);
+    mem_tls_fresh = 0;
 }
 
 /* ---- the timeline thread ---- */
@@ -463,7 +300,7 @@ static void *timeline_main(void *arg)
             rc = pthread_cond_timedwait(&m->wake, &m->lock, &next);
         if (m->timeline_running) {
             measure_mappings(m);
-            read_rss(m, 0);
+            mem_read_rss(m, 0);
         }
     }
     pthread_mutex_unlock(&m->lock);
@@ -499,16 +336,17 @@ static void after_fork_child(void)
         pthread_mutex_unlock(&m->lock);
         m->timeline_running = 0;
         m->inherited = 1;
-        mem_active = NULL;
+        __atomic_store_n(&mem_active, NULL, __ATOMIC_RELEASE);
     }
 }
 
 /* ---- life cycle ---- */
 
 mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_events,
-                       void *tracer)
+                       const mem_host *host, uint64_t seed)
 {
-    static int atfork_done;
+    static int atfork_done; /* the handlers stay for the process's life; one caller at a
+                               time (the GIL, or a test's only thread) */
     if (!atfork_done && pthread_atfork(before_fork, after_fork_parent, after_fork_child) == 0)
         atfork_done = 1;
     mem_data *m = calloc(1, sizeof *m);
@@ -518,10 +356,12 @@ mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_eve
     m->large_bytes = sample_bytes * 16;
     m->interval_ns = interval_ns;
     m->line_events = line_events;
-    m->tracer = tracer;
+    m->seed = seed;
+    m->host = *host;
     m->statm_fd = -1;
     livemap_init(&m->live);
     sonde_u64map_init(&m->line_at);
+    sonde_u64map_init(&m->site_of);
     pthread_mutex_init(&m->lock, NULL);
     pthread_condattr_t attr;
     pthread_condattr_init(&attr);
@@ -545,7 +385,9 @@ void mem_data_free(mem_data *m)
     livemap_free(&m->live);
     mem_mapped_free(&m->mapped);
     sonde_u64map_free(&m->line_at);
+    sonde_u64map_free(&m->site_of);
     sonde_profile_free(&m->stacks);
+    mem_sites_free(m);
     free(m->points);
     free(m->spans);
     if (!m->inherited) {
@@ -580,10 +422,10 @@ int mem_account_start(mem_data *m)
                          -1, 0);
     m->reserve = reserve == MAP_FAILED ? NULL : reserve;
     pthread_mutex_lock(&m->lock);
-    read_rss(m, 1);
+    mem_read_rss(m, 1);
     m->rss_attributed = m->rss;
     pthread_mutex_unlock(&m->lock);
-    mem_generation++;
+    __atomic_store_n(&mem_generation, mem_generation + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&mem_active, m, __ATOMIC_RELEASE);
     /* The timeline thread takes no signals: Ctrl-C is the program's. */
     sigset_t all, old;
@@ -598,6 +440,7 @@ int mem_account_start(mem_data *m)
 
 void mem_account_stop(mem_data *m)
 {
+    mem_sites_unwind(m);
     pthread_mutex_lock(&m->lock);
     int joinable = m->timeline_running;
     m->timeline_running = 0;
@@ -605,7 +448,7 @@ void mem_account_stop(mem_data *m)
     if (!m->inherited)
         pthread_cond_broadcast(&m->wake);
     measure_mappings(m);
-    read_rss(m, 1);
+    mem_read_rss(m, 1);
     pthread_mutex_unlock(&m->lock);
     if (joinable)
         pthread_join(m->timeline, NULL);

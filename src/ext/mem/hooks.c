@@ -1,4 +1,4 @@
-/* mem_hooks.c - where sonde mem hears of allocations: hooks wrapped
+/* hooks.c - where sonde mem hears of allocations: hooks wrapped
  * around the Python allocators of every domain (PyMem_SetAllocator), and
  * the sink of the preloaded C allocator shim (src/shim), found with
  * dlsym() when `sonde mem` preloaded it.
@@ -11,14 +11,17 @@
 
 #include <dlfcn.h>
 
+#include "../../mem/account.h"
 #include "../../shim/alloc_shim.h"
-#include "mem_state.h"
+#include "memory.h"
 
 static const PyMemAllocatorDomain domains[3] = { PYMEM_DOMAIN_RAW, PYMEM_DOMAIN_MEM,
                                                  PYMEM_DOMAIN_OBJ };
+/* The allocators sonde's hooks wrap: set by mem_start before the hooks go
+ * in, read by them in any thread, never changed while they are in. */
 static PyMemAllocatorEx original[3];
-static int installed;
-static int wrapped; /* a hook installed after sonde's is still in place */
+static int installed; /* sonde's hooks are in; protected by the GIL */
+static int wrapped;   /* a hook installed after sonde's is still in place; GIL */
 
 static void *hook_malloc(void *ctx, size_t size)
 {
@@ -68,8 +71,9 @@ static void native_alloc(void *p, size_t size) { mem_on_alloc(p, size, MEM_NATIV
 static void native_release(void *p) { mem_on_release_undoable(p); }
 static void native_restore(void *p) { mem_on_restore(p); }
 static void native_map(void *p, size_t len) { mem_on_map(p, len); }
-static const sonde_alloc_sink native_sink = { native_alloc, native_release, native_restore,
-                                              native_map };
+static const sonde_alloc_sink native_sink = { .alloc = native_alloc,
+                                              .release = native_release,
+                                              .restore = native_restore, .map = native_map };
 
 static sonde_alloc_attach_fn shim_attach(void)
 {
@@ -94,8 +98,9 @@ int mem_start(mem_data *m)
     }
     for (int d = 0; d < 3; d++) {
         PyMem_GetAllocator(domains[d], &original[d]);
-        PyMemAllocatorEx hook = { &original[d], hook_malloc, hook_calloc, hook_realloc,
-                                  hook_free };
+        PyMemAllocatorEx hook = { .ctx = &original[d], .malloc = hook_malloc,
+                                  .calloc = hook_calloc, .realloc = hook_realloc,
+                                  .free = hook_free };
         PyMem_SetAllocator(domains[d], &hook);
     }
     installed = 1;

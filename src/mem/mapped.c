@@ -1,6 +1,5 @@
-/* mem_mapped.c - anonymous mappings and their touched part; see
- * mem_mapped.h. */
-#include "mem_mapped.h"
+/* mapped.c - anonymous mappings and their touched part; see mapped.h. */
+#include "mapped.h"
 
 #include <stdlib.h>
 #include <sys/mman.h>
