@@ -37,5 +37,6 @@ void test_writers(void);
 void test_verdict(void);
 void test_json_read(void);
 void test_mem_account(void);
+void test_docs(void);
 
 #endif

@@ -1,4 +1,5 @@
-/* code_name.c - naming code objects for profiles; see code_name.h. */
+/* code_name.c - naming code objects, and Python's text as profile bytes;
+ * see code_name.h. */
 #include "code_name.h"
 
 PyObject *sonde_text_bytes(PyObject *s, const char *fallback)
@@ -40,4 +41,20 @@ uint32_t sonde_code_func(sonde_profile *p, PyCodeObject *code)
     Py_XDECREF(name);
     Py_XDECREF(file);
     return f;
+}
+
+const char *sonde_keep_text(PyObject *keep, PyObject *s)
+{
+    PyObject *b = sonde_text_bytes(s, "");
+    int kept = b && PyList_Append(keep, b) == 0;
+    Py_XDECREF(b); /* the list holds it */
+    return kept ? PyBytes_AS_STRING(b) : NULL;
+}
+
+const char *sonde_keep_source(PyObject *keep, PyObject *source_of, PyObject *file, int line)
+{
+    PyObject *text = PyObject_CallFunction(source_of, "Oi", file, line);
+    const char *s = text ? sonde_keep_text(keep, text) : NULL;
+    Py_XDECREF(text);
+    return s;
 }

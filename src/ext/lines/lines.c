@@ -10,8 +10,8 @@
 #include "lines_state.h"
 #include "../interp/pyerr.h"
 
-lines_tracer *lines_active;
-uint64_t lines_generation;
+lines_tracer *lines_active; /* see lines_state.h; protected by the GIL */
+uint64_t lines_generation;  /* see lines_state.h; protected by the GIL */
 _Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
 _Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));
 
@@ -253,79 +253,41 @@ static PyObject *tracer_disable(lines_tracer *t, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* counts[0..n) as a list of ints, scaled by `scale` (1 for hits). */
-static PyObject *int_list(const uint64_t *counts, int n, double scale)
+/* document(source_of, instructions_of=None) -> bytes: see the method's
+ * docstring. */
+static PyObject *tracer_document(lines_tracer *t, PyObject *args, PyObject *kwds)
 {
-    PyObject *list = PyList_New(n);
-    for (int k = 0; list && k < n; k++) {
-        PyObject *v = PyLong_FromUnsignedLongLong(
-            scale == 1.0 ? counts[k] : (unsigned long long)((double)counts[k] * scale + 0.5));
-        if (!v) {
-            Py_CLEAR(list);
-            break;
-        }
-        PyList_SET_ITEM(list, k, v);
-    }
-    return list;
-}
-
-/* results() -> [(code, first_line, [hits], [ns], [instruction hits], [instruction ns])]
- * per code object: per line from first_line, per code unit (empty when
- * instructions were not counted). */
-static PyObject *tracer_results(lines_tracer *t, PyObject *unused)
-{
-    (void)unused;
-    sonde_clock_mark end = lines_active == t ? sonde_clock_mark_now() : t->end;
-    double ns_per_tick = 1e9 * sonde_clock_seconds_per_tick(t->start, end);
-    PyObject *out = PyList_New(0);
-    for (uint32_t i = 0; out && i < t->ncodes; i++) {
-        const line_code *lc = t->codes[i];
-        PyObject *hits = int_list(lc->hits, lc->nlines, 1.0);
-        PyObject *ns = int_list(lc->ticks, lc->nlines, ns_per_tick);
-        PyObject *ihits = int_list(lc->ihits, lc->ninstr, 1.0);
-        PyObject *ins = int_list(lc->iticks, lc->ninstr, ns_per_tick);
-        PyObject *item = hits && ns && ihits && ins
-                             ? Py_BuildValue("(OiOOOO)", lc->code, lc->first, hits, ns, ihits, ins)
-                             : NULL;
-        Py_XDECREF(hits);
-        Py_XDECREF(ns);
-        Py_XDECREF(ihits);
-        Py_XDECREF(ins);
-        if (!item || PyList_Append(out, item) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(item);
-    }
-    return out;
-}
-
-static PyObject *tracer_memory(lines_tracer *t, PyObject *unused)
-{
-    (void)unused;
-    if (!t->mem) {
-        PyErr_SetString(PyExc_ValueError, "this LineTracer was not made with memory=True");
+    static char *kwlist[] = { "source_of", "instructions_of", NULL };
+    PyObject *source_of, *instructions_of = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:document", kwlist, &source_of,
+                                     &instructions_of))
         return NULL;
-    }
+    if (!t->mem)
+        return lines_document(t, source_of, instructions_of);
     if (lines_active == t) {
         PyErr_SetString(PyExc_RuntimeError, "disable the tracer before reading its memory figures");
         return NULL;
     }
-    return mem_document(t->mem, NULL);
+    return mem_document(t->mem, source_of);
 }
 
+/* The type and its methods: readied once under the GIL at import, then
+ * constant. */
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)(void (*)(void))tracer_add_code, METH_VARARGS | METH_KEYWORDS,
       "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None, "
-      "name=None) -> "
-      "bool: trace this code object's lines (and its instructions when code_units is its "
-      "length in code units); unit_lines: the line of each code unit as int32s (3.12+); "
-      "parent: a traced function's code object this one is nested in (a lambda or "
-      "comprehension), whose hits it counts in, over the same lines." },
+      "name=None) -> bool: trace this code object's lines (and its instructions when "
+      "code_units is its length in code units); unit_lines: the line of each code unit as "
+      "int32s (3.12+); parent: a traced function's code object this one is nested in (a "
+      "lambda or comprehension), whose hits it counts in, over the same lines; name: what "
+      "the document calls it (its qualified name by default)." },
     { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
-    { "results", (PyCFunction)tracer_results, METH_NOARGS,
-      "[(code, first_line, hits, ns, instruction_hits, instruction_ns)] per code object." },
-    { "memory", (PyCFunction)tracer_memory, METH_NOARGS,
-      "The memory figures of a tracer made with memory=True (see sonde._mem)." },
+    { "document", (PyCFunction)(void (*)(void))tracer_document, METH_VARARGS | METH_KEYWORDS,
+      "document(source_of, instructions_of=None) -> bytes: the JSON document of `sonde lines "
+      "-o`, or with memory=True of `sonde mem -o` (README, \"Formats\"); source_of(file, "
+      "line) gives a line's text, instructions_of(code) the (offset, opname, arg, line) of "
+      "its instructions when they were counted." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -187,6 +187,9 @@ static inline void lines_leave(lines_tracer *t, const void *frame)
     th->depth--;
 }
 
+/* The lines document (document.c): bytes, or NULL with an exception. */
+PyObject *lines_document(lines_tracer *t, PyObject *source_of, PyObject *instructions_of);
+
 /* The event source: installs it for t / removes it / switches its events
  * on for one more code object.  0, or -1 with an exception. */
 int lines_install(lines_tracer *t);

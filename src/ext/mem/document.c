@@ -1,142 +1,172 @@
-/* document.c - sonde mem's figures for Python: per line, the bytes still
- * alive at the end (net), the stacks that allocated them (leaks) and the
- * timeline.  The shapes are LineTracer.memory()'s docstring. */
+/* document.c - the memory profiler's mem document (src/formats/mem_doc.h):
+ * the figures of src/mem once recording stopped (per line, the leaks
+ * largest first, the timeline), with each line's source from the Python
+ * side, written by the writer sonde mem -o shares. */
 #include <stdlib.h>
 
+#include "../../formats/mem_doc.h"
 #include "../../mem/account.h"
+#include "../interp/code_name.h"
 #include "memory.h"
 
-/* (code, first line, [(hits, alloc, freed, net, reserved, peak heap, rss,
- * rss increment)] per line). */
-static PyObject *line_figures(const mem_site *s)
+/* A site's file as Python has it, for source_of: its code object's (the
+ * line tracer holds the code object while m lives). */
+static PyObject *py_file(const mem_site *s) { return ((PyCodeObject *)s->code)->co_filename; }
+
+/* The figures of every site's lines.  0, or -1 with an exception. */
+static int add_functions(sonde_mem_doc *d, const mem_data *m, PyObject *source_of,
+                         PyObject *keep)
 {
-    PyObject *lines = PyList_New(s->nlines);
-    for (int k = 0; lines && k < s->nlines; k++) {
-        const mem_line_figures *f = &s->lines[k];
-        PyObject *v = Py_BuildValue("(KKKKKKKL)", (unsigned long long)(s->hits ? s->hits[k] : 0),
-                                    (unsigned long long)f->alloc, (unsigned long long)f->freed,
-                                    (unsigned long long)f->net, (unsigned long long)f->reserved,
-                                    (unsigned long long)f->peak_heap,
-                                    (unsigned long long)f->rss_max, (long long)f->rss_increment);
-        if (!v) {
-            Py_CLEAR(lines);
-            break;
-        }
-        PyList_SET_ITEM(lines, k, v);
+    sonde_mem_doc_function *fns = calloc(m->nsites ? m->nsites : 1, sizeof *fns);
+    d->functions = fns;
+    if (!fns) {
+        PyErr_NoMemory();
+        return -1;
     }
-    PyObject *item = lines ? Py_BuildValue("(OiO)", (PyObject *)s->code, s->first, lines) : NULL;
-    Py_XDECREF(lines);
-    return item;
+    for (uint32_t i = 0; i < m->nsites; i++) {
+        const mem_site *s = m->sites[i];
+        sonde_mem_doc_line *lines = calloc((size_t)s->nlines, sizeof *lines);
+        fns[i] = (sonde_mem_doc_function){ .file = s->file, .name = s->name,
+                                           .first_line = s->first, .lines = lines };
+        d->nfunctions = i + 1;
+        if (!lines) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (int k = 0; k < s->nlines; k++) {
+            const mem_line_figures *f = &s->lines[k];
+            lines[k] = (sonde_mem_doc_line){
+                .line = s->first + k, .hits = s->hits ? s->hits[k] : 0, .alloc = f->alloc,
+                .freed = f->freed, .net = f->net, .reserved = f->reserved,
+                .peak_heap = f->peak_heap, .rss = f->rss_max, .rss_increment = f->rss_increment,
+                .source = sonde_keep_source(keep, source_of, py_file(s), s->first + k) };
+            if (!lines[k].source)
+                return -1;
+            fns[i].nlines = (uint32_t)k + 1;
+        }
+    }
+    return 0;
 }
 
-/* The stack of node n, outermost first: [(site, line)]. */
-static PyObject *stack_of(const mem_data *m, uint32_t n)
+/* Leak l: node n's bytes and its stack, outermost first.  0, or -1 with
+ * an exception. */
+static int add_leak(sonde_mem_doc_leak *l, const mem_data *m, const mem_node_bytes *nb,
+                    uint32_t n, PyObject *source_of, PyObject *keep)
 {
-    PyObject *stack = PyList_New(0);
-    for (uint32_t x = n; stack && x != SONDE_NO_NODE && x != m->root;
+    *l = (sonde_mem_doc_leak){ .bytes = nb->all[n], .native = nb->native[n],
+                               .reserved = nb->reserved[n] };
+    uint32_t depth = 0;
+    for (uint32_t x = n; x != SONDE_NO_NODE && x != m->root; x = m->stacks.nodes[x].parent)
+        depth++;
+    sonde_mem_doc_frame *stack = calloc(depth ? depth : 1, sizeof *stack);
+    l->stack = stack;
+    if (!stack) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t x = n, k = depth; x != SONDE_NO_NODE && x != m->root;
          x = m->stacks.nodes[x].parent) {
         int line = 0;
-        const mem_site *s = mem_node_site(m, x, &line);
-        PyObject *frame = s ? Py_BuildValue("(Ii)", s->index, line) : NULL;
-        if (!frame || PyList_Insert(stack, 0, frame) < 0)
-            Py_CLEAR(stack);
-        Py_XDECREF(frame);
+        const mem_site *s = mem_node_site(m, x, &line); /* every node under the root has one */
+        stack[--k] = (sonde_mem_doc_frame){
+            .file = s ? s->file : "?", .name = s ? s->name : "?", .line = line,
+            .source = s ? sonde_keep_source(keep, source_of, py_file(s), line) : "" };
+        if (!stack[k].source)
+            return -1;
     }
-    return stack;
+    l->depth = depth;
+    return 0;
 }
 
-/* [(bytes, native bytes, reserved bytes, stack)] per allocating stack with
- * blocks alive, largest first (then the most reserved). */
-static PyObject *leaks(const mem_data *m, const mem_node_bytes *nb)
+/* The leaks, largest first, as many as the document lists.  0, or -1 with
+ * an exception. */
+static int add_leaks(sonde_mem_doc *d, const mem_data *m, const mem_node_bytes *nb,
+                     PyObject *source_of, PyObject *keep)
 {
     uint32_t count = 0, *order = mem_leaks(m, nb, &count);
-    if (!order)
-        return PyErr_NoMemory();
-    PyObject *out = PyList_New(0);
-    for (uint32_t i = 0; out && i < count; i++) {
-        PyObject *stack = stack_of(m, order[i]);
-        PyObject *item = stack ? Py_BuildValue("(KKKO)", (unsigned long long)nb->all[order[i]],
-                                               (unsigned long long)nb->native[order[i]],
-                                               (unsigned long long)nb->reserved[order[i]], stack)
-                               : NULL;
-        if (!item || PyList_Append(out, item) < 0)
-            Py_CLEAR(out);
-        Py_XDECREF(item);
-        Py_XDECREF(stack);
+    uint32_t n = count < SONDE_MEM_DOC_LEAKS ? count : SONDE_MEM_DOC_LEAKS;
+    sonde_mem_doc_leak *leaks = order ? calloc(n ? n : 1, sizeof *leaks) : NULL;
+    d->leaks = leaks;
+    int rc = leaks ? 0 : (PyErr_NoMemory(), -1);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        rc = add_leak(&leaks[i], m, nb, order[i], source_of, keep);
+        d->nleaks = i + 1;
     }
     free(order);
-    return out;
+    return rc;
 }
 
-static PyObject *timeline(const mem_data *m)
+/* The timeline and the spans, in ns since the start.  0, or -1 with an
+ * exception. */
+static int add_timeline(sonde_mem_doc *d, const mem_data *m)
 {
-    PyObject *points = PyList_New(m->npoints);
-    for (uint32_t i = 0; points && i < m->npoints; i++) {
+    sonde_mem_doc_point *points = calloc(m->npoints ? m->npoints : 1, sizeof *points);
+    sonde_mem_doc_span *spans = calloc(m->nspans ? m->nspans : 1, sizeof *spans);
+    d->points = points;
+    d->spans = spans;
+    if (!points || !spans) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (uint32_t i = 0; i < m->npoints; i++) {
         const mem_point *p = &m->points[i];
-        PyObject *v = Py_BuildValue("(KKKK)", (unsigned long long)(p->ns - m->start_ns),
-                                    (unsigned long long)p->rss, (unsigned long long)p->heap,
-                                    (unsigned long long)p->reserved);
-        if (!v) {
-            Py_CLEAR(points);
-            break;
-        }
-        PyList_SET_ITEM(points, i, v);
+        points[i] = (sonde_mem_doc_point){ .t_ns = p->ns - m->start_ns, .rss = p->rss,
+                                           .heap = p->heap, .reserved = p->reserved };
     }
-    return points;
+    for (uint32_t i = 0; i < m->nspans; i++) {
+        const mem_span *s = &m->spans[i];
+        spans[i] = (sonde_mem_doc_span){
+            .name = s->site < m->nsites ? m->sites[s->site]->name : "?",
+            .start_ns = s->start - m->start_ns,
+            .end_ns = (s->end ? s->end : s->start) - m->start_ns };
+    }
+    d->npoints = m->npoints;
+    d->nspans = m->nspans;
+    return 0;
 }
 
-static PyObject *spans(const mem_data *m)
+static void free_doc(sonde_mem_doc *d)
 {
-    PyObject *out = PyList_New(m->nspans);
-    for (uint32_t i = 0; out && i < m->nspans; i++) {
-        const mem_span *s = &m->spans[i];
-        uint64_t end = s->end ? s->end : s->start;
-        PyObject *v = Py_BuildValue("(IKK)", s->site, (unsigned long long)(s->start - m->start_ns),
-                                    (unsigned long long)(end - m->start_ns));
-        if (!v) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyList_SET_ITEM(out, i, v);
-    }
-    return out;
+    for (uint32_t i = 0; d->functions && i < d->nfunctions; i++)
+        free((void *)d->functions[i].lines);
+    free((void *)d->functions);
+    for (uint32_t i = 0; d->leaks && i < d->nleaks; i++)
+        free((void *)d->leaks[i].stack);
+    free((void *)d->leaks);
+    free((void *)d->points);
+    free((void *)d->spans);
 }
 
 PyObject *mem_document(mem_data *m, PyObject *source_of)
 {
-    (void)source_of;
     mem_node_bytes nb = { 0 };
-    PyObject *out = NULL, *codes = NULL;
-    if (mem_figures_net(m, &nb) < 0) {
+    sonde_mem_doc d = {
+        .sample_bytes = m->sample_bytes, .native = m->native, .line_events = m->line_events,
+        .interval_ms = (double)m->interval_ns / 1e6, .heap_peak = m->heap_peak,
+        .reserved = m->reserved, .rss_high_water = m->rss_high_water,
+        .untracked = m->untracked,
+    };
+    PyObject *keep = PyList_New(0), *out = NULL;
+    int rc = keep ? 0 : -1;
+    if (rc == 0 && mem_figures_net(m, &nb) < 0) {
         PyErr_NoMemory();
-        goto done;
+        rc = -1;
     }
-    codes = PyList_New(m->nsites);
-    for (uint32_t i = 0; codes && i < m->nsites; i++) {
-        PyObject *item = line_figures(m->sites[i]);
-        if (!item)
-            Py_CLEAR(codes);
-        else
-            PyList_SET_ITEM(codes, i, item);
-    }
-    PyObject *leak_list = codes ? leaks(m, &nb) : NULL;
-    PyObject *points = leak_list ? timeline(m) : NULL;
-    PyObject *span_list = points ? spans(m) : NULL;
-    if (span_list)
-        out = Py_BuildValue(
-            "{sOsOsOsOsKsOsKsKsKsKsKsKsd}", "codes", codes, "leaks", leak_list, "timeline", points,
-            "spans", span_list, "sample_bytes", (unsigned long long)m->sample_bytes, "native",
-            m->native ? Py_True : Py_False, "heap_peak", (unsigned long long)m->heap_peak,
-            "reserved", (unsigned long long)m->reserved,
-            "rss_high_water", (unsigned long long)m->rss_high_water, "untracked_bytes",
-            (unsigned long long)m->untracked, "samples", (unsigned long long)m->samples,
-            "spans_dropped", (unsigned long long)m->spans_dropped, "interval_ms",
-            (double)m->interval_ns / 1e6);
-    Py_XDECREF(leak_list);
-    Py_XDECREF(points);
-    Py_XDECREF(span_list);
-done:
-    Py_XDECREF(codes);
+    if (rc == 0)
+        rc = add_functions(&d, m, source_of, keep);
+    if (rc == 0)
+        rc = add_leaks(&d, m, &nb, source_of, keep);
+    if (rc == 0)
+        rc = add_timeline(&d, m);
+    sonde_buf b;
+    sonde_buf_init(&b);
+    if (rc == 0 && sonde_mem_doc_write(&b, &d) < 0)
+        PyErr_NoMemory();
+    else if (rc == 0)
+        out = PyBytes_FromStringAndSize(b.data, (Py_ssize_t)b.len);
+    sonde_buf_free(&b);
+    free_doc(&d);
     mem_node_bytes_free(&nb);
+    Py_XDECREF(keep);
     return out;
 }
