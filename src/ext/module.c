@@ -126,6 +126,7 @@ static PyObject *module_mem_plot(PyObject *mod, PyObject *args)
     return draw_json(text, len, write_mem_plot, NULL);
 }
 
+/* The module's functions and definition: constant, read by the interpreter. */
 static PyMethodDef module_methods[] = {
     { "lines_table", module_lines_table, METH_VARARGS,
       "lines_table(json_text, unit=None) -> str: line_profiler's table of a lines profile." },

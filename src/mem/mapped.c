@@ -15,7 +15,7 @@ int mem_mapped_add(mem_mappings *ms, uint64_t addr, uint64_t len, uint32_t node)
         ms->items = bigger;
         ms->cap = cap;
     }
-    ms->items[ms->n++] = (mem_mapping){ addr, len, 0, node };
+    ms->items[ms->n++] = (mem_mapping){ .addr = addr, .len = len, .node = node };
     return 0;
 }
 

@@ -289,7 +289,8 @@ static int site_stack(mem_data *m, site_line *out, int max)
     for (int i = 0; i < n; i++) {
         uint32_t site = sonde_u64map_get(&m->site_of, (uint64_t)(uintptr_t)frames[i].code);
         if (site < m->nsites)
-            out[k++] = (site_line){ m->sites[site], line_at(m, m->sites[site], frames[i].offset) };
+            out[k++] = (site_line){ .site = m->sites[site],
+                                    .line = line_at(m, m->sites[site], frames[i].offset) };
     }
     m->walk++;
     return k;

@@ -32,7 +32,7 @@ static long frame_unit(PyFrameObject *frame)
 static void no_line_events(PyFrameObject *frame)
 {
 #if PY_VERSION_HEX >= 0x030B0000
-    static PyObject *name; /* "f_trace_lines", interned once */
+    static PyObject *name; /* "f_trace_lines", interned once; GIL */
     if (!name && !(name = PyUnicode_InternFromString("f_trace_lines")))
         PyErr_Clear();
     if (name && PyObject_SetAttr((PyObject *)frame, name, Py_False) < 0)
@@ -151,6 +151,7 @@ static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
+/* Constant. */
 static PyMethodDef thread_start_def = {
     "_sonde_lines_thread_start", (PyCFunction)(void (*)(void))on_thread_start, METH_FASTCALL,
     "Installs sonde's line hook in a new thread."

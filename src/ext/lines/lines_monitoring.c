@@ -50,7 +50,7 @@ static PyObject *m_instruction(PyObject *self, PyObject *const *args, Py_ssize_t
     Py_RETURN_NONE;
 }
 
-static PyObject *disable_event; /* sys.monitoring.DISABLE */
+static PyObject *disable_event; /* sys.monitoring.DISABLE; set once, GIL */
 
 /* A loop whose body is on one line raises no LINE event per iteration, yet
  * sys.settrace reports one: CPython's own settrace does it from JUMP, and
@@ -89,6 +89,7 @@ static PyObject *m_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 /* The first LOCAL_EVENTS can be switched on per code object; PY_THROW and
  * PY_UNWIND only for the whole program (they fire when an exception passes
  * through a frame, and the callbacks ignore code they do not trace). */
+/* Constant. */
 static PyMethodDef m_callbacks[] = {
     { "PY_START", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
     { "PY_RESUME", (PyCFunction)(void (*)(void))m_start, METH_FASTCALL, NULL },
@@ -103,8 +104,8 @@ static PyMethodDef m_callbacks[] = {
 #define NCALLBACKS (sizeof m_callbacks / sizeof m_callbacks[0])
 #define LOCAL_EVENTS 7
 
-static long events_mask;      /* the local events of m_callbacks, once installed */
-static long instruction_bit;  /* only for code whose instructions are counted */
+static long events_mask;      /* the local events of m_callbacks, once installed; GIL */
+static long instruction_bit;  /* only for code whose instructions are counted; GIL */
 
 /* Switches the events on for one code object. */
 int lines_watch(const line_code *lc)

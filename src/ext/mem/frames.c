@@ -61,4 +61,5 @@ static int line_of(const void *code, int offset)
     return PyCode_Addr2Line((PyCodeObject *)code, offset);
 }
 
+/* Constant: the hooks read it from any thread. */
 const mem_host mem_python_host = { .frames = frames, .line_of = line_of };

@@ -15,6 +15,7 @@
 #include "../../shim/alloc_shim.h"
 #include "memory.h"
 
+/* Constant. */
 static const PyMemAllocatorDomain domains[3] = { PYMEM_DOMAIN_RAW, PYMEM_DOMAIN_MEM,
                                                  PYMEM_DOMAIN_OBJ };
 /* The allocators sonde's hooks wrap: set by mem_start before the hooks go
@@ -71,6 +72,7 @@ static void native_alloc(void *p, size_t size) { mem_on_alloc(p, size, MEM_NATIV
 static void native_release(void *p) { mem_on_release_undoable(p); }
 static void native_restore(void *p) { mem_on_restore(p); }
 static void native_map(void *p, size_t len) { mem_on_map(p, len); }
+/* Constant: the shim calls it from any thread. */
 static const sonde_alloc_sink native_sink = { .alloc = native_alloc,
                                               .release = native_release,
                                               .restore = native_restore, .map = native_map };

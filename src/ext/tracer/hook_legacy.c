@@ -49,6 +49,7 @@ static PyObject *handle_call(PyObject *self, PyObject *args, PyObject *kwds)
     Py_RETURN_NONE;
 }
 
+/* Readied under the GIL at the first enable(), then constant. */
 static PyTypeObject handle_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sonde._sonde.ThreadHandle",
@@ -156,6 +157,7 @@ static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize
     Py_RETURN_NONE;
 }
 
+/* Constant. */
 static PyMethodDef thread_start_def = {
     "_sonde_thread_start", (PyCFunction)(void (*)(void))on_thread_start,
     METH_FASTCALL, "Installs sonde's hook in a new thread."

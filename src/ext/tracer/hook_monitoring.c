@@ -94,6 +94,7 @@ static PyObject *on_c_leave(PyObject *self, PyObject *const *args, Py_ssize_t na
 #define CALLBACK(name, fn) \
     { name, (PyCFunction)(void (*)(void))fn, METH_FASTCALL, "sonde's " name " callback" }
 
+/* Constant. */
 static PyMethodDef callbacks[] = {
     CALLBACK("PY_START", on_py_enter),
     CALLBACK("PY_RESUME", on_py_enter),

@@ -219,6 +219,8 @@ static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject 
     return r;
 }
 
+/* The type and its methods: readied once under the GIL at import, then
+ * constant. */
 PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
     [PROFILER_ENABLE] = { "enable", (PyCFunction)(void (*)(void))profiler_enable,
                           METH_VARARGS | METH_KEYWORDS,
