@@ -1,5 +1,6 @@
 /* monitoring.h - calling sys.monitoring (3.12+) from C, for the tracer's
- * hook (hook_monitoring.c) and the line tracer (lines.c). */
+ * hook (tracer/hook_monitoring.c) and the line tracer
+ * (lines/lines_monitoring.c). */
 #ifndef SONDE_MONITORING_H
 #define SONDE_MONITORING_H
 

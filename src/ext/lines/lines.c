@@ -1,6 +1,8 @@
 /* lines.c - the line tracer's Python type (LineTracer): registering code
- * objects, enable/disable, results; see lines.h.  The counting is in
- * lines_state.h, the events in lines_monitoring.c / lines_legacy.c.
+ * objects, enable/disable, the document; see lines.h.  The counting is in
+ * lines_state.h, the events in lines_monitoring.c / lines_legacy.c, the
+ * document in document.c; with memory=True the memory profiler
+ * (../mem/memory.h) is driven from here and from the counting.
  *
  * Protected by the GIL: every callback, and the one active tracer. */
 #include "lines.h"

@@ -1,4 +1,5 @@
-/* lines.h - the line tracer behind sonde lines and sonde.LineProfiler.
+/* lines.h - the line tracer behind sonde lines and sonde.LineProfiler
+ * (and, in memory mode, sonde mem and sonde.MemoryProfiler).
  *
  * Only code objects registered with it are traced.  For each of their
  * lines it counts hits (every line event the interpreter raises for it:
@@ -7,7 +8,7 @@
  * included, as line_profiler measures.  A frame that yields, returns or
  * unwinds closes its open line; a resumed generator or coroutine starts a
  * new activation.  Up to 3.11 the events come from PyEval_SetTrace (a
- * per-thread hook, like hook_legacy.c); from 3.12 from sys.monitoring's
+ * per-thread hook, like tracer/hook_legacy.c); from 3.12 from sys.monitoring's
  * LINE and PY_* events switched on for the registered code objects only,
  * so the rest of the program runs at full speed. */
 #ifndef SONDE_LINES_H
