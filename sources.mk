@@ -12,10 +12,10 @@
 # Plain "NAME := words" lines only: setup.py reads them without make.
 
 # libsonde: the engine, linked into the command and the extension alike:
-# the profile model, the file formats, the reports and the page, the
-# external sampler and the subcommands (python3 -m sonde runs them through
-# the extension).
-LIBSONDE_SOURCES := src/core src/formats src/report src/page src/sampler src/cli
+# the profile model, the memory accounting, the file formats, the reports
+# and the page, the external sampler and the subcommands (python3 -m sonde
+# runs them through the extension).
+LIBSONDE_SOURCES := src/core src/mem src/formats src/report src/page src/sampler src/cli
 LIBSONDE_EXCLUDE := src/cli/main.c
 LIBSONDE_LDLIBS := -lm
 

@@ -8,6 +8,7 @@
 
 #include "../core/u64map.h"
 #include "../core/flame_layout.h"
+#include "../formats/doc.h"
 #include "../report/mem_plot.h"
 #include "view_assets.h"
 #include "../core/time_tree.h"
@@ -192,16 +193,16 @@ int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree
                         size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
-    const sonde_jval *functions = sonde_json_get(t, root, "functions");
-    const char *mode = sonde_json_str(t, sonde_json_get(t, root, "mode"));
+    const sonde_jval *functions = sonde_json_get(t, root, DOC_FUNCTIONS);
+    const char *mode = sonde_json_str(t, sonde_json_get(t, root, DOC_MODE));
     if (!functions || functions->type != SONDE_J_ARR ||
-        (strcmp(mode, "lines") != 0 && strcmp(mode, "mem") != 0)) {
+        (strcmp(mode, DOC_MODE_LINES) != 0 && strcmp(mode, DOC_MODE_MEM) != 0)) {
         snprintf(err, errlen, "not a sonde lines or mem profile (no \"mode\" and \"functions\")");
         return -1;
     }
     sonde_buf plot;
     sonde_buf_init(&plot);
-    if (strcmp(mode, "mem") == 0 && sonde_mem_plot_write(&plot, t, err, errlen) < 0) {
+    if (strcmp(mode, DOC_MODE_MEM) == 0 && sonde_mem_plot_write(&plot, t, err, errlen) < 0) {
         sonde_buf_free(&plot);
         return -1;
     }

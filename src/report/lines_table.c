@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../formats/doc.h"
+
 static const struct {
     const char *name;
     double ns;
@@ -70,49 +72,50 @@ static void put_figures(sonde_buf *b, double hits, double ns, double total, doub
 
 static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn, double scale)
 {
-    const sonde_jval *lines = sonde_json_get(t, fn, "lines");
-    const sonde_jval *instrs = sonde_json_get(t, fn, "instructions");
-    double total = sonde_json_num(t, fn, "total_ns", 0);
+    const sonde_jval *lines = sonde_json_get(t, fn, DOC_LINES);
+    const sonde_jval *instrs = sonde_json_get(t, fn, DOC_INSTRUCTIONS);
+    double total = sonde_json_num(t, fn, DOC_TOTAL_NS, 0);
     int ran = 0;
     for (uint32_t i = 0; lines && i < lines->len; i++)
-        ran |= sonde_json_num(t, sonde_json_item(t, lines, i), "hits", 0) > 0;
+        ran |= sonde_json_num(t, sonde_json_item(t, lines, i), DOC_HITS, 0) > 0;
     if (!ran)
         return;
     sonde_buf_printf(b, "\nTotal time: %.6g s\nFile: ", total / 1e9);
-    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "file")));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, DOC_FILE)));
     sonde_buf_puts(b, "\nFunction: ");
-    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "name")));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, DOC_NAME)));
     sonde_buf_printf(b, " at line %d\n\n",
-                     (int)sonde_num_to_int(sonde_json_num(t, fn, "first_line", 0), INT_MIN, INT_MAX));
+                     (int)sonde_num_to_int(sonde_json_num(t, fn, DOC_FIRST_LINE, 0), INT_MIN,
+                                           INT_MAX));
     char header[128];
     snprintf(header, sizeof header, "%6s %10s %12s %10s %8s  %s", "Line #", "Hits", "Time",
              "Per Hit", "% Time", "Line Contents");
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
-        double line = sonde_json_num(t, l, "line", 0), hits = sonde_json_num(t, l, "hits", 0);
+        double line = sonde_json_num(t, l, DOC_LINE, 0), hits = sonde_json_num(t, l, DOC_HITS, 0);
         int at = (int)sonde_num_to_int(line, INT_MIN, INT_MAX);
         sonde_buf_printf(b, "%6d ", at);
         if (hits > 0)
-            put_figures(b, hits, sonde_json_num(t, l, "time_ns", 0), total, scale);
+            put_figures(b, hits, sonde_json_num(t, l, DOC_TIME_NS, 0), total, scale);
         else
             sonde_buf_printf(b, "%10s %12s %10s %8s", "", "", "", "");
         sonde_buf_puts(b, "  ");
-        sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, l, "source")));
+        sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, l, DOC_SOURCE)));
         sonde_buf_putc(b, '\n');
         for (uint32_t k = 0; instrs && k < instrs->len; k++) {
             const sonde_jval *in = sonde_json_item(t, instrs, k);
-            double ih = sonde_json_num(t, in, "hits", 0);
-            if (sonde_json_num(t, in, "line", -1) != line || ih <= 0)
+            double ih = sonde_json_num(t, in, DOC_HITS, 0);
+            if (sonde_json_num(t, in, DOC_LINE, -1) != line || ih <= 0)
                 continue;
             sonde_buf_printf(b, "%6s ", "");
-            put_figures(b, ih, sonde_json_num(t, in, "time_ns", 0), total, scale);
+            put_figures(b, ih, sonde_json_num(t, in, DOC_TIME_NS, 0), total, scale);
             sonde_buf_printf(b, "      %4d ",
-                             (int)sonde_num_to_int(sonde_json_num(t, in, "offset", 0), INT_MIN,
+                             (int)sonde_num_to_int(sonde_json_num(t, in, DOC_OFFSET, 0), INT_MIN,
                                                    INT_MAX));
-            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, "opname")));
+            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, DOC_OPNAME)));
             sonde_buf_putc(b, ' ');
-            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, "arg")));
+            sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, in, DOC_ARG)));
             sonde_buf_putc(b, '\n');
         }
     }
@@ -121,7 +124,7 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
 int sonde_lines_table_write(sonde_buf *b, const sonde_jtree *t, const char *unit, char *err,
                       size_t errlen)
 {
-    const sonde_jval *functions = sonde_json_get(t, &t->vals[t->root], "functions");
+    const sonde_jval *functions = sonde_json_get(t, &t->vals[t->root], DOC_FUNCTIONS);
     if (!functions || functions->type != SONDE_J_ARR) {
         snprintf(err, errlen, "no \"functions\" list: not a sonde lines profile");
         return -1;

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../formats/doc.h"
+
 #define W 960.0
 #define X0 80.0          /* the plot area */
 #define X1 940.0
@@ -102,7 +104,7 @@ static int put_spans(sonde_buf *b, const sonde_jtree *t, const series *s, const 
     int rows = 0;
     for (uint32_t i = 0; spans && spans->type == SONDE_J_ARR && i < spans->len; i++) {
         const sonde_jval *span = sonde_json_item(t, spans, i);
-        const char *name = sonde_json_str(t, sonde_json_get(t, span, "name"));
+        const char *name = sonde_json_str(t, sonde_json_get(t, span, DOC_NAME));
         int row = 0;
         while (row < rows && strcmp(names[row], name) != 0)
             row++;
@@ -110,16 +112,16 @@ static int put_spans(sonde_buf *b, const sonde_jtree *t, const series *s, const 
             names[rows++] = row == MAX_ROWS - 1 ? "(others)" : name;
         if (row == rows)
             row = rows - 1;
-        double x0 = X0 + (X1 - X0) * sonde_json_num(t, span, "start_ns", 0) / 1e9 / s->t_max;
-        double x1 = X0 + (X1 - X0) * sonde_json_num(t, span, "end_ns", 0) / 1e9 / s->t_max;
+        double x0 = X0 + (X1 - X0) * sonde_json_num(t, span, DOC_START_NS, 0) / 1e9 / s->t_max;
+        double x1 = X0 + (X1 - X0) * sonde_json_num(t, span, DOC_END_NS, 0) / 1e9 / s->t_max;
         sonde_buf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" "
                             "fill=\"%s\" fill-opacity=\"0.5\"><title>", x0, Y1 + 48 + ROW * row,
                          x1 - x0 > 1 ? x1 - x0 : 1, ROW - 4,
                          span_colours[row % (sizeof span_colours / sizeof *span_colours)]);
         sonde_buf_xml_str(b, names[row]);
         sonde_buf_printf(b, " %.3f-%.3f s</title></rect>\n",
-                         sonde_json_num(t, span, "start_ns", 0) / 1e9,
-                         sonde_json_num(t, span, "end_ns", 0) / 1e9);
+                         sonde_json_num(t, span, DOC_START_NS, 0) / 1e9,
+                         sonde_json_num(t, span, DOC_END_NS, 0) / 1e9);
     }
     /* The names over their rows, after the bars so that they stay on top. */
     for (int row = 0; row < rows; row++) {
@@ -133,11 +135,11 @@ static int put_spans(sonde_buf *b, const sonde_jtree *t, const series *s, const 
 
 int sonde_mem_plot_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
 {
-    const sonde_jval *tl = sonde_json_get(t, &t->vals[t->root], "timeline");
-    series s = { tl ? sonde_json_get(t, tl, "t_ns") : NULL,
-                 tl ? sonde_json_get(t, tl, "rss_bytes") : NULL,
-                 tl ? sonde_json_get(t, tl, "heap_bytes") : NULL,
-                 tl ? sonde_json_get(t, tl, "reserved_bytes") : NULL, 0, 0, 0 };
+    const sonde_jval *tl = sonde_json_get(t, &t->vals[t->root], DOC_TIMELINE);
+    series s = { tl ? sonde_json_get(t, tl, DOC_T_NS) : NULL,
+                 tl ? sonde_json_get(t, tl, DOC_RSS_BYTES) : NULL,
+                 tl ? sonde_json_get(t, tl, DOC_HEAP_BYTES) : NULL,
+                 tl ? sonde_json_get(t, tl, DOC_RESERVED_BYTES) : NULL, 0, 0, 0 };
     if (!s.t || !s.rss || !s.heap || s.t->type != SONDE_J_ARR || s.rss->type != SONDE_J_ARR ||
         s.heap->type != SONDE_J_ARR || s.t->len == 0 || s.rss->len != s.t->len ||
         s.heap->len != s.t->len) {
@@ -170,7 +172,7 @@ int sonde_mem_plot_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t e
         put_line(&body, t, &s, s.reserved, "#7f7f7f", " stroke-dasharray=\"6 4\"");
     put_line(&body, t, &s, s.heap, "#ff7f0e", "");
     put_line(&body, t, &s, s.rss, "#1f77b4", "");
-    int rows = put_spans(&body, t, &s, sonde_json_get(t, tl, "spans"));
+    int rows = put_spans(&body, t, &s, sonde_json_get(t, tl, DOC_SPANS));
     double height = Y1 + 56 + ROW * rows;
     sonde_buf_printf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "

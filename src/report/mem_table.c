@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../formats/doc.h"
+
 /* Stacks of live allocations the table lists (the JSON has more). */
 #define TABLE_LEAKS 10
 
@@ -21,7 +23,7 @@ static const double MIB = 1024.0 * 1024.0;
 static int is_mem(const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
-    return strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "mem") == 0;
+    return strcmp(sonde_json_str(t, sonde_json_get(t, root, DOC_MODE)), DOC_MODE_MEM) == 0;
 }
 
 void sonde_mem_put_bytes(sonde_buf *b, double bytes)
@@ -53,36 +55,36 @@ static void put_column(sonde_buf *b, double bytes, int w)
  * when samples or RSS readings found it. */
 static int line_ran(const sonde_jtree *t, const sonde_jval *l)
 {
-    return sonde_json_num(t, l, "hits", 0) > 0 || sonde_json_num(t, l, "alloc_bytes", 0) > 0 ||
-           sonde_json_num(t, l, "freed_bytes", 0) > 0 || sonde_json_num(t, l, "net_bytes", 0) > 0 ||
-           sonde_json_num(t, l, "rss_bytes", 0) > 0;
+    return sonde_json_num(t, l, DOC_HITS, 0) > 0 || sonde_json_num(t, l, DOC_ALLOC_BYTES, 0) > 0 ||
+           sonde_json_num(t, l, DOC_FREED_BYTES, 0) > 0 ||
+           sonde_json_num(t, l, DOC_NET_BYTES, 0) > 0 || sonde_json_num(t, l, DOC_RSS_BYTES, 0) > 0;
 }
 
 /* Whether any memory was mapped and never touched: the Reserved column. */
 static int has_reserved(const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
-    if (sonde_json_num(t, root, "reserved_bytes", 0) > 0)
+    if (sonde_json_num(t, root, DOC_RESERVED_BYTES, 0) > 0)
         return 1;
-    const sonde_jval *leaks = sonde_json_get(t, root, "leaks");
+    const sonde_jval *leaks = sonde_json_get(t, root, DOC_LEAKS);
     for (uint32_t i = 0; leaks && leaks->type == SONDE_J_ARR && i < leaks->len; i++)
-        if (sonde_json_num(t, sonde_json_item(t, leaks, i), "reserved_bytes", 0) > 0)
+        if (sonde_json_num(t, sonde_json_item(t, leaks, i), DOC_RESERVED_BYTES, 0) > 0)
             return 1;
     return 0;
 }
 
 static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn, int reserved)
 {
-    const sonde_jval *lines = sonde_json_get(t, fn, "lines");
+    const sonde_jval *lines = sonde_json_get(t, fn, DOC_LINES);
     int ran = 0;
     for (uint32_t i = 0; lines && i < lines->len; i++)
         ran |= line_ran(t, sonde_json_item(t, lines, i));
     if (!ran)
         return;
-    const char *name = sonde_json_str(t, sonde_json_get(t, fn, "name"));
+    const char *name = sonde_json_str(t, sonde_json_get(t, fn, DOC_NAME));
     int only_run = strcmp(name, "<module>") == 0; /* the functions have their own tables */
     sonde_buf_puts(b, "\nFilename: ");
-    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, "file")));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, fn, DOC_FILE)));
     sonde_buf_puts(b, " (");
     sonde_buf_text_str(b, name);
     sonde_buf_puts(b, ")\n\n");
@@ -93,27 +95,28 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
-        const char *source = sonde_json_str(t, sonde_json_get(t, l, "source"));
+        const char *source = sonde_json_str(t, sonde_json_get(t, l, DOC_SOURCE));
         int ran_here = line_ran(t, l);
         if (only_run && !ran_here)
             continue;
-        sonde_buf_printf(b, "%6d", (int)sonde_num_to_int(sonde_json_num(t, l, "line", 0), INT_MIN, INT_MAX));
+        sonde_buf_printf(b, "%6d", (int)sonde_num_to_int(sonde_json_num(t, l, DOC_LINE, 0), INT_MIN,
+                                                         INT_MAX));
         if (ran_here) {
-            double rss = sonde_json_num(t, l, "rss_bytes", 0);
+            double rss = sonde_json_num(t, l, DOC_RSS_BYTES, 0);
             if (rss > 0)
                 sonde_buf_printf(b, " %10.3f MiB %10.3f MiB", rss / MIB,
-                                 sonde_json_num(t, l, "rss_increment_bytes", 0) / MIB);
+                                 sonde_json_num(t, l, DOC_RSS_INCREMENT_BYTES, 0) / MIB);
             else
                 sonde_buf_printf(b, " %14s %14s", "", "");
-            const sonde_jval *hits = sonde_json_get(t, l, "hits");
+            const sonde_jval *hits = sonde_json_get(t, l, DOC_HITS);
             if (hits && hits->type == SONDE_J_NUM)
                 sonde_buf_printf(b, " %12.0f", hits->num);
             else
                 sonde_buf_printf(b, " %12s", "-");
-            put_column(b, sonde_json_num(t, l, "alloc_bytes", 0), 12);
-            put_column(b, sonde_json_num(t, l, "net_bytes", 0), 12);
+            put_column(b, sonde_json_num(t, l, DOC_ALLOC_BYTES, 0), 12);
+            put_column(b, sonde_json_num(t, l, DOC_NET_BYTES, 0), 12);
             if (reserved)
-                put_column(b, sonde_json_num(t, l, "reserved_bytes", 0), 12);
+                put_column(b, sonde_json_num(t, l, DOC_RESERVED_BYTES, 0), 12);
         } else {
             sonde_buf_printf(b, " %14s %14s %12s %12s %12s", "", "", "", "", "");
             if (reserved)
@@ -127,13 +130,14 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
 
 static void put_frame(sonde_buf *b, const sonde_jtree *t, const sonde_jval *frame)
 {
-    const char *source = sonde_json_str(t, sonde_json_get(t, frame, "source"));
+    const char *source = sonde_json_str(t, sonde_json_get(t, frame, DOC_SOURCE));
     while (*source == ' ' || *source == '\t')
         source++;
-    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, "file")));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, DOC_FILE)));
     sonde_buf_printf(b, ":%d (",
-                     (int)sonde_num_to_int(sonde_json_num(t, frame, "line", 0), INT_MIN, INT_MAX));
-    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, "name")));
+                     (int)sonde_num_to_int(sonde_json_num(t, frame, DOC_LINE, 0), INT_MIN,
+                                           INT_MAX));
+    sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, frame, DOC_NAME)));
     sonde_buf_puts(b, *source ? "): " : ")");
     sonde_buf_text_str(b, source);
     sonde_buf_putc(b, '\n');
@@ -148,15 +152,15 @@ static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leak
                         "first; %u of %u):\n", shown, leaks->len);
     for (uint32_t i = 0; i < shown; i++) {
         const sonde_jval *leak = sonde_json_item(t, leaks, i);
-        const sonde_jval *stack = sonde_json_get(t, leak, "stack");
-        put_column(b, sonde_json_num(t, leak, "bytes", 0), 11);
+        const sonde_jval *stack = sonde_json_get(t, leak, DOC_STACK);
+        put_column(b, sonde_json_num(t, leak, DOC_BYTES, 0), 11);
         sonde_buf_puts(b, "  ");
         if (!stack || stack->type != SONDE_J_ARR || stack->len == 0) {
             sonde_buf_puts(b, "(outside the profiled functions)\n");
             continue;
         }
         put_frame(b, t, sonde_json_item(t, stack, stack->len - 1));
-        double reserved = sonde_json_num(t, leak, "reserved_bytes", 0);
+        double reserved = sonde_json_num(t, leak, DOC_RESERVED_BYTES, 0);
         if (reserved > 0) {
             sonde_buf_printf(b, "%14s + ", "");
             sonde_mem_put_bytes(b, reserved);
@@ -172,12 +176,12 @@ static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leak
 static void put_summary(sonde_buf *b, const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
-    double sample = sonde_json_num(t, root, "sample_bytes", 0);
+    double sample = sonde_json_num(t, root, DOC_SAMPLE_BYTES, 0);
     sonde_buf_puts(b, "\nPeak RSS ");
-    sonde_mem_put_bytes(b, sonde_json_num(t, root, "rss_high_water_bytes", 0));
+    sonde_mem_put_bytes(b, sonde_json_num(t, root, DOC_RSS_HIGH_WATER_BYTES, 0));
     sonde_buf_puts(b, ", peak of the followed heap ");
-    sonde_mem_put_bytes(b, sonde_json_num(t, root, "heap_peak_bytes", 0));
-    double reserved = sonde_json_num(t, root, "reserved_bytes", 0);
+    sonde_mem_put_bytes(b, sonde_json_num(t, root, DOC_HEAP_PEAK_BYTES, 0));
+    double reserved = sonde_json_num(t, root, DOC_RESERVED_BYTES, 0);
     if (reserved > 0) {
         sonde_buf_puts(b, "; at the end ");
         sonde_mem_put_bytes(b, reserved);
@@ -191,15 +195,15 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     } else {
         sonde_buf_puts(b, ".\nEvery block followed");
     }
-    const sonde_jval *native = sonde_json_get(t, root, "native");
-    const sonde_jval *events = sonde_json_get(t, root, "line_events");
+    const sonde_jval *native = sonde_json_get(t, root, DOC_NATIVE);
+    const sonde_jval *events = sonde_json_get(t, root, DOC_LINE_EVENTS);
     sonde_buf_printf(b, "; %s.\n%s\n", native && native->num ? "C allocations counted"
                                                              : "Python allocators only",
                      events && events->num
                          ? "Every line followed: figures are exact at line boundaries."
                          : "Lines placed from the stack at each sample; Mem usage and Increment "
                            "where RSS was read (Occurrences: run with --lines).");
-    double untracked = sonde_json_num(t, root, "untracked_bytes", 0);
+    double untracked = sonde_json_num(t, root, DOC_UNTRACKED_BYTES, 0);
     if (untracked > 0) {
         sonde_buf_puts(b, "warning: ");
         sonde_mem_put_bytes(b, untracked);
@@ -211,7 +215,7 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
 int sonde_mem_table_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
-    const sonde_jval *functions = sonde_json_get(t, root, "functions");
+    const sonde_jval *functions = sonde_json_get(t, root, DOC_FUNCTIONS);
     if (!is_mem(t) || !functions || functions->type != SONDE_J_ARR) {
         snprintf(err, errlen, "no \"functions\" list: not a sonde mem profile");
         return -1;
@@ -219,7 +223,7 @@ int sonde_mem_table_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t 
     int reserved = has_reserved(t);
     for (uint32_t f = 0; f < functions->len; f++)
         put_function(b, t, sonde_json_item(t, functions, f), reserved);
-    put_leaks(b, t, sonde_json_get(t, root, "leaks"));
+    put_leaks(b, t, sonde_json_get(t, root, DOC_LEAKS));
     put_summary(b, t);
     return 0;
 }

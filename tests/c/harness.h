@@ -45,5 +45,7 @@ void test_page(void);
 void test_verdict(void);
 void test_json_read(void);
 void test_options(void);
+void test_mem_account(void);
+void test_docs(void);
 
 #endif

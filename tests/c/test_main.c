@@ -71,6 +71,8 @@ int main(void)
     test_verdict();
     test_json_read();
     test_options();
+    test_mem_account();
+    test_docs();
     test_sampler_python();
     test_sampler_proc();
     test_walker();
