@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../core/clock.h"
+#include "../core/grow.h"
 
 mem_data *mem_active;            /* see account.h: atomic, release / acquire */
 uint64_t mem_generation;         /* see account.h: atomic, written by one start at a time */
@@ -98,12 +99,11 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
                                                                        : m->points[i];
             m->npoints = k;
         } else {
-            uint32_t cap = m->points_cap ? m->points_cap * 2 : 1024;
-            mem_point *bigger = realloc(m->points, cap * sizeof *bigger);
+            mem_point *bigger = sonde_grow(m->points, &m->points_cap, m->npoints + 1,
+                                           sizeof *bigger, MEM_MAX_POINTS);
             if (!bigger)
                 return;
             m->points = bigger;
-            m->points_cap = cap;
         }
     }
     m->points[m->npoints++] = (mem_point){ .ns = ns, .rss = rss, .heap = m->heap,

@@ -133,7 +133,8 @@ typedef struct mem_open {
 /* Line events: a thread's shadow stack, in step with the line tracer's. */
 typedef struct mem_thread {
     mem_open *stack;
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
     uint64_t alloc_total, freed_total; /* bytes (weights) so far */
     struct mem_thread *next;
 } mem_thread;
@@ -154,7 +155,8 @@ struct mem_data {
                                     func is its site's index (no function table) */
     uint32_t root;
     mem_site **sites;            /* registered code objects, in order */
-    uint32_t nsites, sites_cap;
+    uint32_t nsites;
+    size_t sites_cap;
     sonde_u64map site_of;        /* code address -> site index */
     uint64_t heap, heap_peak;    /* bytes of the followed blocks (of a mapping,
                                     its touched part) */
@@ -170,10 +172,12 @@ struct mem_data {
     uint64_t untracked;          /* bytes of samples bookkeeping could not hold */
     uint64_t samples;
     mem_point *points;
-    uint32_t npoints, points_cap;
+    uint32_t npoints;
+    size_t points_cap;
     mem_span *spans;             /* from the stack: under the lock; with line
                                     events: under the GIL (only events mark them) */
-    uint32_t nspans, spans_cap;
+    uint32_t nspans;
+    size_t spans_cap;
     uint64_t spans_dropped;
     int statm_fd;
     long page_size;

@@ -45,7 +45,7 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     root = tmp_path / "tree"
     shutil.copytree(ROOT, str(root), ignore=shutil.ignore_patterns("build", ".git", "tests"))
     moves = {"src/formats/collapsed.c": "src/formats/tools_read/collapsed.c",
-             "src/ext/tracer.c": "src/ext/deterministic/tracer.c"}
+             "src/ext/tracer/tracer.c": "src/ext/tracer/deterministic/tracer.c"}
     for old, new in moves.items():
         os.makedirs(os.path.dirname(str(root / new)))
         os.rename(str(root / old), str(root / new))
@@ -54,7 +54,7 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     made, installed = sources_of_both_builds(root)
     assert made == installed
     assert "src/formats/tools_read/collapsed.c" in made["libsonde"]
-    assert "src/ext/deterministic/tracer.c" in made["extension"]
+    assert "src/ext/tracer/deterministic/tracer.c" in made["extension"]
     assert "src/sampler/native/unwind.c" in made["libsonde"]
     # A folder only the command takes (excluded from libsonde by name).
     mk = (root / "sources.mk").read_text()

@@ -187,12 +187,11 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds
         return NULL;
     }
     if (t->ncodes == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 16;
-        line_code **c = realloc(t->codes, cap * sizeof *c);
+        line_code **c = sonde_grow(t->codes, &t->cap, (size_t)t->ncodes + 1, sizeof *c,
+                                   UINT32_MAX);
         if (!c)
             return PyErr_NoMemory();
         t->codes = c;
-        t->cap = cap;
     }
     line_code *lc = new_code(code, first, last, ninstr, unit_lines,
                              (size_t)unit_lines_len / sizeof(int32_t), outer,
