@@ -21,6 +21,8 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
+# zlib: pprof files are gzipped (Debian: zlib1g-dev).
+LIBS := -lz -lm
 ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
               $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
               $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
@@ -64,14 +66,14 @@ $(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
 
 $(BUILD)/bin/sonde: $(ENGINE_OBJ) $(BUILD)/obj/cli/main.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@ -lm
+	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
 
 .PHONY: python-package
 python-package: $(EXT) $(SHIM) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
 
 $(EXT): $(ENGINE_OBJ) $(EXT_OBJ) | check-python
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared $^ -o $@ -lm
+	$(CC) $(CFLAGS) -shared $^ -o $@ $(LIBS)
 
 # The C allocator shim sonde mem preloads (no Python in it: one for all).
 $(SHIM): src/shim/alloc_shim.c src/shim/alloc_shim.h
@@ -86,21 +88,21 @@ $(PKG)/%.py: python/sonde/%.py
 C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
 $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@ $(LIBS)
 
 $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBS)
 
 # The walker's fuzz target: mutated snapshots of real interpreters' memory.
 $(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(ENGINE_OBJ) -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(ENGINE_OBJ) -o $@ $(LIBS)
 
 # The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
 $(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBS)
 JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the

@@ -48,7 +48,7 @@ setup(
             define_macros=[("_GNU_SOURCE", "1")],
             include_dirs=["src"],
             extra_compile_args=["-std=c11", "-fvisibility=hidden"],
-            libraries=["m"],
+            libraries=["z", "m"],
         )
     ],
 )

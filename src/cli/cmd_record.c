@@ -39,7 +39,7 @@ static const char usage[] =
     "  -o, --output FILE    where to write (default sonde-PID.EXT)\n"
     "  -f, --format FMT     flamegraph (default, an interactive SVG), speedscope,\n"
     "                       chrome (a timeline for chrome://tracing, Perfetto),\n"
-    "                       collapsed or json\n"
+    "                       collapsed, json or pprof (go tool pprof, Pyroscope, Parca)\n"
     "  -r, --rate HZ        samples per second (default 100)\n"
     "  -d, --duration SECS  stop after this long (default: until the process ends)\n"
     "      --idle           keep threads that are sleeping or blocked too\n"
@@ -114,7 +114,7 @@ static int parse(int argc, char **argv, record_opts *o)
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
         return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
-                               "chrome, collapsed or json)", o->format);
+                               "chrome, collapsed, json or pprof)", o->format);
     return 0;
 }
 
@@ -130,7 +130,7 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
 {
     static const struct { const char *format, *ext; } exts[] = {
         { "flamegraph", "svg" }, { "speedscope", "speedscope.json" }, { "chrome", "trace.json" },
-        { "collapsed", "txt" }, { "json", "json" },
+        { "collapsed", "txt" }, { "json", "json" }, { "pprof", "pb.gz" },
     };
     const char *ext = "out";
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)

@@ -15,6 +15,7 @@
 #include "../formats/load.h"
 #include "../formats/mem_plot.h"
 #include "../formats/mem_table.h"
+#include "../formats/pprof.h"
 #include "../formats/table.h"
 #include "commands.h"
 #include "launch.h"
@@ -26,9 +27,10 @@ static const char usage[] =
     "                         [--short-paths] [--min-count N] [-o OUT]\n"
     "\n"
     "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
-    "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
-    "converts it with -f.  Prints the table of a file written by sonde lines -o\n"
-    "or sonde mem -o (-f svg draws a mem profile's memory over time).\n"
+    "cProfile: python -m cProfile -o FILE), of sonde's JSON profile or of a\n"
+    "pprof file (sonde's, Go's: gzipped or not), or converts it with -f.\n"
+    "Prints the table of a file written by sonde lines -o or sonde mem -o (-f svg\n"
+    "draws a mem profile's memory over time).\n"
     "\n"
     "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
     "  -l, --limit N      rows to show (default 30; 0 = all)\n"
@@ -36,9 +38,10 @@ static const char usage[] =
     "                     (printed instead of the table, as pstats' print_callers)\n"
     "      --callees RE   what the functions matching RE called (idem)\n"
     "  -f, --format FMT   table (default), pstats, json, collapsed, speedscope,\n"
-    "                     flamegraph (from a JSON profile), dot: the call graph\n"
-    "                     as gprof2dot draws it, svg or png: that graph drawn by\n"
-    "                     Graphviz; for a mem profile svg is its timeline\n"
+    "                     flamegraph, pprof (these from a JSON or pprof profile),\n"
+    "                     dot: the call graph as gprof2dot draws it, svg or png:\n"
+    "                     that graph drawn by Graphviz; for a mem profile svg is\n"
+    "                     its timeline and pprof a heap profile\n"
     "      --node-thres P leave out functions under P%% of the time (dot; 0.5)\n"
     "      --edge-thres P leave out calls under P%% of the time (dot; 0.1)\n"
     "      --short-paths  collapsed: file names as py-spy shows them (below\n"
@@ -48,17 +51,20 @@ static const char usage[] =
     "  -o, --output OUT   where -f writes (default: standard output)\n";
 
 /* A sonde lines or mem document drawn into b: its table, or with -f svg a
- * mem document's timeline.  0, or an exit code after printing why. */
+ * mem document's timeline, with -f pprof a mem document as a heap
+ * profile.  0, or an exit code after printing why. */
 static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
                          enum sonde_load_kind kind, const char *format)
 {
     int mem = kind == SONDE_LOADED_MEM, svg = strcmp(format, "svg") == 0;
-    if (strcmp(format, "table") != 0 && !(mem && svg))
-        return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
-                               mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
+    int pprof = strcmp(format, "pprof") == 0;
+    if (strcmp(format, "table") != 0 && !(mem && (svg || pprof)))
+        return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'", mem ? "mem"
+                               : "lines", mem ? ", svg (its timeline) or pprof" : "", format);
     char err[256];
     int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
                 : svg ? sonde_mem_plot(b, t, err, sizeof err)
+                : pprof ? sonde_pprof_write_mem(b, t, err, sizeof err)
                       : sonde_mem_table(b, t, err, sizeof err);
     return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
 }

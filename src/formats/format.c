@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pprof.h"
 #include "pstats.h"
 
 int sonde_write_pstats(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
@@ -29,6 +30,8 @@ static const sonde_format formats[] = {
       sonde_write_flamegraph },
     { "chrome", "Chrome trace events (chrome://tracing, Perfetto): a timeline", 1, 1,
       sonde_write_chrome },
+    { "pprof", "gzipped profile.proto (go tool pprof, Pyroscope, Parca, Cloud Profiler)", 1, 0,
+      sonde_write_pprof },
 };
 
 const sonde_format *sonde_format_find(const char *name)
