@@ -36,5 +36,6 @@ void test_pstats(void);
 void test_writers(void);
 void test_verdict(void);
 void test_json_read(void);
+void test_pprof(void);
 
 #endif

@@ -62,6 +62,7 @@ int main(void)
     test_writers();
     test_verdict();
     test_json_read();
+    test_pprof();
     test_sampler_python();
     test_sampler_proc();
     test_walker();

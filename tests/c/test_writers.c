@@ -219,7 +219,8 @@ static void test_labels_and_formats(void)
     check(sonde_format_find("table") == NULL, "table is no file format");
     check(sonde_format_find("speedscope") && sonde_format_find("speedscope")->needs_tree,
           "speedscope needs the tree");
-    check_str(sonde_format_names(), "pstats, collapsed, json, speedscope, flamegraph, chrome");
+    check_str(sonde_format_names(),
+              "pstats, collapsed, json, speedscope, flamegraph, chrome, pprof");
 }
 
 void test_writers(void)
