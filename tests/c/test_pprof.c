@@ -308,6 +308,68 @@ static void test_mem_document(void)
     sonde_jtree_free(&t);
 }
 
+/* Other tools' files: a Location of inlined Lines is its innermost
+ * function called from the one it was inlined into; one with no Line is
+ * named after its mapping's file and its offset there, or its address. */
+static void test_foreign_frames(void)
+{
+    static const char *const strings[] = { "", "samples", "count", "/usr/lib/libx.so", "sq",
+                                           "spin", "a.go" };
+    sonde_buf b, m, line;
+    sonde_buf_init(&b);
+    sonde_buf_init(&m);
+    sonde_buf_init(&line);
+    sonde_pb_uint(&m, 1, 1);
+    sonde_pb_uint(&m, 2, 2);
+    sonde_pb_message(&b, 1, &m);                        /* sample_type samples/count */
+    sonde_pb_uint(&m, 1, 1);
+    sonde_pb_uint(&m, 2, 0x400000);
+    sonde_pb_uint(&m, 3, 0x500000);
+    sonde_pb_uint(&m, 4, 0x1000);
+    sonde_pb_uint(&m, 5, 3);
+    sonde_pb_message(&b, 3, &m);                        /* mapping 1: libx.so */
+    sonde_pb_uint(&m, 1, 1);
+    sonde_pb_uint(&m, 2, 1);
+    sonde_pb_uint(&m, 3, 0x400123);
+    sonde_pb_message(&b, 4, &m);                        /* location 1: in libx.so */
+    sonde_pb_uint(&m, 1, 2);
+    sonde_pb_uint(&m, 3, 0x777);
+    sonde_pb_message(&b, 4, &m);                        /* location 2: no mapping */
+    sonde_pb_uint(&m, 1, 3);
+    sonde_pb_uint(&line, 1, 1);
+    sonde_pb_uint(&line, 2, 9);
+    sonde_pb_message(&m, 4, &line);                     /*   sq:9, inlined into */
+    sonde_pb_uint(&line, 1, 2);
+    sonde_pb_uint(&line, 2, 15);
+    sonde_pb_message(&m, 4, &line);                     /*   spin:15 */
+    sonde_pb_message(&b, 4, &m);                        /* location 3 */
+    for (uint64_t f = 1; f <= 2; f++) {
+        sonde_pb_uint(&m, 1, f);
+        sonde_pb_uint(&m, 2, 3 + f);
+        sonde_pb_uint(&m, 4, 6);
+        sonde_pb_message(&b, 5, &m);                    /* functions sq, spin in a.go */
+    }
+    uint64_t locations[] = { 1, 2, 3 }, value = 3;
+    sonde_pb_packed(&m, 1, locations, 3);
+    sonde_pb_packed(&m, 2, &value, 1);
+    sonde_pb_message(&b, 2, &m);                        /* sample: leaf first */
+    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+        sonde_pb_bytes(&b, 6, strings[i], strlen(strings[i]));
+    sonde_profile p;
+    sonde_profile_init(&p);
+    char err[256] = "";
+    check(sonde_pprof_read((const uint8_t *)b.data, b.len, &p, err, sizeof err) == 0,
+          "a foreign file: %s", err);
+    check(p.sample_rate == 1, "samples with no period: one a second");
+    char *got = collapsed(&p);
+    check_str(got, "spin (a.go:15);sq (a.go:9);0x777 (~:0);libx.so+0x1123 (~:0) 3\n");
+    free(got);
+    sonde_profile_free(&p);
+    sonde_buf_free(&b);
+    sonde_buf_free(&m);
+    sonde_buf_free(&line);
+}
+
 static void test_gzip(void)
 {
     sonde_buf b;
@@ -398,6 +460,7 @@ void test_pprof(void)
     test_round_trip_traced();
     test_round_trip_sampled();
     test_mem_document();
+    test_foreign_frames();
     test_gzip();
     test_bad_files();
 }
