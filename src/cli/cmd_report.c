@@ -60,7 +60,7 @@ static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
     int pprof = strcmp(format, "pprof") == 0;
     if (strcmp(format, "table") != 0 && !(mem && (svg || pprof)))
         return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'", mem ? "mem"
-                               : "lines", mem ? ", svg (its timeline) or pprof" : "", format);
+                               : "lines", mem ? " or svg (its timeline) or pprof" : "", format);
     char err[256];
     int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
                 : svg ? sonde_mem_plot(b, t, err, sizeof err)
