@@ -21,15 +21,21 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
-# zlib: pprof files are gzipped (Debian: zlib1g-dev).
-LIBS := -lz -lm
-ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
-              $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
-              $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
-EXT_SRC := $(wildcard src/ext/*.c)
+# The sources of each thing built, by the rule sources.mk states (setup.py
+# reads it too): every .c under the folders named, less tools/ folders and
+# the files and folders excluded.
+include sources.mk
+sources = $(sort $(filter-out $(2) $(addsuffix /%,$(2)),$(shell find $(1) -name '*.c' -not -path '*/tools/*')))
+LIBSONDE_SRC := $(call sources,$(LIBSONDE_SOURCES),$(LIBSONDE_EXCLUDE))
+COMMAND_SRC := $(call sources,$(COMMAND_SOURCES),$(COMMAND_EXCLUDE))
+EXTENSION_SRC := $(call sources,$(EXTENSION_SOURCES),$(EXTENSION_EXCLUDE))
+SHIM_SRC := $(call sources,$(SHIM_SOURCES),$(SHIM_EXCLUDE))
+HEADERS := $(shell find src -name '*.h')
+
 SHIM := $(BUILD)/python/sonde/libsonde_alloc.so
-ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC)) $(BUILD)/obj/gen/view_assets.o
-HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
+LIBSONDE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/libsonde/%.o,$(LIBSONDE_SRC)) \
+                $(BUILD)/obj/libsonde/gen/view_assets.o
+COMMAND_OBJ := $(patsubst src/%.c,$(BUILD)/obj/command/%.o,$(COMMAND_SRC))
 PY_FILES := $(wildcard python/sonde/*.py)
 PKG := $(BUILD)/python/sonde
 
@@ -39,46 +45,59 @@ PY_INCLUDE := $(word 1,$(PY_INFO))
 PY_SUFFIX := $(word 2,$(PY_INFO))
 PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
-EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
+EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines bench-mem install clean
+.PHONY: all check-python print-sources test test-asan test-valgrind demo bench bench-sampler \
+        bench-lines bench-mem install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
 	@test -n "$(PY_TAG)" || { echo "make: cannot run '$(PYTHON)': set PYTHON=/path/to/python3" >&2; exit 1; }
 	@test -f "$(PY_INCLUDE)/Python.h" || { echo "make: Python headers for $(PYTHON) are missing ($(PY_INCLUDE)/Python.h): install them, e.g. 'apt-get install python3-dev'" >&2; exit 1; }
 
-$(BUILD)/obj/%.o: src/%.c $(HEADERS)
+# What each build takes, as sources.mk's rule finds it (setup.py's test
+# compares it with its own).
+print-sources:
+	@echo "libsonde: $(LIBSONDE_SRC)"
+	@echo "command: $(COMMAND_SRC)"
+	@echo "extension: $(EXTENSION_SRC)"
+	@echo "shim: $(SHIM_SRC)"
+
+$(BUILD)/obj/libsonde/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/command/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # sonde view's script and style sheet, embedded as C strings.
-$(BUILD)/gen/view_assets.c: src/view/viewer.js src/view/viewer.css src/view/tools/embed_assets.py
-	$(PYTHON) src/view/tools/embed_assets.py $@
+$(BUILD)/gen/view_assets.c: src/page/viewer.js src/page/viewer.css src/page/tools/embed_assets.py
+	$(PYTHON) src/page/tools/embed_assets.py $@
 
-$(BUILD)/obj/gen/view_assets.o: $(BUILD)/gen/view_assets.c src/formats/view_assets.h
+$(BUILD)/obj/libsonde/gen/view_assets.o: $(BUILD)/gen/view_assets.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 
-$(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
+$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
 
-$(BUILD)/bin/sonde: $(ENGINE_OBJ) $(BUILD)/obj/cli/main.o
+$(BUILD)/bin/sonde: $(COMMAND_OBJ) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@ $(LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 
 .PHONY: python-package
 python-package: $(EXT) $(SHIM) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
 
-$(EXT): $(ENGINE_OBJ) $(EXT_OBJ) | check-python
+$(EXT): $(EXTENSION_OBJ) $(LIBSONDE_OBJ) | check-python
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared $^ -o $@ $(LIBS)
+	$(CC) $(CFLAGS) -shared $^ -o $@ $(EXTENSION_LDLIBS) $(LIBSONDE_LDLIBS)
 
 # The C allocator shim sonde mem preloads (no Python in it: one for all).
-$(SHIM): src/shim/alloc_shim.c src/shim/alloc_shim.h
+$(SHIM): $(SHIM_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
+	$(CC) $(ALL_CFLAGS) -shared $(SHIM_SRC) -o $@ $(SHIM_LDLIBS)
 
 $(PKG)/%.py: python/sonde/%.py
 	@mkdir -p $(dir $@)
@@ -86,29 +105,30 @@ $(PKG)/%.py: python/sonde/%.py
 
 # ---- tests ----
 C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
-$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(LIBSONDE_OBJ) -o $@ $(LIBSONDE_LDLIBS)
 
-$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
 
 # The walker's fuzz target: mutated snapshots of real interpreters' memory.
-$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(ENGINE_OBJ) -o $@ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(LIBSONDE_OBJ) -o $@ \
+	  $(LIBSONDE_LDLIBS)
 
 # The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
-$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
 JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
 
 # The pprof reader, fed mutations of Go's and sonde's pprof files.
-$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
 PPROF_CORPUS := $(wildcard tests/c/corpus/*.pb tests/c/corpus/*.pb.gz)
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the

@@ -239,7 +239,7 @@ class _LinesTool:
         import builtins
         import json
         from . import _lines
-        self._dumps, self._compiled_code = json.dumps, _lines.compiled_code
+        self._loads, self._compiled_code = json.loads, _lines.compiled_code
         self._matches = _lines.names_matching
         self.folder, self.namespace = folder, namespace
         self.options = json.loads(options)
@@ -275,10 +275,10 @@ class _LinesTool:
             pass
 
     def save(self):
-        document = self.document()
-        self.folder.write("out", (self._dumps(document, indent=1) + "\n").encode("utf-8"))
+        document = self.prof.document()  # the JSON text, written in C
+        self.folder.write("out", document)
         unmatched = self.watcher.unmatched if self.watcher else self.unmatched
-        ran = [f["name"] for f in document["functions"]
+        ran = [f["name"] for f in self._loads(document)["functions"]
                if any(line.get("hits") or line.get("alloc_bytes") for line in f["lines"])]
         for pattern in self.patterns:
             # A Python function the pattern found may have been replaced by
@@ -290,9 +290,6 @@ class _LinesTool:
                                 "lines to count" % (pattern, compiled))
             elif pattern in unmatched:
                 self.folder.say("sonde: warning: -f %s matched no function" % pattern)
-
-    def document(self):
-        return {"sonde": 1, "mode": "lines", "functions": self.prof.results()}
 
 
 class _MemTool(_LinesTool):
@@ -318,9 +315,6 @@ class _MemTool(_LinesTool):
         return MemoryProfiler(sample_bytes=self.options.get("sample_bytes", 512),
                               interval_ms=self.options.get("interval_ms", 10),
                               line_events=self.options.get("line_events", False))
-
-    def document(self):
-        return self.prof.results()
 
 
 TOOLS = {"run": _RunTool, "lines": _LinesTool, "mem": _MemTool}

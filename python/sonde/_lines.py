@@ -1,8 +1,10 @@
 """Per-line profiling: sonde.LineProfiler and what `sonde lines` prints.
 
-The counting is C (_sonde.LineTracer), and so is the table
-(_sonde.lines_table); this module chooses which code objects to trace and
-turns the counts into the JSON of `sonde lines -o` (README, "Formats").
+The counting is C (_sonde.LineTracer), and so are the JSON document of
+`sonde lines -o` (README, "Formats") and the table (_sonde.lines_table);
+this module chooses which code objects to trace, and gives the document
+what only Python knows: each line's source and the instructions as dis
+shows them.
 """
 
 import array
@@ -15,7 +17,7 @@ import linecache
 import sys
 import types
 
-from ._sonde import LineTracer, lines_table
+from ._sonde import LineTracer, lines_table, write_file
 
 
 def nested_codes(code):
@@ -46,6 +48,11 @@ def unit_lines(code):
         for unit in range(start // 2, end // 2):
             lines[unit] = line or 0
     return lines.tobytes()
+
+
+def source_line(filename, line):
+    """A line's text, as the documents show it."""
+    return linecache.getline(filename, line).rstrip("\n")
 
 
 def instructions(code):
@@ -87,11 +94,10 @@ class Traced:
 
     def __init__(self, tracer, functions, nested=True):
         self._tracer = tracer
-        self._names = {}
         self._depth = 0
-        # Code of lambdas and comprehensions, counted on their function's
-        # lines (nested=False: not traced).
-        self._nested = set() if nested else None
+        # Lambdas and comprehensions are traced too, counted on their
+        # function's lines (nested=False: not traced).
+        self._nested = nested
         for f in functions:
             self.add_function(f)
 
@@ -100,14 +106,12 @@ class Traced:
 
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
-            return
-        self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
-        if self._nested is None:
+        name = qualname or getattr(code, "co_qualname", code.co_name)
+        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code),
+                                     name=name) or not self._nested:
             return
         for inner in nested_codes(code):
-            if self._tracer.add_code(inner, first, last, 0, unit_lines(inner), code):
-                self._nested.add(inner)
+            self._tracer.add_code(inner, first, last, 0, unit_lines(inner), code)
 
     def add_function(self, func):
         func = getattr(func, "__func__", func)
@@ -131,6 +135,14 @@ class Traced:
                     self.disable()
 
         return wrapper
+
+    def document(self):
+        """The JSON document `sonde lines -o` (or `sonde mem -o`) writes, as
+        bytes: written in C, by the writer the command line uses."""
+        return self._tracer.document(source_line, instructions)
+
+    def dump_json(self, path):
+        write_file(path, self.document())
 
     def enable(self):
         self._tracer.enable()
@@ -159,43 +171,16 @@ class LineProfiler(Traced):
 
     def results(self):
         """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}],
-        and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]"""
-        out = []
-        for code, first, hits, ns, ihits, ins in self._tracer.results():
-            if code in self._nested:
-                continue  # counted in its function's hits
-            lines = []
-            for i, (h, t) in enumerate(zip(hits, ns)):
-                line = first + i
-                lines.append({"line": line, "hits": h, "time_ns": t,
-                              "source": linecache.getline(code.co_filename, line).rstrip("\n")})
-            function = {"file": code.co_filename, "name": self._names.get(code, code.co_name),
-                        "first_line": first, "total_ns": sum(ns), "lines": lines}
-            if ihits:
-                function["instructions"] = [
-                    {"offset": off, "opname": op, "arg": arg, "line": line,
-                     "hits": ihits[off // 2], "time_ns": ins[off // 2]}
-                    for off, op, arg, line in instructions(code)]
-            out.append(function)
-        return out
-
-    def dump_json(self, path):
-        with open(path, "w") as f:
-            json.dump({"sonde": 1, "mode": "lines", "functions": self.results()}, f, indent=1)
-            f.write("\n")
+        and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]:
+        the functions of the document dump_json() writes."""
+        return json.loads(self.document())["functions"]
 
     def print_stats(self, stream=None, unit=None, output_unit=None):
         """unit: "s", "ms", "us", "ns", or seconds as a number (line_profiler's
         output_unit, e.g. 1e-6); by default each time has its own unit."""
-        (stream or sys.stdout).write(
-            format_table(self.results(), unit if unit is not None else output_unit))
-
-
-def format_table(functions, unit=None):
-    """line_profiler's table, for every function that ran (drawn in C,
-    where `sonde report` draws it too); unit as print_stats takes it."""
-    return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}),
-                       None if unit is None else str(unit))
+        unit = unit if unit is not None else output_unit
+        (stream or sys.stdout).write(lines_table(self.document(),
+                                                 None if unit is None else str(unit)))
 
 
 def select(tracer, script_code, script_source, patterns, with_module=False):

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "options.h"
 
 const char *launch_python(const sonde_env *env, const char *flag_python)
@@ -62,16 +62,8 @@ int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
             }
         }
     }
-    fprintf(stderr, "sonde: cannot find sonde's Python package beside %s: run 'make' "
-            "(or 'make install') again\n", n > 0 ? exe : "the sonde command");
-    return -1;
-}
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return cli_fail(-1, "cannot find sonde's Python package beside %s: run 'make' (or 'make "
+                    "install') again", n > 0 ? exe : "the sonde command");
 }
 
 /* Forks and execs argv; the child sets its signal mask to child_mask
@@ -219,14 +211,14 @@ static void read_ended(pid_t pid, launch_result *r)
 /* Waits for pid to end without reaping it, reads what /proc knows of the
  * ended process, then reaps it with its resource usage.  0, or -1 with
  * errno. */
-static int wait_end(pid_t pid, double begin, launch_result *r)
+static int wait_end(pid_t pid, uint64_t begin, launch_result *r)
 {
     siginfo_t info;
     int w;
     do
         w = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
     while (w < 0 && errno == EINTR);
-    r->wall = now_seconds() - begin;
+    r->wall = (double)(sonde_clock_ns() - begin) * 1e-9;
     r->run_delay = r->children_cpu = -1;
     if (w == 0)
         read_ended(pid, r);
@@ -244,14 +236,13 @@ int launch_run(char *const argv[], launch_result *r)
     sigset_t handled, mask;
     waiting_set(&handled);
     sigprocmask(SIG_BLOCK, &handled, &mask);
-    double begin = now_seconds();
+    uint64_t begin = sonde_clock_ns();
     pid_t pid = start(argv, &mask);
     if (pid < 0) {
         int e = errno;
         sigprocmask(SIG_SETMASK, &mask, NULL);
-        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
-                "SONDE_PYTHON)\n", argv[0], strerror(e));
-        return -1;
+        return cli_fail(-1, "cannot run Python '%s': %s (use --python PATH or set SONDE_PYTHON)",
+                        argv[0], strerror(e));
     }
     struct sigaction old[NWAITING];
     waiting_begin(pid, old);
@@ -260,7 +251,7 @@ int launch_run(char *const argv[], launch_result *r)
     int e = errno;
     waiting_end(old, &mask);
     if (rc < 0)
-        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(e));
+        cli_fail(0, "lost track of the program: %s", strerror(e));
     return rc;
 }
 

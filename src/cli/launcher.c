@@ -56,16 +56,12 @@ static int preload_set(const char *lib)
     const char *old = getenv("LD_PRELOAD");
     size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
     char *value = malloc(len);
-    if (!value) {
-        fprintf(stderr, "sonde: out of memory\n");
-        return -1;
-    }
+    if (!value)
+        return cli_fail(-1, "out of memory");
     snprintf(value, len, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
     int rc = setenv("LD_PRELOAD", value, 1) | setenv("SONDE_PRELOAD", lib, 1);
     free(value);
-    if (rc != 0)
-        fprintf(stderr, "sonde: cannot set LD_PRELOAD: %s\n", strerror(errno));
-    return rc ? -1 : 0;
+    return rc ? cli_fail(-1, "cannot set LD_PRELOAD: %s", strerror(errno)) : 0;
 }
 
 /* A fresh private folder under $TMPDIR (else /tmp), absolute: the
@@ -187,44 +183,39 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
     return s->outcome;
 }
 
-/* Copies what is left of in to out.  0, or -1 with errno. */
-static int copy_fd(int in, int out)
+/* Appends what is left of the descriptor *ctx to b (a
+ * sonde_outfile_fill). */
+static int copy_fd(sonde_buf *b, void *ctx)
 {
-    char buf[65536];
+    int in = *(const int *)ctx;
+    char chunk[65536];
     for (;;) {
-        ssize_t n = read(in, buf, sizeof buf);
+        ssize_t n = read(in, chunk, sizeof chunk);
         if (n < 0 && errno == EINTR)
             continue;
+        if (n < 0)
+            snprintf(b->why, sizeof b->why, "cannot read the profile sonde left: %s",
+                     strerror(errno));
         if (n <= 0)
             return (int)n;
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = write(out, buf + done, (size_t)(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return -1;
-            done += w;
-        }
+        sonde_buf_put(b, chunk, (size_t)n);
+        if (!sonde_buf_ok(b))
+            return -1;
     }
 }
 
-int launcher_deliver(const launcher_session *s, const char *name, const char *dest)
+int launcher_deliver(const launcher_session *s, const char *name, const cli_output *dest)
 {
     char path[PATH_MAX];
-    int rc = -1, in = -1, out = -1;
     errno = ENAMETOOLONG;
-    if (launcher_path(s, name, path, sizeof path) == 0 &&
-        (in = open(path, O_RDONLY | O_CLOEXEC)) >= 0 &&
-        (out = open(dest, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666)) >= 0)
-        rc = copy_fd(in, out);
-    int e = errno;
-    if (out >= 0 && close(out) < 0 && rc == 0) {
-        rc = -1;
-        e = errno;
-    }
-    if (in >= 0)
-        close(in);
-    return rc < 0 ? cli_fail(-1, "cannot write the profile to '%s': %s", dest, strerror(e)) : 0;
+    int in = launcher_path(s, name, path, sizeof path) == 0 ? open(path, O_RDONLY | O_CLOEXEC)
+                                                            : -1;
+    if (in < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "cannot read the profile sonde left in %s: %s",
+                        s->dir, strerror(errno));
+    int rc = cli_output_fill(dest, copy_fd, &in);
+    close(in);
+    return rc;
 }
 
 void launcher_close(launcher_session *s)

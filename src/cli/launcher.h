@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "launch.h"
+#include "output.h"
 
 typedef struct launcher_program {
     const char *python;      /* the interpreter */
@@ -54,8 +55,9 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
 /* The path of the folder's file `name`, into out: 0, or -1 if too long. */
 int launcher_path(const launcher_session *s, const char *name, char *out, size_t len);
 
-/* Copies the folder's file `name` to dest.  0, or -1 after printing why. */
-int launcher_deliver(const launcher_session *s, const char *name, const char *dest);
+/* Copies the folder's file `name` to dest.  0, or SONDE_EXIT_FAILED
+ * after printing why. */
+int launcher_deliver(const launcher_session *s, const char *name, const cli_output *dest);
 
 /* Removes the private folder and what it holds. */
 void launcher_close(launcher_session *s);

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "open_url.h"
 #include "options.h"
 
@@ -27,7 +28,8 @@
 #define IDLE_MS 10000
 #define REQUEST_MAX 2048
 
-static volatile sig_atomic_t stopping; /* set by the SIGINT/SIGTERM handler */
+static volatile sig_atomic_t stopping; /* set by the SIGINT/SIGTERM handler, read by the
+                                          serving loop: one thread */
 
 static void on_interrupt(int sig)
 {
@@ -57,9 +59,7 @@ typedef struct server {
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(sonde_clock_ns() / 1000000);
 }
 
 /* The response to the request in c->req (its first line is all that
@@ -172,14 +172,16 @@ static void serve_loop(server *sv, int listener, const sigset_t *waiting)
         for (int i = sv->nclients - 1; i >= 0; i--)
             if (sv->clients[i].deadline <= now)
                 drop(sv, i);
-        fds[0] = (struct pollfd){ listener, sv->nclients < MAX_CLIENTS ? POLLIN : 0, 0 };
+        fds[0] = (struct pollfd){ .fd = listener,
+                                  .events = sv->nclients < MAX_CLIENTS ? POLLIN : 0 };
         for (int i = 0; i < sv->nclients; i++) {
             const client *c = &sv->clients[i];
-            fds[i + 1] = (struct pollfd){ c->fd, c->state == WRITING ? POLLOUT : POLLIN, 0 };
+            fds[i + 1] = (struct pollfd){ .fd = c->fd,
+                                          .events = c->state == WRITING ? POLLOUT : POLLIN };
             if (c->deadline - now < wait)
                 wait = c->deadline - now;
         }
-        struct timespec ts = { wait / 1000, (wait % 1000) * 1000000 };
+        struct timespec ts = { .tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000 };
         int ready = ppoll(fds, (nfds_t)sv->nclients + 1, &ts, waiting);
         if (ready <= 0)
             continue; /* a signal, or a deadline */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "utf8.h"
 
 /* A streaming buf writes when this much has gathered. */
@@ -53,23 +54,14 @@ static int reserve(sonde_buf *b, size_t extra)
         return -1;
     if (b->stream && b->len + extra + 1 > CHUNK && drain(b) < 0)
         return -1;
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = 1;
-            return -1;
-        }
-        cap *= 2;
-    }
-    char *p = realloc(b->data, cap);
+    char *p = extra < SIZE_MAX - b->len ? sonde_grow(b->data, &b->cap, b->len + extra + 1, 1,
+                                                     SIZE_MAX)
+                                        : NULL;
     if (!p) {
         b->oom = 1;
         return -1;
     }
     b->data = p;
-    b->cap = cap;
     return 0;
 }
 

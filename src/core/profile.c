@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 int sonde_profile_init(sonde_profile *p)
 {
     memset(p, 0, sizeof *p);
@@ -38,15 +40,12 @@ int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, ui
         p->events_dropped = 1;
         return 0;
     }
-    if (p->nevents == p->events_cap) {
-        uint64_t cap = p->events_cap ? p->events_cap * 2 : 4096;
-        sonde_sample_event *e = realloc(p->events, cap * sizeof *e);
-        if (!e)
-            return -1;
-        p->events = e;
-        p->events_cap = cap;
-    }
-    p->events[p->nevents++] = (sonde_sample_event){ t_ns, thread, node };
+    sonde_sample_event *e = sonde_grow(p->events, &p->events_cap, p->nevents + 1, sizeof *e,
+                                       SONDE_MAX_SAMPLE_EVENTS);
+    if (!e)
+        return -1;
+    p->events = e;
+    p->events[p->nevents++] = (sonde_sample_event){ .t_ns = t_ns, .thread = thread, .node = node };
     return 0;
 }
 
@@ -81,18 +80,17 @@ uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
         if (g->file == f.file && g->line == f.line && g->name == f.name)
             return i;
     }
-    if (p->nfuncs == p->funcs_cap) {
-        uint32_t cap = p->funcs_cap ? p->funcs_cap * 2 : 256;
-        sonde_func *funcs = realloc(p->funcs, cap * sizeof *funcs);
-        if (!funcs)
-            return SONDE_NO_FUNC;
-        p->funcs = funcs;
-        uint32_t *next = realloc(p->func_next, cap * sizeof *next);
-        if (!next)
-            return SONDE_NO_FUNC;
-        p->func_next = next;
-        p->funcs_cap = cap;
-    }
+    /* ids stop below SONDE_NO_FUNC */
+    size_t need = (size_t)p->nfuncs + 1;
+    sonde_func *funcs = sonde_grow(p->funcs, &p->funcs_cap, need, sizeof *funcs, SONDE_NO_FUNC);
+    if (!funcs)
+        return SONDE_NO_FUNC;
+    p->funcs = funcs;
+    uint32_t *next = sonde_grow(p->func_next, &p->func_next_cap, need, sizeof *next,
+                                SONDE_NO_FUNC);
+    if (!next)
+        return SONDE_NO_FUNC;
+    p->func_next = next;
     uint32_t id = p->nfuncs;
     uint32_t *slot = sonde_u64map_slot(&p->func_by_label, h, id);
     if (!slot)
@@ -186,16 +184,11 @@ static uint32_t find_wide_func(const sonde_profile *p, uint32_t parent, uint32_t
 static uint32_t new_node(sonde_profile *p, uint32_t parent, const void *key,
                          uint32_t func, int32_t line)
 {
-    if (p->nnodes == p->nodes_cap) {
-        if (p->nodes_cap > UINT32_MAX / 2)
-            return SONDE_NO_NODE;
-        uint32_t cap = p->nodes_cap * 2;
-        sonde_node *nodes = realloc(p->nodes, (size_t)cap * sizeof *nodes);
-        if (!nodes)
-            return SONDE_NO_NODE;
-        p->nodes = nodes;
-        p->nodes_cap = cap;
-    }
+    sonde_node *nodes = sonde_grow(p->nodes, &p->nodes_cap, (size_t)p->nnodes + 1,
+                                   sizeof *nodes, UINT32_MAX);
+    if (!nodes)
+        return SONDE_NO_NODE;
+    p->nodes = nodes;
     /* A parent growing wide indexes the children it has, then each new one. */
     uint32_t siblings = parent != SONDE_NO_NODE ? p->nodes[parent].nchildren : 0;
     if (siblings >= SONDE_NARROW_CHILDREN &&
@@ -248,14 +241,11 @@ uint32_t sonde_profile_child_for(sonde_profile *p, uint32_t parent, uint32_t fun
 int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
                                  uint64_t native_id, const char *name)
 {
-    if (p->nthreads == p->threads_cap) {
-        uint32_t cap = p->threads_cap ? p->threads_cap * 2 : 8;
-        sonde_thread *t = realloc(p->threads, cap * sizeof *t);
-        if (!t)
-            return -1;
-        p->threads = t;
-        p->threads_cap = cap;
-    }
+    sonde_thread *threads = sonde_grow(p->threads, &p->threads_cap, (size_t)p->nthreads + 1,
+                                       sizeof *threads, UINT32_MAX);
+    if (!threads)
+        return -1;
+    p->threads = threads;
     sonde_thread t = { .ident = ident, .native_id = native_id };
     if (intern(p, name, &t.name) < 0)
         return -1;
@@ -300,14 +290,12 @@ static int merge_into(const sonde_profile *p, sonde_profile *m, int by_line, uin
             m->nodes[mc].calls += p->nodes[c].calls;
             m->nodes[mc].total += p->nodes[c].total;
             m->nodes[mc].self += p->nodes[c].self;
-            if (top == cap) {
-                void *bigger = realloc(stack, (cap *= 2) * sizeof *stack);
-                if (!bigger) {
-                    free(stack);
-                    return -1;
-                }
-                stack = bigger;
+            uint32_t (*bigger)[2] = sonde_grow(stack, &cap, top + 1, sizeof *stack, SIZE_MAX);
+            if (!bigger) {
+                free(stack);
+                return -1;
             }
+            stack = bigger;
             stack[top][0] = c;
             stack[top][1] = mc;
             top++;

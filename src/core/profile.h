@@ -20,6 +20,7 @@
 #ifndef SONDE_PROFILE_H
 #define SONDE_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "strtab.h"
@@ -75,19 +76,24 @@ typedef struct sonde_sample_event {
 typedef struct sonde_profile {
     sonde_strtab strings;
     sonde_func *funcs;
-    uint32_t nfuncs, funcs_cap;
+    uint32_t nfuncs;
+    size_t funcs_cap;
     sonde_u64map func_by_label;   /* hash of (file, line, name) -> chain head */
     uint32_t *func_next;          /* chain of functions sharing a label hash */
+    size_t func_next_cap;
     sonde_node *nodes;
-    uint32_t nnodes, nodes_cap;
+    uint32_t nnodes;
+    size_t nodes_cap;
     sonde_thread *threads;
-    uint32_t nthreads, threads_cap;
+    uint32_t nthreads;
+    size_t threads_cap;
     double seconds_per_tick;
     /* 0: ticks are time (a deterministic profile, node calls counted);
      * else ticks are samples taken at this many per second. */
     double sample_rate;
     sonde_sample_event *events;   /* the timeline, when one was kept */
-    uint64_t nevents, events_cap;
+    uint64_t nevents;
+    size_t events_cap;
     int events_dropped;           /* the timeline reached its cap */
     int pid;                      /* the profiled process, 0 when unknown */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void sonde_stats_init(sonde_stats *s) { memset(s, 0, sizeof *s); }
 
 void sonde_stats_free(sonde_stats *s)
@@ -24,7 +26,7 @@ int sonde_stats_reserve_funcs(sonde_stats *s, uint32_t nfuncs)
 {
     if (nfuncs <= s->nfuncs)
         return 0;
-    sonde_fstat *f = realloc(s->funcs, (size_t)nfuncs * sizeof *f);
+    sonde_fstat *f = sonde_grow(s->funcs, &s->funcs_cap, nfuncs, sizeof *f, UINT32_MAX);
     if (!f)
         return -1;
     memset(f + s->nfuncs, 0, (size_t)(nfuncs - s->nfuncs) * sizeof *f);
@@ -46,14 +48,11 @@ sonde_edge *sonde_stats_edge(sonde_stats *s, uint32_t caller, uint32_t callee)
         return NULL;
     if (*slot < s->nedges)
         return &s->edges[*slot];
-    if (s->nedges == s->edges_cap) {
-        uint32_t cap = s->edges_cap ? s->edges_cap * 2 : 256;
-        sonde_edge *e = realloc(s->edges, cap * sizeof *e);
-        if (!e)
-            return NULL; /* the slot now names a missing edge: fatal anyway */
-        s->edges = e;
-        s->edges_cap = cap;
-    }
+    sonde_edge *edges = sonde_grow(s->edges, &s->edges_cap, (size_t)s->nedges + 1,
+                                   sizeof *edges, UINT32_MAX);
+    if (!edges)
+        return NULL; /* the slot now names a missing edge: fatal anyway */
+    s->edges = edges;
     sonde_edge *e = &s->edges[s->nedges++];
     memset(e, 0, sizeof *e);
     e->caller = caller;

@@ -10,6 +10,7 @@
 #ifndef SONDE_STATS_H
 #define SONDE_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -32,8 +33,10 @@ typedef struct sonde_edge {
 typedef struct sonde_stats {
     sonde_fstat *funcs;        /* indexed by function id */
     uint32_t nfuncs;
+    size_t funcs_cap;
     sonde_edge *edges;
-    uint32_t nedges, edges_cap;
+    uint32_t nedges;
+    size_t edges_cap;
     sonde_u64map edge_index;   /* caller << 32 | callee -> edge index */
 } sonde_stats;
 

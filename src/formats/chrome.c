@@ -45,7 +45,7 @@ static void put_event(sonde_buf *b, const sonde_profile *p, uint32_t node, char 
     sonde_buf_putc(b, '}');
 }
 
-int sonde_write_chrome(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o)
 {
     (void)s;

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "format.h"
-#include "short_path.h"
+#include "../core/short_path.h"
 
 #define SONDE_COLLAPSED_MAX_BYTES (1ull << 30)
 
@@ -119,12 +119,11 @@ static uint64_t walk(const sonde_profile *p, const sonde_node *nodes, const fram
     return bytes;
 }
 
-int sonde_write_collapsed(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_collapsed_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                           const sonde_format_opts *o)
 {
     (void)s;
-    static const sonde_format_opts defaults = { 0, NULL, 0 };
-    o = o ? o : &defaults;
+    o = sonde_format_opts_or_default(o);
     sonde_node *nodes;
     uint32_t count;
     if (sonde_profile_merged_tree(p, 1, &nodes, &count) < 0) {

@@ -1,10 +1,14 @@
-/* dot.c - the call graph as Graphviz source; see dot.h. */
-#include "dot.h"
-
+/* dot.c - the call graph as Graphviz source, as gprof2dot draws it: one
+ * node per function with its share of the total time (callees included)
+ * and, in brackets, its own share, and its calls; one edge per caller ->
+ * callee with its calls and share; colours from blue (little) to red
+ * (most).  Functions and edges under the options' thresholds (percent of
+ * the total time) are left out. */
 #include <math.h>
 #include <stdlib.h>
 
 #include "../core/utf8.h"
+#include "format.h"
 
 /* The run's total: what the roots of the call graph took, callees
  * included (for a sampled or threaded run, the sum of its roots). */
@@ -66,8 +70,9 @@ static void put_quoted(sonde_buf *b, const char *s)
 }
 
 int sonde_dot_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                    const sonde_dot_opts *o)
+                    const sonde_format_opts *o)
 {
+    o = sonde_format_opts_or_default(o);
     double total = total_time(s);
     if (!(total > 0))
         total = 1;

@@ -9,6 +9,7 @@
  * Node 0 is a placeholder; a thread's root node has function -1. */
 #include <stdlib.h>
 
+#include "doc.h"
 #include "format.h"
 
 static void put_functions(sonde_buf *b, const sonde_profile *p)
@@ -97,11 +98,12 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
     free(order);
 }
 
-int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                      const sonde_format_opts *o)
 {
     (void)o;
-    sonde_buf_puts(b, "{\"sonde\": 1, \"mode\": \"run\", \"unit\": \"seconds\",\n");
+    sonde_doc_open(b, DOC_MODE_RUN);
+    sonde_buf_puts(b, ", \"unit\": \"seconds\",\n");
     if (p->sample_rate > 0) {
         sonde_buf_puts(b, "\"sample_rate\": ");
         sonde_buf_num(b, p->sample_rate);

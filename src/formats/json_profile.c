@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc.h"
+
 int sonde_json_profile_is(const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
     return root->type == SONDE_J_OBJ &&
-           strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "run") == 0 &&
+           strcmp(sonde_json_str(t, sonde_json_get(t, root, DOC_MODE)), DOC_MODE_RUN) == 0 &&
            sonde_json_get(t, root, "nodes") != NULL;
 }
 

@@ -1,7 +1,7 @@
 /* json_read.h - a bounded JSON reader for sonde's own files.
  *
- * Decodes a whole document into a flat tree (like marshal.h's): objects
- * and arrays list their members' value indexes, strings are decoded to
+ * Decodes a whole document into a flat tree (flat.h, as marshal.h's):
+ * objects and arrays list their members' value indexes, strings are decoded to
  * UTF-8 into one pool (\udc80..\udcff, Python's escapes for bytes that
  * are not UTF-8, into the bytes: see utf8.h).  Input is untrusted: nesting
  * is capped, counts are bounded by the input's size, numbers must be
@@ -11,6 +11,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "flat.h"
 
 enum sonde_jtype { SONDE_J_NULL, SONDE_J_BOOL, SONDE_J_NUM, SONDE_J_STR, SONDE_J_ARR, SONDE_J_OBJ };
 
@@ -23,9 +25,9 @@ typedef struct sonde_jval {
 
 typedef struct sonde_jtree {
     sonde_jval *vals;
-    uint32_t nvals, vals_cap;
-    uint32_t *items;
-    uint32_t nitems, items_cap;
+    uint32_t nvals;
+    size_t vals_cap;
+    sonde_flat_ids items; /* value indexes of container members */
     char *pool;          /* every string, NUL-terminated */
     size_t pool_len, pool_cap;
     uint32_t root;

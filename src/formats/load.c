@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "doc.h"
 #include "json_profile.h"
 #include "json_read.h"
 #include "pprof.h"
@@ -88,8 +89,8 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
         snprintf(err, errlen, "cannot read '%s': %s", path, why);
         return -1;
     }
-    const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], "mode"));
-    int lines = strcmp(mode, "lines") == 0, mem = strcmp(mode, "mem") == 0;
+    const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], DOC_MODE));
+    int lines = strcmp(mode, DOC_MODE_LINES) == 0, mem = strcmp(mode, DOC_MODE_MEM) == 0;
     if ((lines || mem) && doc) {
         *doc = t;
         *kind = lines ? SONDE_LOADED_LINES : SONDE_LOADED_MEM;

@@ -125,7 +125,7 @@ static void put_samples(writer *w, uint32_t thread, uint64_t *path, uint64_t per
     }
 }
 
-int sonde_write_pprof(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_pprof_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                       const sonde_format_opts *o)
 {
     (void)s;

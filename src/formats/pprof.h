@@ -19,13 +19,9 @@
 #include "format.h"
 #include "json_read.h"
 
-/* The format table's writer: p's tree, one sample per call path. */
-int sonde_write_pprof(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                      const sonde_format_opts *o);
-
 /* A sonde mem document (mem -o) as a heap profile into b.  0, or -1 with
  * a message in err (not a mem document, or out of memory). */
-int sonde_pprof_write_mem(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
+int sonde_pprof_mem_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
 
 /* 1 when data may be a pprof file: gzip, or protobuf that starts with a
  * field of profile.proto's Profile. */

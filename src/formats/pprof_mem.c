@@ -113,7 +113,7 @@ static void put_leaks(mem_writer *m, const sonde_jval *leaks)
     free(path);
 }
 
-int sonde_pprof_write_mem(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
+int sonde_pprof_mem_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
     const sonde_jval *functions = sonde_json_get(t, root, "functions");

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "marshal.h"
 
 static void write_key(sonde_buf *b, const sonde_profile *p, uint32_t func)
@@ -17,12 +18,14 @@ static void write_key(sonde_buf *b, const sonde_profile *p, uint32_t func)
     sonde_marshal_str(b, sonde_profile_str(p, f->name));
 }
 
-void sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                       const sonde_format_opts *o)
 {
+    (void)o;
     uint32_t *start, *order;
     if (sonde_stats_group_edges(s, 0, &start, &order) < 0) {
         b->oom = 1;
-        return;
+        return -1;
     }
     sonde_marshal_dict_begin(b);
     for (uint32_t f = 0; f < s->nfuncs; f++) {
@@ -50,6 +53,7 @@ void sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats 
     sonde_marshal_dict_end(b);
     free(start);
     free(order);
+    return sonde_buf_ok(b) ? 0 : -1;
 }
 
 /* ---- reading ---- */

@@ -56,7 +56,7 @@ static uint64_t put_thread(sonde_buf *b, const sonde_profile *p, const sonde_thr
     return cursor;
 }
 
-int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                            const sonde_format_opts *o)
 {
     (void)s;

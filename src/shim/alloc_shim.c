@@ -42,11 +42,17 @@ typedef int (*munmap_fn)(void *, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*aligned_alloc_fn)(size_t, size_t);
 
+/* The C library's functions without a __libc_ name: set by the
+ * constructor, or by a call that comes before it (another library's
+ * constructor: still one thread, the program's threads start later);
+ * read-only from then on, any thread. */
 static mmap_fn real_mmap;
 static munmap_fn real_munmap;
 static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
 
+/* Where reports go, or NULL: atomic (attach stores it, every report loads
+ * it with acquire). */
 static _Atomic(const sonde_alloc_sink *) sink;
 
 #if defined(__x86_64__)
@@ -215,7 +221,8 @@ EXPORT int munmap(void *addr, size_t len)
 
 /* The allocator functions the shim stands in for: each name, the shim's
  * function and the C library's (what a lookup in the library's own handle
- * finds). */
+ * finds).  The C library's column is filled once, before shim_real_dlsym
+ * is published (release): read-only from then on. */
 static struct {
     const char *name;
     void *shim, *libc;

@@ -17,15 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "formats/diff.h"
-#include "formats/dot.h"
+#include "report/diff.h"
 #include "formats/format.h"
-#include "formats/lines_table.h"
+#include "report/lines_table.h"
 #include "formats/load.h"
-#include "formats/mem_plot.h"
-#include "formats/mem_table.h"
-#include "formats/table.h"
-#include "formats/view.h"
+#include "report/mem_plot.h"
+#include "report/mem_table.h"
+#include "report/table.h"
+#include "page/view.h"
 
 #define SEED 0x15071507u
 #define MAX_GROWTH 4096
@@ -46,7 +45,7 @@ static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
 static long accepted, rejected;
 
 static const char *const formats[] = { "pstats", "collapsed", "json", "speedscope",
-                                       "flamegraph", "chrome" };
+                                       "flamegraph", "chrome", "dot" };
 
 static void render_profile(const sonde_profile *p, const sonde_stats *s)
 {
@@ -58,18 +57,16 @@ static void render_profile(const sonde_profile *p, const sonde_stats *s)
     t.callers_re = ".";
     t.callees_re = ".";
     sonde_table_write(&b, p, s, &t, err, sizeof err);
-    sonde_format_opts o = { 1, "/home/user", 2 };
+    sonde_format_opts o = { .short_paths = 1, .cwd = "/home/user", .min_count = 2 };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
         sonde_format_find(formats[i])->write(&b, p, s, &o);
-    sonde_dot_opts d = { 0, 0 };
-    sonde_dot_write(&b, p, s, &d);
     int tree = sonde_load_has_tree(p);
-    sonde_view_profile(&b, "fuzz", p, s, tree);
+    sonde_view_profile_write(&b, "fuzz", p, s, tree);
     sonde_diff diff;
     if (sonde_diff_compute(&diff, p, s, p, s) == 0) {
-        sonde_diff_table(&b, &diff, 10);
+        sonde_diff_table_write(&b, &diff, 10);
         sonde_view_side side = { p, s, tree };
-        sonde_view_diff(&b, "fuzz", &side, &side, &diff);
+        sonde_view_diff_write(&b, "fuzz", &side, &side, &diff);
         sonde_diff_free(&diff);
     }
     sonde_buf_free(&b);
@@ -81,12 +78,12 @@ static void render_document(const sonde_jtree *t, enum sonde_load_kind kind)
     sonde_buf b;
     sonde_buf_init(&b);
     if (kind == SONDE_LOADED_LINES) {
-        sonde_lines_table(&b, t, NULL, err, sizeof err);
+        sonde_lines_table_write(&b, t, NULL, err, sizeof err);
     } else {
-        sonde_mem_table(&b, t, err, sizeof err);
-        sonde_mem_plot(&b, t, err, sizeof err);
+        sonde_mem_table_write(&b, t, err, sizeof err);
+        sonde_mem_plot_write(&b, t, err, sizeof err);
     }
-    sonde_view_document(&b, "fuzz", t, err, sizeof err);
+    sonde_view_document_write(&b, "fuzz", t, err, sizeof err);
     sonde_buf_free(&b);
 }
 

@@ -23,8 +23,8 @@
 #include "formats/load.h"
 #include "formats/pprof.h"
 #include "formats/protobuf.h"
-#include "formats/table.h"
-#include "formats/view.h"
+#include "page/view.h"
+#include "report/table.h"
 
 #define SEED 0x9b0f12u
 #define MAX_GROWTH 4096
@@ -55,9 +55,9 @@ static void render(const sonde_profile *p, const sonde_stats *s)
                                            "flamegraph" };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
         sonde_format_find(formats[i])->write(&b, p, s, NULL);
-    sonde_view_profile(&b, "fuzz", p, s, 1);
+    sonde_view_profile_write(&b, "fuzz", p, s, 1);
     b.len = 0;
-    if (sonde_write_pprof(&b, p, s, NULL) == 0) { /* sonde's own pprof reads back */
+    if (sonde_pprof_write(&b, p, s, NULL) == 0) { /* sonde's own pprof reads back */
         sonde_profile again;
         sonde_profile_init(&again);
         if (sonde_pprof_read((const uint8_t *)b.data, b.len, &again, err, sizeof err) < 0) {

@@ -108,7 +108,7 @@ static size_t pprof_bytes(const sonde_profile *p, uint8_t **out)
     sonde_buf_init(&b);
     size_t n = 0;
     char err[128];
-    if (sonde_write_pprof(&b, p, NULL, NULL) < 0 ||
+    if (sonde_pprof_write(&b, p, NULL, NULL) < 0 ||
         sonde_gz_inflate((const uint8_t *)b.data, b.len, 1 << 20, out, &n, err, sizeof err) < 0)
         n = 0;
     sonde_buf_free(&b);
@@ -182,7 +182,7 @@ static char *collapsed(const sonde_profile *p)
 {
     sonde_buf b;
     sonde_buf_init(&b);
-    sonde_write_collapsed(&b, p, NULL, NULL);
+    sonde_collapsed_write(&b, p, NULL, NULL);
     sonde_buf_putc(&b, '\0');
     char *out = calloc(b.len + 2, 1), *lines[64];
     size_t n = 0;
@@ -201,7 +201,7 @@ static int round_trip(const sonde_profile *p, sonde_profile *back, char *err, si
     sonde_buf b;
     sonde_buf_init(&b);
     sonde_profile_init(back);
-    int rc = sonde_write_pprof(&b, p, NULL, NULL) < 0 ? -1
+    int rc = sonde_pprof_write(&b, p, NULL, NULL) < 0 ? -1
              : sonde_pprof_read((const uint8_t *)b.data, b.len, back, err, errlen);
     sonde_buf_free(&b);
     return rc;
@@ -286,7 +286,7 @@ static void test_mem_document(void)
     check(sonde_json_read(&t, doc, sizeof doc - 1, err, sizeof err) == 0, "%s", err);
     sonde_buf b;
     sonde_buf_init(&b);
-    check(sonde_pprof_write_mem(&b, &t, err, sizeof err) == 0, "mem as pprof: %s", err);
+    check(sonde_pprof_mem_write(&b, &t, err, sizeof err) == 0, "mem as pprof: %s", err);
     sonde_profile p;
     sonde_profile_init(&p);
     check(sonde_pprof_read((const uint8_t *)b.data, b.len, &p, err, sizeof err) == 0,
@@ -302,7 +302,7 @@ static void test_mem_document(void)
     static const char lines_doc[] = "{\"sonde\": 1, \"mode\": \"lines\", \"functions\": []}";
     sonde_json_read(&t, lines_doc, sizeof lines_doc - 1, err, sizeof err);
     sonde_buf_init(&b);
-    check(sonde_pprof_write_mem(&b, &t, err, sizeof err) == -1 && strstr(err, "mem"),
+    check(sonde_pprof_mem_write(&b, &t, err, sizeof err) == -1 && strstr(err, "mem"),
           "a lines document is refused");
     sonde_buf_free(&b);
     sonde_jtree_free(&t);

@@ -1,7 +1,7 @@
 /* test_verdict.c - wait kinds of C functions, the resource lines and verdict. */
 #include <string.h>
 
-#include "core/verdict.h"
+#include "report/verdict.h"
 #include "harness.h"
 
 static void test_wait_kinds(void)

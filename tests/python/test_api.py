@@ -1,7 +1,6 @@
 """The Python API: a drop-in for cProfile.Profile, plus @sonde.profile."""
 
 import io
-import os
 import pstats
 import subprocess
 import sys
@@ -99,7 +98,6 @@ def test_python_dash_m_sonde(tmp_path):
                           stderr=subprocess.PIPE, universal_newlines=True)
     assert proc.returncode == 0, proc.stderr
     assert "s.py:1(f)" in proc.stderr
-    assert os.path.basename(sys.executable)
 
 
 def test_getstats_matches_cprofile_shape():
@@ -202,3 +200,39 @@ def test_program_running_cprofile_itself(python, tmp_path):
     callers = {k[2]: v[0] for k, v in sonde["leaf"][4].items()}
     assert callers == {"after": 300, "<genexpr>": 300}
     assert sonde["inner"][:2] == theirs["inner"][:2] == (1, 1)
+
+
+TOOL_HELD = """
+import json, sys
+import sonde
+
+def work():
+    return sum(range(10))
+
+# A tool of the program's (a coverage or profiling tool) holds the ids
+# sonde's tracer (4) and line tracer (3) use.
+sys.monitoring.use_tool_id(4, "program's profiler")
+sys.monitoring.use_tool_id(3, "program's coverage")
+refused = []
+for start in (sonde.Profile().enable, sonde.LineProfiler(work).enable):
+    try:
+        start()
+    except (RuntimeError, ValueError) as e:
+        refused.append(type(e).__name__)
+print(json.dumps([refused, sys.monitoring.get_tool(4), sys.monitoring.get_tool(3)]))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_refused_enable_leaves_the_programs_tools(python):
+    """3.12+: when another tool holds the sys.monitoring id sonde needs,
+    enable() is refused and that tool keeps its id (sys.monitoring's own
+    get_tool() is the reference)."""
+    python = need(python)
+    if subprocess.run([python, "-c", "import sys; sys.exit(sys.version_info < (3, 12))"]).returncode:
+        pytest.skip("sys.monitoring is 3.12+")
+    import json
+    out = subprocess.run([python, "-c", TOOL_HELD], env=with_pkg_env(), stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    assert json.loads(out) == [["RuntimeError", "ValueError"], "program's profiler",
+                               "program's coverage"]

@@ -282,7 +282,7 @@ def test_no_profile_line_after_writing_it_failed(tmp_path):
     (tmp_path / "gone").mkdir()
     proc = run_sonde(["run", "-o", "gone/p.prof", "rm.py"], tmp_path)
     assert proc.returncode == 1
-    assert "sonde: cannot write the profile to 'gone/p.prof'" in proc.stderr
+    assert "sonde: cannot write 'gone/p.prof': No such file" in proc.stderr
     assert "profile:" not in proc.stderr and "function calls" in proc.stderr
 
 

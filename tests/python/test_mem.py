@@ -99,7 +99,31 @@ def test_sampled_lines_within_ten_percent(workloads_run):
     assert within(lines[markers["gen_second"]]["alloc_bytes"], 5 * MB)
 
 
-def test_sampling_error_on_small_blocks():
+SMALL_BLOCKS = ("import sonde\n"
+                "def work():\n"
+                "    a = [str(i) for i in range(60000)]\n"
+                "    b = [(i, i) for i in range(60000)]\n"
+                "    return a, b\n"
+                "p = sonde.MemoryProfiler(work, sample_bytes=512)\n"
+                "with p:\n"
+                "    keep = work()\n"
+                "lines = p.results()['functions'][0]['lines']\n"
+                "print([[l['net_bytes'], l['alloc_bytes']] for l in lines[1:3]])\n")
+
+
+def test_seed_replays_the_samples(sonde_seed):
+    """SONDE_SEED seeds the sampler: the same seed samples the same blocks
+    (the figures are equal to the byte), another seed others."""
+    def figures(seed):
+        return subprocess.run([sys.executable, "-c", SMALL_BLOCKS],
+                              env=dict(with_pkg_env(), SONDE_SEED=seed), stdout=subprocess.PIPE,
+                              universal_newlines=True, check=True).stdout
+    first = figures(sonde_seed)
+    assert figures(sonde_seed) == first
+    assert figures(sonde_seed + "+1") != first
+
+
+def test_sampling_error_on_small_blocks(sonde_seed):
     """Many small blocks (no block over 200 bytes): the sampled estimate of
     each line's bytes within 10% of the exact count, over several seeds."""
     script = ("import sonde\n"
@@ -114,14 +138,16 @@ def test_sampling_error_on_small_blocks():
               "    lines = p.results()['functions'][0]['lines']\n"
               "    print([l['net_bytes'] for l in lines[1:3]], [l['alloc_bytes'] for l in lines[1:3]])\n"
               "    del keep\n")
-    for _ in range(3):
-        out = subprocess.run([sys.executable, "-c", script], env=with_pkg_env(),
+    for k in range(3):
+        seed = "%s.%d" % (sonde_seed, k)
+        out = subprocess.run([sys.executable, "-c", script],
+                             env=dict(with_pkg_env(), SONDE_SEED=seed),
                              stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
         exact, sampled = [json.loads("[%s]" % line.replace("] [", "], [")) for line in
                           out.splitlines()]
         for kind in (0, 1):
             for want, got in zip(exact[kind], sampled[kind]):
-                assert want > MB and within(got, want), (exact, sampled)
+                assert want > MB and within(got, want), (seed, exact, sampled)
 
 
 def test_table_and_leaks(workloads_run):

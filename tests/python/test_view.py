@@ -1,125 +1,25 @@
-"""sonde view, sonde diff and sonde report -f dot: pages loaded in a real
-browser (headless Chromium, from file://) show the profile's functions and
-numbers, zoom on a click, search as one types; names with markup stay
-text; nothing is requested; the server answers on 127.0.0.1 only; the call
-graph is read by Graphviz."""
+"""sonde view: pages loaded in a real browser (headless Chromium, from
+file://) show the profile's functions and numbers, zoom on a click, search
+as one types; names with markup stay text; nothing is requested; the
+server answers on 127.0.0.1 only."""
 
 import json
 import os
 import pstats
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from html.parser import HTMLParser
 
 import pytest
 
 from conftest import SONDE, run_sonde
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DOT = shutil.which("dot")
-need_browser = pytest.mark.skipif(not CHROMIUM, reason="no chromium (.ci/run installs it)")
-
-WORK = """
-import sys
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def spin(k):
-    total = 0
-    for i in range(k):
-        total += i * i
-    return total
-
-def main(n):
-    spin(20000)
-    return fib(n)
-
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 18)
-"""
-
-
-def browse(page, fragment="", screenshot=None):
-    """The DOM of page (a file) after its script ran, as Chromium has it."""
-    args = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--window-size=1280,900", "--virtual-time-budget=5000"]
-    args.append("--screenshot=%s" % screenshot if screenshot else "--dump-dom")
-    args.append("file://%s#%s" % (os.path.abspath(str(page)), fragment))
-    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          universal_newlines=True, timeout=120)
-    assert done.returncode == 0
-    return done.stdout
-
-
-class Cells(HTMLParser):
-    """The text of each cell of each row of the table with a given id."""
-
-    def __init__(self, table_id):
-        super().__init__()
-        self.table_id, self.depth, self.rows, self.cell = table_id, 0, [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table" and (dict(attrs).get("id") == self.table_id or self.depth):
-            self.depth += 1
-        elif self.depth and tag == "tr":
-            self.rows.append([])
-        elif self.depth and tag in ("td", "th"):
-            self.cell = ""
-
-    def handle_endtag(self, tag):
-        if tag == "table" and self.depth:
-            self.depth -= 1
-        elif self.depth and tag in ("td", "th") and self.cell is not None:
-            self.rows[-1].append(self.cell)
-            self.cell = None
-
-    def handle_data(self, data):
-        if self.cell is not None:
-            self.cell += data
-
-
-def table(dom, table_id):
-    parser = Cells(table_id)
-    parser.feed(dom)
-    return parser.rows
-
-
-def text_of(dom, element_id):
-    m = re.search(r'id="%s"[^>]*>(.*?)</' % element_id, dom, re.S)
-    return m.group(1) if m else None
-
-
-@pytest.fixture(scope="module")
-def profiles(tmp_path_factory):
-    """One program profiled as .prof and as sonde's JSON, and by cProfile."""
-    tmp = tmp_path_factory.mktemp("view")
-    (tmp / "work.py").write_text(WORK)
-    for args in (["run", "-o", "w.prof", "work.py"], ["run", "-f", "json", "-o", "w.json", "work.py"]):
-        proc = run_sonde(args, tmp)
-        assert proc.returncode == 0, proc.stderr
-    # The JSON's own figures as pstats sees them: the reference for its page.
-    proc = run_sonde(["report", "w.json", "-f", "pstats", "-o", "wj.prof"], tmp)
-    assert proc.returncode == 0, proc.stderr
-    subprocess.run([sys.executable, "-m", "cProfile", "-o", "c.prof", "work.py"], cwd=str(tmp),
-                   check=True, stdout=subprocess.DEVNULL)
-    return tmp
-
+from pages import (CHROMIUM, browse, need_browser, page_data, profiles,  # noqa: F401
+                   real_profs, table, text_of, view)
 
 REFERENCE = {"w.prof": "w.prof", "c.prof": "c.prof", "w.json": "wj.prof"}
-
-
-def view(tmp, name, *extra):
-    proc = run_sonde(["view", name] + list(extra), tmp)
-    assert proc.returncode == 0, proc.stderr
-    page = tmp / (os.path.splitext(name)[0] + ".html")
-    assert "sonde: wrote %s" % page.name in proc.stderr
-    return page
-
 
 QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--no-first-run", "--disable-default-apps", "--disable-extensions"]
@@ -333,53 +233,12 @@ def test_serve_on_loopback(profiles):
         assert proc.wait(timeout=10) == 0
 
 
-def test_report_dot(profiles, tmp_path):
-    proc = run_sonde(["report", "w.prof", "-f", "dot"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    dot = proc.stdout
-    assert dot.startswith("digraph sonde {")
-    fib = [l for l in dot.splitlines() if 'label="fib\\n' in l]
-    assert len(fib) == 1 and re.search(r"\\n\d+\.\d\d%\\n\(\d+\.\d\d%\)\\n\d+\xd7", fib[0])
-    node = re.match(r"\s*(f\d+) ", fib[0]).group(1)
-    assert re.search(r"%s -> %s " % (node, node), dot)  # fib calls itself
-    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], profiles).stdout
-    assert 0 < pruned.count(" [color=") < dot.count(" [color=")
-    if DOT:
-        drawn = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
-                               universal_newlines=True)
-        assert drawn.returncode == 0 and "<svg" in drawn.stdout
-        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], profiles)
-        assert svg.returncode == 0, svg.stderr
-        assert "<svg" in (tmp_path / "g.svg").read_text()
-
-
-@need_browser
-def test_diff(profiles):
-    for n, out in ((16, "before.prof"), (21, "after.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
-    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
-    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
-    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
-    page = profiles / "after.diff.html"
-    assert "sonde: wrote after.diff.html" in proc.stderr
-    dom = browse(page, "view=changes")
-    assert table(dom, "changes")[1][-1].endswith("(fib)")
-    assert text_of(browse(page, "view=flame&click=fib"), "status").startswith("drawn: flame, ")
-
-
 @pytest.mark.parametrize("args, message", [
     (["view"], "which profile?"),
     (["view", "missing.prof"], "cannot read 'missing.prof'"),
     (["view", "junk.prof"], "is not a profile file sonde can read"),
     (["view", "w.json", "--port", "80"], "--port goes with --serve"),
     (["view", "w.json", "--bogus"], "unknown option '--bogus'"),
-    (["diff", "w.prof"], "give two profiles"),
-    (["diff", "w.prof", "missing.prof"], "cannot read 'missing.prof'"),
-    (["report", "w.prof", "-f", "dot", "--node-thres", "abc"], "--node-thres takes a percentage"),
 ])
 def test_bad_input(profiles, args, message):
     (profiles / "junk.prof").write_bytes(b"\x00garbage")
@@ -416,67 +275,6 @@ def test_page_and_flamegraph_share_the_frames(profiles):
             assert "#%02x%02x%02x" % rgb == colours[g.get("data-n")]
 
 
-# ---- real programs' .prof files (issue 10) ----
-
-IMPORTS = """
-import json, argparse, difflib
-
-def encode(n):
-    return json.dumps({"rows": [list(range(20)) for _ in range(n)]})
-
-def main():
-    for _ in range(40):
-        encode(30)
-    difflib.SequenceMatcher(None, "abcdef" * 50, "abcxef" * 50).ratio()
-
-main()
-"""
-
-
-def page_data(page):
-    html = page.read_text()
-    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
-                                html, re.S).group(1))
-
-
-@pytest.fixture(scope="module")
-def real_profs(tmp_path_factory):
-    """cProfile's and sonde's .prof of `-m json.tool` and of a script that
-    imports: every function in them has a caller (builtins.exec is called
-    back by the import machinery and by runpy)."""
-    tmp = tmp_path_factory.mktemp("real")
-    (tmp / "imports.py").write_text(IMPORTS)
-    (tmp / "in.json").write_text(json.dumps({"a": [1, 2, {"b": None}], "c": "d" * 50}))
-    runs = {"cprofile-m.prof": [sys.executable, "-m", "cProfile", "-o", "cprofile-m.prof",
-                                "-m", "json.tool", "in.json"],
-            "cprofile-imports.prof": [sys.executable, "-m", "cProfile", "-o",
-                                      "cprofile-imports.prof", "imports.py"],
-            "again.prof": [sys.executable, "-m", "cProfile", "-o", "again.prof", "imports.py"]}
-    # a package imported 30 modules deep, as sympy's are, run with -m
-    pkg = tmp / "deep"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("")
-    for i in range(30):
-        nxt = "from . import m%d\n" % (i + 1) if i < 29 else ""
-        (pkg / ("m%d.py" % i)).write_text(
-            nxt + "TABLE = [str(k) * 3 for k in range(2000)]\n"
-            "def f%d(x):\n    return sorted(x)[:%d]\n" % (i, i))
-    (pkg / "main.py").write_text(
-        "from . import m0\n"
-        "def main():\n    return [len(m0.f0(m0.TABLE)) for _ in range(20)]\n"
-        "main()\n")
-    runs["cprofile-deep.prof"] = [sys.executable, "-m", "cProfile", "-o", "cprofile-deep.prof",
-                                  "-m", "deep.main"]
-    for name, cmd in runs.items():
-        subprocess.run(cmd, cwd=str(tmp), check=True, stdout=subprocess.DEVNULL)
-    for name, args in (("sonde-m.prof", ["-m", "json.tool", "in.json"]),
-                       ("sonde-imports.prof", ["imports.py"]),
-                       ("sonde-deep.prof", ["-m", "deep.main"])):
-        proc = run_sonde(["run", "-o", name] + args, tmp)
-        assert (tmp / name).exists(), proc.stderr
-    return tmp
-
-
 MAINS = {"cprofile-m.prof": "tool.py", "sonde-m.prof": "tool.py",
          "cprofile-imports.prof": "imports.py", "sonde-imports.prof": "imports.py",
          "cprofile-deep.prof": "main.py", "sonde-deep.prof": "main.py"}
@@ -510,16 +308,6 @@ def test_prof_of_a_real_program_in_the_browser(real_profs, name):
         assert re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))[-1] == "main"
 
 
-def test_diff_page_of_real_profs(real_profs):
-    proc = run_sonde(["diff", "cprofile-imports.prof", "again.prof", "-o", "d.html"], real_profs)
-    assert proc.returncode == 0, proc.stderr
-    data = page_data(real_profs / "d.html")
-    assert len(data["tree"]) > 20 and len(data["base"]) == len(data["tree"])
-    # two runs of one program: the call paths of one are found in the other
-    matched = sum(1 for b in data["base"][1:] if b > 0)
-    assert matched > 0.5 * (len(data["tree"]) - 1)
-
-
 def test_many_uncalled_functions(tmp_path):
     """250,000 functions nobody calls (a fixed 200,000-entry stack
     overflowed): the page is written, the smallest left out."""
@@ -544,40 +332,6 @@ def test_percall_divides_cumtime_by_primitive_calls(profiles):
         v for k, v in pstats.Stats(str(profiles / "w.prof")).stats.items() if k[2] == "fib"]
     assert ncalls != pcalls
     assert fib[2] == "%.6f" % (tottime / ncalls) and fib[4] == "%.6f" % (cumtime / pcalls)
-
-
-@need_browser
-def test_diff_shows_shrinking_in_its_unit(profiles):
-    for n, out in ((21, "big.prof"), (15, "small.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    rows = table(browse(profiles / "shrink.html", "view=changes"), "changes")[1:]
-    (fib,) = [r for r in rows if r[-1].endswith("(fib)")]
-    before = [v[2] for k, v in pstats.Stats(str(profiles / "big.prof")).stats.items()
-              if k[2] == "fib"][0]
-    assert before > 2e-3  # so the change is past a millisecond
-    assert re.match(r"^-\d+\.\d{3} (ms|s)$", fib[2]), fib
-
-
-def test_diff_matches_functions_whatever_their_address(tmp_path):
-    """cProfile names a method bound to a type by its address, which
-    changes from run to run: compared names leave it out."""
-    (tmp_path / "new.py").write_text(
-        "class C:\n    pass\n"
-        "def make(n):\n    return [object.__new__(C) for _ in range(n)]\nmake(3000)\n")
-    for out in ("a.prof", "b.prof"):
-        subprocess.run([sys.executable, "-m", "cProfile", "-o", out, "new.py"],
-                       cwd=str(tmp_path), check=True)
-    keys = [k[2] for out in ("a.prof", "b.prof")
-            for k in pstats.Stats(str(tmp_path / out)).stats if "__new__" in k[2]]
-    assert len(keys) == 2 and all(" at 0x" in k for k in keys)
-    proc = run_sonde(["diff", "a.prof", "b.prof", "-l", "0"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    rows = [l for l in proc.stdout.splitlines() if "__new__" in l]
-    assert len(rows) == 1 and "<built-in method __new__ of type object>" in rows[0]
-    assert " new " not in rows[0] and " gone " not in rows[0]
 
 
 @need_browser
