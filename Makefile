@@ -125,6 +125,12 @@ $(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(LIBSONDE_OBJ)
 	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
 JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
 
+# The pprof reader, fed mutations of Go's and sonde's pprof files.
+$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(LIBSONDE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+PPROF_CORPUS := $(wildcard tests/c/corpus/*.pb tests/c/corpus/*.pb.gz)
+
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
 # system's /usr/bin/python3.
 PYTHONS := $(foreach v,8 9 10 11 12 13,$(wildcard $(HOME)/.pyenv/versions/3.$(v).*/bin/python3)) \
@@ -139,7 +145,8 @@ $(VENV)/.ready: tests/requirements.txt
 
 # Builds the extension for each interpreter that has its headers; the
 # others are named, and the version-matrix tests report them as skipped.
-test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(VENV)/.ready
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
+      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
 	@usable=""; for py in $(PYTHONS); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
@@ -151,6 +158,7 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
 	$(BUILD)/tests/fuzz_json 3000 $(JSON_CORPUS) && \
+	$(BUILD)/tests/fuzz_pprof 3000 $(PPROF_CORPUS) && \
 	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$$usable"
 
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
@@ -158,11 +166,12 @@ ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit
 test-asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_CFLAGS)" \
 	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats \
-	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json
+	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json $(BUILD)/asan/tests/fuzz_pprof
 	$(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/fuzz_pstats 20000
 	$(BUILD)/asan/tests/fuzz_walker 20000 $(PYTHONS)
 	$(BUILD)/asan/tests/fuzz_json 20000 $(JSON_CORPUS)
+	$(BUILD)/asan/tests/fuzz_pprof 20000 $(PPROF_CORPUS)
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) CFLAGS="$(ASAN_CFLAGS)" \
 	  python-package
@@ -170,11 +179,13 @@ test-asan:
 	  ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(BUILD)/asan/python:tests/python \
 	  $(PYTHON) tests/asan_extension.py
 
-test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(BUILD)/bin/sonde
+test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
+               $(BUILD)/tests/fuzz_pprof $(BUILD)/bin/sonde
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pstats 2000
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_walker 200 $(PYTHONS)
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_json 300 $(JSON_CORPUS)
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pprof 300 $(PPROF_CORPUS)
 	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
 
 demo: all
