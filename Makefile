@@ -109,26 +109,28 @@ $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(LIBSONDE_OBJ) -o $@ $(LIBSONDE_LDLIBS)
 
-$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(LIBSONDE_OBJ)
+# The fuzzers share a generator and a corpus driver (tests/c/fuzz.c).
+FUZZ_COMMON := tests/c/fuzz.c tests/c/fuzz.h
+$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 
 # The walker's fuzz target: mutated snapshots of real interpreters' memory.
-$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(LIBSONDE_OBJ)
+$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h \
+                           $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(LIBSONDE_OBJ) -o $@ \
-	  $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 
 # The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
-$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(LIBSONDE_OBJ)
+$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
 
 # The pprof reader, fed mutations of Go's and sonde's pprof files.
-$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(LIBSONDE_OBJ)
+$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 PPROF_CORPUS := $(wildcard tests/c/corpus/*.pb tests/c/corpus/*.pb.gz)
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "formats/format.h"
 #include "formats/gzip.h"
 #include "formats/load.h"
@@ -29,20 +30,7 @@
 #define SEED 0x9b0f12u
 #define MAX_GROWTH 4096
 
-static uint64_t rng_state = SEED;
-
-/* xorshift64*: small, fast, and the same sequence on every machine. */
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
-
-static long accepted, rejected;
+static long accepted; /* inputs the loader took */
 
 static void render(const sonde_profile *p, const sonde_stats *s)
 {
@@ -85,9 +73,7 @@ static void feed(const unsigned char *data, size_t len)
     if (rc == 0) {
         accepted++;
         render(&p, &s);
-    } else if (rc == -1 && err[0]) {
-        rejected++;
-    } else {
+    } else if (rc != -1 || !err[0]) {
         fprintf(stderr, "fuzz_pprof: the loader returned %d with no message\n", rc);
         exit(1);
     }
@@ -145,15 +131,15 @@ static size_t mutate_field(unsigned char *d, size_t len, size_t cap, const span 
     if (f->len > 1024)
         return len;
     memcpy(body, d + f->body, f->len);
-    size_t n = f->len, at = below(n + 1);
-    if (below(2)) {
-        const char *t = tokens[below(sizeof tokens / sizeof tokens[0])];
+    size_t n = f->len, at = fuzz_below(n + 1);
+    if (fuzz_below(2)) {
+        const char *t = tokens[fuzz_below(sizeof tokens / sizeof tokens[0])];
         size_t k = strlen(t) ? strlen(t) : 1;
         memmove(body + at + k, body + at, n - at);
         memcpy(body + at, t, k);
         n += k;
     } else if (at < n) {
-        size_t k = 1 + below(n - at < 8 ? n - at : 8);
+        size_t k = 1 + fuzz_below(n - at < 8 ? n - at : 8);
         memmove(body + at, body + at + k, n - at - k);
         n -= k;
     }
@@ -178,42 +164,42 @@ static size_t mutate(const unsigned char *src, size_t len, unsigned char *dst)
     memcpy(dst, src, len);
     size_t cap = len + MAX_GROWTH;
     span fields[256];
-    for (size_t k = 1 + below(4); k > 0; k--) {
-        size_t nf = top_fields(dst, len, fields, 256), at = below(len + 1);
-        switch (below(8)) {
+    for (size_t k = 1 + fuzz_below(4); k > 0; k--) {
+        size_t nf = top_fields(dst, len, fields, 256), at = fuzz_below(len + 1);
+        switch (fuzz_below(8)) {
         case 0: /* flip a bit */
             if (len)
-                dst[below(len)] ^= (unsigned char)(1u << below(8));
+                dst[fuzz_below(len)] ^= (unsigned char)(1u << fuzz_below(8));
             break;
         case 1: /* a byte (often a length, a tag or an index) nudged */
             if (len)
-                dst[below(len)] += (unsigned char)(below(2) ? 1 : -1);
+                dst[fuzz_below(len)] += (unsigned char)(fuzz_below(2) ? 1 : -1);
             break;
         case 2: /* a byte replaced */
             if (len)
-                dst[below(len)] = (unsigned char)rng();
+                dst[fuzz_below(len)] = (unsigned char)fuzz_rng();
             break;
         case 3: /* cut the end, or insert a token anywhere */
-            if (below(4) == 0) {
-                len = below(len + 1);
+            if (fuzz_below(4) == 0) {
+                len = fuzz_below(len + 1);
             } else {
-                const char *t = tokens[below(sizeof tokens / sizeof tokens[0])];
+                const char *t = tokens[fuzz_below(sizeof tokens / sizeof tokens[0])];
                 len = splice(dst, len, cap, at, 0, t, strlen(t) ? strlen(t) : 1);
             }
             break;
         case 4:
         case 5: /* inside one field, its length kept right */
             if (nf)
-                len = mutate_field(dst, len, cap, &fields[below(nf)]);
+                len = mutate_field(dst, len, cap, &fields[fuzz_below(nf)]);
             break;
         default: /* a field repeated elsewhere (more samples, ids twice) */
             if (nf) {
                 unsigned char copy[2048];
-                const span *f = &fields[below(nf)];
+                const span *f = &fields[fuzz_below(nf)];
                 size_t n = f->body + f->len - f->tag;
                 if (n <= sizeof copy) {
                     memcpy(copy, dst + f->tag, n);
-                    len = splice(dst, len, cap, fields[below(nf)].tag, 0, copy, n);
+                    len = splice(dst, len, cap, fields[fuzz_below(nf)].tag, 0, copy, n);
                 }
             }
             break;
@@ -236,63 +222,20 @@ static void feed_gzipped(const unsigned char *data, size_t len)
     sonde_buf_free(&b);
 }
 
-static unsigned char *read_seed(const char *path, size_t *len)
+/* One iteration: a mutation of a seed, fed as it is or gzipped (a seed
+ * that is gzipped already is fed as it is). */
+static void feed_mutation(const unsigned char *src, size_t len, unsigned char *dst)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *data = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    if (f)
-        fclose(f);
-    *len = n > 0 ? (size_t)n : 0;
-    return data;
+    size_t n = mutate(src, len, dst);
+    if (fuzz_below(4) == 0 && !sonde_gz_is(src, len))
+        feed_gzipped(dst, n);
+    else
+        feed(dst, n);
 }
 
 int main(int argc, char **argv)
 {
-    long iterations = argc > 2 ? strtol(argv[1], NULL, 10) : -1;
-    if (argc < 3 || iterations < 0) {
-        fputs("usage: fuzz_pprof ITERATIONS FILE...\n", stderr);
-        return 2;
-    }
-    int nseeds = argc - 2;
-    unsigned char **seeds = calloc((size_t)nseeds, sizeof *seeds);
-    size_t *lens = calloc((size_t)nseeds, sizeof *lens), longest = 0;
-    for (int i = 0; seeds && lens && i < nseeds; i++) {
-        if (!(seeds[i] = read_seed(argv[i + 2], &lens[i]))) {
-            fprintf(stderr, "fuzz_pprof: cannot read %s\n", argv[i + 2]);
-            return 1;
-        }
-        longest = lens[i] > longest ? lens[i] : longest;
-        feed(seeds[i], lens[i]); /* every seed whole: each must be accepted */
-        if (accepted != i + 1) {
-            fprintf(stderr, "fuzz_pprof: the valid file %s was refused\n", argv[i + 2]);
-            return 1;
-        }
-    }
-    unsigned char *input = malloc(longest + MAX_GROWTH);
-    if (!seeds || !lens || !input) {
-        fputs("fuzz_pprof: out of memory\n", stderr);
-        return 1;
-    }
-    for (long i = 0; i < iterations; i++) {
-        int k = (int)below((size_t)nseeds);
-        size_t n = mutate(seeds[k], lens[k], input);
-        if (below(4) == 0 && !sonde_gz_is(seeds[k], lens[k]))
-            feed_gzipped(input, n);
-        else
-            feed(input, n);
-    }
-    for (int i = 0; i < nseeds; i++)
-        free(seeds[i]);
-    free(seeds);
-    free(lens);
-    free(input);
-    printf("fuzz_pprof: seed 0x%x, %d files, %ld inputs, %ld accepted, %ld rejected\n", SEED,
-           nseeds, iterations + nseeds, accepted, rejected);
-    return 0;
+    const fuzz_corpus f = { .name = "fuzz_pprof", .seed = SEED, .max_growth = MAX_GROWTH,
+                            .accepted = &accepted, .feed = feed, .mutate = feed_mutation };
+    return fuzz_corpus_main(argc, argv, &f);
 }
