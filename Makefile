@@ -3,9 +3,9 @@
 #   make                      build/bin/sonde and the extension for $(PYTHON)
 #   make PYTHON=python3.X     add the extension for another interpreter
 #   make test                 build for every interpreter here, run all tests
-#   make demo                 profile examples/demo.py and show what it wrote
+#   make demo                 profile examples/julia.py and show what it wrote
 #   make test-asan            C tests, the command and the extension under ASan/UBSan
-#   make test-valgrind        C tests and the command under valgrind
+#   make test-valgrind        C tests, fuzzers and the command under valgrind
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler

@@ -65,10 +65,14 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     }
     if (read_functions(t, fs, p, err, errlen) < 0)
         return -1;
-    /* A sampled profile counts in samples, as the sampler did; the rest in
-     * nanoseconds. */
+    /* A sampled profile counts in samples, as the sampler did (at a rate
+     * sonde record takes: 1 to 100000 Hz); the rest in nanoseconds. */
     double rate = sonde_json_num(t, root, "sample_rate", 0);
-    p->sample_rate = rate > 0 && rate <= 1e9 ? rate : 0;
+    if (sonde_json_get(t, root, "sample_rate") && !(rate >= 1 && rate <= 100000)) {
+        snprintf(err, errlen, "\"sample_rate\" is not a rate from 1 to 100000 per second");
+        return -1;
+    }
+    p->sample_rate = rate;
     p->seconds_per_tick = p->sample_rate > 0 ? 1.0 / p->sample_rate : 1e-9;
     double ticks_per_second = 1.0 / p->seconds_per_tick;
     /* where each node of the file went in p */

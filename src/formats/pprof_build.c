@@ -22,6 +22,9 @@ enum {
 
 #define MAX_TYPES 8
 
+/* The string table index of s (its UTF-8 form); 0 ("") on failure. */
+static uint64_t string_index(sonde_pprof_build *o, const char *s);
+
 /* The top-level field being encoded in o->field, through gzip. */
 static void flush_field(sonde_pprof_build *o)
 {
@@ -32,8 +35,8 @@ static void flush_field(sonde_pprof_build *o)
 
 static void put_value_type(sonde_pprof_build *o, uint32_t field, sonde_pprof_type t)
 {
-    sonde_pb_uint(&o->msg, VALUE_TYPE_TYPE, sonde_pprof_str(o, t.type));
-    sonde_pb_uint(&o->msg, VALUE_TYPE_UNIT, sonde_pprof_str(o, t.unit));
+    sonde_pb_uint(&o->msg, VALUE_TYPE_TYPE, string_index(o, t.type));
+    sonde_pb_uint(&o->msg, VALUE_TYPE_UNIT, string_index(o, t.unit));
     sonde_pb_message(&o->field, field, &o->msg);
     flush_field(o);
 }
@@ -61,7 +64,7 @@ int sonde_pprof_build_init(sonde_pprof_build *o, sonde_buf *out, const sonde_ppr
     put_value_type(o, PROFILE_PERIOD_TYPE, period_type);
     sonde_pb_int(&o->field, PROFILE_PERIOD, period);
     if (default_type)
-        sonde_pb_uint(&o->field, PROFILE_DEFAULT_SAMPLE_TYPE, sonde_pprof_str(o, default_type));
+        sonde_pb_uint(&o->field, PROFILE_DEFAULT_SAMPLE_TYPE, string_index(o, default_type));
     flush_field(o);
     return o->failed ? -1 : 0;
 }
@@ -75,7 +78,7 @@ static const char *valid_utf8(sonde_pprof_build *o, const char *s)
     return sonde_buf_ok(&o->text) ? o->text.data : "";
 }
 
-uint64_t sonde_pprof_str(sonde_pprof_build *o, const char *s)
+static uint64_t string_index(sonde_pprof_build *o, const char *s)
 {
     int64_t id = sonde_strtab_intern_cstr(&o->strings, valid_utf8(o, s));
     if (id < 0) {
@@ -90,12 +93,12 @@ uint64_t sonde_pprof_function(sonde_pprof_build *o, const char *name, const char
 {
     uint64_t id = ++o->nfunctions;
     sonde_pb_uint(&o->msg, FUNCTION_ID, id);
-    sonde_pb_uint(&o->msg, FUNCTION_NAME, sonde_pprof_str(o, name));
+    sonde_pb_uint(&o->msg, FUNCTION_NAME, string_index(o, name));
     /* pprof takes a system name equal to the name for a C++ name to
      * demangle, and cuts "<module>" or "<built-in method len>" to nothing */
     if (strcmp(name, system_name) != 0)
-        sonde_pb_uint(&o->msg, FUNCTION_SYSTEM_NAME, sonde_pprof_str(o, system_name));
-    sonde_pb_uint(&o->msg, FUNCTION_FILENAME, sonde_pprof_str(o, file));
+        sonde_pb_uint(&o->msg, FUNCTION_SYSTEM_NAME, string_index(o, system_name));
+    sonde_pb_uint(&o->msg, FUNCTION_FILENAME, string_index(o, file));
     sonde_pb_int(&o->msg, FUNCTION_START_LINE, start_line);
     sonde_pb_message(&o->functions, PROFILE_FUNCTION, &o->msg);
     return id;
@@ -132,9 +135,9 @@ void sonde_pprof_sample(sonde_pprof_build *o, const uint64_t *locations, uint32_
     sonde_pb_packed(&o->msg, SAMPLE_LOCATION_ID, locations, n);
     sonde_pb_packed(&o->msg, SAMPLE_VALUE, values, o->ntypes);
     for (uint32_t i = 0; i < nlabels; i++) {
-        sonde_pb_uint(&label, LABEL_KEY, sonde_pprof_str(o, labels[i].key));
+        sonde_pb_uint(&label, LABEL_KEY, string_index(o, labels[i].key));
         if (labels[i].str)
-            sonde_pb_uint(&label, LABEL_STR, sonde_pprof_str(o, labels[i].str));
+            sonde_pb_uint(&label, LABEL_STR, string_index(o, labels[i].str));
         else
             sonde_pb_int(&label, LABEL_NUM, labels[i].num);
         sonde_pb_message(&o->msg, SAMPLE_LABEL, &label);

@@ -55,9 +55,6 @@ int sonde_pprof_build_init(sonde_pprof_build *o, sonde_buf *out, const sonde_ppr
                            uint32_t ntypes, sonde_pprof_type period_type, int64_t period,
                            const char *default_type);
 
-/* The string table index of s (its UTF-8 form); 0 ("") on failure. */
-uint64_t sonde_pprof_str(sonde_pprof_build *o, const char *s);
-
 /* A new Function: its id.  name is what pprof shows (the qualified name),
  * system_name the plain one (written only when it differs), file "" for
  * a function with no source file (C functions), start_line its first

@@ -74,7 +74,8 @@ void sonde_pb_packed(sonde_buf *b, uint32_t field, const uint64_t *v, size_t n)
 
 /* ---- reading ---- */
 
-int sonde_pb_read_varint(sonde_pb_reader *r, uint64_t *v)
+/* One varint at r.  0, or -1 when truncated or longer than 10 bytes. */
+static int read_varint(sonde_pb_reader *r, uint64_t *v)
 {
     uint64_t x = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
@@ -107,7 +108,7 @@ int sonde_pb_next(sonde_pb_reader *r, sonde_pb_field *f, const char **why)
     if (r->p == r->end)
         return 0;
     uint64_t key;
-    if (sonde_pb_read_varint(r, &key) < 0) {
+    if (read_varint(r, &key) < 0) {
         *why = "a truncated field tag";
         return -1;
     }
@@ -120,7 +121,7 @@ int sonde_pb_next(sonde_pb_reader *r, sonde_pb_field *f, const char **why)
     f->wire = (uint8_t)(key & 7);
     switch (f->wire) {
     case SONDE_PB_VARINT:
-        if (sonde_pb_read_varint(r, &f->value) < 0) {
+        if (read_varint(r, &f->value) < 0) {
             *why = "a truncated or overlong varint";
             return -1;
         }
@@ -134,7 +135,7 @@ int sonde_pb_next(sonde_pb_reader *r, sonde_pb_field *f, const char **why)
         return 1;
     case SONDE_PB_LEN: {
         uint64_t n;
-        if (sonde_pb_read_varint(r, &n) < 0 || n > (uint64_t)(r->end - r->p)) {
+        if (read_varint(r, &n) < 0 || n > (uint64_t)(r->end - r->p)) {
             *why = "a length past the end of its message";
             return -1;
         }
@@ -174,7 +175,7 @@ int sonde_pb_unpack(const sonde_pb_field *f, uint64_t *out, size_t n)
     sonde_pb_reader r;
     sonde_pb_reader_init(&r, f->data, f->len);
     for (size_t i = 0; i < n; i++)
-        if (sonde_pb_read_varint(&r, &out[i]) < 0)
+        if (read_varint(&r, &out[i]) < 0)
             return -1;
     return r.p == r.end ? 0 : -1;
 }

@@ -58,8 +58,6 @@ static inline void sonde_pb_reader_init(sonde_pb_reader *r, const uint8_t *data,
  * is malformed (*why then says how; a static string). */
 int sonde_pb_next(sonde_pb_reader *r, sonde_pb_field *f, const char **why);
 
-/* One varint at r.  0, or -1 when truncated or longer than 10 bytes. */
-int sonde_pb_read_varint(sonde_pb_reader *r, uint64_t *v);
 
 /* A repeated varint field may come packed (one LEN field) or one VARINT
  * field an item: the number of items f holds (0 when a packed run is

@@ -150,7 +150,7 @@ struct mem_data {
     mem_host host;
 
     pthread_mutex_t lock;        /* guards everything below but the shadow stacks */
-    livemap live;                /* sampled blocks not released yet */
+    sonde_livemap live;                /* sampled blocks not released yet */
     sonde_profile stacks;        /* allocating stacks: nodes of (site, line); a node's
                                     func is its site's index (no function table) */
     uint32_t root;
@@ -220,7 +220,6 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
 void mem_mapping_made(void *p, size_t len);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
-void mem_unfollow(void *p);
 void mem_restore(void *p);
 
 /* An allocation of size bytes at p (NULL when it failed). */
@@ -247,7 +246,7 @@ static inline void mem_on_map(void *p, size_t len)
 static inline void mem_on_release(void *p)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
-    if (!m || mem_tls_busy || !p || !livemap_maybe(&m->live, p))
+    if (!m || mem_tls_busy || !p || !sonde_livemap_maybe(&m->live, p))
         return;
     mem_followed_release(p);
 }

@@ -307,7 +307,7 @@ main()
 
 
 def mem_bytes(b):
-    """Bytes as sonde's mem table writes them (sonde_mem_put_bytes)."""
+    """Bytes as sonde's mem table writes them (src/report/mem_table.c)."""
     units, v, u = ["B", "KiB", "MiB", "GiB", "TiB"], abs(b), 0
     while v >= 1024 and u + 1 < len(units):
         v, u = v / 1024, u + 1
