@@ -19,6 +19,7 @@ typedef struct sonde_livemap_entry {
     uint64_t bytes;     /* what the block counts for */
     uint32_t node;      /* the allocating stack */
     uint32_t kind;
+    double objects;     /* the allocations it stands for (a sampled block: several) */
 } sonde_livemap_entry;
 
 #define LIVEMAP_FILTER_BITS 20

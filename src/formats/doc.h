@@ -58,6 +58,10 @@
 #define DOC_BYTES "bytes"
 #define DOC_NATIVE_BYTES "native_bytes"
 #define DOC_STACK "stack"                /* [frame] */
+#define DOC_OBJECTS "objects"            /* int: the allocations a leak's bytes stand for */
+/* mem: what each allocating stack allocated in all (bytes, objects,
+ * stack), most bytes first. */
+#define DOC_ALLOCATIONS "allocations"    /* [allocation] */
 /* mem: the timeline, arrays of one length in time order, and the spans
  * in which profiled functions ran (name, start_ns, end_ns). */
 #define DOC_TIMELINE "timeline"          /* {t_ns, rss_bytes, heap_bytes, reserved_bytes, spans} */

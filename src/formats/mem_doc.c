@@ -82,16 +82,22 @@ static void put_frame(sonde_buf *b, const sonde_mem_doc_frame *f)
     sonde_buf_putc(b, '}');
 }
 
-static void put_leaks(sonde_buf *b, const sonde_mem_doc *d)
+/* The list `key` of stacks: a leak's also says what of it is native and
+ * reserved. */
+static void put_stacks(sonde_buf *b, const char *key, const sonde_mem_doc_stack *list,
+                       uint32_t n, int leaks)
 {
-    uint32_t n = d->nleaks < SONDE_MEM_DOC_LEAKS ? d->nleaks : SONDE_MEM_DOC_LEAKS;
-    sonde_buf_puts(b, DOC_KEY(DOC_LEAKS) "[");
+    sonde_buf_printf(b, "\"%s\": [", key);
     for (uint32_t i = 0; i < n; i++) {
-        const sonde_mem_doc_leak *l = &d->leaks[i];
-        sonde_buf_printf(b, "%s{" DOC_KEY(DOC_BYTES) "%llu, " DOC_KEY(DOC_NATIVE_BYTES) "%llu, "
-                         DOC_KEY(DOC_RESERVED_BYTES) "%llu, " DOC_KEY(DOC_STACK) "[",
-                         i ? ",\n " : "\n ", (unsigned long long)l->bytes,
-                         (unsigned long long)l->native, (unsigned long long)l->reserved);
+        const sonde_mem_doc_stack *l = &list[i];
+        sonde_buf_printf(b, "%s{" DOC_KEY(DOC_BYTES) "%llu, ", i ? ",\n " : "\n ",
+                         (unsigned long long)l->bytes);
+        if (leaks)
+            sonde_buf_printf(b, DOC_KEY(DOC_NATIVE_BYTES) "%llu, " DOC_KEY(DOC_RESERVED_BYTES)
+                             "%llu, ", (unsigned long long)l->native,
+                             (unsigned long long)l->reserved);
+        sonde_buf_printf(b, DOC_KEY(DOC_OBJECTS) "%.0f, " DOC_KEY(DOC_STACK) "[",
+                         l->objects > 0 ? l->objects : 0);
         for (uint32_t k = 0; k < l->depth; k++) {
             sonde_buf_puts(b, k ? ",\n  " : "\n  ");
             put_frame(b, &l->stack[k]);
@@ -149,7 +155,11 @@ int sonde_mem_doc_write(sonde_buf *b, const sonde_mem_doc *d)
                      (unsigned long long)d->heap_peak, (unsigned long long)d->reserved,
                      (unsigned long long)d->rss_high_water, (unsigned long long)d->untracked);
     put_functions(b, d);
-    put_leaks(b, d);
+    put_stacks(b, DOC_LEAKS, d->leaks,
+               d->nleaks < SONDE_MEM_DOC_LEAKS ? d->nleaks : SONDE_MEM_DOC_LEAKS, 1);
+    put_stacks(b, DOC_ALLOCATIONS, d->allocations,
+               d->nallocations < SONDE_MEM_DOC_ALLOCATIONS ? d->nallocations
+                                                          : SONDE_MEM_DOC_ALLOCATIONS, 0);
     put_timeline(b, d);
     sonde_buf_puts(b, "}\n");
     return sonde_buf_ok(b) ? 0 : -1;

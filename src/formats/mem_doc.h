@@ -8,8 +8,9 @@
  *  "functions": [{"file", "name", "first_line", "lines": [{"line", "hits",
  *    "alloc_bytes", "freed_bytes", "net_bytes", "reserved_bytes",
  *    "peak_heap_bytes", "rss_bytes", "rss_increment_bytes", "source"}]}],
- *  "leaks": [{"bytes", "native_bytes", "reserved_bytes",
+ *  "leaks": [{"bytes", "native_bytes", "reserved_bytes", "objects",
  *    "stack": [{"file", "name", "line", "source"}]}],
+ *  "allocations": [{"bytes", "objects", "stack": [...]}],
  *  "timeline": {"t_ns", "rss_bytes", "heap_bytes", "reserved_bytes",
  *    "spans": [{"name", "start_ns", "end_ns"}]}}
  *
@@ -25,6 +26,8 @@
 
 /* Leaks the document lists, largest first (the table shows fewer). */
 #define SONDE_MEM_DOC_LEAKS 200
+/* Allocating stacks the document lists, most bytes first. */
+#define SONDE_MEM_DOC_ALLOCATIONS 2000
 
 typedef struct sonde_mem_doc_line {
     int line;
@@ -47,11 +50,15 @@ typedef struct sonde_mem_doc_frame {
     const char *source;
 } sonde_mem_doc_frame;
 
-typedef struct sonde_mem_doc_leak {
+/* A stack and its bytes: of a leak, what is still alive (native and
+ * reserved: of those, from C and mapped but not touched); of an
+ * allocation, what was allocated there in all (native, reserved: 0). */
+typedef struct sonde_mem_doc_stack {
     uint64_t bytes, native, reserved;
+    double objects;                      /* the allocations the bytes stand for */
     const sonde_mem_doc_frame *stack;    /* outermost first */
     uint32_t depth;
-} sonde_mem_doc_leak;
+} sonde_mem_doc_stack;
 
 typedef struct sonde_mem_doc_point {
     uint64_t t_ns, rss, heap, reserved;
@@ -70,8 +77,10 @@ typedef struct sonde_mem_doc {
     uint64_t heap_peak, reserved, rss_high_water, untracked;
     const sonde_mem_doc_function *functions;
     uint32_t nfunctions;
-    const sonde_mem_doc_leak *leaks;     /* largest first; past SONDE_MEM_DOC_LEAKS, left out */
+    const sonde_mem_doc_stack *leaks;    /* largest first; past SONDE_MEM_DOC_LEAKS, left out */
     uint32_t nleaks;
+    const sonde_mem_doc_stack *allocations; /* most first; past SONDE_MEM_DOC_ALLOCATIONS, idem */
+    uint32_t nallocations;
     const sonde_mem_doc_point *points;
     uint32_t npoints;
     const sonde_mem_doc_span *spans;

@@ -143,13 +143,32 @@ void mem_refresh_rss(mem_data *m)
 
 /* ---- the hooks' slow paths ---- */
 
-/* Starts following the block at p, of `weight` bytes (lock held): on the
- * heap (a mapping: among the reserved bytes until touched), on the lines
- * and stack that allocated it. */
-static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
+/* Counts an allocation of `weight` bytes standing for `objects` at stack
+ * node n (lock held); a node the table cannot grow to is left uncounted,
+ * as the stacks are when they cannot grow. */
+static void count_alloc(mem_data *m, uint32_t n, uint64_t weight, double objects)
+{
+    if (n >= m->allocs_cap) {
+        size_t had = m->allocs_cap;
+        mem_node_alloc *bigger = sonde_grow(m->allocs, &m->allocs_cap, (size_t)n + 1,
+                                            sizeof *bigger, UINT32_MAX);
+        if (!bigger)
+            return;
+        memset(bigger + had, 0, (m->allocs_cap - had) * sizeof *bigger);
+        m->allocs = bigger;
+    }
+    m->allocs[n].bytes += weight;
+    m->allocs[n].objects += objects;
+}
+
+/* Starts following the block at p, of `weight` bytes standing for
+ * `objects` allocations (lock held): on the heap (a mapping: among the
+ * reserved bytes until touched), on the lines and stack that allocated
+ * it. */
+static void follow(mem_data *m, void *p, uint64_t weight, double objects, enum mem_kind kind)
 {
     sonde_livemap_entry e = { .addr = (uint64_t)(uintptr_t)p, .bytes = weight, .node = m->root,
-                        .kind = kind };
+                              .kind = kind, .objects = objects };
     uint64_t heap = kind == MEM_MAPPED ? 0 : weight; /* what it adds to the heap */
     store(&m->heap, m->heap + heap);
     if (m->heap > m->heap_peak)
@@ -158,6 +177,7 @@ static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
         store(&m->churn, m->churn + weight);
     m->samples++;
     e.node = mem_place_alloc(m, weight);
+    count_alloc(m, e.node, weight, objects);
     if (kind == MEM_MAPPED && mem_mapped_add(&m->mapped, e.addr, weight, e.node) < 0) {
         e.kind = MEM_NATIVE; /* too many mappings: plain heap */
         heap = weight;
@@ -198,7 +218,7 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind)
         goto out;
     pthread_mutex_lock(&m->lock);
     if (mem_active == m)
-        follow(m, p, weight, kind);
+        follow(m, p, weight, (double)weight / (double)size, kind);
     pthread_mutex_unlock(&m->lock);
 out:
     mem_tls_busy--;
@@ -211,7 +231,7 @@ void mem_mapping_made(void *p, size_t len)
         return;
     mem_lock(m);
     if (mem_active == m)
-        follow(m, p, len, MEM_MAPPED);
+        follow(m, p, len, 1, MEM_MAPPED);
     mem_unlock(m);
 }
 
@@ -236,6 +256,11 @@ static void drop_followed(void *p, int forget)
         }
         store(&m->churn, forget ? m->churn - e.bytes : m->churn + e.bytes);
         mem_place_release(m, e.bytes, forget ? MEM_FORGOTTEN : MEM_RELEASED);
+        if (forget && e.node < m->allocs_cap) { /* never allocated, after all */
+            mem_node_alloc *a = &m->allocs[e.node];
+            a->bytes -= a->bytes < e.bytes ? a->bytes : e.bytes;
+            a->objects = a->objects > e.objects ? a->objects - e.objects : 0;
+        }
         if (!forget) {
             mem_tls_released = (uintptr_t)p;
             tls_released_entry = e;
@@ -390,6 +415,7 @@ void mem_data_free(mem_data *m)
     sonde_u64map_free(&m->line_at);
     sonde_u64map_free(&m->site_of);
     sonde_profile_free(&m->stacks);
+    free(m->allocs);
     mem_sites_free(m);
     free(m->points);
     free(m->spans);

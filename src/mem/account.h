@@ -139,6 +139,14 @@ typedef struct mem_thread {
     struct mem_thread *next;
 } mem_thread;
 
+/* What was allocated at one stack node, ever: the followed blocks' weights
+ * and the allocations they stand for (a sampled block of size s weighs w
+ * bytes: w / s allocations). */
+typedef struct mem_node_alloc {
+    uint64_t bytes;
+    double objects;
+} mem_node_alloc;
+
 struct mem_data {
     uint64_t sample_bytes;       /* mean bytes between samples; 0 = all */
     uint64_t large_bytes;        /* always taken from this size on */
@@ -158,6 +166,8 @@ struct mem_data {
     uint32_t nsites;
     size_t sites_cap;
     sonde_u64map site_of;        /* code address -> site index */
+    mem_node_alloc *allocs;      /* per node of stacks: what was allocated there */
+    size_t allocs_cap;
     uint64_t heap, heap_peak;    /* bytes of the followed blocks (of a mapping,
                                     its touched part) */
     mem_mappings mapped;         /* the followed anonymous mappings */
@@ -364,6 +374,7 @@ void mem_sites_free(mem_data *m);
  * a mapping, its touched part; the rest is reserved). */
 typedef struct mem_node_bytes {
     uint64_t *all, *native, *reserved;
+    double *objects;             /* the allocations those bytes stand for */
     uint32_t n;                  /* nodes */
 } mem_node_bytes;
 
@@ -372,6 +383,10 @@ typedef struct mem_node_bytes {
  * line recurs in that stack.  0, or -1 on out of memory (free nb anyway). */
 int mem_figures_net(mem_data *m, mem_node_bytes *nb);
 void mem_node_bytes_free(mem_node_bytes *nb);
+
+/* The nodes where anything was allocated, most bytes first: a new array
+ * of *count nodes, or NULL on out of memory. */
+uint32_t *mem_allocations(const mem_data *m, uint32_t *count);
 
 /* The nodes with blocks alive (or reserved), largest first (then the most
  * reserved): a new array of *count nodes, or NULL on out of memory. */

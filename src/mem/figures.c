@@ -1,6 +1,6 @@
 /* figures.c - sonde mem's figures once recording stopped: the bytes still
  * alive per allocating stack, each line's share of them (net, reserved),
- * and the leaks, largest first.  See account.h. */
+ * the leaks, largest first, and what each stack allocated.  See account.h. */
 #include <stdlib.h>
 
 #include "account.h"
@@ -12,13 +12,15 @@ static int sum_live(const mem_data *m, mem_node_bytes *nb)
     nb->all = calloc(n ? n : 1, sizeof(uint64_t));
     nb->native = calloc(n ? n : 1, sizeof(uint64_t));
     nb->reserved = calloc(n ? n : 1, sizeof(uint64_t));
-    if (!nb->all || !nb->native || !nb->reserved)
+    nb->objects = calloc(n ? n : 1, sizeof(double));
+    if (!nb->all || !nb->native || !nb->reserved || !nb->objects)
         return -1;
     for (uint64_t i = 0; i < m->live.nslots; i++) {
         const sonde_livemap_entry *e = &m->live.slots[i];
         if (!e->addr || e->node >= n || e->kind == MEM_MAPPED)
             continue;
         nb->all[e->node] += e->bytes;
+        nb->objects[e->node] += e->objects;
         if (e->kind == MEM_NATIVE)
             nb->native[e->node] += e->bytes;
     }
@@ -29,6 +31,7 @@ static int sum_live(const mem_data *m, mem_node_bytes *nb)
         nb->all[mp->node] += mp->touched;
         nb->native[mp->node] += mp->touched;
         nb->reserved[mp->node] += mp->len - mp->touched;
+        nb->objects[mp->node] += 1;
     }
     return 0;
 }
@@ -84,6 +87,7 @@ void mem_node_bytes_free(mem_node_bytes *nb)
     free(nb->all);
     free(nb->native);
     free(nb->reserved);
+    free(nb->objects);
     *nb = (mem_node_bytes){ 0 };
 }
 
@@ -109,5 +113,26 @@ uint32_t *mem_leaks(const mem_data *m, const mem_node_bytes *nb, uint32_t *count
         if (nb->all[n] || nb->reserved[n])
             order[(*count)++] = n;
     qsort_r(order, *count, sizeof *order, larger_first, (void *)nb);
+    return order;
+}
+
+static int more_allocated_first(const void *a, const void *b, void *arg)
+{
+    const mem_node_alloc *allocs = arg;
+    uint64_t x = allocs[*(const uint32_t *)a].bytes, y = allocs[*(const uint32_t *)b].bytes;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+uint32_t *mem_allocations(const mem_data *m, uint32_t *count)
+{
+    size_t n = m->allocs_cap < m->stacks.nnodes ? m->allocs_cap : m->stacks.nnodes;
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return NULL;
+    *count = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (m->allocs[i].bytes)
+            order[(*count)++] = i;
+    qsort_r(order, *count, sizeof *order, more_allocated_first, (void *)m->allocs);
     return order;
 }

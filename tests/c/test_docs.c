@@ -66,16 +66,20 @@ static void test_mem_doc(void)
         { .file = "m.py", .name = "work", .first_line = 3, .lines = lines, .nlines = 1 },
     };
     sonde_mem_doc_frame stack[] = { { .file = "m.py", .name = "work", .line = 3, .source = "x" } };
-    sonde_mem_doc_leak leaks[] = {
-        { .bytes = 3072, .native = 0, .reserved = 0, .stack = stack, .depth = 1 },
-        { .bytes = 10, .stack = stack, .depth = 0 },
+    sonde_mem_doc_stack leaks[] = {
+        { .bytes = 3072, .native = 0, .reserved = 0, .objects = 2.4, .stack = stack, .depth = 1 },
+        { .bytes = 10, .objects = 1, .stack = stack, .depth = 0 },
+    };
+    sonde_mem_doc_stack allocs[] = {
+        { .bytes = 4096, .objects = 3.5, .stack = stack, .depth = 1 },
     };
     sonde_mem_doc_point points[] = { { 0, 100, 0, 0 }, { 10000000, 200, 3072, 4096 } };
     sonde_mem_doc_span spans[] = { { .name = "work", .start_ns = 5, .end_ns = 9000000 } };
     sonde_mem_doc d = { .sample_bytes = 512, .native = 1, .line_events = 0, .interval_ms = 10,
                         .heap_peak = 5000, .reserved = 4096, .rss_high_water = 300,
                         .untracked = 0, .functions = fns, .nfunctions = 1, .leaks = leaks,
-                        .nleaks = 2, .points = points, .npoints = 2, .spans = spans,
+                        .nleaks = 2, .allocations = allocs, .nallocations = 1,
+                        .points = points, .npoints = 2, .spans = spans,
                         .nspans = 1 };
     sonde_buf b;
     sonde_buf_init(&b);
@@ -94,9 +98,14 @@ static void test_mem_doc(void)
               "\"rss_bytes\": 1048576, \"rss_increment_bytes\": -8192, "
               "\"source\": \"x = [0] * 512\"}]}],\n"
               "\"leaks\": [\n"
-              " {\"bytes\": 3072, \"native_bytes\": 0, \"reserved_bytes\": 0, \"stack\": [\n"
+              " {\"bytes\": 3072, \"native_bytes\": 0, \"reserved_bytes\": 0, \"objects\": 2, "
+              "\"stack\": [\n"
               "  {\"file\": \"m.py\", \"name\": \"work\", \"line\": 3, \"source\": \"x\"}]},\n"
-              " {\"bytes\": 10, \"native_bytes\": 0, \"reserved_bytes\": 0, \"stack\": []}],\n"
+              " {\"bytes\": 10, \"native_bytes\": 0, \"reserved_bytes\": 0, \"objects\": 1, "
+              "\"stack\": []}],\n"
+              "\"allocations\": [\n"
+              " {\"bytes\": 4096, \"objects\": 4, \"stack\": [\n"
+              "  {\"file\": \"m.py\", \"name\": \"work\", \"line\": 3, \"source\": \"x\"}]}],\n"
               "\"timeline\": {\n"
               "\"t_ns\": [0, 10000000],\n"
               "\"rss_bytes\": [100, 200],\n"
@@ -119,7 +128,7 @@ static void test_mem_doc(void)
     sonde_buf_free(&b);
     /* interval_ms as Python writes a float: shortest, and a float */
     d.interval_ms = 0.1;
-    d.nfunctions = d.nleaks = d.npoints = d.nspans = 0;
+    d.nfunctions = d.nleaks = d.nallocations = d.npoints = d.nspans = 0;
     sonde_buf_init(&b);
     sonde_mem_doc_write(&b, &d);
     sonde_buf_putc(&b, '\0');

@@ -29,7 +29,8 @@ static void test_against_model(void)
         uint64_t addr = 0x7f0000000000ull + (uint64_t)k * 48; /* malloc-like spacing */
         sonde_livemap_entry got;
         if (next_random() % 2) {
-            sonde_livemap_entry e = { addr, 1 + next_random() % 4096, k, (uint32_t)(k % 2) };
+            sonde_livemap_entry e = { .addr = addr, .bytes = 1 + next_random() % 4096,
+                                      .node = k, .kind = (uint32_t)(k % 2), .objects = 1 };
             wrong += sonde_livemap_put(m, &e) != 0;
             model[k] = e.bytes;
         } else {
@@ -66,14 +67,14 @@ static void test_replace_and_null(void)
 {
     sonde_livemap *m = malloc(sizeof *m);
     sonde_livemap_init(m);
-    sonde_livemap_entry e = { 0x1000, 10, 1, 0 }, got;
+    sonde_livemap_entry e = { .addr = 0x1000, .bytes = 10, .node = 1, .objects = 1 }, got;
     sonde_livemap_put(m, &e);
     e.bytes = 20;
     sonde_livemap_put(m, &e);
     check_u64(m->count, 1);
     check(sonde_livemap_take(m, 0x1000, &got) && got.bytes == 20, "a put replaces");
     check(!sonde_livemap_take(m, 0x1000, &got), "taken once");
-    sonde_livemap_entry null = { 0, 5, 0, 0 };
+    sonde_livemap_entry null = { .addr = 0, .bytes = 5, .objects = 1 };
     check(sonde_livemap_put(m, &null) == 0 && m->count == 0, "NULL is never followed");
     check(!sonde_livemap_take(m, 0, &got), "nor found");
     sonde_livemap_free(m);

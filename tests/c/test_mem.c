@@ -97,6 +97,15 @@ static void test_unbiased(void)
           (unsigned long long)m->samples, N * p);
     check_u64(m->sites[site]->lines[2].alloc, m->heap); /* every sample on line 12 */
     check_u64(m->sites[site]->lines[0].alloc, 0);
+    /* The allocations they stand for: one node (line 12), about N. */
+    uint32_t nallocs = 0, *allocs = mem_allocations(m, &nallocs);
+    check(allocs && nallocs == 1, "one allocating stack, %u", nallocs);
+    if (allocs && nallocs == 1) {
+        check_u64(m->allocs[allocs[0]].bytes, m->heap);
+        check(fabs(m->allocs[allocs[0]].objects - N) < 0.03 * N, "%.0f allocations, truly %d",
+              m->allocs[allocs[0]].objects, N);
+    }
+    free(allocs);
     uint64_t heap = m->heap, samples = m->samples;
     stop(m);
     /* The same seed and allocations: the same draws. */
@@ -161,6 +170,11 @@ static void test_books(void)
     check_u64(line->freed, 100);
     mem_forget(block(2)); /* made for sonde: as if never allocated */
     check_u64(m->heap, 0);
+    uint32_t nallocs = 0, *allocs = mem_allocations(m, &nallocs);
+    check(allocs && nallocs == 1 && m->allocs[allocs[0]].bytes == 100 &&
+              m->allocs[allocs[0]].objects == 1,
+          "allocated: block 1 (restored, released) counted once, block 2 taken back");
+    free(allocs);
     mem_on_alloc(block(4), 70, MEM_NATIVE);
     check_u64(m->heap_peak, 150);
     stop(m);
@@ -199,6 +213,21 @@ static void test_leaks(void)
     check(s == m->sites[b] && line == 10, "the second leak is b's line 10");
     s = mem_node_site(m, m->stacks.nodes[order[1]].parent, &line);
     check(s == m->sites[a] && line == 13, "called from a's line 13");
+    check(nb.objects[order[0]] == 1 && nb.objects[order[1]] == 2, "objects alive %.1f, %.1f",
+          nb.objects[order[0]], nb.objects[order[1]]);
+    free(order);
+    /* What each stack allocated, released blocks included: a13 1005 bytes
+     * in 2 blocks, then a13 -> b10 500 in 2. */
+    order = mem_allocations(m, &count);
+    check(order && count == 2, "two allocating stacks");
+    if (order && count == 2) {
+        check_u64(m->allocs[order[0]].bytes, 1005);
+        check_u64(m->allocs[order[1]].bytes, 500);
+        check(m->allocs[order[0]].objects == 2 && m->allocs[order[1]].objects == 2,
+              "2 and 2 allocations: %.1f, %.1f", m->allocs[order[0]].objects,
+              m->allocs[order[1]].objects);
+        check(mem_node_site(m, order[1], &line) == m->sites[b] && line == 10, "b's line 10");
+    }
     free(order);
     mem_node_bytes_free(&nb);
     mem_data_free(m);

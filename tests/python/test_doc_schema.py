@@ -104,10 +104,11 @@ def documents(tmp_path):
 def test_documents_keep_their_schema(tmp_path):
     """sonde lines -o and sonde mem -o on a real program: keys and types as
     the golden files have them; every list the program fills is there
-    (leaks with stacks, spans, instructions), so none is left unchecked."""
+    (leaks and allocations with stacks, spans, instructions), so none is left unchecked."""
     docs = documents(tmp_path)
     assert schema(docs["lines"]) == golden("lines_doc_schema.json")
     assert docs["mem"]["leaks"] and docs["mem"]["leaks"][0]["stack"]
+    assert docs["mem"]["allocations"] and docs["mem"]["allocations"][0]["stack"]
     assert docs["mem"]["timeline"]["spans"]
     assert merge(schema(docs["mem"]), schema(docs["mem-lines"])) == golden("mem_doc_schema.json")
     assert [line["hits"] for f in docs["mem"]["functions"] for line in f["lines"]] == \

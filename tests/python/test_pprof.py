@@ -76,8 +76,8 @@ def go_top(path, index, unit, lines=False):
 
 def go_traces(path, index, unit, lines=False):
     """{stack of names, leaf first: value} as go tool pprof -traces lists
-    the samples, summed over samples of one stack."""
-    out = go_pprof("-traces", "-sample_index=" + index, "-unit=" + unit,
+    the samples, summed over samples of one stack (unit "": a count)."""
+    out = go_pprof("-traces", "-sample_index=" + index, *(["-unit=" + unit] if unit else []),
                    *(["-lines"] if lines else []), path)
     stacks = {}
     for block in out.split("-----------+-------------------------------------------------------")[1:]:
@@ -306,49 +306,47 @@ main()
 '''
 
 
-def mem_bytes(b):
-    """Bytes as sonde's mem table writes them (src/report/mem_table.c)."""
-    units, v, u = ["B", "KiB", "MiB", "GiB", "TiB"], abs(b), 0
-    while v >= 1024 and u + 1 < len(units):
-        v, u = v / 1024, u + 1
-    return "%.0f B" % b if u == 0 else "%.1f %s" % (v, units[u])
+def doc_stacks(entries, key):
+    """{stack of names, leaf first: entry[key]} of a mem document's leaks
+    or allocations, as go tool pprof -traces shows them."""
+    stacks = {}
+    for entry in entries:
+        stack = tuple(f["name"] for f in reversed(entry["stack"])) or \
+            ("(outside the profiled functions)",)
+        stacks[stack] = stacks.get(stack, 0) + round(entry[key])
+    return {k: v for k, v in stacks.items() if v}
 
 
 @needs_go
 def test_mem_document_in_go_pprof(tmp_path):
-    """sonde report mem.json -f pprof: alloc_space per line is the table's
-    Allocated; inuse_space per stack is its "Still alive" list."""
+    """sonde report mem.json -f pprof: alloc_space and alloc_objects per
+    stack are the document's allocations (and churn's lists, followed
+    exactly at 80 KB, are all there), inuse_space and inuse_objects its
+    "Still alive" list."""
     (tmp_path / "m.py").write_text(MEM)
     proc = run_sonde(["mem", "-o", "mem.json", "m.py"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     proc = run_sonde(["report", "mem.json", "-f", "pprof", "-o", "mem.pb.gz"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     doc, path = json_profile(tmp_path / "mem.json"), tmp_path / "mem.pb.gz"
+    for index, unit, entries, key in (("alloc_space", "B", "allocations", "bytes"),
+                                      ("alloc_objects", "", "allocations", "objects"),
+                                      ("inuse_space", "B", "leaks", "bytes"),
+                                      ("inuse_objects", "", "leaks", "objects")):
+        got = go_traces(path, index, unit)
+        assert nonzero(got) == doc_stacks(doc[entries], key), index
+    # churn's 100 lists of 10,000 items: 80,000 bytes each, always followed
+    # (blocks of 16 x sample_bytes and more are), their small headers sampled.
+    lists = doc_stacks(doc["allocations"], "bytes")[("churn", "main", "<module>")]
+    objects = doc_stacks(doc["allocations"], "objects")[("churn", "main", "<module>")]
+    assert 100 * 80000 <= lists <= 100 * 80000 * 1.02, lists
+    assert 100 + 40 <= objects <= 100 + 300, objects
+    assert ("build", "main", "<module>") in doc_stacks(doc["leaks"], "bytes")
     table = run_sonde(["report", "mem.json"], tmp_path).stdout
-    alloc = go_top(path, "alloc_space", "B", lines=True)
-    want = {}
-    for fn in doc["functions"]:
-        (section,) = [t for t in table.split("Filename: ")
-                      if t.startswith("%s (%s)\n" % (fn["file"], fn["name"]))] or [""]
-        for l in fn["lines"]:
-            if round(l["alloc_bytes"]):
-                want["%s %s:%d" % (fn["name"], fn["file"], l["line"])] = round(l["alloc_bytes"])
-                (row,) = [r for r in section.splitlines() if re.match(r" +%d " % l["line"], r)]
-                assert mem_bytes(round(l["alloc_bytes"])) in row, (row, l)
-    assert {k: v[0] for k, v in alloc.items() if v[0]} == want
-    data_line = [i + 1 for i, l in enumerate(MEM.splitlines()) if "bytearray" in l][0]
-    assert want["build %s:%d" % (tmp_path / "m.py", data_line)] > 700 * 1000
-    inuse = go_traces(path, "inuse_space", "B")
-    leaks = {}
-    for leak in doc["leaks"]:
-        stack = tuple(f["name"] for f in reversed(leak["stack"])) or \
-            ("(outside the profiled functions)",)
-        leaks[stack] = leaks.get(stack, 0) + round(leak["bytes"])
-    assert {k: v for k, v in inuse.items() if v} == {k: v for k, v in leaks.items() if v}
-    assert ("build", "main", "<module>") in inuse
     assert "still alive" in table.lower()
     types = go_pprof("-raw", path).split("Samples:\n", 1)[1].splitlines()[0]
-    assert types.split() == ["alloc_space/bytes", "inuse_space/bytes[dflt]"]
+    assert types.split() == ["alloc_objects/count", "alloc_space/bytes", "inuse_objects/count",
+                             "inuse_space/bytes[dflt]"]
 
 
 def go_cpu_profile(tmp_path):

@@ -1,6 +1,6 @@
 /* document.c - the memory profiler's mem document (src/formats/mem_doc.h):
  * the figures of src/mem once recording stopped (per line, the leaks
- * largest first, the timeline), with each line's source from the Python
+ * largest first, what each stack allocated, the timeline), with each line's source from the Python
  * side, written by the writer sonde mem -o shares. */
 #include <stdlib.h>
 
@@ -48,13 +48,10 @@ static int add_functions(sonde_mem_doc *d, const mem_data *m, PyObject *source_o
     return 0;
 }
 
-/* Leak l: node n's bytes and its stack, outermost first.  0, or -1 with
- * an exception. */
-static int add_leak(sonde_mem_doc_leak *l, const mem_data *m, const mem_node_bytes *nb,
-                    uint32_t n, PyObject *source_of, PyObject *keep)
+/* l's stack: node n's, outermost first.  0, or -1 with an exception. */
+static int add_stack(sonde_mem_doc_stack *l, const mem_data *m, uint32_t n, PyObject *source_of,
+                     PyObject *keep)
 {
-    *l = (sonde_mem_doc_leak){ .bytes = nb->all[n], .native = nb->native[n],
-                               .reserved = nb->reserved[n] };
     uint32_t depth = 0;
     for (uint32_t x = n; x != SONDE_NO_NODE && x != m->root; x = m->stacks.nodes[x].parent)
         depth++;
@@ -85,12 +82,36 @@ static int add_leaks(sonde_mem_doc *d, const mem_data *m, const mem_node_bytes *
 {
     uint32_t count = 0, *order = mem_leaks(m, nb, &count);
     uint32_t n = count < SONDE_MEM_DOC_LEAKS ? count : SONDE_MEM_DOC_LEAKS;
-    sonde_mem_doc_leak *leaks = order ? calloc(n ? n : 1, sizeof *leaks) : NULL;
+    sonde_mem_doc_stack *leaks = order ? calloc(n ? n : 1, sizeof *leaks) : NULL;
     d->leaks = leaks;
     int rc = leaks ? 0 : (PyErr_NoMemory(), -1);
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        rc = add_leak(&leaks[i], m, nb, order[i], source_of, keep);
+        uint32_t node = order[i];
+        leaks[i] = (sonde_mem_doc_stack){ .bytes = nb->all[node], .native = nb->native[node],
+                                          .reserved = nb->reserved[node],
+                                          .objects = nb->objects[node] };
+        rc = add_stack(&leaks[i], m, node, source_of, keep);
         d->nleaks = i + 1;
+    }
+    free(order);
+    return rc;
+}
+
+/* What each stack allocated, most first, as many as the document lists.
+ * 0, or -1 with an exception. */
+static int add_allocations(sonde_mem_doc *d, const mem_data *m, PyObject *source_of,
+                           PyObject *keep)
+{
+    uint32_t count = 0, *order = mem_allocations(m, &count);
+    uint32_t n = count < SONDE_MEM_DOC_ALLOCATIONS ? count : SONDE_MEM_DOC_ALLOCATIONS;
+    sonde_mem_doc_stack *allocs = order ? calloc(n ? n : 1, sizeof *allocs) : NULL;
+    d->allocations = allocs;
+    int rc = allocs ? 0 : (PyErr_NoMemory(), -1);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        const mem_node_alloc *a = &m->allocs[order[i]];
+        allocs[i] = (sonde_mem_doc_stack){ .bytes = a->bytes, .objects = a->objects };
+        rc = add_stack(&allocs[i], m, order[i], source_of, keep);
+        d->nallocations = i + 1;
     }
     free(order);
     return rc;
@@ -133,6 +154,9 @@ static void free_doc(sonde_mem_doc *d)
     for (uint32_t i = 0; d->leaks && i < d->nleaks; i++)
         free((void *)d->leaks[i].stack);
     free((void *)d->leaks);
+    for (uint32_t i = 0; d->allocations && i < d->nallocations; i++)
+        free((void *)d->allocations[i].stack);
+    free((void *)d->allocations);
     free((void *)d->points);
     free((void *)d->spans);
 }
@@ -156,6 +180,8 @@ PyObject *mem_document(mem_data *m, PyObject *source_of)
         rc = add_functions(&d, m, source_of, keep);
     if (rc == 0)
         rc = add_leaks(&d, m, &nb, source_of, keep);
+    if (rc == 0)
+        rc = add_allocations(&d, m, source_of, keep);
     if (rc == 0)
         rc = add_timeline(&d, m);
     sonde_buf b;
