@@ -82,11 +82,35 @@ $(PKG)/%.py: python/sonde/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# Native frames (src/sampler/native): DWARF lines through elfutils' libdw
+# (Debian: libdw-dev), C++ names through libstdc++'s demangler.
+NATIVE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/sampler/native/*.c))
+NATIVE_LIBS := -ldw -lelf -lstdc++
+
 # ---- tests ----
-C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
-$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ)
+# The native tests' programs and libraries: -O2, no frame pointers, -g,
+# as distributions build them; the stripped copy keeps .dynsym only.
+NATIVE_TEST := $(BUILD)/tests/native
+NATIVE_TEST_FLAGS := -O2 -g -fomit-frame-pointer -fPIC -Wall -Werror
+NATIVE_TEST_FILES := $(NATIVE_TEST)/libtl.so $(NATIVE_TEST)/libtl_stripped.so \
+                     $(NATIVE_TEST)/libtlx.so $(NATIVE_TEST)/testprog
+$(NATIVE_TEST)/libtl.so: tests/native/testlib.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(ENGINE_OBJ) -o $@ -lm
+	cc $(NATIVE_TEST_FLAGS) -shared $< -o $@
+$(NATIVE_TEST)/libtl_stripped.so: $(NATIVE_TEST)/libtl.so
+	strip --strip-all $< -o $@
+$(NATIVE_TEST)/libtlx.so: tests/native/testlib_cxx.cpp
+	@mkdir -p $(dir $@)
+	c++ $(NATIVE_TEST_FLAGS) -shared $< -o $@
+$(NATIVE_TEST)/testprog: tests/native/testprog.c
+	@mkdir -p $(dir $@)
+	cc $(NATIVE_TEST_FLAGS) $< -o $@ -ldl
+
+C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ) $(NATIVE_OBJ) $(NATIVE_TEST_FILES)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
+	  $(C_TESTS) $(ENGINE_OBJ) $(NATIVE_OBJ) -o $@ -lm $(NATIVE_LIBS)
 
 $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
 	@mkdir -p $(dir $@)
