@@ -110,6 +110,7 @@ C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main
 $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ) $(NATIVE_OBJ) $(NATIVE_TEST_FILES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
+	  -DSONDE_TEST_NATIVE_SRC='"$(abspath tests/native)"' \
 	  $(C_TESTS) $(ENGINE_OBJ) $(NATIVE_OBJ) -o $@ -lm $(NATIVE_LIBS)
 
 $(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)

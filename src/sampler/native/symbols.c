@@ -2,6 +2,7 @@
 #include "symbols.h"
 
 #include <elf.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -189,6 +190,54 @@ static Dwarf *dwarf_of(sonde_native_symbols *s, const sonde_native_object *ob, i
     return s->dwarf;
 }
 
+/* The outermost inlined call that covers addr below die: through
+ * namespaces, the function that covers addr, and its blocks.  0 with
+ * *out, or -1. */
+static int outer_inline(Dwarf_Die *die, uint64_t addr, Dwarf_Die *out, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 32 || dwarf_child(die, &child) != 0)
+        return -1;
+    int looked = 0;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine && depth > 0 && dwarf_haspc(&child, addr) == 1) {
+            *out = child;
+            return 0;
+        }
+        int into = tag == DW_TAG_namespace ||
+                   ((tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block) &&
+                    dwarf_haspc(&child, addr) == 1);
+        if (into && outer_inline(&child, addr, out, depth + (tag != DW_TAG_namespace)) == 0)
+            return 0;
+    } while (++looked < 1000000 && dwarf_siblingof(&child, &child) == 0);
+    return -1;
+}
+
+/* Where a function that was inlined at addr was called from, in the
+ * function that holds the code.  0, or -1 when addr is not in inlined
+ * code.  (dwarf_getscopes would not do: past the innermost inlined scope
+ * it follows the abstract definition, not the function it sits in.) */
+static int call_site(Dwarf_Die *cu, uint64_t addr, const char **file, int *line)
+{
+    Dwarf_Die in;
+    Dwarf_Attribute a;
+    Dwarf_Word f, l;
+    Dwarf_Files *files;
+    size_t nfiles;
+    if (outer_inline(cu, addr, &in, 0) < 0 ||
+        dwarf_formudata(dwarf_attr(&in, DW_AT_call_file, &a), &f) != 0 ||
+        dwarf_formudata(dwarf_attr(&in, DW_AT_call_line, &a), &l) != 0 ||
+        dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles ||
+        !(*file = dwarf_filesrc(files, f, NULL, NULL)))
+        return -1;
+    *line = (int)l;
+    return 0;
+}
+
+/* The source line of addr in the function that holds its code: the line
+ * table's, or for inlined code the line that called the inlined
+ * function (as a debugger's frame of that function shows it). */
 static void line_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid,
                     uint64_t addr, sonde_native_symbol *out)
 {
@@ -196,11 +245,14 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob, int 
     Dwarf_Die cu;
     if (!dw || !dwarf_addrdie(dw, addr, &cu))
         return;
-    Dwarf_Line *line = dwarf_getsrc_die(&cu, addr);
-    int lineno;
-    const char *file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
-    if (!file || dwarf_lineno(line, &lineno) != 0)
-        return;
+    const char *file = NULL;
+    int lineno = 0;
+    if (call_site(&cu, addr, &file, &lineno) < 0) {
+        Dwarf_Line *line = dwarf_getsrc_die(&cu, addr);
+        file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+        if (!file || dwarf_lineno(line, &lineno) != 0)
+            return;
+    }
     snprintf(out->file, sizeof out->file, "%s", file);
     out->line = lineno;
 }

@@ -13,7 +13,9 @@
  * compare with).  File and line come from the DWARF line table
  * (.debug_line) of the object or its debug file, read by elfutils' libdw,
  * which handles DWARF 2-5 and compressed sections; it is opened on the
- * first address that asks for a line.
+ * first address that asks for a line.  Code inlined into a function is
+ * given the line of the call in that function, as a debugger shows the
+ * frame of the function itself; inlined frames are not listed apart.
  *
  * Lookups are not cached here: each costs a binary search plus, for
  * lines, libdw's own per-unit cache; callers that see one address many

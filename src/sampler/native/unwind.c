@@ -130,7 +130,7 @@ int sonde_native_unwind(sonde_native_objects *o, const sonde_native_stack *st,
             break;
         }
         uint64_t pc = f.regs[SONDE_CFI_RIP];
-        frames[*n] = (sonde_native_frame){ pc, 0 };
+        frames[*n] = (sonde_native_frame){ pc, f.regs[SONDE_CFI_RSP], 0 };
         (*n)++;
         /* A return address may lie just past its function (a call that
          * does not return): look up the call instruction instead. */

@@ -31,6 +31,7 @@ enum sonde_native_end {
 
 typedef struct sonde_native_frame {
     uint64_t pc;      /* innermost: where the thread was; others: a return address */
+    uint64_t sp;      /* the stack pointer in this frame (its locals lie at and above it) */
     uint8_t via_fp;   /* the step that found this frame's caller used the frame pointer */
 } sonde_native_frame;
 
