@@ -10,6 +10,7 @@
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
 #   make bench-mem            sonde mem against memory_profiler, memray, Scalene
+#   make bench-native         the stop and cost of a native stack sample, per method
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -39,7 +40,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines bench-mem install clean
+.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines bench-mem bench-native install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -219,6 +220,21 @@ bench-mem: all
 	  $(BENCH_VENV312)/bin/pip install -q --disable-pip-version-check $(MEM_PEERS) && \
 	  $(BENCH_VENV)/bin/python bench/bench_mem.py --python $(BENCH_VENV312)/bin/python || exit 1; \
 	done
+
+# libunwind-ptrace (Debian: libunwind-dev) is compared when present.
+HAVE_LIBUNWIND := $(wildcard /usr/include/*/libunwind-ptrace.h /usr/include/libunwind-ptrace.h)
+$(BUILD)/bench/native_stop: bench/native_stop.c $(NATIVE_OBJ) $(ENGINE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $(if $(HAVE_LIBUNWIND),-DHAVE_LIBUNWIND) $^ -o $@ -lm $(NATIVE_LIBS) \
+	  $(if $(HAVE_LIBUNWIND),-lunwind-ptrace -lunwind-generic)
+$(BUILD)/bench/native_target: bench/native_target.c
+	@mkdir -p $(dir $@)
+	cc -O2 -fomit-frame-pointer -pthread $< -o $@
+bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target
+	@for threads in 1 8; do for rate in 100 1000; do \
+	  echo "== $$threads thread(s), $$rate Hz"; \
+	  $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $$rate 3 $$threads || exit 1; \
+	done; done
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

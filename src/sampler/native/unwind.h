@@ -10,7 +10,35 @@
  * object or no CFI covers a pc (JIT code, the vdso), the step follows
  * the frame pointer instead, and says so.  The stack ends where the CFI
  * marks the return address undefined (_start, clone3) or the return
- * address is 0; any other stop is an incomplete stack. */
+ * address is 0; any other stop is an incomplete stack.
+ *
+ * Design (why this and not a library).  Measured with `make bench-native`
+ * (bench/native_stop.c: a thread spinning 27 calls deep, -O2 without
+ * frame pointers; a 2-core VM shared with other work, one run each):
+ *
+ *   1 thread, 1000 Hz     stop median   p99      sampler CPU/sample
+ *   ptrace seize+copy       13 us      4.1 ms       36 us   (this unwinder)
+ *   ptrace held (austin)    12 us      3.8 ms       28 us   (this unwinder)
+ *   libunwind-ptrace      1053 us      7.5 ms     1160 us   (stopped while it unwinds)
+ *   perf_event_open          0          0          10 us   (no stop at all)
+ *
+ * libunwind-ptrace keeps the thread stopped for the whole unwind (one
+ * PTRACE_PEEKDATA per word read): 80x the stop of copying the stack and
+ * unwinding the copy.  elfutils' libdwfl attaches with ptrace the same
+ * way (dwfl_linux_proc_attach); it was not measured.  Unwinding a copy
+ * is what perf samples need anyway, since the kernel hands over exactly
+ * registers and stack bytes; so one unwinder, this one (a bounded CFI
+ * reader, ~800 lines, no dependency at sample time), serves both
+ * captures.  libdw is used only where speed does not matter and DWARF is
+ * large: line tables (symbols.h), read once per address.
+ *
+ * Captures: perf (perf.h) for on-CPU samples in record and top: nothing
+ * stops, the kernel copies 16 KiB of stack in the timer interrupt (deeper
+ * stacks come back cut, counted as SONDE_NATIVE_OUT_OF_COPY); ptrace
+ * (ptrace.h) for `dump`, for threads off CPU (a task-clock event does not
+ * fire for a blocked thread), and where perf_event_open is refused.  A
+ * ptrace stop waits for the scheduler: with 8 spinning threads on 2 CPUs
+ * a capture took 20-50 ms, where perf still cost nothing. */
 #ifndef SONDE_NATIVE_UNWIND_H
 #define SONDE_NATIVE_UNWIND_H
 
