@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <pthread.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include "harness.h"
 #include "sampler/native/merge.h"
 #include "sampler/native/objects.h"
+#include "sampler/native/perf.h"
 #include "sampler/native/ptrace.h"
 #include "sampler/native/symbols.h"
 #include "sampler/native/unwind.h"
@@ -469,8 +471,76 @@ static void test_corrupt_cfi(void)
     sonde_elf_close(&e);
 }
 
+static volatile int spinning;   /* set by test_perf; the spinning thread reads it */
+
+__attribute__((noipa)) static unsigned long test_native_spin(unsigned long x)
+{
+    while (spinning)
+        x = x * 6364136223846793005ul + 1;
+    return x;
+}
+
+static void *spin_thread(void *tid)
+{
+    *(volatile int *)tid = (int)gettid();
+    return (void *)test_native_spin(1);
+}
+
+/* perf samples of a thread of this process spinning in test_native_spin:
+ * each unwinds, through the function, to clone3, the outermost frame. */
+static void test_perf(void)
+{
+    volatile int tid = 0;
+    pthread_t t;
+    spinning = 1;
+    if (pthread_create(&t, NULL, spin_thread, (void *)&tid) != 0) {
+        check(0, "pthread_create");
+        return;
+    }
+    while (!tid)
+        ;
+    sonde_native_perf perf;
+    int rc = sonde_native_perf_open(&perf, tid, 1000000, 16384, 64);   /* every 1 ms of CPU */
+    if (rc < 0) {
+        fprintf(stderr, "note: perf_event_open refused (%s): perf capture not tested\n",
+                strerror(-rc));
+    } else {
+        static uint8_t copy[16384];
+        sonde_native_stack st = { .data = copy, .cap = sizeof copy };
+        sonde_native_objects o;
+        int got = 0, named = 0, complete = 0;
+        check(sonde_native_objects_init(&o, getpid()) == 0, "objects of this process");
+        for (int waits = 0; got < 5 && waits < 2000; waits++) {
+            uint64_t time;
+            if (sonde_native_perf_next(&perf, &st, &time) != 1) {
+                nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+                continue;
+            }
+            got++;
+            check(st.tid == tid, "sample of thread %d, want %d", st.tid, tid);
+            sonde_native_frame frames[MAX_FRAMES];
+            uint32_t n;
+            sonde_native_counts c = { 0 };
+            complete += sonde_native_unwind(&o, &st, frames, MAX_FRAMES, &n, &c) ==
+                        SONDE_NATIVE_COMPLETE;
+            sonde_native_object *ob = n ? sonde_native_objects_find(&o, frames[0].pc) : NULL;
+            sonde_native_symbol s;
+            named += ob && sonde_native_symbolize(ob, getpid(), frames[0].pc, 0, &s) == 0 &&
+                     strcmp(s.name, "test_native_spin") == 0;
+        }
+        check(got == 5, "%d perf samples", got);
+        check(named == got && complete == got, "%d of %d samples in test_native_spin, %d complete",
+              named, got, complete);
+        sonde_native_objects_free(&o);
+        sonde_native_perf_close(&perf);
+    }
+    spinning = 0;
+    pthread_join(t, NULL);
+}
+
 void test_native(void)
 {
+    test_perf();
     test_corrupt_cfi();
     if (!have_gdb()) {
         fprintf(stderr, "note: gdb is not installed: the native stacks are not compared\n");
