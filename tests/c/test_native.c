@@ -490,6 +490,13 @@ static void *spin_thread(void *tid)
  * each unwinds, through the function, to clone3, the outermost frame. */
 static void test_perf(void)
 {
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload && strstr(preload, "vgpreload")) {
+        /* Under valgrind the thread runs valgrind's translation of the
+         * code: its registers point at no file, nothing to unwind. */
+        fprintf(stderr, "note: under valgrind: perf capture not tested\n");
+        return;
+    }
     volatile int tid = 0;
     pthread_t t;
     spinning = 1;
