@@ -22,13 +22,21 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
 
-ENGINE_SRC := $(wildcard src/core/*.c) $(wildcard src/formats/*.c) \
-              $(wildcard src/sampler/*.c src/sampler/proc/*.c src/sampler/python/*.c) \
-              $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
-EXT_SRC := $(wildcard src/ext/*.c)
+# The sources of each thing built, by the rule sources.mk states (setup.py
+# reads it too): every .c under the folders named, less tools/ folders and
+# the files and folders excluded.
+include sources.mk
+sources = $(sort $(filter-out $(2) $(addsuffix /%,$(2)),$(shell find $(1) -name '*.c' -not -path '*/tools/*')))
+LIBSONDE_SRC := $(call sources,$(LIBSONDE_SOURCES),$(LIBSONDE_EXCLUDE))
+COMMAND_SRC := $(call sources,$(COMMAND_SOURCES),$(COMMAND_EXCLUDE))
+EXTENSION_SRC := $(call sources,$(EXTENSION_SOURCES),$(EXTENSION_EXCLUDE))
+SHIM_SRC := $(call sources,$(SHIM_SOURCES),$(SHIM_EXCLUDE))
+HEADERS := $(shell find src -name '*.h')
+
 SHIM := $(BUILD)/python/sonde/libsonde_alloc.so
-ENGINE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(ENGINE_SRC)) $(BUILD)/obj/gen/view_assets.o
-HEADERS := $(wildcard src/*/*.h src/sampler/*/*.h)
+LIBSONDE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/libsonde/%.o,$(LIBSONDE_SRC)) \
+                $(BUILD)/obj/libsonde/gen/view_assets.o
+COMMAND_OBJ := $(patsubst src/%.c,$(BUILD)/obj/command/%.o,$(COMMAND_SRC))
 PY_FILES := $(wildcard python/sonde/*.py)
 PKG := $(BUILD)/python/sonde
 
@@ -38,55 +46,67 @@ PY_INCLUDE := $(word 1,$(PY_INFO))
 PY_SUFFIX := $(word 2,$(PY_INFO))
 PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
-EXT_OBJ := $(patsubst src/%.c,$(BUILD)/obj/py$(PY_TAG)/%.o,$(EXT_SRC))
+EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
-.PHONY: all check-python test test-asan test-valgrind demo bench bench-sampler bench-lines bench-mem bench-native install clean
+.PHONY: all check-python print-sources test test-asan test-valgrind demo bench bench-sampler \
+        bench-lines bench-mem bench-native install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
 	@test -n "$(PY_TAG)" || { echo "make: cannot run '$(PYTHON)': set PYTHON=/path/to/python3" >&2; exit 1; }
 	@test -f "$(PY_INCLUDE)/Python.h" || { echo "make: Python headers for $(PYTHON) are missing ($(PY_INCLUDE)/Python.h): install them, e.g. 'apt-get install python3-dev'" >&2; exit 1; }
 
-$(BUILD)/obj/%.o: src/%.c $(HEADERS)
+# What each build takes, as sources.mk's rule finds it (setup.py's test
+# compares it with its own).
+print-sources:
+	@echo "libsonde: $(LIBSONDE_SRC)"
+	@echo "command: $(COMMAND_SRC)"
+	@echo "extension: $(EXTENSION_SRC)"
+	@echo "shim: $(SHIM_SRC)"
+
+$(BUILD)/obj/libsonde/%.o: src/%.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/command/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 # sonde view's script and style sheet, embedded as C strings.
-$(BUILD)/gen/view_assets.c: src/view/viewer.js src/view/viewer.css src/view/tools/embed_assets.py
-	$(PYTHON) src/view/tools/embed_assets.py $@
+$(BUILD)/gen/view_assets.c: src/page/viewer.js src/page/viewer.css src/page/tools/embed_assets.py
+	$(PYTHON) src/page/tools/embed_assets.py $@
 
-$(BUILD)/obj/gen/view_assets.o: $(BUILD)/gen/view_assets.c src/formats/view_assets.h
+$(BUILD)/obj/libsonde/gen/view_assets.o: $(BUILD)/gen/view_assets.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -c $< -o $@
 
-$(BUILD)/obj/py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
+$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o: src/%.c $(HEADERS) | check-python
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -I$(PY_INCLUDE) -c $< -o $@
 
-$(BUILD)/bin/sonde: $(ENGINE_OBJ) $(BUILD)/obj/cli/main.o
+$(BUILD)/bin/sonde: $(COMMAND_OBJ) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $^ -o $@ -lm
+	$(CC) $(CFLAGS) $^ -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 
 .PHONY: python-package
 python-package: $(EXT) $(SHIM) $(patsubst python/sonde/%,$(PKG)/%,$(PY_FILES))
 
-$(EXT): $(ENGINE_OBJ) $(EXT_OBJ) | check-python
+$(EXT): $(EXTENSION_OBJ) $(LIBSONDE_OBJ) | check-python
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -shared $^ -o $@ -lm
+	$(CC) $(CFLAGS) -shared $^ -o $@ $(EXTENSION_LDLIBS) $(LIBSONDE_LDLIBS)
 
 # The C allocator shim sonde mem preloads (no Python in it: one for all).
-$(SHIM): src/shim/alloc_shim.c src/shim/alloc_shim.h
+$(SHIM): $(SHIM_SRC) $(HEADERS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -shared $< -o $@ -ldl
+	$(CC) $(ALL_CFLAGS) -shared $(SHIM_SRC) -o $@ $(SHIM_LDLIBS)
 
 $(PKG)/%.py: python/sonde/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-# Native frames (src/sampler/native): DWARF lines through elfutils' libdw
-# (Debian: libdw-dev), C++ names through libstdc++'s demangler.
-NATIVE_OBJ := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/sampler/native/*.c))
-NATIVE_LIBS := -ldw -lelf -lstdc++
+# What the command links beside main() (native frames, sources.mk): the
+# C tests and benchmarks link it too.
+COMMAND_LIB_OBJ := $(filter-out $(BUILD)/obj/command/cli/main.o,$(COMMAND_OBJ))
 
 # ---- tests ----
 # The native tests' programs and libraries: -O2, no frame pointers, -g,
@@ -108,20 +128,27 @@ $(NATIVE_TEST)/testprog: tests/native/testprog.c
 	cc $(NATIVE_TEST_FLAGS) $< -o $@ -ldl
 
 C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
-$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(ENGINE_OBJ) $(NATIVE_OBJ) $(NATIVE_TEST_FILES)
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) $(NATIVE_TEST_FILES)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
 	  -DSONDE_TEST_NATIVE_SRC='"$(abspath tests/native)"' \
-	  $(C_TESTS) $(ENGINE_OBJ) $(NATIVE_OBJ) -o $@ -lm $(NATIVE_LIBS)
+	  $(C_TESTS) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 
-$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
 
 # The walker's fuzz target: mutated snapshots of real interpreters' memory.
-$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(ENGINE_OBJ)
+$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(ENGINE_OBJ) -o $@ -lm
+	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(LIBSONDE_OBJ) -o $@ \
+	  $(LIBSONDE_LDLIBS)
+
+# The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
+$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(LIBSONDE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
 # system's /usr/bin/python3.
@@ -137,7 +164,7 @@ $(VENV)/.ready: tests/requirements.txt
 
 # Builds the extension for each interpreter that has its headers; the
 # others are named, and the version-matrix tests report them as skipped.
-test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(VENV)/.ready
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(VENV)/.ready
 	@usable=""; for py in $(PYTHONS); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
@@ -148,28 +175,31 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 	done; \
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
+	$(BUILD)/tests/fuzz_json 3000 $(JSON_CORPUS) && \
 	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$$usable"
 
+ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
+               -fno-sanitize-recover=all
 test-asan:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
-	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_CFLAGS)" \
 	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats \
-	  $(BUILD)/asan/tests/fuzz_walker
+	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json
 	$(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/fuzz_pstats 20000
 	$(BUILD)/asan/tests/fuzz_walker 20000 $(PYTHONS)
+	$(BUILD)/asan/tests/fuzz_json 20000 $(JSON_CORPUS)
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) \
-	  CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) CFLAGS="$(ASAN_CFLAGS)" \
 	  python-package
 	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \
 	  ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(BUILD)/asan/python:tests/python \
 	  $(PYTHON) tests/asan_extension.py
 
-test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/bin/sonde
+test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(BUILD)/bin/sonde
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pstats 2000
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_walker 200 $(PYTHONS)
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_json 300 $(JSON_CORPUS)
 	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
 
 demo: all
@@ -223,9 +253,9 @@ bench-mem: all
 
 # libunwind-ptrace (Debian: libunwind-dev) is compared when present.
 HAVE_LIBUNWIND := $(wildcard /usr/include/*/libunwind-ptrace.h /usr/include/libunwind-ptrace.h)
-$(BUILD)/bench/native_stop: bench/native_stop.c $(NATIVE_OBJ) $(ENGINE_OBJ)
+$(BUILD)/bench/native_stop: bench/native_stop.c $(COMMAND_LIB_OBJ) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(if $(HAVE_LIBUNWIND),-DHAVE_LIBUNWIND) $^ -o $@ -lm $(NATIVE_LIBS) \
+	$(CC) $(ALL_CFLAGS) -Isrc $(if $(HAVE_LIBUNWIND),-DHAVE_LIBUNWIND) $^ -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS) \
 	  $(if $(HAVE_LIBUNWIND),-lunwind-ptrace -lunwind-generic)
 $(BUILD)/bench/native_target: bench/native_target.c
 	@mkdir -p $(dir $@)

@@ -1,56 +1,93 @@
 """Builds sonde's C extension for `pip install .` (metadata: pyproject.toml).
 
-The extension holds the whole engine -- core model, writers, tracer and the
-command line itself -- compiled from the same sources as `make` (with sonde
-view's script and style sheet embedded from src/view/).  Beside it
-goes libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no
-Python in it, so it is built as a plain shared library).
+The extension holds libsonde -- core model, formats, sampler and the
+command line itself -- and the extension's own files, taken from
+sources.mk by the rule the Makefile follows (every .c under the folders
+named, less tools/ folders and the files and folders excluded), with sonde view's
+script and style sheet embedded from src/page/.  Beside it goes
+libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no Python in
+it, so it is built as a plain shared library).
 """
 
 import os
 import runpy
 from glob import glob
 
-from setuptools import Extension, setup
-from setuptools.command.build_ext import build_ext
-
-# Every C file of the engine: all of src/ but the standalone command's
-# main(), the developers' generators under tools/, the shim, and native
-# frames (src/sampler/native: not wired into a command yet; it needs libdw).
-sources = sorted(
-    f for f in glob("src/**/*.c", recursive=True)
-    if f != "src/cli/main.c" and "/tools/" not in f and not f.startswith("src/shim/")
-    and not f.startswith("src/sampler/native/")
-)
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-# sonde view's script and style sheet, embedded as C strings (as make does).
-VIEW_ASSETS = os.path.join("build", "gen", "view_assets.c")
-runpy.run_path(os.path.join("src", "view", "tools", "embed_assets.py"))["main"](VIEW_ASSETS)
-sources.append(VIEW_ASSETS)
+def read_sources_mk(path=os.path.join(HERE, "sources.mk")):
+    """sources.mk's "NAME := words" lines, as {NAME: [words]}."""
+    values = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0]
+            if ":=" in line:
+                name, _, words = line.partition(":=")
+                values[name.strip()] = words.split()
+    return values
 
 
-class BuildWithShim(build_ext):
-    def run(self):
-        super().run()
-        objects = self.compiler.compile(["src/shim/alloc_shim.c"], output_dir=self.build_temp,
-                                        macros=[("_GNU_SOURCE", "1")],
-                                        extra_postargs=["-std=c11", "-fPIC",
-                                                        "-fvisibility=hidden"])
-        target = os.path.join(self.build_lib, "sonde", "libsonde_alloc.so")
-        self.compiler.link_shared_object(objects, target, libraries=["dl"])
+def artifact_sources(root=HERE):
+    """{"libsonde": [...], "command": [...], "extension": [...], "shim": [...]}:
+    each artifact's C files, relative to root, sorted, by sources.mk's rule."""
+    mk = read_sources_mk(os.path.join(root, "sources.mk"))
+    found = {}
+    for name in ("libsonde", "command", "extension", "shim"):
+        key = name.upper()
+        excluded = set(mk.get(key + "_EXCLUDE", []))
+        files = set()
+        for path in mk.get(key + "_SOURCES", []):
+            if path.endswith(".c"):
+                files.add(path)
+            else:
+                base = os.path.join(root, path)
+                files.update(os.path.relpath(f, root)
+                             for f in glob(os.path.join(base, "**", "*.c"), recursive=True))
+        found[name] = sorted(f for f in files if "/tools/" not in "/" + f and
+                             not any(f == e or f.startswith(e + "/") for e in excluded))
+    return found
 
 
-setup(
-    cmdclass={"build_ext": BuildWithShim},
-    ext_modules=[
-        Extension(
-            "sonde._sonde",
-            sources=sources,
-            define_macros=[("_GNU_SOURCE", "1")],
-            include_dirs=["src"],
-            extra_compile_args=["-std=c11", "-fvisibility=hidden"],
-            libraries=["m"],
-        )
-    ],
-)
+def libraries(*names):
+    """The -lNAME words of sources.mk's X_LDLIBS, as setuptools takes them."""
+    mk = read_sources_mk()
+    return [w[2:] for n in names for w in mk.get(n + "_LDLIBS", []) if w.startswith("-l")]
+
+
+def main():
+    from setuptools import Extension, setup
+    from setuptools.command.build_ext import build_ext
+
+    sources = artifact_sources()
+    # sonde view's script and style sheet, embedded as C strings (as make does).
+    view_assets = os.path.join("build", "gen", "view_assets.c")
+    runpy.run_path(os.path.join("src", "page", "tools", "embed_assets.py"))["main"](view_assets)
+
+    class BuildWithShim(build_ext):
+        def run(self):
+            super().run()
+            objects = self.compiler.compile(sources["shim"], output_dir=self.build_temp,
+                                            macros=[("_GNU_SOURCE", "1")],
+                                            extra_postargs=["-std=c11", "-fPIC",
+                                                            "-fvisibility=hidden"])
+            target = os.path.join(self.build_lib, "sonde", "libsonde_alloc.so")
+            self.compiler.link_shared_object(objects, target, libraries=libraries("SHIM"))
+
+    setup(
+        cmdclass={"build_ext": BuildWithShim},
+        ext_modules=[
+            Extension(
+                "sonde._sonde",
+                sources=sources["libsonde"] + [view_assets] + sources["extension"],
+                define_macros=[("_GNU_SOURCE", "1")],
+                include_dirs=["src"],
+                extra_compile_args=["-std=c11", "-fvisibility=hidden"],
+                libraries=libraries("LIBSONDE", "EXTENSION"),
+            )
+        ],
+    )
+
+
+if __name__ == "__main__":
+    main()

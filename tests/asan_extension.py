@@ -2,12 +2,16 @@
 extension built with AddressSanitizer/UBSan and the sanitizers preloaded
 into the interpreter; any fault aborts with a report.
 
-Every workload under the tracer, every writer, the line tracer with
-instructions, the memory profiler both ways (stacks and line events,
-sampled and following every block, threads and generators included) with
-its table and plot, and enabling/disabling repeatedly.
+Every workload under the tracer, every writer, the tracer while the
+program runs cProfile itself (its hook taken back, chained, up to 3.11),
+the line tracer with instructions and nested code (comprehensions,
+lambdas), the memory profiler both ways (stacks and line events, sampled
+and following every block, threads and generators included) with its
+table and plot, and enabling/disabling repeatedly.
 """
 
+import cProfile
+import collections
 import os
 import sys
 import tempfile
@@ -30,6 +34,21 @@ def main():
         prof.table(sort="tottime", limit=5, callers="fib", callees="main")
         for fmt in ("pstats", "collapsed", "json", "speedscope", "flamegraph"):
             prof.write(os.path.join(out, name + "." + fmt), fmt)
+    prof = sonde.Profile()
+    prof.enable()
+    workloads.fib(12)
+    inner = cProfile.Profile()
+    inner.enable()
+    workloads.fib(10)
+    inner.disable()
+    workloads.fib(11)
+    queue = collections.deque(range(1000))
+    while queue:
+        queue.popleft()
+    prof.disable()
+    prof.create_stats()
+    (fib,) = [v for k, v in prof.stats.items() if k[2] == "fib"]
+    assert fib[1] == 465 + 177 + 287, fib[:2]  # every call, cProfile's time too
     lines = sonde.LineProfiler(*lines_workloads.TRACED, bytecode=True)
     with lines:
         lines_workloads.everything()

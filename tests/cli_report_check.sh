@@ -105,11 +105,16 @@ expect_ok "report prints the table" report "$prof"
 contains "table has the totals line" "function calls ("
 contains "table lists fib" "(fib)"
 
-expect_ok "report -s tottime -l 5 --callers fib --callees fib" \
-    report "$prof" -s tottime -l 5 --callers fib --callees fib
+expect_ok "report -s tottime -l 5" report "$prof" -s tottime -l 5
 contains "table cut to 5 rows" "due to restriction <5>"
+expect_ok "report --callers fib --callees fib" report "$prof" --callers fib --callees fib
 contains "callers of fib listed" "Function was called by..."
 contains "callees of fib listed" "Function called..."
+if grep -q "ncalls  tottime  percall" "$tmp/stdout"; then
+    fail "only the callers and callees, as pstats' print_callers" "the table is there too"
+else
+    ok "only the callers and callees, as pstats' print_callers"
+fi
 
 expect_ok "report -f json -o out.json" report "$prof" -f json -o "$tmp/out.json"
 python_check "out.json is JSON" 'import json, sys; json.load(open(sys.argv[1]))' \

@@ -23,30 +23,49 @@ sonde.MemoryProfiler (bytes allocated and kept, as memory_profiler)::
     mem.print_stats()
 """
 
-import collections
-import functools
-import marshal
 import sys
 
-from ._lines import LineProfiler
-from ._mem import MemoryProfiler
 from ._sonde import Profiler as _Engine
 
 __all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx"]
 __version__ = "0.1.0"
 
 
-# getstats() entries, shaped like _lsprof's: a Python function's `code` has
-# co_filename, co_firstlineno and co_name; a C function's is its label.
-CodeLabel = collections.namedtuple("CodeLabel", "co_filename co_firstlineno co_name")
-ProfilerEntry = collections.namedtuple(
-    "ProfilerEntry", "code callcount reccallcount totaltime inlinetime calls")
-ProfilerSubEntry = collections.namedtuple(
-    "ProfilerSubEntry", "code callcount reccallcount totaltime inlinetime")
+# Importing sonde imports nothing else: `sonde run` loads this package into
+# the program's process, which must find the modules a bare interpreter has
+# and no more (a module sonde imported first would hide its import's cost,
+# and its functions from `sonde lines -f`).  What the names below need is
+# imported when they are first used.
+def __getattr__(name):
+    if name == "LineProfiler":
+        from ._lines import LineProfiler as value
+    elif name == "MemoryProfiler":
+        from ._mem import MemoryProfiler as value
+    else:
+        raise AttributeError("module 'sonde' has no attribute %r" % name)
+    globals()[name] = value
+    return value
 
 
-def _code_of(key):
-    return key[2] if key[:2] == ("~", 0) else CodeLabel(*key)
+def __dir__():
+    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler"})
+
+
+_getstats_made = []  # the three tuple types below, made once (protected by the GIL)
+
+
+def _getstats_types():
+    """getstats() entries, shaped like _lsprof's: a Python function's `code`
+    has co_filename, co_firstlineno and co_name; a C function's is its label."""
+    if not _getstats_made:
+        import collections
+        _getstats_made.extend((
+            collections.namedtuple("CodeLabel", "co_filename co_firstlineno co_name"),
+            collections.namedtuple("ProfilerEntry",
+                                   "code callcount reccallcount totaltime inlinetime calls"),
+            collections.namedtuple("ProfilerSubEntry",
+                                   "code callcount reccallcount totaltime inlinetime")))
+    return _getstats_made
 
 
 class Profile(_Engine):
@@ -79,16 +98,24 @@ class Profile(_Engine):
         self.snapshot_stats()
 
     def snapshot_stats(self):
+        import marshal
         self.stats = marshal.loads(self._pstats())
 
     def getstats(self):
         """cProfile's getstats(): one entry per function, with its callees."""
+        import marshal
+        label, entry, sub_entry = _getstats_types()
+
+        def code_of(key):
+            return key[2] if key[:2] == ("~", 0) else label(*key)
+
         stats = marshal.loads(self._pstats())
-        calls = collections.defaultdict(list)
+        calls = {}
         for callee, (_pc, _nc, _tt, _ct, callers) in stats.items():
             for caller, (nc, pc, tt, ct) in callers.items():
-                calls[caller].append(ProfilerSubEntry(_code_of(callee), nc, nc - pc, ct, tt))
-        return [ProfilerEntry(_code_of(key), nc, nc - pc, ct, tt, calls.get(key, []))
+                calls.setdefault(caller, []).append(
+                    sub_entry(code_of(callee), nc, nc - pc, ct, tt))
+        return [entry(code_of(key), nc, nc - pc, ct, tt, calls.get(key, []))
                 for key, (pc, nc, tt, ct, _callers) in stats.items()]
 
     def dump_stats(self, file):
@@ -145,6 +172,8 @@ def profile(func=None, *, sort="cumtime", limit=30, file=None):
     Use bare (@sonde.profile) or with options (@sonde.profile(sort="tottime")).
     A call made while another sonde profiler records is run unprofiled.
     """
+    import functools
+
     if func is None:
         return functools.partial(profile, sort=sort, limit=limit, file=file)
 

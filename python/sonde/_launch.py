@@ -1,41 +1,85 @@
 """The launcher: runs a program under sonde's tracer inside its own process.
 
-Started by `sonde run`, `sonde lines` and `sonde mem` as `python -c BOOT PKG TOOL STATS
-OUT FORMAT OPTIONS MODE TARGET ARGS...` (BOOT has already taken PKG off
-sys.argv).  It makes the program see what a bare run shows -- sys.argv,
-sys.path[0], a fresh __main__ module, its own tracebacks and exit code --
-and, whatever way the program ends (return, sys.exit(), an exception or
-Ctrl-C), writes what its tool gathered:
+Started by `sonde run`, `sonde lines` and `sonde mem` as `python -c BOOT DIR
+PKG TOOL FORMAT OPTIONS MODE TARGET ARGS...` (BOOT, in src/cli/launch.c,
+has checked the interpreter and taken PKG off sys.argv).  It makes the
+program see what a bare run shows -- sys.argv, sys.path[0], a fresh
+__main__ module, the modules a bare interpreter has imported and no other
+but sonde's own, its own tracebacks and exit code -- and, whatever way the
+program ends (return, sys.exit(), an exception, Ctrl-C, os._exit), writes
+what its tool gathered into DIR, the command line's private folder:
 
-- run: every call; the stats go to STATS (for the command line's report)
-  and OUT in FORMAT.  Nothing is written when the program could not start
-  (a syntax error, an unknown module): the command line takes an empty
-  STATS file to mean that.
-- lines: per-line hits and time of the functions chosen (OPTIONS: JSON
-  with "functions", the -f patterns, and "unit"); the table goes to
-  stderr, the JSON to OUT.
-- mem: per-line memory of the functions chosen (OPTIONS: "functions",
-  "sample_bytes", "interval_ms", "line_events", "plot"); the table goes to stderr, the
-  JSON to OUT, the timeline picture to "plot".
+- DIR/said: lines for the command line to print (why the program could
+  not start, warnings);
+- DIR/started: made just before the program's first line runs;
+- run: DIR/stats, every call in pstats' format (for the report), and with
+  -o, DIR/out in FORMAT (the command line copies it to -o);
+- lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
+  the -f patterns, and the tool's settings); the command line prints its
+  table, copies it to -o and draws --plot from it.
+
+The profile is written before anything is printed, and each file appears
+whole (renamed into place) or not at all.  Everything the launcher needs
+once the program has run is bound before it starts: the program may
+replace, delete or close any of it (os.getpid, sys.excepthook,
+sys.stderr, sys.modules["json"], descriptor 2...).
 """
 
 import os
-import signal
 import sys
-import threading
-import types
 
 from ._sonde import Profiler
 
-_OWN_FILES = {os.path.realpath(__file__)}
+# Bound before the program runs (see above).
+_getpid = os.getpid
+_os_exit = os._exit
+_os_open, _os_write, _os_close, _os_replace = os.open, os.write, os.close, os.replace
+_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
+_APPEND, _TRUNC = os.O_APPEND, os.O_TRUNC
+_display = sys.__excepthook__  # the interpreter's own printer of a traceback
+_modules = sys.modules
+_MISSING = object()
 
 
-def _fail(message):
-    sys.stderr.write("sonde: %s\n" % message)
-    sys.exit(1)
+class _Folder:
+    """The command line's private folder, DIR."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def file(self, name):
+        return self.path + "/" + name
+
+    def _put(self, name, data, flags):
+        fd = _os_open(self.file(name), _FILE_FLAGS | flags, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[_os_write(fd, view):]
+        finally:
+            _os_close(fd)
+
+    def say(self, line):
+        """A line for the command line to print on its standard error."""
+        self._put("said", (line + "\n").encode("utf-8", "backslashreplace"), _APPEND)
+
+    def touch(self, name):
+        self._put(name, b"", _TRUNC)
+
+    def publish(self, part, name):
+        _os_replace(self.file(part), self.file(name))
+
+    def write(self, name, data):
+        self._put(name + ".part", data, _TRUNC)
+        self.publish(name + ".part", name)
 
 
-def _script(path, args):
+def _fail(folder, message):
+    folder.say("sonde: " + message)
+    raise SystemExit(1)
+
+
+def _script(folder, path, args):
     """Code, namespace and source for `python SCRIPT ARGS`."""
     shown = os.path.abspath(path) if sys.version_info >= (3, 9) else path
     try:
@@ -43,27 +87,29 @@ def _script(path, args):
             source = f.read()
         code = compile(source, shown, "exec", dont_inherit=True)
     except SyntaxError as e:
-        _fail("cannot run %s: %s: %s (line %s)" % (path, type(e).__name__, e.msg, e.lineno))
+        _fail(folder, "cannot run %s: %s: %s (line %s)" % (path, type(e).__name__, e.msg,
+                                                           e.lineno))
     except (OSError, ValueError) as e:
-        _fail("cannot run %s: %s" % (path, e))
+        _fail(folder, "cannot run %s: %s" % (path, e))
     sys.argv[:] = [path] + args
     sys.path[0] = os.path.dirname(os.path.realpath(path))
     return code, _fresh_main(shown).__dict__, source.decode("utf-8", "replace")
 
 
-def _code(text, args):
+def _code(folder, text, args):
     """Code, namespace and source for `python -c CODE ARGS`."""
     try:
         code = compile(text, "<string>", "exec", dont_inherit=True)
     except SyntaxError as e:
-        _fail("cannot run the code given with -c: %s: %s" % (type(e).__name__, e.msg))
+        _fail(folder, "cannot run the code given with -c: %s: %s" % (type(e).__name__, e.msg))
     sys.argv[:] = ["-c"] + args
     sys.path[0] = ""
     return code, _fresh_main(None).__dict__, text
 
 
-def _module(name, args):
-    """Code and namespace for `python -m MODULE ARGS` (runpy does the rest)."""
+def _module(folder, name, args):
+    """Code and namespace for `python -m MODULE ARGS` (runpy does the rest;
+    a bare `python -m` imports it too)."""
     import importlib.util
     import runpy
 
@@ -77,13 +123,13 @@ def _module(name, args):
     else:
         why = "No module named %r" % name
     if spec is None:
-        _fail("cannot run module %s: %s" % (name, why))
+        _fail(folder, "cannot run module %s: %s" % (name, why))
     code = compile("runpy._run_module_as_main(name, alter_argv=True)", "<sonde>", "exec")
     return code, {"runpy": runpy, "name": name}, ""
 
 
 def _fresh_main(filename):
-    main = types.ModuleType("__main__")
+    main = type(sys)("__main__")
     main.__dict__.update(__builtins__=__builtins__, __spec__=None, __cached__=None,
                          __package__=None, __loader__=None)
     if filename is not None:
@@ -92,50 +138,93 @@ def _fresh_main(filename):
     return main
 
 
-def _print_uncaught(e):
-    """The traceback a bare run prints, without the launcher's frames."""
-    tb = e.__traceback__
-    while tb is not None and os.path.realpath(tb.tb_frame.f_code.co_filename) in _OWN_FILES:
-        tb = tb.tb_next
-    e.__traceback__ = tb  # the interpreter prints the exception's own traceback
-    sys.excepthook(type(e), e, tb)
-
-
-def _exit_status(code):
-    """What the interpreter does with sys.exit(code)."""
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code
-    sys.stderr.write("%s\n" % (code,))
-    return 1
-
-
 def _join_threads():
     """Wait for non-daemon threads, as the interpreter does at exit, so
     their calls are recorded to the end (the caller pauses this thread's
-    recording first: the waiting itself is not the program's)."""
-    me = threading.current_thread()
-    for t in threading.enumerate():
-        if t is not me and not t.daemon and t.is_alive():
-            t.join()
+    recording first: the waiting itself is not the program's).  A program
+    that never imported threading started none that the interpreter would
+    wait for."""
+    threading = _modules.get("threading")
+    try:
+        me = threading.current_thread()
+        others = [t for t in threading.enumerate()
+                  if t is not me and not t.daemon and t.is_alive()]
+    except Exception:  # threading replaced or broken by the program
+        return
+    for t in others:
+        t.join()
+
+
+def _own_frames(tb, skip):
+    """tb without its first frames that run the launcher's own code."""
+    while tb is not None and (tb.tb_frame.f_globals is globals()
+                              or tb.tb_frame.f_code is skip):
+        tb = tb.tb_next
+    return tb
+
+
+def _write_stderr(text):
+    """What the interpreter's PySys_WriteStderr does: sys.stderr, else the
+    C-level standard error."""
+    stream = getattr(sys, "stderr", None)
+    try:
+        stream.write(text)
+        return
+    except Exception:
+        pass
+    try:
+        _os_write(2, text.encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
+
+
+def _print_uncaught(e, skip):
+    """What the interpreter prints for an uncaught exception (through the
+    program's sys.excepthook, with the interpreter's own answers when that
+    hook is missing or fails), without the launcher's frames.  Returns the
+    SystemExit the hook raised, if any: the interpreter then exits with it."""
+    tb = _own_frames(e.__traceback__, skip)
+    e.__traceback__ = tb
+    hook = getattr(sys, "excepthook", _MISSING)
+    if hook is _MISSING:
+        _write_stderr("sys.excepthook is missing\n")
+        _display(type(e), e, tb)
+        return None
+    try:
+        hook(type(e), e, tb)
+    except SystemExit as hook_exit:
+        return hook_exit
+    except BaseException as hook_error:
+        hook_tb = hook_error.__traceback__ = _own_frames(hook_error.__traceback__, skip)
+        _write_stderr("Error in sys.excepthook:\n")
+        _display(type(hook_error), hook_error, hook_tb)
+        _write_stderr("\nOriginal exception was:\n")
+        _display(type(e), e, tb)
+    return None
+
+
+def _printed(*exc_info):
+    """sys.excepthook once the launcher has printed the exception itself."""
 
 
 class _RunTool:
-    """sonde run: every call, into the stats file and -o."""
+    """sonde run: every call, into DIR/stats and DIR/out."""
 
-    def __init__(self, stats_path, out_path, out_format, options, code, source):
-        self.stats_path, self.out_path, self.out_format = stats_path, out_path, out_format
+    def __init__(self, folder, out_format, options, code, source, namespace):
+        self.folder, self.out_format = folder, out_format
         self.prof = Profiler()
         # The profiler's own C methods, which it does not record: a Python
         # method here would show up in the program's profile.
         self.start, self.pause_thread, self.stop = (self.prof.enable, self.prof.pause_thread,
                                                     self.prof.disable)
+        self.halt = self.stop
 
-    def write(self):
-        self.prof.write(self.stats_path, "pstats")
-        if self.out_path:
-            self.prof.write(self.out_path, self.out_format)
+    def save(self):
+        if self.out_format:
+            self.prof.write(self.folder.file("out.part"), self.out_format)
+            self.folder.publish("out.part", "out")
+        self.prof.write(self.folder.file("stats.part"), "pstats")
+        self.folder.publish("stats.part", "stats")
 
 
 class _LinesTool:
@@ -143,18 +232,23 @@ class _LinesTool:
 
     with_module = False  # the script's top level is not a function to time
 
-    def __init__(self, stats_path, out_path, out_format, options, code, source):
+    def __init__(self, folder, out_format, options, code, source, namespace):
         # Imported here, not at the top: `sonde run` must not import for the
-        # program what it would import itself.
+        # program what it would import itself.  -f still finds the functions
+        # of the modules imported here first (select_imported).
         import builtins
         import json
-        from ._lines import ImportWatcher, select
+        from . import _lines
+        self._loads, self._compiled_code = json.loads, _lines.compiled_code
+        self._matches = _lines.names_matching
+        self.folder, self.namespace = folder, namespace
         self.options = json.loads(options)
-        self.out_path = out_path
-        patterns = self.options.get("functions", [])
+        self.patterns = patterns = self.options.get("functions", [])
         self.prof = self.profiler()
-        self.unmatched = select(self.prof, code, source, patterns, self.with_module)
-        self.watcher = ImportWatcher(self.prof, patterns, self.unmatched) if patterns else None
+        self.unmatched = _lines.select(self.prof, code, source, patterns, self.with_module)
+        _lines.select_imported(self.prof, patterns, self.unmatched, _modules)
+        self.watcher = (_lines.ImportWatcher(self.prof, patterns, self.unmatched)
+                        if patterns else None)
         if self.watcher:
             sys.meta_path.insert(0, self.watcher)
         # kernprof's builtin: @profile marks a function to profile.
@@ -170,25 +264,32 @@ class _LinesTool:
     def pause_thread(self):
         pass
 
+    def halt(self):
+        pass
+
     def stop(self):
         self.prof.disable()
-        if self.watcher in sys.meta_path:
+        try:
             sys.meta_path.remove(self.watcher)
+        except (AttributeError, ValueError):  # no watcher, or the program took it off
+            pass
 
-    def write(self):
-        for pattern in sorted(self.watcher.unmatched if self.watcher else self.unmatched):
-            sys.stderr.write("sonde: warning: -f %s matched no function\n" % pattern)
-        self.write_results()
-
-    def write_results(self):
-        import json
-        from ._lines import format_table
-        results = self.prof.results()
-        sys.stderr.write(format_table(results, self.options.get("unit")))
-        if self.out_path:
-            with open(self.out_path, "w") as f:
-                json.dump({"sonde": 1, "mode": "lines", "functions": results}, f, indent=1)
-                f.write("\n")
+    def save(self):
+        document = self.prof.document()  # the JSON text, written in C
+        self.folder.write("out", document)
+        unmatched = self.watcher.unmatched if self.watcher else self.unmatched
+        ran = [f["name"] for f in self._loads(document)["functions"]
+               if any(line.get("hits") or line.get("alloc_bytes") for line in f["lines"])]
+        for pattern in self.patterns:
+            # A Python function the pattern found may have been replaced by
+            # a compiled one (heapq's heappush by _heapq's) and never run.
+            compiled = (None if self._matches(pattern, ran) else
+                        self._compiled_code(pattern, _modules, self.namespace))
+            if compiled is not None:
+                self.folder.say("sonde: warning: -f %s is compiled code (%s), with no Python "
+                                "lines to count" % (pattern, compiled))
+            elif pattern in unmatched:
+                self.folder.say("sonde: warning: -f %s matched no function" % pattern)
 
 
 class _MemTool(_LinesTool):
@@ -215,29 +316,71 @@ class _MemTool(_LinesTool):
                               interval_ms=self.options.get("interval_ms", 10),
                               line_events=self.options.get("line_events", False))
 
-    def write_results(self):
-        from ._mem import format_table, write_json, write_plot
-        document = self.prof.results()
-        sys.stderr.write(format_table(document))
-        if self.out_path:
-            write_json(document, self.out_path)
-        if self.options.get("plot"):
-            write_plot(document, self.options["plot"])
-
 
 TOOLS = {"run": _RunTool, "lines": _LinesTool, "mem": _MemTool}
+STARTERS = {"script": _script, "code": _code, "module": _module}
+
+
+class _Ending:
+    """Stops the tool and writes what it gathered, once, in the process the
+    launcher started (a child the program forked leaves the profile to its
+    parent): when the program's code returns or raises, or when it calls
+    os._exit."""
+
+    def __init__(self, tool, folder):
+        self.tool, self.folder, self.pid, self.done = tool, folder, _getpid(), False
+
+    def finish(self, exiting=False):
+        """exiting: from os._exit, which ends the process at once (in a
+        forked child there is then nothing to stop: its tracer goes with
+        it, as a bare child's interpreter state does)."""
+        if self.done or (exiting and _getpid() != self.pid):
+            return
+        self.done = True
+        try:
+            self.tool.stop()
+        except MemoryError:
+            self.folder.say("sonde: out of memory while recording: the profile is incomplete")
+        except Exception:
+            # Recording has stopped; what failed is telling threading (up
+            # to 3.11) to hook no more new threads, and the program made
+            # threading unusable itself: nothing is lost.
+            pass
+        if _getpid() != self.pid:
+            return
+        try:
+            self.tool.save()
+            return
+        except (OSError, ValueError) as e:
+            why = "cannot write the profile: %s" % e
+        except MemoryError:
+            why = "out of memory while writing the profile"
+        try:
+            self.folder.say("sonde: " + why)
+            self.folder.touch("unsaved")
+        except OSError:
+            pass  # the folder is out of reach too: the command line says there is no profile
 
 
 def main():
-    tool_name, stats_path, out_path, out_format, options, mode, target = sys.argv[1:8]
-    args = sys.argv[8:]
-    starter = {"script": _script, "code": _code, "module": _module}[mode]
-    code, namespace, source = starter(target, args)
-    launcher_pid = os.getpid()
-    tool = TOOLS[tool_name](stats_path, out_path, out_format, options, code, source)
+    folder_path, tool_name, out_format, options, mode, target = sys.argv[1:7]
+    args = sys.argv[7:]
+    folder = _Folder(folder_path)
+    code, namespace, source = STARTERS[mode](folder, target, args)
+    tool = TOOLS[tool_name](folder, out_format, options, code, source, namespace)
+    ending = _Ending(tool, folder)
 
-    status = 0
-    interrupted = False
+    def _exit(status):
+        """os._exit while the program runs: the profile is written first
+        (the process ends at once, with no other chance to).  It shows in
+        sonde run's profile as this function, called where os._exit was."""
+        tool.halt()  # run: recording stops here, before anything else is called
+        ending.finish(exiting=True)
+        _os_exit(status)
+
+    os._exit = _exit
+    folder.touch("started")
+    outcome = None
     tool.start()
     try:
         try:
@@ -245,33 +388,19 @@ def main():
         finally:
             tool.pause_thread()
             _join_threads()
-    except SystemExit as e:
-        status = e.code
-    except KeyboardInterrupt as e:
-        interrupted = True
-        _print_uncaught(e)
     except BaseException as e:
-        status = 1
-        _print_uncaught(e)
-    finally:
-        tool.stop()
-
-    if os.getpid() != launcher_pid:
-        # A child the program forked, ending normally: the profile is the
-        # parent's to write, and this process's exit is its own.
-        sys.exit(_exit_status(status) if not isinstance(status, int) else status)
-    try:
-        tool.write()
-    except OSError as e:
-        sys.stderr.write("sonde: cannot write the profile: %s\n" % e)
-        status = status or 1
-    except MemoryError:
-        sys.stderr.write("sonde: out of memory while writing the profile\n")
-        status = status or 1
-    sys.stdout.flush()
-    sys.stderr.flush()
-    if interrupted:
-        # Die by SIGINT, as a bare interpreter does on an unhandled Ctrl-C.
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-    sys.exit(_exit_status(status) if not isinstance(status, int) else status)
+        outcome = e
+    ending.finish()
+    if outcome is None:
+        return
+    if not isinstance(outcome, SystemExit):
+        # Printed here, without the launcher's frames; the interpreter then
+        # ends the process as it would have for the program (exit status 1,
+        # or death by SIGINT after a KeyboardInterrupt), flushing what is
+        # left of standard output its own way.
+        hook_exit = _print_uncaught(outcome, code if mode == "module" else None)
+        if hook_exit is not None:
+            outcome = hook_exit
+        else:
+            sys.excepthook = _printed
+    raise outcome

@@ -1,8 +1,10 @@
 """Per-line profiling: sonde.LineProfiler and what `sonde lines` prints.
 
-The counting is C (_sonde.LineTracer), and so is the table
-(_sonde.lines_table); this module chooses which code objects to trace and
-turns the counts into the JSON of `sonde lines -o` (README, "Formats").
+The counting is C (_sonde.LineTracer), and so are the JSON document of
+`sonde lines -o` (README, "Formats") and the table (_sonde.lines_table);
+this module chooses which code objects to trace, and gives the document
+what only Python knows: each line's source and the instructions as dis
+shows them.
 """
 
 import array
@@ -13,13 +15,25 @@ import importlib.machinery
 import json
 import linecache
 import sys
+import types
 
-from ._sonde import LineTracer, lines_table
+from ._sonde import LineTracer, lines_table, write_file
+
+
+def nested_codes(code):
+    """The lambdas, comprehensions and generator expressions of code, and
+    theirs: code objects whose lines are code's lines."""
+    for const in code.co_consts:
+        if hasattr(const, "co_code") and const.co_name.startswith("<"):
+            yield const
+            yield from nested_codes(const)
 
 
 def line_range(code):
-    """First and last line an instruction of code can be on."""
-    lines = [line for _, line in dis.findlinestarts(code) if line is not None]
+    """First and last line an instruction of code, or of code nested in it,
+    can be on."""
+    lines = [line for c in [code, *nested_codes(code)]
+             for _, line in dis.findlinestarts(c) if line is not None]
     first = code.co_firstlineno
     return first, max(lines + [first])
 
@@ -34,6 +48,11 @@ def unit_lines(code):
         for unit in range(start // 2, end // 2):
             lines[unit] = line or 0
     return lines.tobytes()
+
+
+def source_line(filename, line):
+    """A line's text, as the documents show it."""
+    return linecache.getline(filename, line).rstrip("\n")
 
 
 def instructions(code):
@@ -73,10 +92,12 @@ class Traced:
     enable()/disable() or `with profiler:`; a decorated function turns the
     profiler on while it runs."""
 
-    def __init__(self, tracer, functions):
+    def __init__(self, tracer, functions, nested=True):
         self._tracer = tracer
-        self._names = {}
         self._depth = 0
+        # Lambdas and comprehensions are traced too, counted on their
+        # function's lines (nested=False: not traced).
+        self._nested = nested
         for f in functions:
             self.add_function(f)
 
@@ -85,8 +106,12 @@ class Traced:
 
     def add_code(self, code, qualname=None):
         first, last = line_range(code)
-        if self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code)):
-            self._names[code] = qualname or getattr(code, "co_qualname", code.co_name)
+        name = qualname or getattr(code, "co_qualname", code.co_name)
+        if not self._tracer.add_code(code, first, last, self._code_units(code), unit_lines(code),
+                                     name=name) or not self._nested:
+            return
+        for inner in nested_codes(code):
+            self._tracer.add_code(inner, first, last, 0, unit_lines(inner), code)
 
     def add_function(self, func):
         func = getattr(func, "__func__", func)
@@ -110,6 +135,14 @@ class Traced:
                     self.disable()
 
         return wrapper
+
+    def document(self):
+        """The JSON document `sonde lines -o` (or `sonde mem -o`) writes, as
+        bytes: written in C, by the writer the command line uses."""
+        return self._tracer.document(source_line, instructions)
+
+    def dump_json(self, path):
+        write_file(path, self.document())
 
     def enable(self):
         self._tracer.enable()
@@ -138,41 +171,16 @@ class LineProfiler(Traced):
 
     def results(self):
         """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}],
-        and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]"""
-        out = []
-        for code, first, hits, ns, ihits, ins in self._tracer.results():
-            lines = []
-            for i, (h, t) in enumerate(zip(hits, ns)):
-                line = first + i
-                lines.append({"line": line, "hits": h, "time_ns": t,
-                              "source": linecache.getline(code.co_filename, line).rstrip("\n")})
-            function = {"file": code.co_filename, "name": self._names.get(code, code.co_name),
-                        "first_line": first, "total_ns": sum(ns), "lines": lines}
-            if ihits:
-                function["instructions"] = [
-                    {"offset": off, "opname": op, "arg": arg, "line": line,
-                     "hits": ihits[off // 2], "time_ns": ins[off // 2]}
-                    for off, op, arg, line in instructions(code)]
-            out.append(function)
-        return out
-
-    def dump_json(self, path):
-        with open(path, "w") as f:
-            json.dump({"sonde": 1, "mode": "lines", "functions": self.results()}, f, indent=1)
-            f.write("\n")
+        and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]:
+        the functions of the document dump_json() writes."""
+        return json.loads(self.document())["functions"]
 
     def print_stats(self, stream=None, unit=None, output_unit=None):
         """unit: "s", "ms", "us", "ns", or seconds as a number (line_profiler's
         output_unit, e.g. 1e-6); by default each time has its own unit."""
-        (stream or sys.stdout).write(
-            format_table(self.results(), unit if unit is not None else output_unit))
-
-
-def format_table(functions, unit=None):
-    """line_profiler's table, for every function that ran (drawn in C,
-    where `sonde report` draws it too); unit as print_stats takes it."""
-    return lines_table(json.dumps({"sonde": 1, "mode": "lines", "functions": functions}),
-                       None if unit is None else str(unit))
+        unit = unit if unit is not None else output_unit
+        (stream or sys.stdout).write(lines_table(self.document(),
+                                                 None if unit is None else str(unit)))
 
 
 def select(tracer, script_code, script_source, patterns, with_module=False):
@@ -184,8 +192,7 @@ def select(tracer, script_code, script_source, patterns, with_module=False):
     unmatched = set(patterns)
     for code, qualname in code_tree(script_code):
         if patterns:
-            hit = [p for p in patterns if fnmatch.fnmatchcase(qualname, p.split(":")[-1])
-                   and (":" not in p or p.split(":")[0] == "__main__")]
+            hit = _pattern_hits(patterns, "__main__", qualname)
             if hit:
                 tracer.add_code(code, qualname)
                 unmatched -= set(hit)
@@ -194,6 +201,140 @@ def select(tracer, script_code, script_source, patterns, with_module=False):
     if with_module and script_source and not patterns and not uses_decorator:
         tracer.add_code(script_code, "<module>")
     return unmatched
+
+
+def _qualname_patterns(pattern, module_name):
+    """What a -f pattern asks of the functions of the module module_name,
+    as qualified-name patterns (none: it names another module).
+    `module:qualname` names that module's; a bare pattern names a function
+    of any module; kernprof's dotted `package.module.Class.method` also
+    names `Class.method` of `package.module`."""
+    module, colon, qualname = pattern.rpartition(":")
+    if colon:
+        return [qualname] if module == module_name else []
+    prefix = module_name + "."
+    return [pattern] + ([pattern[len(prefix):]] if pattern.startswith(prefix) else [])
+
+
+def _pattern_hits(patterns, module_name, qualname):
+    """The -f patterns that name qualname of the module module_name."""
+    return [p for p in patterns
+            if any(fnmatch.fnmatchcase(qualname, q) for q in _qualname_patterns(p, module_name))]
+
+
+def _module_members(module):
+    """(dotted name, object) of what a module defines at its top level and
+    in its classes (nested classes included), as its namespace shows them."""
+    name = getattr(module, "__name__", None)
+    todo = [("", vars(module))]
+    seen = set()
+    while todo:
+        prefix, space = todo.pop()
+        for key, obj in list(space.items()):
+            if not isinstance(key, str):
+                continue
+            yield prefix + key, obj
+            if (isinstance(obj, type) and id(obj) not in seen
+                    and getattr(obj, "__module__", None) == name):
+                seen.add(id(obj))
+                todo.append((prefix + key + ".", vars(obj)))
+
+
+def _python_functions(obj):
+    """The Python functions behind a namespace member: a function, a static
+    or class method, a property's accessors, and what decorators made with
+    functools.wraps (lru_cache's included) wrap."""
+    found = []
+    for _ in range(8):  # a chain of __wrapped__, bounded
+        if isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        if isinstance(obj, property):
+            found += [f for f in (obj.fget, obj.fset, obj.fdel)
+                      if isinstance(f, types.FunctionType)]
+        elif isinstance(obj, types.FunctionType):
+            found.append(obj)
+        try:
+            obj = obj.__dict__["__wrapped__"]
+        except (AttributeError, KeyError, TypeError):
+            break
+    return found
+
+
+def _qualname(func):
+    """The qualified name of a function's code (a wrapper that took the
+    name of what it wraps answers its own), or None."""
+    code = func.__code__
+    qualname = getattr(code, "co_qualname", None)  # 3.11+
+    if qualname is None:
+        qualname = func.__qualname__
+        if not isinstance(qualname, str) or qualname.rpartition(".")[2] != code.co_name:
+            return None
+    return qualname
+
+
+def select_imported(tracer, patterns, unmatched, modules):
+    """Registers with tracer the functions that -f patterns name in modules
+    already imported (modules: name -> module, sonde's own left out), as
+    ImportWatcher does for the modules imported later, so that a function
+    is found whoever imported its module first.  Removes the patterns that
+    matched from unmatched."""
+    for module_name, module in list(modules.items()):
+        if (module_name == "sonde" or module_name.startswith("sonde.")
+                or not isinstance(module, types.ModuleType)):
+            continue
+        wanted = [p for p in patterns if _qualname_patterns(p, module_name)]
+        if not wanted:
+            continue
+        for _, member in _module_members(module):
+            for func in _python_functions(member):
+                if getattr(func, "__module__", None) != module_name:
+                    continue  # imported from elsewhere: found in its own module
+                code, qualname = func.__code__, _qualname(func)
+                if qualname is None:
+                    continue
+                hit = _pattern_hits(wanted, module_name, qualname)
+                if hit:
+                    tracer.add_code(code, qualname)
+                    unmatched -= set(hit)
+                for inner, inner_name in code_tree(code, qualname + ".<locals>"):
+                    hit = _pattern_hits(wanted, module_name, inner_name)
+                    if hit:
+                        tracer.add_code(inner, inner_name)
+                        unmatched -= set(hit)
+
+
+def names_matching(pattern, names):
+    """The qualified names among names that a -f pattern names (whatever
+    module it says; a dotted pattern's every possible module)."""
+    module, colon, qualname = pattern.rpartition(":")
+    parts = pattern.split(".")
+    wanted = [qualname] if colon else [".".join(parts[k:]) for k in range(len(parts))]
+    return [name for name in names if any(fnmatch.fnmatchcase(name, q) for q in wanted)]
+
+
+def compiled_code(pattern, modules, main_namespace):
+    """What a -f pattern that matched no Python function names when it is
+    compiled code (a builtin, a C extension's, Cython's or mypyc's
+    function): "a builtin_function_or_method of _heapq", else None."""
+    module_name, colon, qualname = pattern.rpartition(":")
+    if not colon and "." in pattern:  # kernprof's package.module.function
+        parts = pattern.split(".")
+        for k in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:k]) in modules:
+                return compiled_code(".".join(parts[:k]) + ":" + ".".join(parts[k:]), modules,
+                                     main_namespace)
+    space = modules.get(module_name) if module_name else None
+    if module_name and not isinstance(space, types.ModuleType):
+        return None
+    members = (_module_members(space) if space is not None
+               else ((key, obj) for key, obj in list(main_namespace.items())
+                     if isinstance(key, str)))
+    for dotted, obj in members:
+        if (fnmatch.fnmatchcase(dotted, qualname) and callable(obj)
+                and not isinstance(obj, type) and not _python_functions(obj)):
+            where = getattr(obj, "__module__", None) or module_name
+            return "a %s%s" % (type(obj).__name__, " of %s" % where if where else "")
+    return None
 
 
 class ImportWatcher:
@@ -207,7 +348,7 @@ class ImportWatcher:
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
-        wanted = [p for p in self.patterns if ":" not in p or p.split(":")[0] == name]
+        wanted = [p for p in self.patterns if _qualname_patterns(p, name)]
         if not wanted:
             return None
         loader, watcher = spec.loader, self
@@ -216,7 +357,7 @@ class ImportWatcher:
             def exec_module(self, module):
                 code = loader.get_code(name)
                 for inner, qualname in code_tree(code):
-                    hit = [p for p in wanted if fnmatch.fnmatchcase(qualname, p.split(":")[-1])]
+                    hit = _pattern_hits(wanted, name, qualname)
                     if hit:
                         watcher.tracer.add_code(inner, qualname)
                         watcher.unmatched -= set(hit)

@@ -1,5 +1,6 @@
 /* cmd_dump.c - sonde dump: every thread's current Python stack, once. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,14 +9,33 @@
 #include "commands.h"
 #include "options.h"
 
-static const char usage[] =
-    "usage: sonde dump -p PID\n"
-    "\n"
-    "Prints the current Python stack of every thread of a running process,\n"
-    "innermost frame first, each with its file:line and the source line.  The\n"
-    "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
-    "accepted and changes nothing).  A stack deeper than 1024 frames shows its\n"
-    "innermost 1024 and says it was truncated.\n";
+typedef struct dump_opts {
+    long pid;
+} dump_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
+      .offset = offsetof(dump_opts, pid), .help = "the running process to read" },
+    { .long_name = "nonblocking", .type = CLI_IGNORED,
+      .help = "accepted for py-spy's sake: sonde never stops the target" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_dump = {
+    .name = "dump",
+    .summary = "print every thread's current Python stack (replaces py-spy dump)",
+    .synopsis = "-p PID",
+    .about = "Prints the current Python stack of every thread of a running process,\n"
+             "innermost frame first, each with its file:line and the source line.  The\n"
+             "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
+             "accepted and changes nothing).  A stack deeper than 1024 frames shows its\n"
+             "innermost 1024 and says it was truncated.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
 
 /* Prints line `line` of file (as the process sees it: a relative name is
  * from its working directory), trimmed, if readable. */
@@ -45,37 +65,26 @@ static void print_source(int pid, const char *file, int line)
         printf("        %s\n", s);
 }
 
-int cmd_dump(int argc, char **argv, const sonde_env *env)
+static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
-    const char *pid_text = NULL;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (cli_flag(argv[i], "-h", "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (cli_flag(argv[i], NULL, "--nonblocking"))
-            continue;
-        if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
-        return cli_usage_error("dump", "unknown argument '%s'", argv[i]);
-    }
-    long pid;
-    if (!pid_text)
+    dump_opts opts = { .pid = 0 };
+    cli_words words;
+    int rc = cli_parse(&cmd_dump, argc, argv, &opts, &words);
+    if (rc != 0)
+        return cli_exit(rc);
+    if (words.count > 0)
+        return cli_usage_error("dump", "unknown argument '%s'", words.word[0]);
+    if (!opts.pid)
         return cli_usage_error("dump", "which process? give -p PID");
-    if (cli_pid("dump", pid_text, &pid) < 0)
-        return SONDE_EXIT_USAGE;
+    long pid = opts.pid;
 
     sonde_profile p;
     sonde_walker w;
     char err[512];
     if (sonde_profile_init(&p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    int rc = sonde_walker_open(&w, (int)pid, &p, err, sizeof err);
+    rc = sonde_walker_open(&w, (int)pid, &p, err, sizeof err);
     sonde_thread_sample *threads = rc == 0 ? malloc(SONDE_WALK_MAX_THREADS * sizeof *threads) : NULL;
     uint32_t n = 0;
     if (rc < 0) {

@@ -2,87 +2,107 @@
  * functions (replaces kernprof -l + line_profiler).
  *
  * The program runs under the launcher's line tool (python/sonde/_lines.py
- * chooses the functions, src/ext/lines.c counts), which prints the table
- * on stderr and writes -o; this side checks the command line and passes
- * the program's exit code on. */
+ * chooses the functions, src/ext/lines.c counts), which leaves the counts
+ * as JSON; this side checks the command line, prints the table on stderr,
+ * copies the JSON to -o and passes the program's exit code on. */
+#include <stddef.h>
 #include <stdio.h>
-#include <string.h>
 
-#include "../formats/lines_table.h"
+#include "../report/lines_table.h"
 #include "commands.h"
-#include "launch.h"
+#include "launcher.h"
 #include "options.h"
 #include "tool_args.h"
 
-static const char usage[] =
-    "usage: sonde lines [-o FILE] [-f FUNC]... [-u UNIT] [--bytecode] [--python PY]\n"
-    "                   (SCRIPT | -m MODULE) [ARGS...]\n"
-    "\n"
-    "Runs a Python program and counts, for every line of the chosen functions,\n"
-    "how often it ran (hits) and the time until the next line of the same call\n"
-    "(callees included), then prints line_profiler's table on stderr.\n"
-    "\n"
-    "Functions: those decorated with @profile (a builtin sonde provides, as\n"
-    "kernprof does), those named with -f, and when neither is given every\n"
-    "function defined in the script.\n"
-    "\n"
-    "  -f, --function F   a qualified name or pattern (Class.method, work*), or\n"
-    "                     module:qualname for a module the program imports\n"
-    "  -u, --unit UNIT    s, ms, us, ns, or seconds as kernprof takes them (1e-6);\n"
-    "                     default: each time in its own unit, 3 significant digits\n"
-    "      --bytecode     also each bytecode instruction under its line: offset,\n"
-    "                     name, argument (as dis shows them), hits and time\n"
-    "  -o, --output FILE  write the counts as JSON (see README, Formats)\n"
-    "      --python PY    interpreter to run the program with\n";
-
 typedef struct lines_opts {
+    tool_args a;
     const char *unit;
     int bytecode;
 } lines_opts;
 
-static int lines_option(int argc, char **argv, int *i, void *ctx)
+/* -u's reader: a unit sonde_lines_unit_parse knows, into the string at dest. */
+static int take_unit(const char *cmd, void *dest, const char *value)
 {
-    lines_opts *o = ctx;
-    if (cli_flag(argv[*i], NULL, "--bytecode")) {
-        o->bytecode = 1;
-        return 1;
-    }
-    int r = cli_option(argc, argv, i, "-u", "--unit", &o->unit);
-    if (r < 0)
-        return SONDE_EXIT_USAGE;
     double ns;
     char label[64];
-    if (r && sonde_lines_unit(o->unit, &ns, label, sizeof label) < 0)
-        return cli_usage_error("lines", "unknown unit '%s' (use s, ms, us, ns or a number of "
-                               "seconds such as 1e-6)", o->unit);
-    return r;
+    if (sonde_lines_unit_parse(value, &ns, label, sizeof label) < 0)
+        return cli_usage_error(cmd, "unknown unit '%s' (use s, ms, us, ns or a number of "
+                               "seconds such as 1e-6)", value);
+    *(const char **)dest = value;
+    return 0;
 }
 
-int cmd_lines(int argc, char **argv, const sonde_env *env)
+static const cli_opt option_table[] = {
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+      .offset = offsetof(lines_opts, a.out),
+      .help = "write the counts as JSON (see README, Formats)" },
+    TOOL_ARGS_FUNCTION(lines_opts, a),
+    { .short_name = 'u', .long_name = "unit", .arg = "UNIT", .type = CLI_CALL,
+      .offset = offsetof(lines_opts, unit), .call = take_unit,
+      .help = "s, ms, us, ns, or seconds as kernprof takes them (1e-6);\n"
+              "default: each time in its own unit, 3 significant digits" },
+    { .long_name = "bytecode", .type = CLI_FLAG, .offset = offsetof(lines_opts, bytecode),
+      .set = 1,
+      .help = "also each bytecode instruction under its line: offset,\n"
+              "name, argument (as dis shows them), hits and time" },
+    CLI_PROGRAM_OPTIONS(lines_opts, a.prog),
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_lines = {
+    .name = "lines",
+    .summary = "hits and time of every line of chosen functions (replaces kernprof)",
+    .synopsis = "[-o FILE] [-f FUNC]... [-u UNIT] [--bytecode] [--python PY]\n"
+                "(SCRIPT | -m MODULE | -c CODE) [ARGS...]",
+    .about = "Runs a Python program and counts, for every line of the chosen functions,\n"
+             "how often it ran (hits) and the time until the next line of the same call\n"
+             "(callees included), then prints line_profiler's table on stderr.\n"
+             "\n"
+             "Functions: those decorated with @profile (a builtin sonde provides, as\n"
+             "kernprof does), those named with -f, and when neither is given every\n"
+             "function defined in the script (or in the code -c runs).",
+    .words = CLI_WORDS_END,
+    .opts = option_table,
+    .run = cmd_main,
+};
+
+/* line_profiler's table of the launcher's document. */
+static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 {
-    lines_opts o = { NULL, 0 };
-    tool_args a;
-    int rc = tool_args_parse(&a, argc, argv, usage, lines_option, &o);
+    const lines_opts *o = ctx;
+    char err[256];
+    if (sonde_lines_table_write(table, doc, o->unit, err, sizeof err) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    return 0;
+}
+
+static int cmd_main(int argc, char **argv, const sonde_env *env)
+{
+    lines_opts o = { .unit = NULL };
+    int rc = tool_args_parse(&o.a, &cmd_lines, argc, argv, &o);
     if (rc != 0) {
-        tool_args_free(&a);
-        return rc < 0 ? 0 : rc;
+        tool_args_free(&o.a);
+        return cli_exit(rc);
     }
     sonde_buf options;
     sonde_buf_init(&options);
-    sonde_buf_printf(&options, "{\"functions\": [%s]", a.functions.data ? a.functions.data : "");
+    sonde_buf_printf(&options, "{\"functions\": [%s]",
+                     o.a.functions.data ? o.a.functions.data : "");
     if (o.unit)
         sonde_buf_printf(&options, ", \"unit\": \"%s\"", o.unit);
     if (o.bytecode)
         sonde_buf_puts(&options, ", \"bytecode\": true");
     sonde_buf_puts(&options, "}");
-    launch_program prog = {
-        .python = launch_python(env, a.python), .tool = "lines", .stats_path = "",
-        .out = a.out ? a.out : "", .format = "", .options = options.data, .mode = a.mode,
-        .target = a.target, .args = a.args, .nargs = a.nargs,
+    launcher_program prog = {
+        .python = launch_python(env, o.a.prog.python), .tool = "lines", .format = "",
+        .options = options.data, .mode = o.a.prog.mode, .target = o.a.prog.target,
+        .args = o.a.prog.args, .nargs = o.a.prog.nargs,
     };
-    launch_result r;
-    rc = sonde_buf_ok(&options) ? launch_program_run(env, &prog, &r) : -1;
+    rc = sonde_buf_ok(&options) ? tool_args_run(&o.a, env, &prog, draw, &o)
+                                : cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_buf_free(&options);
-    tool_args_free(&a);
-    return rc < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
+    tool_args_free(&o.a);
+    return rc;
 }

@@ -9,6 +9,7 @@
  * goes to stderr. */
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,41 +22,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
-
-static const char usage[] =
-    "usage: sonde record [-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS] [--idle] [--gil]\n"
-    "                    [--threads] [--subprocesses] (-p PID | -- CMD [ARGS...])\n"
-    "\n"
-    "Samples the Python stacks of a process from outside: -p attaches to a\n"
-    "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
-    "with its exit code.  When CMD (or PID) is not Python itself -- a shell,\n"
-    "make, tox, env, a script that runs python -- the Python processes it\n"
-    "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
-    "The target is never stopped: sonde only reads its memory, so py-spy's\n"
-    "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
-    "what was gathered.  Stacks deeper than 1024 frames keep their innermost\n"
-    "1024 under a \"[truncated]\" frame.\n"
-    "\n"
-    "  -o, --output FILE    where to write (default sonde-PID.EXT)\n"
-    "  -f, --format FMT     flamegraph (default, an interactive SVG), speedscope,\n"
-    "                       chrome (a timeline for chrome://tracing, Perfetto),\n"
-    "                       collapsed or json\n"
-    "  -r, --rate HZ        samples per second (default 100)\n"
-    "  -d, --duration SECS  stop after this long (default: until the process ends)\n"
-    "      --idle           keep threads that are sleeping or blocked too\n"
-    "      --gil            keep only the thread holding the GIL\n"
-    "      --threads        put each thread at the root of its stacks\n"
-    "      --subprocesses   sample every Python process it starts too (multiprocessing\n"
-    "                       workers, subprocesses), each under \"process PID (command)\"\n"
-    "      --nonblocking    accepted for py-spy's sake: sonde never stops the target\n";
-
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-    (void)sig;
-    stop_requested = 1;
-}
+#include "output.h"
 
 typedef struct record_opts {
     const char *out, *format;
@@ -64,53 +31,93 @@ typedef struct record_opts {
     char **cmd;
 } record_opts;
 
+/* -d's reader: seconds, more than 0 and less than 1e7, into the double
+ * at dest. */
+static int take_duration(const char *cmd, void *dest, const char *value)
+{
+    char *end;
+    double v = strtod(value, &end);
+    if (*end || !(v > 0 && v < 1e7))
+        return cli_usage_error(cmd, "-d needs a number of seconds, not '%s'", value);
+    *(double *)dest = v;
+    return 0;
+}
+
+static const cli_opt option_table[] = {
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+      .offset = offsetof(record_opts, out), .help = "where to write (default sonde-PID.EXT)" },
+    { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
+      .offset = offsetof(record_opts, format),
+      .help = "flamegraph (default, an interactive SVG), speedscope,\n"
+              "chrome (a timeline for chrome://tracing, Perfetto),\n"
+              "collapsed or json" },
+    { .short_name = 'r', .long_name = "rate", .arg = "HZ", .type = CLI_REAL,
+      .offset = offsetof(record_opts, s.rate), .min = 1, .max = 100000,
+      .what = "needs a rate from 1 to 100000 samples per second",
+      .help = "samples per second (default 100)" },
+    { .short_name = 'd', .long_name = "duration", .arg = "SECS", .type = CLI_CALL,
+      .offset = offsetof(record_opts, s.duration), .call = take_duration,
+      .help = "stop after this long (default: until the process ends)" },
+    { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
+      .offset = offsetof(record_opts, pid), .help = "the running process to sample" },
+    { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(record_opts, s.idle), .set = 1,
+      .help = "keep threads that are sleeping or blocked too" },
+    { .long_name = "gil", .type = CLI_FLAG, .offset = offsetof(record_opts, s.gil_only),
+      .set = 1, .help = "keep only the thread holding the GIL" },
+    { .long_name = "threads", .type = CLI_FLAG, .offset = offsetof(record_opts, s.thread_roots),
+      .set = 1, .help = "put each thread at the root of its stacks" },
+    { .long_name = "subprocesses", .type = CLI_FLAG,
+      .offset = offsetof(record_opts, s.subprocesses), .set = 1,
+      .help = "sample every Python process it starts too (multiprocessing\n"
+              "workers, subprocesses), each under \"process PID (command)\"" },
+    { .long_name = "nonblocking", .type = CLI_IGNORED,
+      .help = "accepted for py-spy's sake: sonde never stops the target" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_record = {
+    .name = "record",
+    .summary = "sample a running Python process from outside (replaces py-spy record)",
+    .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS] [--idle] [--gil]\n"
+                "[--threads] [--subprocesses] (-p PID | -- CMD [ARGS...])",
+    .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
+             "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
+             "with its exit code.  When CMD (or PID) is not Python itself -- a shell,\n"
+             "make, tox, env, a script that runs python -- the Python processes it\n"
+             "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
+             "The target is never stopped: sonde only reads its memory, so py-spy's\n"
+             "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
+             "what was gathered.  Stacks deeper than 1024 frames keep their innermost\n"
+             "1024 under a \"[truncated]\" frame.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
+
+static volatile sig_atomic_t stop_requested; /* set by the SIGINT/SIGTERM handler, read by
+                                                the sampling loop: one thread */
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+/* The command line into *o, checked.  0, or an exit code. */
 static int parse(int argc, char **argv, record_opts *o)
 {
-    const char *rate = NULL, *duration = NULL, *pid = NULL;
-    int i;
-    for (i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (cli_flag(a, "-h", "--help")) {
-            fputs(usage, stdout);
-            return 1;
-        }
-        if (strcmp(a, "--") == 0) {
-            o->cmd = argv + i + 1;
-            break;
-        }
-        if (cli_flag(a, NULL, "--idle") || cli_flag(a, NULL, "--gil") ||
-            cli_flag(a, NULL, "--threads") || cli_flag(a, NULL, "--subprocesses") ||
-            cli_flag(a, NULL, "--nonblocking")) {
-            o->s.idle |= strcmp(a, "--idle") == 0;
-            o->s.gil_only |= strcmp(a, "--gil") == 0;
-            o->s.thread_roots |= strcmp(a, "--threads") == 0;
-            o->s.subprocesses |= strcmp(a, "--subprocesses") == 0;
-            continue;
-        }
-        if ((r = cli_option(argc, argv, &i, "-o", "--output", &o->out)) ||
-            (r = cli_option(argc, argv, &i, "-f", "--format", &o->format)) ||
-            (r = cli_option(argc, argv, &i, "-r", "--rate", &rate)) ||
-            (r = cli_option(argc, argv, &i, "-d", "--duration", &duration)) ||
-            (r = cli_option(argc, argv, &i, "-p", "--pid", &pid))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
+    cli_words words;
+    int rc = cli_parse(&cmd_record, argc, argv, o, &words);
+    if (rc != 0)
+        return rc;
+    if (words.before_dashes > 0)
         return cli_usage_error("record", "unknown argument '%s' (a command to start goes "
-                               "after --)", a);
-    }
-    if (!pid == !(o->cmd && o->cmd[0]))
+                               "after --)", words.word[0]);
+    o->cmd = words.count > 0 ? words.word : NULL;
+    if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
-    if (pid && cli_pid("record", pid, &o->pid) < 0)
-        return SONDE_EXIT_USAGE;
-    char *end;
-    if (rate && (o->s.rate = strtod(rate, &end), *end || !(o->s.rate >= 1 && o->s.rate <= 100000)))
-        return cli_usage_error("record", "-r needs a rate from 1 to 100000 samples per second, "
-                               "not '%s'", rate);
-    if (duration && (o->s.duration = strtod(duration, &end),
-                     *end || !(o->s.duration > 0 && o->s.duration < 1e7)))
-        return cli_usage_error("record", "-d needs a number of seconds, not '%s'", duration);
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
         return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
@@ -125,8 +132,10 @@ static long start_command(char **cmd)
     return pid < 0 ? cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(errno)) : pid;
 }
 
-static int write_profile(const record_opts *o, long pid, sonde_profile *p, char *path,
-                         size_t pathlen)
+/* Where the profile goes, checked: -o, else sonde-PID.EXT in the current
+ * folder (its name kept in name).  0, or an exit code after printing why
+ * it cannot be written. */
+static int open_output(const record_opts *o, long pid, char *name, size_t len, cli_output *out)
 {
     static const struct { const char *format, *ext; } exts[] = {
         { "flamegraph", "svg" }, { "speedscope", "speedscope.json" }, { "chrome", "trace.json" },
@@ -136,20 +145,17 @@ static int write_profile(const record_opts *o, long pid, sonde_profile *p, char 
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
         if (strcmp(exts[i].format, o->format) == 0)
             ext = exts[i].ext;
-    if (o->out)
-        snprintf(path, pathlen, "%s", o->out);
-    else
-        snprintf(path, pathlen, "sonde-%ld.%s", pid, ext);
+    snprintf(name, len, "sonde-%ld.%s", pid, ext);
+    return cli_output_open(out, o->out ? o->out : name);
+}
+
+static int write_profile(const record_opts *o, const cli_output *out, sonde_profile *p)
+{
     sonde_stats s;
     sonde_stats_init(&s);
-    sonde_buf b;
-    sonde_buf_init(&b);
-    int rc = sonde_stats_from_profile(&s, p) < 0 || sonde_format_find(o->format)->write(&b, p, &s) < 0
-                 ? cli_fail(-1, "out of memory")
-             : sonde_buf_write_file(&b, path) < 0
-                 ? cli_fail(-1, "cannot write '%s': %s", path, strerror(errno))
-                 : 0;
-    sonde_buf_free(&b);
+    sonde_format_job job = { .format = sonde_format_find(o->format), .profile = p, .stats = &s };
+    int rc = sonde_stats_from_profile(&s, p) < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
+                                                 : cli_output_fill(out, sonde_format_fill, &job);
     sonde_stats_free(&s);
     return rc;
 }
@@ -197,13 +203,24 @@ static void print_nothing(const record_opts *o, const sonde_family *f, long pid)
                  "recorded", pid);
 }
 
-int cmd_record(int argc, char **argv, const sonde_env *env)
+static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
     record_opts o = { .format = "flamegraph", .s = { .rate = 100 } };
     int rc = parse(argc, argv, &o);
-    if (rc)
-        return rc == 1 ? 0 : rc;
+    if (rc != 0)
+        return cli_exit(rc);
+    /* -o is checked before anything starts; sonde-PID.EXT once the
+     * command has a pid (the folder it goes to is checked before). */
+    cli_output out;
+    char name[64];
+    if (o.out || o.pid)
+        rc = open_output(&o, o.pid, name, sizeof name, &out);
+    else if (access(".", W_OK | X_OK) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "cannot write in the current folder: %s (give -o FILE)",
+                      strerror(errno));
+    if (rc != 0)
+        return rc;
 
     struct sigaction stop = { .sa_handler = on_stop }, old_int, old_term;
     sigemptyset(&stop.sa_mask);
@@ -214,10 +231,11 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
     int started = o.cmd != NULL;
     if (started && (pid = start_command(o.cmd)) < 0)
         return SONDE_EXIT_FAILED;
+    if (started && !o.out)
+        rc = open_output(&o, pid, name, sizeof name, &out);
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);
-    char path[4096];
     if (!family || sonde_profile_init(&p) < 0) {
         free(family);
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
@@ -225,18 +243,17 @@ int cmd_record(int argc, char **argv, const sonde_env *env)
     sonde_family_init(family, (int)pid, o.s.subprocesses, &p);
     sonde_sampler_counts counts = { 0 };
     char err[512];
-    if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
+    if (rc != 0) {
+        /* sonde-PID.EXT cannot be written: the command runs unsampled */
+    } else if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else if (sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory while sampling");
     } else if (counts.processes == 0) {
         print_nothing(&o, family, pid);
         rc = SONDE_EXIT_FAILED;
-    } else if (write_profile(&o, pid, &p, path, sizeof path) < 0) {
-        rc = SONDE_EXIT_FAILED;
-    } else {
-        print_summary(&o, &counts, path);
-        rc = 0;
+    } else if ((rc = write_profile(&o, &out, &p)) == 0) {
+        print_summary(&o, &counts, out.name);
     }
     sonde_family_free(family);
     free(family);

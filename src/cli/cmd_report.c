@@ -1,5 +1,7 @@
 /* cmd_report.c - sonde report: print or convert a profile file. */
 #include <errno.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,38 +9,83 @@
 #include <unistd.h>
 
 #include "../core/stats.h"
-#include "../formats/dot.h"
 #include "../formats/format.h"
 #include "../formats/json_read.h"
-#include "../formats/lines_table.h"
 #include "../formats/load.h"
-#include "../formats/mem_plot.h"
-#include "../formats/mem_table.h"
-#include "../formats/table.h"
+#include "../report/lines_table.h"
+#include "../report/mem_plot.h"
+#include "../report/mem_table.h"
+#include "../report/table.h"
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
+#include "output.h"
 
-static const char usage[] =
-    "usage: sonde report FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
-    "                         [-f FORMAT] [--node-thres P] [--edge-thres P] [-o OUT]\n"
-    "\n"
-    "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
-    "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
-    "converts it with -f.  Prints the table of a file written by sonde lines -o\n"
-    "or sonde mem -o (-f svg draws a mem profile's memory over time).\n"
-    "\n"
-    "  -s, --sort KEY     tottime, cumtime (default), ncalls, pcalls, name, file, line\n"
-    "  -l, --limit N      rows to show (default 30; 0 = all)\n"
-    "      --callers RE   who called the functions matching RE, with counts\n"
-    "      --callees RE   what the functions matching RE called\n"
-    "  -f, --format FMT   table (default), pstats, json, collapsed, speedscope,\n"
-    "                     flamegraph (from a JSON profile), dot: the call graph\n"
-    "                     as gprof2dot draws it, svg or png: that graph drawn by\n"
-    "                     Graphviz; for a mem profile svg is its timeline\n"
-    "      --node-thres P leave out functions under P%% of the time (dot; 0.5)\n"
-    "      --edge-thres P leave out calls under P%% of the time (dot; 0.1)\n"
-    "  -o, --output OUT   where -f writes (default: standard output)\n";
+typedef struct report_opts {
+    const char *format, *out;
+    sonde_table_opts table;
+    double node_thres, edge_thres;  /* -f dot, svg, png */
+    int short_paths;
+    long min_count;          /* -1 when not given */
+} report_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 's', .long_name = "sort", .arg = "KEY", .type = CLI_STRING,
+      .offset = offsetof(report_opts, table.sort),
+      .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },
+    { .short_name = 'l', .long_name = "limit", .arg = "N", .type = CLI_COUNT,
+      .offset = offsetof(report_opts, table.limit), .help = "rows to show (default 30; 0 = all)" },
+    { .long_name = "callers", .arg = "RE", .type = CLI_STRING,
+      .offset = offsetof(report_opts, table.callers_re),
+      .help = "who called the functions matching RE, with counts\n"
+              "(printed instead of the table, as pstats' print_callers)" },
+    { .long_name = "callees", .arg = "RE", .type = CLI_STRING,
+      .offset = offsetof(report_opts, table.callees_re),
+      .help = "what the functions matching RE called (idem)" },
+    { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
+      .offset = offsetof(report_opts, format),
+      .help = "table (default), pstats, json, collapsed, speedscope,\n"
+              "flamegraph (from a JSON profile), dot: the call graph\n"
+              "as gprof2dot draws it, svg or png: that graph drawn by\n"
+              "Graphviz; for a mem profile svg is its timeline" },
+    { .long_name = "node-thres", .arg = "P", .type = CLI_REAL,
+      .offset = offsetof(report_opts, node_thres), .min = 0, .max = 100,
+      .what = "takes a percentage from 0 to 100",
+      .help = "leave out functions under P% of the time (dot; 0.5)" },
+    { .long_name = "edge-thres", .arg = "P", .type = CLI_REAL,
+      .offset = offsetof(report_opts, edge_thres), .min = 0, .max = 100,
+      .what = "takes a percentage from 0 to 100",
+      .help = "leave out calls under P% of the time (dot; 0.1)" },
+    { .long_name = "short-paths", .type = CLI_FLAG, .offset = offsetof(report_opts, short_paths),
+      .set = 1,
+      .help = "collapsed: file names as py-spy shows them (below\n"
+              "site-packages or lib/pythonX.Y, or relative to here)" },
+    { .long_name = "min-count", .arg = "N", .type = CLI_COUNT,
+      .offset = offsetof(report_opts, min_count),
+      .help = "collapsed: leave out stacks counting less than N\n"
+              "(microseconds of own time, or samples)" },
+    { .short_name = 'o', .long_name = "output", .arg = "OUT", .type = CLI_STRING,
+      .offset = offsetof(report_opts, out),
+      .help = "where -f writes (default: standard output)" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_report = {
+    .name = "report",
+    .summary = "print or convert a .prof file (sonde's or cProfile's)",
+    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
+                "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
+                "[--short-paths] [--min-count N] [-o OUT]",
+    .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
+             "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
+             "converts it with -f.  Prints the table of a file written by sonde lines -o\n"
+             "or sonde mem -o (-f svg draws a mem profile's memory over time).",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
 
 /* A sonde lines or mem document drawn into b: its table, or with -f svg a
  * mem document's timeline.  0, or an exit code after printing why. */
@@ -50,26 +97,16 @@ static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
         return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
                                mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
     char err[256];
-    int drawn = !mem ? sonde_lines_table(b, t, NULL, err, sizeof err)
-                : svg ? sonde_mem_plot(b, t, err, sizeof err)
-                      : sonde_mem_table(b, t, err, sizeof err);
+    int drawn = !mem ? sonde_lines_table_write(b, t, NULL, err, sizeof err)
+                : svg ? sonde_mem_plot_write(b, t, err, sizeof err)
+                      : sonde_mem_table_write(b, t, err, sizeof err);
     return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
 }
 
-/* A threshold in percent (0-100) into *out, when given. */
-static int parse_percent(const char *flag, const char *text, double *out)
+/* Whether format is one Graphviz draws from -f dot's source. */
+static int graphviz_format(const char *format)
 {
-    if (!text)
-        return 0;
-    char *end;
-    errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !(v >= 0 && v <= 100)) {
-        cli_usage_error("report", "%s takes a percentage from 0 to 100, not '%s'", flag, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
+    return strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
 }
 
 /* Graphviz's dot turns the DOT source in b into `format` at out. */
@@ -80,7 +117,9 @@ static int run_graphviz(const sonde_buf *b, const char *format, const char *out)
     if (fd < 0)
         return cli_fail(SONDE_EXIT_FAILED, "cannot write a temporary file: %s", strerror(errno));
     close(fd);
-    if (cli_write(b, src) != 0) {
+    cli_output dot = { .name = src };
+    snprintf(dot.path, sizeof dot.path, "%s", src);
+    if (cli_output_write(&dot, b) != 0) {
         unlink(src);
         return SONDE_EXIT_FAILED;
     }
@@ -100,52 +139,37 @@ static int run_graphviz(const sonde_buf *b, const char *format, const char *out)
     return rc;
 }
 
-int cmd_report(int argc, char **argv, const sonde_env *env)
+/* The command line into *o and *file, checked, -o included.  0, or an
+ * exit code. */
+static int parse(int argc, char **argv, report_opts *o, const char **file, cli_output *out)
 {
-    (void)env;
-    sonde_table_opts topts = { .sort = "cumtime", .limit = 30 };
-    sonde_dot_opts dopts = { 0.5, 0.1 };
-    const char *file = NULL, *format = "table", *out = "-", *limit = NULL;
-    const char *node_thres = NULL, *edge_thres = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (cli_flag(a, "-h", "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if ((r = cli_option(argc, argv, &i, "-s", "--sort", &topts.sort)) ||
-            (r = cli_option(argc, argv, &i, "-l", "--limit", &limit)) ||
-            (r = cli_option(argc, argv, &i, "-f", "--format", &format)) ||
-            (r = cli_option(argc, argv, &i, "-o", "--output", &out)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--callers", &topts.callers_re)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--callees", &topts.callees_re)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--node-thres", &node_thres)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--edge-thres", &edge_thres))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_one_file("report", a, &file)) != 0)
-            return r;
-    }
-    if (!file)
+    cli_words words;
+    int rc = cli_parse(&cmd_report, argc, argv, o, &words);
+    if (rc != 0)
+        return rc;
+    if (words.count > 1)
+        return cli_usage_error("report", "one file at a time ('%s' and '%s')", words.word[0],
+                               words.word[1]);
+    if (words.count == 0)
         return cli_usage_error("report", "which file? give a .prof file");
-    if (limit && cli_count("report", "-l", limit, &topts.limit) < 0)
-        return SONDE_EXIT_USAGE;
-    if (!sonde_table_sort_known(topts.sort))
+    *file = words.word[0];
+    if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
+        return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
+    if (!sonde_table_sort_known(o->table.sort))
         return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
-                               "ncalls, pcalls, name, file or line)", topts.sort);
-    int graphviz = strcmp(format, "svg") == 0 || strcmp(format, "png") == 0;
-    int dot = graphviz || strcmp(format, "dot") == 0;
-    const sonde_format *fmt = NULL;
-    if (strcmp(format, "table") != 0 && !dot && !(fmt = sonde_format_find(format)))
-        return cli_usage_error("report", "unknown format '%s' (use table, dot, svg, png, %s)",
-                               format, sonde_format_names());
-    if (dot && (parse_percent("--node-thres", node_thres, &dopts.node_thres) < 0 ||
-                parse_percent("--edge-thres", edge_thres, &dopts.edge_thres) < 0))
-        return SONDE_EXIT_USAGE;
+                               "ncalls, pcalls, name, file or line)", o->table.sort);
+    if (strcmp(o->format, "table") != 0 && !graphviz_format(o->format) &&
+        !sonde_format_find(o->format))
+        return cli_usage_error("report", "unknown format '%s' (use table, svg, png, %s)",
+                               o->format, sonde_format_names());
+    return cli_output_open(out, o->out);
+}
 
+/* What file becomes, into b (or written to out, by a format that
+ * streams).  0, or an exit code after printing why not. */
+static int convert(const report_opts *o, const char *file, const cli_output *out, sonde_buf *b,
+                   int *written, int *graphviz)
+{
     sonde_profile p;
     sonde_stats s;
     if (sonde_profile_init(&p) < 0)
@@ -153,33 +177,55 @@ int cmd_report(int argc, char **argv, const sonde_env *env)
     sonde_stats_init(&s);
     sonde_jtree doc;
     enum sonde_load_kind kind;
-    char err[512];
+    char err[512], cwd[PATH_MAX];
+    sonde_format_opts fopts = { .short_paths = o->short_paths, .cwd = getcwd(cwd, sizeof cwd),
+                                .min_count = o->min_count > 0 ? (uint64_t)o->min_count : 0,
+                                .node_thres = o->node_thres, .edge_thres = o->edge_thres };
+    const sonde_format *fmt = sonde_format_find(*graphviz ? "dot" : o->format);
+    sonde_format_job job = { .format = fmt, .profile = &p, .stats = &s, .opts = &fopts };
     int rc = 0;
-    sonde_buf b;
-    sonde_buf_init(&b);
     if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else if (kind != SONDE_LOADED_PROFILE) {
-        rc = draw_document(&b, file, &doc, kind, format);
-        graphviz = 0; /* a mem document's svg is its own timeline */
+        rc = draw_document(b, file, &doc, kind, o->format);
+        *graphviz = 0; /* a mem document's svg is its own timeline */
         sonde_jtree_free(&doc);
     } else if (fmt && (fmt->needs_timeline || (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
-                      fmt->needs_timeline ? "timeline" : "call tree", format, format);
-    } else if (dot) {
-        if (sonde_dot_write(&b, &p, &s, &dopts) < 0)
+                      fmt->needs_timeline ? "timeline" : "call tree", o->format, o->format);
+    } else if (*graphviz) {
+        if (fmt->write(b, &p, &s, &fopts) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    } else if (!fmt) {
-        if (sonde_table_write(&b, &p, &s, &topts, err, sizeof err) < 0)
-            rc = cli_usage_error("report", "%s", err);
-    } else if (fmt->write(&b, &p, &s) < 0) {
-        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    } else if (fmt) {
+        rc = cli_output_fill(out, sonde_format_fill, &job);
+        *written = 1;
+    } else if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0) {
+        rc = cli_usage_error("report", "%s", err);
     }
-    if (rc == 0)
-        rc = graphviz ? run_graphviz(&b, format, out) : cli_write(&b, out);
-    sonde_buf_free(&b);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
+    return rc;
+}
+
+static int cmd_main(int argc, char **argv, const sonde_env *env)
+{
+    (void)env;
+    report_opts o = { .format = "table", .out = "-", .table = { .sort = "cumtime", .limit = 30 },
+                      .node_thres = sonde_format_opts_or_default(NULL)->node_thres,
+                      .edge_thres = sonde_format_opts_or_default(NULL)->edge_thres,
+                      .min_count = -1 };
+    const char *file = NULL;
+    cli_output out;
+    int rc = parse(argc, argv, &o, &file, &out);
+    if (rc != 0)
+        return cli_exit(rc);
+    int written = 0, graphviz = graphviz_format(o.format);
+    sonde_buf b;
+    sonde_buf_init(&b);
+    rc = convert(&o, file, &out, &b, &written, &graphviz);
+    if (rc == 0 && !written)
+        rc = graphviz ? run_graphviz(&b, o.format, out.path) : cli_output_write(&out, &b);
+    sonde_buf_free(&b);
     return rc;
 }

@@ -12,31 +12,56 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
+#include "../core/grow.h"
+#include "../core/short_path.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
 
-static const char usage[] =
-    "usage: sonde top -p PID [-r HZ] [--idle]\n"
-    "\n"
-    "A live view of a running Python process: functions by the share of\n"
-    "samples spent in them (own) and under them (total), refreshed every\n"
-    "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
-    "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
-    "PID is not Python (a shell, a wrapper), the Python processes it started\n"
-    "are shown.\n"
-    "\n"
-    "  -r, --rate HZ      samples per second (default 100)\n"
-    "      --idle         count threads that are sleeping or blocked too\n"
-    "      --nonblocking  accepted for py-spy's sake: sonde never stops the target\n";
+typedef struct top_opts {
+    long pid, rate;
+    int idle;
+} top_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
+      .offset = offsetof(top_opts, pid), .help = "the running process to watch" },
+    { .short_name = 'r', .long_name = "rate", .arg = "HZ", .type = CLI_COUNT,
+      .offset = offsetof(top_opts, rate), .min = 1, .max = 10000,
+      .what = "needs a rate from 1 to 10000 samples per second",
+      .help = "samples per second (default 100)" },
+    { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(top_opts, idle), .set = 1,
+      .help = "count threads that are sleeping or blocked too" },
+    { .long_name = "nonblocking", .type = CLI_IGNORED,
+      .help = "accepted for py-spy's sake: sonde never stops the target" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_top = {
+    .name = "top",
+    .summary = "live view of a running Python process (replaces py-spy top)",
+    .synopsis = "-p PID [-r HZ] [--idle]",
+    .about = "A live view of a running Python process: functions by the share of\n"
+             "samples spent in them (own) and under them (total), refreshed every\n"
+             "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
+             "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
+             "PID is not Python (a shell, a wrapper), the Python processes it started\n"
+             "are shown.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
 
 typedef struct top_state {
     sonde_profile *profile;
@@ -45,13 +70,15 @@ typedef struct top_state {
     uint64_t *own, *total;     /* per function id */
     uint32_t ncounts;
     uint32_t *seen_at;         /* per function: the last stack that counted it */
+    size_t own_cap, total_cap, seen_cap;
     uint64_t stacks, gil_ticks, ticks;
     uint32_t threads;
-    double started, drawn;
+    uint64_t started, drawn;   /* sonde_clock_ns() */
     int quit;
 } top_state;
 
-static volatile sig_atomic_t interrupted;
+static volatile sig_atomic_t interrupted; /* set by the SIGINT/SIGTERM handler, read by
+                                             the sampling loop: one thread */
 
 static void on_interrupt(int sig)
 {
@@ -59,25 +86,18 @@ static void on_interrupt(int sig)
     interrupted = 1;
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int grow_counts(top_state *t)
 {
     uint32_t n = t->profile->nfuncs;
     if (n <= t->ncounts)
         return 0;
-    uint64_t *own = realloc(t->own, n * sizeof *own);
+    uint64_t *own = sonde_grow(t->own, &t->own_cap, n, sizeof *own, UINT32_MAX);
     if (own)
         t->own = own;
-    uint64_t *total = realloc(t->total, n * sizeof *total);
+    uint64_t *total = sonde_grow(t->total, &t->total_cap, n, sizeof *total, UINT32_MAX);
     if (total)
         t->total = total;
-    uint32_t *seen = realloc(t->seen_at, n * sizeof *seen);
+    uint32_t *seen = sonde_grow(t->seen_at, &t->seen_cap, n, sizeof *seen, UINT32_MAX);
     if (seen)
         t->seen_at = seen;
     if (!own || !total || !seen)
@@ -106,27 +126,6 @@ static int terminal_height(void)
     return 24;
 }
 
-/* file as py-spy shows it: from below site-packages (or dist-packages),
- * else below the standard library's folder (lib/python3.X), else relative
- * to cwd (the process's working directory), else whole. */
-static const char *short_path(const char *file, const char *cwd)
-{
-    static const char *const roots[] = { "/site-packages/", "/dist-packages/" };
-    for (size_t i = 0; i < sizeof roots / sizeof roots[0]; i++) {
-        const char *at = strstr(file, roots[i]);
-        if (at)
-            return at + strlen(roots[i]);
-    }
-    const char *lib = strstr(file, "/lib/python3.");
-    const char *slash = lib ? strchr(lib + strlen("/lib/python3."), '/') : NULL;
-    if (slash)
-        return slash + 1;
-    size_t n = strlen(cwd);
-    if (n > 1 && strncmp(file, cwd, n) == 0 && file[n] == '/')
-        return file + n + 1;
-    return file;
-}
-
 /* The working directory of the process the view names, or "". */
 static void process_cwd(int pid, char *out, size_t outlen)
 {
@@ -136,22 +135,23 @@ static void process_cwd(int pid, char *out, size_t outlen)
     out[n > 0 && (size_t)n < outlen - 1 ? n : 0] = '\0';
 }
 
-static const top_state *sorting;
-
-static int by_own(const void *a, const void *b)
+/* Function ids by their own samples, then their total, most first (a
+ * qsort_r comparator; ctx is the top_state). */
+static int by_own(const void *a, const void *b, void *ctx)
 {
+    const top_state *t = ctx;
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    uint64_t ox = sorting->own[x], oy = sorting->own[y];
+    uint64_t ox = t->own[x], oy = t->own[y];
     if (ox != oy)
         return ox > oy ? -1 : 1;
-    uint64_t tx = sorting->total[x], ty = sorting->total[y];
+    uint64_t tx = t->total[x], ty = t->total[y];
     return tx > ty ? -1 : tx < ty;
 }
 
 static void draw(top_state *t)
 {
     int width = terminal_width(), rows = terminal_height() - 6;
-    double elapsed = now() - t->started;
+    double elapsed = (double)(sonde_clock_ns() - t->started) * 1e-9;
     const sonde_family *fam = t->family;
     char python[32] = "no Python yet", cwd[4096];
     if (fam->count > 0)
@@ -171,13 +171,12 @@ static void draw(top_state *t)
     for (uint32_t f = 0; f < t->ncounts; f++)
         if (t->total[f])
             ids[n++] = f;
-    sorting = t;
-    qsort(ids, n, sizeof *ids, by_own);
+    qsort_r(ids, n, sizeof *ids, by_own, t);
     for (uint32_t i = 0; i < n && (int)i < rows; i++) {
         const sonde_func *f = &t->profile->funcs[ids[i]];
         char label[1024];
         snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
-                 short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
+                 sonde_short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
         int room = width - 35;
         printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
                100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),
@@ -187,7 +186,7 @@ static void draw(top_state *t)
     }
     free(ids);
     fflush(stdout);
-    t->drawn = now();
+    t->drawn = sonde_clock_ns();
 }
 
 static int read_key_quit(void)
@@ -232,42 +231,25 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
         t->quit = 1;
         return 1;
     }
-    if (now() - t->drawn >= 1.0)
+    if (sonde_clock_ns() - t->drawn >= 1000000000u)
         draw(t);
     return 0;
 }
 
-int cmd_top(int argc, char **argv, const sonde_env *env)
+static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
-    const char *pid_text = NULL, *rate_text = NULL;
-    int idle = 0;
-    for (int i = 1; i < argc; i++) {
-        int r;
-        if (cli_flag(argv[i], "-h", "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (cli_flag(argv[i], NULL, "--idle") || cli_flag(argv[i], NULL, "--nonblocking")) {
-            idle |= strcmp(argv[i], "--idle") == 0;
-            continue;
-        }
-        if ((r = cli_option(argc, argv, &i, "-p", "--pid", &pid_text)) ||
-            (r = cli_option(argc, argv, &i, "-r", "--rate", &rate_text))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
-        return cli_usage_error("top", "unknown argument '%s'", argv[i]);
-    }
-    long pid, rate = 100;
-    if (!pid_text)
+    top_opts opts = { .rate = 100 };
+    cli_words words;
+    int rc = cli_parse(&cmd_top, argc, argv, &opts, &words);
+    if (rc != 0)
+        return cli_exit(rc);
+    if (words.count > 0)
+        return cli_usage_error("top", "unknown argument '%s'", words.word[0]);
+    if (!opts.pid)
         return cli_usage_error("top", "which process? give -p PID");
-    if (cli_pid("top", pid_text, &pid) < 0 ||
-        (rate_text && (cli_count("top", "-r", rate_text, &rate) < 0)))
-        return SONDE_EXIT_USAGE;
-    if (rate < 1 || rate > 10000)
-        return cli_usage_error("top", "-r needs a rate from 1 to 10000 samples per second");
+    long pid = opts.pid, rate = opts.rate;
+    int idle = opts.idle;
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);
@@ -283,7 +265,7 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
         sonde_profile_free(&p);
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     }
-    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = now() };
+    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = sonde_clock_ns() };
     sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
                              .tick_ctx = &t };
 
@@ -303,7 +285,7 @@ int cmd_top(int argc, char **argv, const sonde_env *env)
     printf("\033[?1049h\033[?25l"); /* alternate screen, hidden cursor */
     draw(&t);
     sonde_sampler_counts counts;
-    int rc = sonde_sampler_run(family, &p, &o, &interrupted, &counts);
+    rc = sonde_sampler_run(family, &p, &o, &interrupted, &counts);
     printf("\033[?25h\033[?1049l"); /* give the screen back */
     fflush(stdout);
     if (tty)

@@ -1,34 +1,59 @@
 /* cmd_view.c - sonde view: every profile sonde writes, and cProfile's .prof
- * files, as one self-contained HTML page (src/formats/view.c; the page's
- * script is src/view/viewer.js), written next to the input, served on
+ * files, as one self-contained HTML page (src/page/view.c; the page's
+ * script is src/page/viewer.js), written next to the input, served on
  * 127.0.0.1 or opened in the browser. */
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../formats/load.h"
-#include "../formats/view.h"
+#include "../page/view.h"
 #include "commands.h"
 #include "open_url.h"
 #include "options.h"
+#include "output.h"
 #include "serve.h"
 
-static const char usage[] =
-    "usage: sonde view FILE [-o OUT.html] [--serve [--port N]] [--open]\n"
-    "\n"
-    "Draws a profile as one self-contained HTML page (no network access: it\n"
-    "works from file://): for sonde run and record profiles (.prof or -f json)\n"
-    "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
-    "to zoom), a sortable table with callers and callees, search, depth and\n"
-    "cutoff; for sonde lines and mem files, each function's source with per-line\n"
-    "bars, and mem's memory over time.  From a .prof file the call tree is\n"
-    "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.\n"
-    "\n"
-    "  -o, --output OUT   the page (default: FILE with .html for its extension)\n"
-    "      --serve        also serve it at http://127.0.0.1:PORT/ until Ctrl-C\n"
-    "      --port N       the port to serve on (default: a free one)\n"
-    "      --open         open it in the browser ($BROWSER, else xdg-open)\n";
+typedef struct view_opts {
+    const char *out;
+    long port;        /* -1 when not given */
+    int serve, open;
+    char sibling[PATH_MAX];   /* the page's default name */
+} view_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 'o', .long_name = "output", .arg = "OUT", .type = CLI_STRING,
+      .offset = offsetof(view_opts, out),
+      .help = "the page (default: FILE with .html for its extension)" },
+    { .long_name = "serve", .type = CLI_FLAG, .offset = offsetof(view_opts, serve), .set = 1,
+      .help = "also serve it at http://127.0.0.1:PORT/ until Ctrl-C" },
+    { .long_name = "port", .arg = "N", .type = CLI_COUNT, .offset = offsetof(view_opts, port),
+      .min = 0, .max = 65535, .what = "is at most 65535",
+      .help = "the port to serve on (default: a free one)" },
+    { .long_name = "open", .type = CLI_FLAG, .offset = offsetof(view_opts, open), .set = 1,
+      .help = "open it in the browser ($BROWSER, else xdg-open)" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_view = {
+    .name = "view",
+    .summary = "any profile as one HTML page: flame graph, sunburst, table (replaces snakeviz)",
+    .synopsis = "FILE [-o OUT.html] [--serve [--port N]] [--open]",
+    .about = "Draws a profile as one self-contained HTML page (no network access: it\n"
+             "works from file://): for sonde run and record profiles (.prof or -f json)\n"
+             "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
+             "to zoom), a sortable table with callers and callees, search, depth and\n"
+             "cutoff; for sonde lines and mem files, each function's source with per-line\n"
+             "bars, and mem's memory over time.  From a .prof file the call tree is\n"
+             "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
 
 /* The page for file into b.  0, or -1 with a message. */
 static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
@@ -44,9 +69,9 @@ static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
     sonde_stats_init(&s);
     int rc = sonde_load_any(file, &p, &s, &doc, &kind, err, errlen);
     if (rc == 0 && kind != SONDE_LOADED_PROFILE) {
-        rc = sonde_view_document(b, file, &doc, err, errlen);
+        rc = sonde_view_document_write(b, file, &doc, err, errlen);
         sonde_jtree_free(&doc);
-    } else if (rc == 0 && sonde_view_profile(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
+    } else if (rc == 0 && sonde_view_profile_write(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
@@ -55,55 +80,50 @@ static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
     return rc;
 }
 
-int cmd_view(int argc, char **argv, const sonde_env *env)
+/* The command line into *o and *file, checked, the page's file included.
+ * 0, or an exit code. */
+static int parse(int argc, char **argv, view_opts *o, const char **file, cli_output *out)
+{
+    cli_words words;
+    int rc = cli_parse(&cmd_view, argc, argv, o, &words);
+    if (rc != 0)
+        return rc;
+    if (words.count > 1)
+        return cli_usage_error("view", "one file at a time ('%s' and '%s')", words.word[0],
+                               words.word[1]);
+    if (words.count == 0)
+        return cli_usage_error("view", "which profile? give a file sonde or cProfile wrote");
+    *file = words.word[0];
+    if (o->port >= 0 && !o->serve)
+        return cli_usage_error("view", "--port goes with --serve");
+    if (!o->out && (rc = cli_sibling_path(*file, ".html", o->sibling, sizeof o->sibling)) != 0)
+        return rc;
+    return cli_output_open(out, o->out ? o->out : o->sibling);
+}
+
+static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     (void)env;
-    const char *file = NULL, *out = NULL, *port_text = NULL;
-    int serve = 0, open = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (cli_flag(a, "-h", "--help")) {
-            fputs(usage, stdout);
-            return 0;
-        }
-        if (cli_flag(a, NULL, "--serve") || cli_flag(a, NULL, "--open")) {
-            *(strcmp(a, "--serve") == 0 ? &serve : &open) = 1;
-            continue;
-        }
-        if ((r = cli_option(argc, argv, &i, "-o", "--output", &out)) ||
-            (r = cli_option(argc, argv, &i, NULL, "--port", &port_text))) {
-            if (r < 0)
-                return SONDE_EXIT_USAGE;
-            continue;
-        }
-        if ((r = cli_one_file("view", a, &file)) != 0)
-            return r;
-    }
-    if (!file)
-        return cli_usage_error("view", "which profile? give a file sonde or cProfile wrote");
-    long port = 0;
-    if (port_text && (cli_count("view", "--port", port_text, &port) < 0 || port > 65535))
-        return port > 65535 ? cli_usage_error("view", "--port is at most 65535") : SONDE_EXIT_USAGE;
-    if (port_text && !serve)
-        return cli_usage_error("view", "--port goes with --serve");
-    char path[PATH_MAX], err[512];
-    int rc;
-    if (!out && (rc = cli_sibling_path(file, ".html", path, sizeof path)) != 0)
-        return rc;
-    out = out ? out : path;
+    view_opts o = { .port = -1 };
+    const char *file = NULL;
+    cli_output out;
+    int rc = parse(argc, argv, &o, &file, &out);
+    if (rc != 0)
+        return cli_exit(rc);
+    char err[512];
     sonde_buf b;
     sonde_buf_init(&b);
     if (make_page(file, &b, err, sizeof err) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    else if ((rc = cli_write(&b, out)) == 0)
-        fprintf(stderr, "sonde: wrote %s\n", out);
-    if (rc == 0 && serve) {
-        const char *name = strrchr(out, '/');
-        rc = serve_page(b.data, b.len, name ? name + 1 : out, (int)port, open);
-    } else if (rc == 0 && open) {
+    else if ((rc = cli_output_write(&out, &b)) == 0)
+        fprintf(stderr, "sonde: wrote %s\n", out.name);
+    if (rc == 0 && o.serve) {
+        const char *name = strrchr(out.name, '/');
+        rc = serve_page(b.data, b.len, name ? name + 1 : out.name, o.port > 0 ? (int)o.port : 0,
+                        o.open);
+    } else if (rc == 0 && o.open) {
         char url[PATH_MAX + 16], real[PATH_MAX];
-        snprintf(url, sizeof url, "file://%s", realpath(out, real) ? real : out);
+        snprintf(url, sizeof url, "file://%s", realpath(out.path, real) ? real : out.path);
         rc = open_url(url) < 0 ? SONDE_EXIT_FAILED : 0;
     }
     sonde_buf_free(&b);

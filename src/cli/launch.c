@@ -1,4 +1,4 @@
-/* launch.c - start, wait for and account for a launched program. */
+/* launch.c - start, wait for and account for a launched program; see launch.h. */
 #include "launch.h"
 
 #include <errno.h>
@@ -10,9 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "options.h"
 
 const char *launch_python(const sonde_env *env, const char *flag_python)
@@ -62,19 +62,13 @@ int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
             }
         }
     }
-    fprintf(stderr, "sonde: cannot find sonde's Python package beside %s: run 'make' "
-            "(or 'make install') again\n", n > 0 ? exe : "the sonde command");
-    return -1;
+    return cli_fail(-1, "cannot find sonde's Python package beside %s: run 'make' (or 'make "
+                    "install') again", n > 0 ? exe : "the sonde command");
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-pid_t launch_start(char *const argv[])
+/* Forks and execs argv; the child sets its signal mask to child_mask
+ * (when given) just before exec.  See launch_start. */
+static pid_t start(char *const argv[], const sigset_t *child_mask)
 {
     /* A close-on-exec pipe stays open only if exec failed: the child then
      * writes its errno there. */
@@ -84,6 +78,8 @@ pid_t launch_start(char *const argv[])
     pid_t pid = fork();
     if (pid == 0) {
         close(pipefd[0]);
+        if (child_mask)
+            sigprocmask(SIG_SETMASK, child_mask, NULL);
         execvp(argv[0], argv);
         int e = errno;
         if (write(pipefd[1], &e, sizeof e) < 0)
@@ -112,33 +108,151 @@ pid_t launch_start(char *const argv[])
     return pid;
 }
 
+pid_t launch_start(char *const argv[])
+{
+    return start(argv, NULL);
+}
+
+/* The program SIGTERM and SIGHUP are passed on to while sonde waits for
+ * it; 0 otherwise.  Written only while those signals are blocked, read by
+ * the handler. */
+static volatile sig_atomic_t forward_to;
+
+/* Passes sig on when a process sent it (si_code <= 0), unless that was
+ * the program itself: the kernel's (a terminal's hangup) and the
+ * program's own went to its process group, the program's too.  A signal
+ * another process sent to the whole group reaches the program twice. */
+static void forward(int sig, siginfo_t *info, void *context)
+{
+    (void)context;
+    int saved = errno;
+    if (forward_to > 0 && info->si_code <= 0 && info->si_pid != (pid_t)forward_to)
+        kill((pid_t)forward_to, sig);
+    errno = saved;
+}
+
+/* The signals sonde handles while it waits: the terminal's Ctrl-C and
+ * Ctrl-\ reach the program itself (sonde ignores them and waits it out);
+ * SIGTERM and SIGHUP sent to sonde alone are passed on to it. */
+static const int waiting_signals[] = { SIGINT, SIGQUIT, SIGTERM, SIGHUP };
+#define NWAITING (int)(sizeof waiting_signals / sizeof waiting_signals[0])
+
+static void waiting_set(sigset_t *set)
+{
+    sigemptyset(set);
+    for (int i = 0; i < NWAITING; i++)
+        sigaddset(set, waiting_signals[i]);
+}
+
+/* Installs the handlers for pid, keeping the old ones in old; a signal
+ * sonde was started with ignored (nohup) stays ignored, as it is in the
+ * program.  The caller has blocked the signals. */
+static void waiting_begin(pid_t pid, struct sigaction old[NWAITING])
+{
+    struct sigaction ignore = { .sa_handler = SIG_IGN };
+    struct sigaction pass = { .sa_sigaction = forward, .sa_flags = SA_SIGINFO };
+    sigemptyset(&ignore.sa_mask);
+    sigemptyset(&pass.sa_mask);
+    forward_to = pid;
+    for (int i = 0; i < NWAITING; i++) {
+        sigaction(waiting_signals[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(waiting_signals[i], i < 2 ? &ignore : &pass, NULL);
+    }
+}
+
+static void waiting_end(const struct sigaction old[NWAITING], const sigset_t *mask)
+{
+    sigset_t handled;
+    waiting_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, NULL);
+    forward_to = 0;
+    for (int i = 0; i < NWAITING; i++)
+        sigaction(waiting_signals[i], &old[i], NULL);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+}
+
+/* Reads the whole of a small /proc file into buf; its length, or -1. */
+static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t len)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n >= 0)
+        buf[n] = '\0';
+    return n;
+}
+
+/* What only /proc tells about an ended process not yet reaped: the CPU
+ * time of the children it waited for (cutime + cstime) and how long its
+ * main thread waited in the run queue for a CPU. */
+static void read_ended(pid_t pid, launch_result *r)
+{
+    char buf[1024];
+    unsigned long long on_cpu, waited;
+    if (read_proc(pid, "schedstat", buf, sizeof buf) > 0 &&
+        sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2)
+        r->run_delay = (double)waited * 1e-9;
+    /* pid (comm) state ppid ... utime stime cutime cstime: fields 16 and
+     * 17; comm may hold spaces and parentheses, so count from its last ')'. */
+    char *p = read_proc(pid, "stat", buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+    long long cutime, cstime;
+    long hz = sysconf(_SC_CLK_TCK);
+    if (p && hz > 0 &&
+        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cutime,
+               &cstime) == 2)
+        r->children_cpu = (double)(cutime + cstime) / (double)hz;
+}
+
+/* Waits for pid to end without reaping it, reads what /proc knows of the
+ * ended process, then reaps it with its resource usage.  0, or -1 with
+ * errno. */
+static int wait_end(pid_t pid, uint64_t begin, launch_result *r)
+{
+    siginfo_t info;
+    int w;
+    do
+        w = waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT);
+    while (w < 0 && errno == EINTR);
+    r->wall = (double)(sonde_clock_ns() - begin) * 1e-9;
+    r->run_delay = r->children_cpu = -1;
+    if (w == 0)
+        read_ended(pid, r);
+    pid_t reaped;
+    do
+        reaped = wait4(pid, &r->status, 0, &r->usage);
+    while (reaped < 0 && errno == EINTR);
+    return reaped < 0 ? -1 : 0;
+}
+
 int launch_run(char *const argv[], launch_result *r)
 {
-    double start = now_seconds();
-    pid_t pid = launch_start(argv);
+    /* Until the handlers are in place the signals they handle wait,
+     * blocked here; the child gets the mask back before it execs. */
+    sigset_t handled, mask;
+    waiting_set(&handled);
+    sigprocmask(SIG_BLOCK, &handled, &mask);
+    uint64_t begin = sonde_clock_ns();
+    pid_t pid = start(argv, &mask);
     if (pid < 0) {
-        fprintf(stderr, "sonde: cannot run Python '%s': %s (use --python PATH or set "
-                "SONDE_PYTHON)\n", argv[0], strerror(errno));
-        return -1;
+        int e = errno;
+        sigprocmask(SIG_SETMASK, &mask, NULL);
+        return cli_fail(-1, "cannot run Python '%s': %s (use --python PATH or set SONDE_PYTHON)",
+                        argv[0], strerror(e));
     }
-    /* The terminal's Ctrl-C goes to the program; sonde waits it out. */
-    struct sigaction ignore = { .sa_handler = SIG_IGN }, old_int, old_quit;
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGINT, &ignore, &old_int);
-    sigaction(SIGQUIT, &ignore, &old_quit);
-    pid_t w;
-    do
-        w = wait4(pid, &r->status, 0, &r->usage);
-    while (w < 0 && errno == EINTR);
-    int wait_errno = errno;
-    r->wall = now_seconds() - start;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    if (w < 0) {
-        fprintf(stderr, "sonde: lost track of the program: %s\n", strerror(wait_errno));
-        return -1;
-    }
-    return 0;
+    struct sigaction old[NWAITING];
+    waiting_begin(pid, old);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
+    int rc = wait_end(pid, begin, r);
+    int e = errno;
+    waiting_end(old, &mask);
+    if (rc < 0)
+        cli_fail(0, "lost track of the program: %s", strerror(e));
+    return rc;
 }
 
 int launch_exit_code(int status)
@@ -153,72 +267,4 @@ int launch_exit_code(int status)
         return 128 + sig;
     }
     return SONDE_EXIT_FAILED;
-}
-
-/* The launcher: put sonde's package on the path just long enough to
- * import it, so the program sees its own sys.path. */
-static const char boot[] =
-    "import sys\n"
-    "sys.path.insert(0, sys.argv.pop(1))\n"
-    "try:\n"
-    "    from sonde import _launch\n"
-    "except ImportError as e:\n"
-    "    sys.stderr.write('sonde: cannot load sonde into Python %d.%d (%s): %s; build it '\n"
-    "                     'with: make PYTHON=%s\\n' % (sys.version_info[:2] + (sys.executable,"
-    " e, sys.executable)))\n"
-    "    sys.exit(1)\n"
-    "del sys.path[0]\n"
-    "_launch.main()\n";
-
-/* Puts lib first in LD_PRELOAD for the programs started from here on
- * (sonde itself is already running).  0, or -1 after printing why. */
-static int preload_set(const char *lib)
-{
-    if (!lib)
-        return 0;
-    const char *old = getenv("LD_PRELOAD");
-    size_t len = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
-    char *value = malloc(len);
-    if (!value) {
-        fprintf(stderr, "sonde: out of memory\n");
-        return -1;
-    }
-    snprintf(value, len, "%s%s%s", lib, old && *old ? " " : "", old ? old : "");
-    int rc = setenv("LD_PRELOAD", value, 1) | setenv("SONDE_PRELOAD", lib, 1);
-    free(value);
-    if (rc != 0)
-        fprintf(stderr, "sonde: cannot set LD_PRELOAD: %s\n", strerror(errno));
-    return rc ? -1 : 0;
-}
-
-int launch_program_run(const sonde_env *env, const launch_program *prog, launch_result *r)
-{
-    char pkg[PATH_MAX];
-    if (launch_package_dir(env, pkg, sizeof pkg) < 0)
-        return -1;
-    /* python -c BOOT PKG TOOL STATS OUT FORMAT OPTIONS MODE TARGET ARGS... */
-    char **argv = calloc((size_t)prog->nargs + 12, sizeof *argv);
-    if (!argv) {
-        fprintf(stderr, "sonde: out of memory\n");
-        return -1;
-    }
-    int k = 0;
-    argv[k++] = (char *)prog->python;
-    argv[k++] = "-c";
-    argv[k++] = (char *)boot;
-    argv[k++] = pkg;
-    argv[k++] = (char *)prog->tool;
-    argv[k++] = (char *)prog->stats_path;
-    argv[k++] = (char *)prog->out;
-    argv[k++] = (char *)prog->format;
-    argv[k++] = (char *)prog->options;
-    argv[k++] = (char *)prog->mode;
-    argv[k++] = (char *)prog->target;
-    for (int i = 0; i < prog->nargs; i++)
-        argv[k++] = prog->args[i];
-    int rc = preload_set(prog->preload);
-    if (rc == 0)
-        rc = launch_run(argv, r);
-    free(argv);
-    return rc;
 }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "launch.h"
+#include "options.h"
 
 int open_url(const char *url)
 {
@@ -13,9 +14,8 @@ int open_url(const char *url)
     char *argv[] = { (char *)(browser && *browser ? browser : "xdg-open"), (char *)url, NULL };
     pid_t pid = launch_start(argv);
     if (pid < 0) {
-        fprintf(stderr, "sonde: cannot start a browser (%s): open %s yourself, or set BROWSER\n",
-                argv[0], url);
-        return -1;
+        return cli_fail(-1, "cannot start a browser (%s): open %s yourself, or set BROWSER",
+                        argv[0], url);
     }
     /* xdg-open returns once the browser is on its way; a browser named by
      * BROWSER may keep running: it is left to run. */

@@ -1,68 +1,19 @@
-/* options.c - argument helpers and error lines; see options.h. */
+/* options.c - the option tables' parser, their --help, and the error
+ * lines; see options.h. */
 #include "options.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-int cli_flag(const char *arg, const char *short_name, const char *long_name)
-{
-    return (short_name && strcmp(arg, short_name) == 0) ||
-           (long_name && strcmp(arg, long_name) == 0);
-}
-
-int cli_option(int argc, char **argv, int *i, const char *short_name,
-               const char *long_name, const char **value)
-{
-    const char *arg = argv[*i];
-    size_t n;
-    if (cli_flag(arg, short_name, long_name)) {
-        if (*i + 1 >= argc) {
-            fprintf(stderr, "sonde: option %s needs a value\n", arg);
-            return -1;
-        }
-        *value = argv[++*i];
-        return 1;
-    }
-    if (long_name && strncmp(arg, long_name, n = strlen(long_name)) == 0 && arg[n] == '=') {
-        *value = arg + n + 1;
-        return 1;
-    }
-    if (short_name && strncmp(arg, short_name, 2) == 0 && arg[2] && arg[1] != '-') {
-        *value = arg + 2;
-        return 1;
-    }
-    return 0;
-}
-
-int cli_count(const char *cmd, const char *flag, const char *text, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v < 0) {
-        cli_usage_error(cmd, "%s needs a whole number of 0 or more, not '%s'", flag, text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int cli_pid(const char *cmd, const char *text, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (errno || end == text || *end || v <= 0 || v > INT32_MAX) {
-        cli_usage_error(cmd, "'%s' is not a process id", text);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
+/* Labels ("  -o, --output FILE") wider than this push their help along
+ * instead of setting the column where every help starts. */
+#define LABEL_MAX 21
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -86,37 +37,236 @@ int cli_fail(int code, const char *fmt, ...)
     return code;
 }
 
-int cli_one_file(const char *cmd, const char *arg, const char **file)
+static int is_end(const cli_opt *o)
 {
-    if (arg[0] == '-' && arg[1])
-        return cli_usage_error(cmd, "unknown option '%s'", arg);
-    if (*file)
-        return cli_usage_error(cmd, "one file at a time ('%s' and '%s')", *file, arg);
-    *file = arg;
+    return !o->short_name && !o->long_name;
+}
+
+/* How messages name an option: its short name if it has one. */
+static void name_of(const cli_opt *o, char *out, size_t len)
+{
+    if (o->short_name)
+        snprintf(out, len, "-%c", o->short_name);
+    else
+        snprintf(out, len, "--%s", o->long_name);
+}
+
+/* The option arg (a word starting with '-', not "-" nor "--") names, with
+ * its value in the same word when it has one ("-oFILE", "--output=FILE")
+ * in *inline_value; NULL when the table has none. */
+static const cli_opt *find(const cli_opt *opts, const char *arg, const char **inline_value)
+{
+    *inline_value = NULL;
+    if (arg[1] == '-') {
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t n = eq ? (size_t)(eq - name) : strlen(name);
+        for (const cli_opt *o = opts; !is_end(o); o++)
+            if (o->long_name && strlen(o->long_name) == n && strncmp(o->long_name, name, n) == 0) {
+                *inline_value = eq ? eq + 1 : NULL;
+                return o;
+            }
+        return NULL;
+    }
+    for (const cli_opt *o = opts; !is_end(o); o++)
+        if (o->short_name == arg[1]) {
+            if (arg[2] && !o->arg)
+                return NULL; /* "-xyz" where -x is a flag: flags are not bundled */
+            *inline_value = arg[2] ? arg + 2 : NULL;
+            return o;
+        }
+    return NULL;
+}
+
+static int take_count(const char *cmd, const cli_opt *o, long *dest, const char *value)
+{
+    char name[64], *end;
+    name_of(o, name, sizeof name);
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v < 0)
+        return cli_usage_error(cmd, "%s needs a whole number of 0 or more, not '%s'", name, value);
+    if (o->what && ((double)v < o->min || (double)v > o->max))
+        return cli_usage_error(cmd, "%s %s", name, o->what);
+    *dest = v;
     return 0;
 }
 
-int cli_check_writable(const char *path)
+static int take_real(const char *cmd, const cli_opt *o, double *dest, const char *value)
 {
-    FILE *f = fopen(path, "a");
-    if (!f)
-        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", path, strerror(errno));
-    fclose(f);
+    char name[64], *end;
+    name_of(o, name, sizeof name);
+    errno = 0;
+    double v = strtod(value, &end);
+    if (errno || end == value || *end || !(v >= o->min && v <= o->max))
+        return cli_usage_error(cmd, "%s %s, not '%s'", name, o->what, value);
+    *dest = v;
     return 0;
 }
 
-int cli_write(const sonde_buf *b, const char *path)
+static int take_pid(const char *cmd, long *dest, const char *value)
 {
-    if (sonde_buf_write_file(b, path) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "cannot write '%s': %s", path, strerror(errno));
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v <= 0 || v > INT32_MAX)
+        return cli_usage_error(cmd, "'%s' is not a process id", value);
+    *dest = v;
     return 0;
 }
 
-int cli_sibling_path(const char *file, const char *suffix, char *out, size_t len)
+/* Stores what option o says into the options struct.  0, or an exit
+ * code after printing why its value is wrong. */
+static int take(const char *cmd, const cli_opt *o, void *opts, const char *value)
 {
-    const char *slash = strrchr(file, '/'), *dot = strrchr(file, '.');
-    size_t stem = dot && (!slash || dot > slash + 1) ? (size_t)(dot - file) : strlen(file);
-    if ((size_t)snprintf(out, len, "%.*s%s", (int)stem, file, suffix) >= len)
-        return cli_fail(SONDE_EXIT_USAGE, "the file name '%s' is too long", file);
+    void *dest = (char *)opts + o->offset;
+    switch (o->type) {
+    case CLI_FLAG:
+        *(int *)dest = o->set;
+        return 0;
+    case CLI_IGNORED:
+        return 0;
+    case CLI_STRING:
+        *(const char **)dest = value;
+        return 0;
+    case CLI_COUNT:
+        return take_count(cmd, o, dest, value);
+    case CLI_REAL:
+        return take_real(cmd, o, dest, value);
+    case CLI_PID:
+        return take_pid(cmd, dest, value);
+    case CLI_CALL:
+        return o->call(cmd, dest, value);
+    case CLI_PROGRAM:
+        ((cli_program *)dest)->mode = o->what;
+        ((cli_program *)dest)->target = value;
+        return 0;
+    }
+    return 0;
+}
+
+static void print_help(const cli_command *cmd)
+{
+    sonde_buf b;
+    sonde_buf_init(&b);
+    cli_help_write(&b, cmd);
+    if (b.len)
+        fwrite(b.data, 1, b.len, stdout);
+    fflush(stdout);
+    sonde_buf_free(&b);
+}
+
+int cli_parse(const cli_command *cmd, int argc, char **argv, void *opts, cli_words *words)
+{
+    int i, k = 1, dashes = -1; /* argv[k]: where the next word goes */
+    for (i = 1; i < argc; i++) {
+        const char *arg = argv[i], *value;
+        if (strcmp(arg, "--") == 0) {
+            dashes = k - 1;
+            i++;
+            break;
+        }
+        if (arg[0] != '-' || arg[1] == '\0') {
+            if (cmd->words == CLI_WORDS_END)
+                break;
+            argv[k++] = argv[i];
+            continue;
+        }
+        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+            print_help(cmd);
+            return CLI_DONE;
+        }
+        const cli_opt *o = find(cmd->opts, arg, &value);
+        if (!o)
+            return cli_usage_error(cmd->name, "unknown option '%s'", arg);
+        if (!o->arg && value)
+            return cli_usage_error(cmd->name, "option --%s takes no value", o->long_name);
+        if (o->arg && !value) {
+            if (i + 1 >= argc)
+                return cli_usage_error(cmd->name, "option %s needs a value", arg);
+            value = argv[++i];
+        }
+        int rc = take(cmd->name, o, opts, value);
+        if (rc != 0)
+            return rc;
+        if (o->type == CLI_PROGRAM) {
+            i++;
+            break;
+        }
+    }
+    for (; i < argc; i++)
+        argv[k++] = argv[i];
+    argv[k] = NULL;
+    words->word = argv + 1;
+    words->count = k - 1;
+    words->before_dashes = dashes < 0 ? words->count : dashes;
+    return 0;
+}
+
+/* "  -o, --output FILE": how the help shows an option. */
+static void label_of(const cli_opt *o, char *out, size_t len)
+{
+    char name[8] = "  ";
+    if (o->short_name)
+        snprintf(name, sizeof name, "-%c", o->short_name);
+    const char *sep = !o->long_name ? "" : o->short_name ? ", --" : "  --";
+    snprintf(out, len, "  %s%s%s%s%s", name, sep, o->long_name ? o->long_name : "",
+             o->arg ? " " : "", o->arg ? o->arg : "");
+}
+
+void cli_help_write(sonde_buf *b, const cli_command *cmd)
+{
+    int indent = (int)strlen("usage: sonde  ") + (int)strlen(cmd->name);
+    sonde_buf_printf(b, "usage: sonde %s ", cmd->name);
+    for (const char *s = cmd->synopsis; *s; s++) {
+        sonde_buf_putc(b, *s);
+        if (*s == '\n')
+            sonde_buf_printf(b, "%*s", indent, "");
+    }
+    sonde_buf_printf(b, "\n\n%s\n", cmd->about);
+    char label[128];
+    int column = 0;
+    for (const cli_opt *o = cmd->opts; !is_end(o); o++) {
+        label_of(o, label, sizeof label);
+        int n = (int)strlen(label);
+        if (n <= LABEL_MAX && n > column)
+            column = n;
+    }
+    if (!is_end(cmd->opts))
+        sonde_buf_putc(b, '\n');
+    for (const cli_opt *o = cmd->opts; !is_end(o); o++) {
+        label_of(o, label, sizeof label);
+        int n = (int)strlen(label);
+        sonde_buf_printf(b, "%s%*s", label, n <= column ? column - n + 2 : 2, "");
+        for (const char *s = o->help; *s; s++) {
+            sonde_buf_putc(b, *s);
+            if (*s == '\n')
+                sonde_buf_printf(b, "%*s", column + 2, "");
+        }
+        sonde_buf_putc(b, '\n');
+    }
+}
+
+int cli_program_take(cli_program *p, const char *cmd, const cli_words *words)
+{
+    p->args = words->word;
+    p->nargs = words->count;
+    if (!p->mode) {
+        if (words->count == 0)
+            return cli_usage_error(cmd, "what should run? give a script, -m MODULE or -c CODE");
+        p->mode = "script";
+        p->target = words->word[0];
+        p->args++;
+        p->nargs--;
+    }
+    if (strcmp(p->mode, "script") != 0)
+        return 0;
+    struct stat st;
+    if (stat(p->target, &st) < 0)
+        return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': %s", p->target, strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': it is a folder; give a script, or "
+                        "-m MODULE", p->target);
+    if (access(p->target, R_OK) < 0)
+        return cli_fail(SONDE_EXIT_USAGE, "cannot read '%s': %s", p->target, strerror(errno));
     return 0;
 }

@@ -1,20 +1,35 @@
-/* serve.c - one page over HTTP on 127.0.0.1; see serve.h. */
+/* serve.c - one page over HTTP on 127.0.0.1; see serve.h.
+ *
+ * One thread serves every client with poll(): sockets never block, so a
+ * client that sends its request slowly, never reads the page or keeps a
+ * connection open idle holds only its own slot.  Each client must make
+ * progress (send its request, take some of the page) every IDLE_MS, or it
+ * is let go; past MAX_CLIENTS at once, new ones wait in the listen
+ * queue. */
 #include "serve.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../core/clock.h"
 #include "open_url.h"
 #include "options.h"
 
-static volatile sig_atomic_t stopping;
+#define MAX_CLIENTS 64
+#define IDLE_MS 10000
+#define REQUEST_MAX 2048
+
+static volatile sig_atomic_t stopping; /* set by the SIGINT/SIGTERM handler, read by the
+                                          serving loop: one thread */
 
 static void on_interrupt(int sig)
 {
@@ -22,56 +37,172 @@ static void on_interrupt(int sig)
     stopping = 1;
 }
 
-static void send_all(int fd, const char *data, size_t len)
+enum client_state { READING, WRITING, DRAINING };
+
+typedef struct client {
+    int fd;
+    enum client_state state;
+    char req[REQUEST_MAX];
+    size_t got;
+    char header[256];
+    const char *body;       /* after the header: the page, or a short message */
+    size_t header_len, body_len, sent;
+    int64_t deadline;       /* ms on the monotonic clock */
+} client;
+
+typedef struct server {
+    const char *page, *name;
+    size_t len;
+    client clients[MAX_CLIENTS];
+    int nclients;
+} server;
+
+static int64_t now_ms(void)
 {
-    while (len > 0) {
-        ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
-        if (n <= 0)
-            return;
-        data += n;
-        len -= (size_t)n;
-    }
+    return (int64_t)(sonde_clock_ns() / 1000000);
 }
 
-/* Answers one request on fd: the request line is all that is read. */
-static void answer(int fd, const char *page, size_t len, const char *name)
+/* The response to the request in c->req (its first line is all that
+ * counts): the page at / and at its name, for GET and HEAD. */
+static void respond(const server *sv, client *c)
 {
-    char req[2048];
-    ssize_t n = recv(fd, req, sizeof req - 1, 0);
-    if (n <= 0)
-        return;
-    req[n] = '\0';
+    c->req[c->got] = '\0';
     char method[8] = "", path[1024] = "";
-    sscanf(req, "%7s %1023s", method, path);
+    sscanf(c->req, "%7s %1023s", method, path);
     int head = strcmp(method, "HEAD") == 0;
-    char header[256];
-    if (!head && strcmp(method, "GET") != 0) {
-        const char *r = "HTTP/1.0 405 Method Not Allowed\r\nAllow: GET, HEAD\r\n"
-                        "Content-Length: 0\r\nConnection: close\r\n\r\n";
-        send_all(fd, r, strlen(r));
-        return;
-    }
     char *query = strpbrk(path, "?#");
     if (query)
         *query = '\0';
-    if (strcmp(path, "/") != 0 && (path[0] != '/' || strcmp(path + 1, name) != 0)) {
-        const char *r = "HTTP/1.0 404 Not Found\r\nContent-Type: text/plain\r\n"
-                        "Content-Length: 10\r\nConnection: close\r\n\r\nnot found\n";
-        send_all(fd, r, strlen(r));
-        return;
+    const char *status = "200 OK", *type = "text/html; charset=utf-8", *extra = "";
+    c->body = sv->page;
+    c->body_len = sv->len;
+    if (!head && strcmp(method, "GET") != 0) {
+        status = "405 Method Not Allowed";
+        extra = "Allow: GET, HEAD\r\n";
+        c->body = "";
+        c->body_len = 0;
+    } else if (strcmp(path, "/") != 0 && (path[0] != '/' || strcmp(path + 1, sv->name) != 0)) {
+        status = "404 Not Found";
+        type = "text/plain";
+        c->body = "not found\n";
+        c->body_len = strlen(c->body);
     }
-    int hl = snprintf(header, sizeof header,
-                      "HTTP/1.0 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                      "Content-Length: %zu\r\nCache-Control: no-store\r\n"
-                      "Connection: close\r\n\r\n", len);
-    send_all(fd, header, (size_t)hl);
-    if (!head)
-        send_all(fd, page, len);
+    int n = snprintf(c->header, sizeof c->header,
+                     "HTTP/1.0 %s\r\nContent-Type: %s\r\n%sContent-Length: %zu\r\n"
+                     "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
+                     status, type, extra, c->body_len);
+    c->header_len = n > 0 && (size_t)n < sizeof c->header ? (size_t)n : 0;
+    if (head)
+        c->body_len = 0;
+    c->state = WRITING;
+    c->sent = 0;
+}
+
+/* The request so far: answered once its headers are in (or the buffer is
+ * full).  0, or -1 when the client is gone. */
+static int on_readable(const server *sv, client *c)
+{
+    char scratch[512];
+    if (c->state == DRAINING) { /* what the client still sends, after the page */
+        ssize_t n = recv(c->fd, scratch, sizeof scratch, 0);
+        return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR)) ? 0 : -1;
+    }
+    ssize_t n = recv(c->fd, c->req + c->got, REQUEST_MAX - 1 - c->got, 0);
+    if (n < 0)
+        return errno == EAGAIN || errno == EINTR ? 0 : -1;
+    if (n == 0)
+        return -1;
+    c->got += (size_t)n;
+    c->req[c->got] = '\0';
+    c->deadline = now_ms() + IDLE_MS;
+    if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") || c->got == REQUEST_MAX - 1)
+        respond(sv, c);
+    return 0;
+}
+
+/* More of the response.  0, or -1 when the client is gone. */
+static int on_writable(client *c)
+{
+    while (c->sent < c->header_len + c->body_len) {
+        const char *from = c->sent < c->header_len ? c->header + c->sent
+                                                   : c->body + (c->sent - c->header_len);
+        size_t left = c->sent < c->header_len ? c->header_len - c->sent
+                                              : c->header_len + c->body_len - c->sent;
+        ssize_t n = send(c->fd, from, left, MSG_NOSIGNAL);
+        if (n < 0)
+            return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        c->sent += (size_t)n;
+        c->deadline = now_ms() + IDLE_MS;
+    }
+    /* All sent: say so, and read what the client still sends until it
+     * closes, so that closing never resets a connection with the page
+     * still on its way. */
+    shutdown(c->fd, SHUT_WR);
+    c->state = DRAINING;
+    return 0;
+}
+
+static void drop(server *sv, int i)
+{
+    close(sv->clients[i].fd);
+    sv->clients[i] = sv->clients[--sv->nclients];
+}
+
+static void accept_clients(server *sv, int listener)
+{
+    while (sv->nclients < MAX_CLIENTS) {
+        int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        client *c = &sv->clients[sv->nclients++];
+        c->fd = fd;
+        c->state = READING;
+        c->got = 0;
+        c->deadline = now_ms() + IDLE_MS;
+    }
+}
+
+/* Serves until stopping is set; SIGINT and SIGTERM stay blocked but while
+ * waiting in ppoll, so that none is missed. */
+static void serve_loop(server *sv, int listener, const sigset_t *waiting)
+{
+    struct pollfd fds[MAX_CLIENTS + 1];
+    while (!stopping) {
+        int64_t now = now_ms(), wait = IDLE_MS;
+        for (int i = sv->nclients - 1; i >= 0; i--)
+            if (sv->clients[i].deadline <= now)
+                drop(sv, i);
+        fds[0] = (struct pollfd){ .fd = listener,
+                                  .events = sv->nclients < MAX_CLIENTS ? POLLIN : 0 };
+        for (int i = 0; i < sv->nclients; i++) {
+            const client *c = &sv->clients[i];
+            fds[i + 1] = (struct pollfd){ .fd = c->fd,
+                                          .events = c->state == WRITING ? POLLOUT : POLLIN };
+            if (c->deadline - now < wait)
+                wait = c->deadline - now;
+        }
+        struct timespec ts = { .tv_sec = wait / 1000, .tv_nsec = (wait % 1000) * 1000000 };
+        int ready = ppoll(fds, (nfds_t)sv->nclients + 1, &ts, waiting);
+        if (ready <= 0)
+            continue; /* a signal, or a deadline */
+        int n = sv->nclients;
+        for (int i = n - 1; i >= 0; i--) {
+            client *c = &sv->clients[i];
+            short ev = fds[i + 1].revents;
+            int gone = (ev & (POLLERR | POLLNVAL)) ||
+                       ((ev & (POLLIN | POLLHUP)) && c->state != WRITING && on_readable(sv, c) < 0) ||
+                       ((ev & (POLLOUT | POLLHUP)) && c->state == WRITING && on_writable(c) < 0);
+            if (gone)
+                drop(sv, i);
+        }
+        if (fds[0].revents & POLLIN)
+            accept_clients(sv, listener);
+    }
 }
 
 int serve_page(const char *page, size_t len, const char *name, int port, int open)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return cli_fail(SONDE_EXIT_FAILED, "cannot serve: %s", strerror(errno));
     int one = 1;
@@ -79,7 +210,7 @@ int serve_page(const char *page, size_t len, const char *name, int port, int ope
     struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK); /* never other interfaces */
     socklen_t alen = sizeof addr;
-    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 16) < 0 ||
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) < 0 || listen(fd, 64) < 0 ||
         getsockname(fd, (struct sockaddr *)&addr, &alen) < 0) {
         int e = errno;
         close(fd);
@@ -92,24 +223,26 @@ int serve_page(const char *page, size_t len, const char *name, int port, int ope
     fflush(stdout);
     if (open)
         open_url(url);
+    sigset_t stop_signals, saved, waiting;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop_signals, &saved);
+    waiting = saved;
+    sigdelset(&waiting, SIGINT);
+    sigdelset(&waiting, SIGTERM);
     struct sigaction sa = { .sa_handler = on_interrupt }, old_int, old_term;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
-    while (!stopping) {
-        int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0) {
-            if (errno == EINTR || errno == ECONNABORTED)
-                continue;
-            break;
-        }
-        struct timeval tv = { 5, 0 }; /* a client that says nothing is let go */
-        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-        answer(c, page, len, name);
-        close(c);
-    }
+    static server sv; /* 64 request buffers, off the stack; used by this thread only */
+    sv = (server){ .page = page, .name = name, .len = len };
+    serve_loop(&sv, fd, &waiting);
+    while (sv.nclients > 0)
+        drop(&sv, sv.nclients - 1);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigprocmask(SIG_SETMASK, &saved, NULL);
     close(fd);
     return 0;
 }

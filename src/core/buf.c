@@ -2,11 +2,33 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void sonde_buf_init(sonde_buf *b) { memset(b, 0, sizeof *b); }
+#include "grow.h"
+#include "utf8.h"
+
+/* A streaming buf writes when this much has gathered. */
+#define CHUNK (64 * 1024)
+
+void sonde_buf_init(sonde_buf *b)
+{
+    b->data = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+    b->stream = NULL;
+    b->write_errno = 0;
+    b->why[0] = '\0';
+}
+
+void sonde_buf_init_stream(sonde_buf *b, FILE *f)
+{
+    sonde_buf_init(b);
+    b->stream = f;
+}
 
 void sonde_buf_free(sonde_buf *b)
 {
@@ -14,27 +36,32 @@ void sonde_buf_free(sonde_buf *b)
     sonde_buf_init(b);
 }
 
+/* A streaming buf's bytes to its stream.  0, or -1 (the buf then stops). */
+static int drain(sonde_buf *b)
+{
+    if (b->len && fwrite(b->data, 1, b->len, b->stream) != b->len) {
+        b->write_errno = errno ? errno : EIO;
+        b->oom = 1;
+        return -1;
+    }
+    b->len = 0;
+    return 0;
+}
+
 static int reserve(sonde_buf *b, size_t extra)
 {
     if (b->oom)
         return -1;
-    if (b->len + extra + 1 <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra + 1) {
-        if (cap > SIZE_MAX / 2) {
-            b->oom = 1;
-            return -1;
-        }
-        cap *= 2;
-    }
-    char *p = realloc(b->data, cap);
+    if (b->stream && b->len + extra + 1 > CHUNK && drain(b) < 0)
+        return -1;
+    char *p = extra < SIZE_MAX - b->len ? sonde_grow(b->data, &b->cap, b->len + extra + 1, 1,
+                                                     SIZE_MAX)
+                                        : NULL;
     if (!p) {
         b->oom = 1;
         return -1;
     }
     b->data = p;
-    b->cap = cap;
     return 0;
 }
 
@@ -71,30 +98,6 @@ void sonde_buf_printf(sonde_buf *b, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    size_t n;
-    if (s[0] < 0x80)
-        return 1;
-    if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
-        n = 2;
-    else if ((s[0] & 0xf0) == 0xe0)
-        n = 3;
-    else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
-        n = 4;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    /* Overlong forms, UTF-16 surrogates and code points past U+10FFFF. */
-    if ((n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f))) ||
-        (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))))
-        return 0;
-    return n;
-}
-
 void sonde_buf_underlined(sonde_buf *b, const char *header)
 {
     sonde_buf_printf(b, "%s\n", header);
@@ -103,18 +106,42 @@ void sonde_buf_underlined(sonde_buf *b, const char *header)
     sonde_buf_putc(b, '\n');
 }
 
+/* U+FFFD, what markup shows for a byte that is not UTF-8. */
+static const char replacement[] = "\xef\xbf\xbd";
+
 void sonde_buf_xml_str(sonde_buf *b, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = sonde_utf8_len(p);
+        switch (*p) {
         case '&': sonde_buf_puts(b, "&amp;"); break;
         case '<': sonde_buf_puts(b, "&lt;"); break;
         case '>': sonde_buf_puts(b, "&gt;"); break;
         case '"': sonde_buf_puts(b, "&quot;"); break;
         case '\'': sonde_buf_puts(b, "&#39;"); break;
         default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t')
-                sonde_buf_putc(b, *s);
+            /* XML 1.0 allows neither C0 controls but tab nor U+FFFE, U+FFFF */
+            if (n == 0 || (n == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe))
+                sonde_buf_puts(b, replacement);
+            else if (*p >= 0x20 || *p == '\t')
+                sonde_buf_put(b, p, n);
+        }
+        p += n ? n : 1;
+    }
+}
+
+void sonde_buf_text_str(sonde_buf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = sonde_utf8_len(p);
+        if (n == 0 || (*p < 0x20 && *p != '\t') || *p == 0x7f) {
+            sonde_buf_printf(b, "\\x%02x", *p);
+            p++;
+        } else {
+            sonde_buf_put(b, p, n);
+            p += n;
         }
     }
 }
@@ -125,32 +152,45 @@ void sonde_buf_json_str(sonde_buf *b, const char *s)
     sonde_buf_putc(b, '"');
     while (*p) {
         unsigned char c = *p;
+        size_t n = sonde_utf8_len(p);
         if (c == '"' || c == '\\') {
             sonde_buf_putc(b, '\\');
             sonde_buf_putc(b, (char)c);
-            p++;
-        } else if (c < 0x20) {
+        } else if (c < 0x20 || c == '<' || c == '>' || c == '&') {
+            /* '<', '>', '&' escaped keep the JSON safe to embed in a page */
             sonde_buf_printf(b, "\\u%04x", c);
-            p++;
-        } else if (c == '<' || c == '>' || c == '&') {
-            /* Keeps the JSON safe to embed in an HTML page. */
-            sonde_buf_printf(b, "\\u%04x", c);
-            p++;
+        } else if (n == 0) {
+            sonde_buf_printf(b, "\\udc%02x", c); /* Python's surrogateescape */
         } else {
-            size_t n = utf8_len(p);
-            if (n == 0) {
-                sonde_buf_puts(b, "\\ufffd");
-                p++;
-            } else {
-                sonde_buf_put(b, p, n);
-                p += n;
-            }
+            sonde_buf_put(b, p, n);
         }
+        p += n ? n : 1;
     }
     sonde_buf_putc(b, '"');
 }
 
+void sonde_buf_num(sonde_buf *b, double v)
+{
+    if (isnan(v))
+        v = 0;
+    else if (isinf(v))
+        v = v > 0 ? DBL_MAX : -DBL_MAX;
+    sonde_buf_printf(b, "%.9g", v);
+}
+
 int sonde_buf_ok(const sonde_buf *b) { return !b->oom; }
+
+int sonde_buf_finish(sonde_buf *b)
+{
+    if (!b->oom && b->stream && drain(b) == 0 && fflush(b->stream) != 0) {
+        b->write_errno = errno ? errno : EIO;
+        b->oom = 1;
+    }
+    if (!b->oom)
+        return 0;
+    errno = b->write_errno ? b->write_errno : ENOMEM;
+    return -1;
+}
 
 int sonde_buf_write_file(const sonde_buf *b, const char *path)
 {

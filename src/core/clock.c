@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Protected by the GIL: set once by the first sonde_clock_setup(), which
+ * the profilers call holding it before they install a hook; only read
+ * after that. */
 int sonde_clock_use_tsc;
 
 /* 1 when /proc/cpuinfo lists every flag an invariant TSC needs. */
@@ -27,7 +30,7 @@ static int tsc_is_invariant(void)
 
 void sonde_clock_setup(void)
 {
-    static int done;
+    static int done; /* protected by the GIL, as sonde_clock_use_tsc */
     if (done)
         return;
     done = 1;

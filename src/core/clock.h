@@ -15,7 +15,7 @@
 #include <x86intrin.h>
 #endif
 
-extern int sonde_clock_use_tsc;   /* decided once by sonde_clock_setup() */
+extern int sonde_clock_use_tsc;   /* decided once by sonde_clock_setup(), under the GIL */
 
 void sonde_clock_setup(void);
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 int sonde_profile_init(sonde_profile *p)
 {
     memset(p, 0, sizeof *p);
@@ -28,6 +30,7 @@ void sonde_profile_free(sonde_profile *p)
     free(p->nodes);
     free(p->threads);
     free(p->events);
+    free(p->wide);
     memset(p, 0, sizeof *p);
 }
 
@@ -37,15 +40,12 @@ int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, ui
         p->events_dropped = 1;
         return 0;
     }
-    if (p->nevents == p->events_cap) {
-        uint64_t cap = p->events_cap ? p->events_cap * 2 : 4096;
-        sonde_sample_event *e = realloc(p->events, cap * sizeof *e);
-        if (!e)
-            return -1;
-        p->events = e;
-        p->events_cap = cap;
-    }
-    p->events[p->nevents++] = (sonde_sample_event){ t_ns, thread, node };
+    sonde_sample_event *e = sonde_grow(p->events, &p->events_cap, p->nevents + 1, sizeof *e,
+                                       SONDE_MAX_SAMPLE_EVENTS);
+    if (!e)
+        return -1;
+    p->events = e;
+    p->events[p->nevents++] = (sonde_sample_event){ .t_ns = t_ns, .thread = thread, .node = node };
     return 0;
 }
 
@@ -80,18 +80,17 @@ uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
         if (g->file == f.file && g->line == f.line && g->name == f.name)
             return i;
     }
-    if (p->nfuncs == p->funcs_cap) {
-        uint32_t cap = p->funcs_cap ? p->funcs_cap * 2 : 256;
-        sonde_func *funcs = realloc(p->funcs, cap * sizeof *funcs);
-        if (!funcs)
-            return SONDE_NO_FUNC;
-        p->funcs = funcs;
-        uint32_t *next = realloc(p->func_next, cap * sizeof *next);
-        if (!next)
-            return SONDE_NO_FUNC;
-        p->func_next = next;
-        p->funcs_cap = cap;
-    }
+    /* ids stop below SONDE_NO_FUNC */
+    size_t need = (size_t)p->nfuncs + 1;
+    sonde_func *funcs = sonde_grow(p->funcs, &p->funcs_cap, need, sizeof *funcs, SONDE_NO_FUNC);
+    if (!funcs)
+        return SONDE_NO_FUNC;
+    p->funcs = funcs;
+    uint32_t *next = sonde_grow(p->func_next, &p->func_next_cap, need, sizeof *next,
+                                SONDE_NO_FUNC);
+    if (!next)
+        return SONDE_NO_FUNC;
+    p->func_next = next;
     uint32_t id = p->nfuncs;
     uint32_t *slot = sonde_u64map_slot(&p->func_by_label, h, id);
     if (!slot)
@@ -103,28 +102,116 @@ uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
     return id;
 }
 
-static uint32_t new_node(sonde_profile *p, uint32_t parent, const void *key,
-                         uint32_t func)
+/* ---- the index of wide nodes' children ---- */
+
+/* Where a child starts its probe in the index: from its parent and its key,
+ * or its function and line when it has no key. */
+static uint32_t wide_hash(uint32_t parent, const void *key, uint32_t func, int32_t line)
 {
-    if (p->nnodes == p->nodes_cap) {
-        if (p->nodes_cap > UINT32_MAX / 2)
-            return SONDE_NO_NODE;
-        uint32_t cap = p->nodes_cap * 2;
-        sonde_node *nodes = realloc(p->nodes, (size_t)cap * sizeof *nodes);
-        if (!nodes)
-            return SONDE_NO_NODE;
-        p->nodes = nodes;
-        p->nodes_cap = cap;
+    uint64_t h = key ? (uint64_t)(uintptr_t)key
+                     : ((uint64_t)func << 32 | (uint32_t)line) ^ 0x5bd1e9955bd1e995ull;
+    h ^= (uint64_t)parent * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return (uint32_t)h;
+}
+
+static void wide_put(sonde_profile *p, uint32_t node)
+{
+    const sonde_node *n = &p->nodes[node];
+    uint32_t mask = p->wide_slots - 1;
+    uint32_t i = wide_hash(n->parent, n->key, n->func, n->line) & mask;
+    while (p->wide[i] != SONDE_NO_NODE)
+        i = (i + 1) & mask;
+    p->wide[i] = node;
+    p->nwide++;
+}
+
+/* Room for `more` entries, the index kept at most half full.  0, or -1 on
+ * out of memory. */
+static int wide_reserve(sonde_profile *p, uint32_t more)
+{
+    uint64_t want = ((uint64_t)p->nwide + more) * 2;
+    if (want <= p->wide_slots)
+        return 0;
+    uint64_t slots = p->wide_slots ? p->wide_slots : 64;
+    while (slots < want)
+        slots *= 2;
+    if (slots > UINT32_MAX)
+        return -1;
+    uint32_t *old = p->wide, old_slots = p->wide_slots;
+    p->wide = calloc(slots, sizeof *p->wide);
+    if (!p->wide) {
+        p->wide = old;
+        return -1;
     }
+    p->wide_slots = (uint32_t)slots;
+    p->nwide = 0;
+    for (uint32_t i = 0; i < old_slots; i++)
+        if (old[i] != SONDE_NO_NODE)
+            wide_put(p, old[i]);
+    free(old);
+    return 0;
+}
+
+uint32_t sonde_profile_find_wide(const sonde_profile *p, uint32_t parent, const void *key)
+{
+    uint32_t mask = p->wide_slots - 1;
+    for (uint32_t i = wide_hash(parent, key, 0, 0) & mask;; i = (i + 1) & mask) {
+        uint32_t c = p->wide[i];
+        if (c == SONDE_NO_NODE || (p->nodes[c].parent == parent && p->nodes[c].key == key))
+            return c;
+    }
+}
+
+static uint32_t find_wide_func(const sonde_profile *p, uint32_t parent, uint32_t func,
+                               int32_t line)
+{
+    uint32_t mask = p->wide_slots - 1;
+    for (uint32_t i = wide_hash(parent, NULL, func, line) & mask;; i = (i + 1) & mask) {
+        uint32_t c = p->wide[i];
+        if (c == SONDE_NO_NODE)
+            return c;
+        const sonde_node *n = &p->nodes[c];
+        if (n->parent == parent && !n->key && n->func == func && n->line == line)
+            return c;
+    }
+}
+
+/* ---- nodes ---- */
+
+static uint32_t new_node(sonde_profile *p, uint32_t parent, const void *key,
+                         uint32_t func, int32_t line)
+{
+    sonde_node *nodes = sonde_grow(p->nodes, &p->nodes_cap, (size_t)p->nnodes + 1,
+                                   sizeof *nodes, UINT32_MAX);
+    if (!nodes)
+        return SONDE_NO_NODE;
+    p->nodes = nodes;
+    /* A parent growing wide indexes the children it has, then each new one. */
+    uint32_t siblings = parent != SONDE_NO_NODE ? p->nodes[parent].nchildren : 0;
+    if (siblings >= SONDE_NARROW_CHILDREN &&
+        wide_reserve(p, siblings == SONDE_NARROW_CHILDREN ? siblings + 1 : 1) < 0)
+        return SONDE_NO_NODE;
     uint32_t id = p->nnodes++;
     sonde_node *n = &p->nodes[id];
     memset(n, 0, sizeof *n);
     n->key = key;
     n->func = func;
+    n->line = line;
     n->parent = parent;
-    if (parent != SONDE_NO_NODE) {
-        n->next_sibling = p->nodes[parent].first_child;
-        p->nodes[parent].first_child = id;
+    if (parent == SONDE_NO_NODE)
+        return id;
+    sonde_node *up = &p->nodes[parent];
+    n->next_sibling = up->first_child;
+    up->first_child = id;
+    up->nchildren++;
+    if (siblings == SONDE_NARROW_CHILDREN) {
+        for (uint32_t c = id; c != SONDE_NO_NODE; c = p->nodes[c].next_sibling)
+            wide_put(p, c);
+    } else if (siblings > SONDE_NARROW_CHILDREN) {
+        wide_put(p, id);
     }
     return id;
 }
@@ -132,37 +219,37 @@ static uint32_t new_node(sonde_profile *p, uint32_t parent, const void *key,
 uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
                                  const void *key, uint32_t func)
 {
-    return new_node(p, parent, key, func);
+    return new_node(p, parent, key, func, 0);
 }
 
 uint32_t sonde_profile_child_for(sonde_profile *p, uint32_t parent, uint32_t func,
                                  int32_t line)
 {
-    for (uint32_t c = p->nodes[parent].first_child; c != SONDE_NO_NODE;
-         c = p->nodes[c].next_sibling)
-        if (p->nodes[c].func == func && p->nodes[c].line == line)
+    if (p->nodes[parent].nchildren > SONDE_NARROW_CHILDREN) {
+        uint32_t c = find_wide_func(p, parent, func, line);
+        if (c != SONDE_NO_NODE)
             return c;
-    uint32_t n = new_node(p, parent, NULL, func);
-    if (n != SONDE_NO_NODE)
-        p->nodes[n].line = line;
-    return n;
+    } else {
+        for (uint32_t c = p->nodes[parent].first_child; c != SONDE_NO_NODE;
+             c = p->nodes[c].next_sibling)
+            if (p->nodes[c].func == func && p->nodes[c].line == line)
+                return c;
+    }
+    return new_node(p, parent, NULL, func, line);
 }
 
 int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
                                  uint64_t native_id, const char *name)
 {
-    if (p->nthreads == p->threads_cap) {
-        uint32_t cap = p->threads_cap ? p->threads_cap * 2 : 8;
-        sonde_thread *t = realloc(p->threads, cap * sizeof *t);
-        if (!t)
-            return -1;
-        p->threads = t;
-        p->threads_cap = cap;
-    }
+    sonde_thread *threads = sonde_grow(p->threads, &p->threads_cap, (size_t)p->nthreads + 1,
+                                       sizeof *threads, UINT32_MAX);
+    if (!threads)
+        return -1;
+    p->threads = threads;
     sonde_thread t = { .ident = ident, .native_id = native_id };
     if (intern(p, name, &t.name) < 0)
         return -1;
-    t.root = new_node(p, SONDE_NO_NODE, NULL, SONDE_NO_FUNC);
+    t.root = new_node(p, SONDE_NO_NODE, NULL, SONDE_NO_FUNC, 0);
     if (t.root == SONDE_NO_NODE)
         return -1;
     p->threads[p->nthreads] = t;
@@ -203,14 +290,12 @@ static int merge_into(const sonde_profile *p, sonde_profile *m, int by_line, uin
             m->nodes[mc].calls += p->nodes[c].calls;
             m->nodes[mc].total += p->nodes[c].total;
             m->nodes[mc].self += p->nodes[c].self;
-            if (top == cap) {
-                void *bigger = realloc(stack, (cap *= 2) * sizeof *stack);
-                if (!bigger) {
-                    free(stack);
-                    return -1;
-                }
-                stack = bigger;
+            uint32_t (*bigger)[2] = sonde_grow(stack, &cap, top + 1, sizeof *stack, SIZE_MAX);
+            if (!bigger) {
+                free(stack);
+                return -1;
             }
+            stack = bigger;
             stack[top][0] = c;
             stack[top][1] = mc;
             top++;

@@ -8,10 +8,19 @@
  *
  * Nodes and functions are named by 32-bit indexes so that the arrays can
  * grow; index 0 of nodes is never a real node (SONDE_NO_NODE).  The profile
- * owns everything it points to; sonde_profile_free() releases it all. */
+ * owns everything it points to; sonde_profile_free() releases it all.
+ *
+ * A node's children are found by walking its sibling list while it has at
+ * most SONDE_NARROW_CHILDREN of them; past that they are also kept in a
+ * hash index (p->wide), so that one call site with many distinct callees
+ * costs O(1) per call, not O(callees).  A tree is built either by key
+ * (tracers: find_child / add_child, keys never NULL) or by function and
+ * line (child_for, for everything else); the index follows the key when a
+ * node has one. */
 #ifndef SONDE_PROFILE_H
 #define SONDE_PROFILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "strtab.h"
@@ -40,6 +49,7 @@ typedef struct sonde_node {
     uint32_t parent;
     uint32_t first_child;
     uint32_t next_sibling;
+    uint32_t nchildren;
     uint64_t calls;
     uint64_t total;      /* ticks, callees included */
     uint64_t self;       /* ticks, callees excluded */
@@ -66,22 +76,32 @@ typedef struct sonde_sample_event {
 typedef struct sonde_profile {
     sonde_strtab strings;
     sonde_func *funcs;
-    uint32_t nfuncs, funcs_cap;
+    uint32_t nfuncs;
+    size_t funcs_cap;
     sonde_u64map func_by_label;   /* hash of (file, line, name) -> chain head */
     uint32_t *func_next;          /* chain of functions sharing a label hash */
+    size_t func_next_cap;
     sonde_node *nodes;
-    uint32_t nnodes, nodes_cap;
+    uint32_t nnodes;
+    size_t nodes_cap;
     sonde_thread *threads;
-    uint32_t nthreads, threads_cap;
+    uint32_t nthreads;
+    size_t threads_cap;
     double seconds_per_tick;
     /* 0: ticks are time (a deterministic profile, node calls counted);
      * else ticks are samples taken at this many per second. */
     double sample_rate;
     sonde_sample_event *events;   /* the timeline, when one was kept */
-    uint64_t nevents, events_cap;
+    uint64_t nevents;
+    size_t events_cap;
     int events_dropped;           /* the timeline reached its cap */
     int pid;                      /* the profiled process, 0 when unknown */
+    uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
+    uint32_t nwide, wide_slots;
 } sonde_profile;
+
+/* Nodes with more children than this index them (see above). */
+#define SONDE_NARROW_CHILDREN 8
 
 /* 0 on success, -1 on out of memory. */
 int sonde_profile_init(sonde_profile *p);
@@ -99,13 +119,20 @@ int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,
 int sonde_profile_set_thread_name(sonde_profile *p, uint32_t thread,
                                   const char *name);
 
-/* The child of `parent` with this key, or SONDE_NO_NODE.  A child found
- * is moved to the front of its siblings, so a loop calling the same
- * callee finds it first (the tracer's hot path). */
+/* sonde_profile_find_child for a parent with more than
+ * SONDE_NARROW_CHILDREN children: a look-up in the hash index. */
+uint32_t sonde_profile_find_wide(const sonde_profile *p, uint32_t parent, const void *key);
+
+/* The child of `parent` with this key (never NULL), or SONDE_NO_NODE.
+ * Among few siblings, a child found is moved to the front, so a loop
+ * calling the same callee finds it first (the tracer's hot path); many
+ * siblings are looked up in the index. */
 static inline uint32_t sonde_profile_find_child(sonde_profile *p, uint32_t parent,
                                                 const void *key)
 {
     sonde_node *nodes = p->nodes;
+    if (nodes[parent].nchildren > SONDE_NARROW_CHILDREN)
+        return sonde_profile_find_wide(p, parent, key);
     uint32_t prev = SONDE_NO_NODE, c = nodes[parent].first_child;
     while (c != SONDE_NO_NODE && nodes[c].key != key) {
         prev = c;

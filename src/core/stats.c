@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void sonde_stats_init(sonde_stats *s) { memset(s, 0, sizeof *s); }
 
 void sonde_stats_free(sonde_stats *s)
@@ -24,7 +26,7 @@ int sonde_stats_reserve_funcs(sonde_stats *s, uint32_t nfuncs)
 {
     if (nfuncs <= s->nfuncs)
         return 0;
-    sonde_fstat *f = realloc(s->funcs, (size_t)nfuncs * sizeof *f);
+    sonde_fstat *f = sonde_grow(s->funcs, &s->funcs_cap, nfuncs, sizeof *f, UINT32_MAX);
     if (!f)
         return -1;
     memset(f + s->nfuncs, 0, (size_t)(nfuncs - s->nfuncs) * sizeof *f);
@@ -46,14 +48,11 @@ sonde_edge *sonde_stats_edge(sonde_stats *s, uint32_t caller, uint32_t callee)
         return NULL;
     if (*slot < s->nedges)
         return &s->edges[*slot];
-    if (s->nedges == s->edges_cap) {
-        uint32_t cap = s->edges_cap ? s->edges_cap * 2 : 256;
-        sonde_edge *e = realloc(s->edges, cap * sizeof *e);
-        if (!e)
-            return NULL; /* the slot now names a missing edge: fatal anyway */
-        s->edges = e;
-        s->edges_cap = cap;
-    }
+    sonde_edge *edges = sonde_grow(s->edges, &s->edges_cap, (size_t)s->nedges + 1,
+                                   sizeof *edges, UINT32_MAX);
+    if (!edges)
+        return NULL; /* the slot now names a missing edge: fatal anyway */
+    s->edges = edges;
     sonde_edge *e = &s->edges[s->nedges++];
     memset(e, 0, sizeof *e);
     e->caller = caller;
@@ -192,11 +191,106 @@ int sonde_stats_group_edges(const sonde_stats *s, int by_caller,
     return 0;
 }
 
-uint8_t *sonde_stats_called(const sonde_stats *s)
+/* The edges a reachability search may follow over all roots: past this
+ * the search stops and callers count as reachable (nothing subtracted). */
+#define REACH_BUDGET(nedges) (8 * (uint64_t)(nedges) + 1000000)
+
+typedef struct reach {
+    const sonde_stats *s;
+    const uint32_t *start, *order;   /* edges by caller */
+    uint32_t *seen;                  /* search number that reached a function */
+    uint32_t *queue;
+    uint32_t search;
+    uint64_t budget;
+} reach;
+
+/* Marks what f reaches along callee edges with a new search number.  0, or
+ * -1 when the budget ran out (the marks are then incomplete). */
+static int reach_from(reach *r, uint32_t f)
 {
-    uint8_t *called = calloc(s->nfuncs ? s->nfuncs : 1, 1);
-    for (uint32_t e = 0; called && e < s->nedges; e++)
-        if (s->edges[e].caller != s->edges[e].callee)
-            called[s->edges[e].callee] = 1;
-    return called;
+    uint32_t head = 0, tail = 0;
+    r->search++;
+    r->seen[f] = r->search;
+    r->queue[tail++] = f;
+    while (head < tail) {
+        uint32_t g = r->queue[head++];
+        for (uint32_t i = r->start[g]; i < r->start[g + 1]; i++) {
+            if (r->budget == 0)
+                return -1;
+            r->budget--;
+            uint32_t c = r->s->edges[r->order[i]].callee;
+            if (r->seen[c] != r->search) {
+                r->seen[c] = r->search;
+                r->queue[tail++] = c;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The root value of f, called `in_calls` times along caller edges. */
+static double root_value(reach *r, const uint32_t *by_callee_start,
+                         const uint32_t *by_callee_order, uint32_t f, uint64_t in_calls,
+                         int other_caller)
+{
+    const sonde_fstat *fs = &r->s->funcs[f];
+    if (!other_caller)
+        return fs->cumtime;
+    if (fs->ncalls <= in_calls)
+        return 0;
+    double value = fs->cumtime;
+    if (r->budget == 0 || reach_from(r, f) < 0)
+        return value;
+    for (uint32_t i = by_callee_start[f]; i < by_callee_start[f + 1]; i++) {
+        const sonde_edge *e = &r->s->edges[by_callee_order[i]];
+        if (e->caller != f && r->seen[e->caller] != r->search)
+            value -= e->cumtime;
+    }
+    return value > 0 ? value : 0;
+}
+
+double *sonde_stats_roots(const sonde_stats *s)
+{
+    size_t n = s->nfuncs ? s->nfuncs : 1;
+    double *roots = calloc(n, sizeof *roots);
+    uint64_t *in_calls = calloc(n, sizeof *in_calls);
+    uint8_t *other = calloc(n, 1);
+    reach r = { .s = s, .seen = calloc(n, sizeof *r.seen), .queue = malloc(n * sizeof *r.queue),
+                .budget = REACH_BUDGET(s->nedges) };
+    uint32_t *cstart = NULL, *corder = NULL, *start = NULL, *order = NULL;
+    int ok = roots && in_calls && other && r.seen && r.queue &&
+             sonde_stats_group_edges(s, 0, &cstart, &corder) == 0 &&
+             sonde_stats_group_edges(s, 1, &start, &order) == 0;
+    if (ok) {
+        r.start = start;
+        r.order = order;
+        for (uint32_t e = 0; e < s->nedges; e++) {
+            in_calls[s->edges[e].callee] += s->edges[e].ncalls;
+            other[s->edges[e].callee] |= s->edges[e].caller != s->edges[e].callee;
+        }
+        uint32_t most = UINT32_MAX, found = 0;
+        for (uint32_t f = 0; f < s->nfuncs; f++) {
+            if (!s->funcs[f].present || !(s->funcs[f].cumtime > 0))
+                continue;
+            if (most == UINT32_MAX || s->funcs[f].cumtime > s->funcs[most].cumtime)
+                most = f;
+            roots[f] = root_value(&r, cstart, corder, f, in_calls[f], other[f]);
+            found += roots[f] > 0;
+        }
+        if (!found && most != UINT32_MAX)
+            roots[most] = s->funcs[most].cumtime;
+    }
+    free(in_calls);
+    free(other);
+    free(r.seen);
+    free(r.queue);
+    free(cstart);
+    free(corder);
+    free(start);
+    free(order);
+    if (!ok) {
+        free(roots);
+        return NULL;
+    }
+    return roots;
 }

@@ -10,6 +10,7 @@
 #ifndef SONDE_STATS_H
 #define SONDE_STATS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile.h"
@@ -32,8 +33,10 @@ typedef struct sonde_edge {
 typedef struct sonde_stats {
     sonde_fstat *funcs;        /* indexed by function id */
     uint32_t nfuncs;
+    size_t funcs_cap;
     sonde_edge *edges;
-    uint32_t nedges, edges_cap;
+    uint32_t nedges;
+    size_t edges_cap;
     sonde_u64map edge_index;   /* caller << 32 | callee -> edge index */
 } sonde_stats;
 
@@ -51,10 +54,16 @@ int sonde_stats_from_profile(sonde_stats *s, const sonde_profile *p);
 uint64_t sonde_stats_total_calls(const sonde_stats *s, uint64_t *primitive);
 double sonde_stats_total_time(const sonde_stats *s);
 
-/* Per function, 1 when some other function calls it (a function calling
- * itself does not count): the roots of the call graph are the 0s.
- * malloc'd (at least one byte); NULL on out of memory. */
-uint8_t *sonde_stats_called(const sonde_stats *s);
+/* Per function, the seconds it ran as a root of the call graph, 0 when it
+ * is not one.  Calls no caller edge accounts for came from outside the
+ * profile (the call that started it, a thread's first function): a
+ * function no other function calls is a root worth its cumtime; one called
+ * more often than its caller edges say (builtins.exec: the top-level call
+ * and the import machinery's calls) is worth its cumtime less the time
+ * spent in it from callers it does not reach (calls it cannot have been
+ * nested in).  When nothing qualifies, the function with the most cumtime.
+ * malloc'd (at least one entry); NULL on out of memory. */
+double *sonde_stats_roots(const sonde_stats *s);
 
 /* Edge indexes grouped by callee (by_caller = 0) or by caller: the edges
  * of function f are order[start[f] .. start[f+1]).  Both arrays are

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 void sonde_strtab_init(sonde_strtab *t) { memset(t, 0, sizeof *t); }
 
 void sonde_strtab_free(sonde_strtab *t)
@@ -53,24 +55,15 @@ static int append(sonde_strtab *t, const char *s, size_t len)
 {
     if (t->len + len + 1 > UINT32_MAX)
         return -1;
-    if (t->len + len + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 4096;
-        while (cap < t->len + len + 1)
-            cap *= 2;
-        char *p = realloc(t->bytes, cap);
-        if (!p)
-            return -1;
-        t->bytes = p;
-        t->cap = cap;
-    }
-    if (t->count == t->offsets_cap) {
-        uint32_t cap = t->offsets_cap ? t->offsets_cap * 2 : 256;
-        uint32_t *p = realloc(t->offsets, cap * sizeof *p);
-        if (!p)
-            return -1;
-        t->offsets = p;
-        t->offsets_cap = cap;
-    }
+    char *bytes = sonde_grow(t->bytes, &t->cap, t->len + len + 1, 1, UINT32_MAX);
+    if (!bytes)
+        return -1;
+    t->bytes = bytes;
+    uint32_t *offsets = sonde_grow(t->offsets, &t->offsets_cap, (size_t)t->count + 1,
+                                   sizeof *offsets, UINT32_MAX);
+    if (!offsets)
+        return -1;
+    t->offsets = offsets;
     t->offsets[t->count] = (uint32_t)t->len;
     memcpy(t->bytes + t->len, s, len);
     t->bytes[t->len + len] = '\0';

@@ -13,7 +13,8 @@ typedef struct sonde_strtab {
     char *bytes;          /* every string, NUL-terminated, back to back */
     size_t len, cap;
     uint32_t *offsets;    /* id -> offset in bytes */
-    uint32_t count, offsets_cap;
+    uint32_t count;
+    size_t offsets_cap;
     uint32_t *slots;      /* open-addressing hash: id + 1, 0 = empty */
     uint32_t nslots;
 } sonde_strtab;

@@ -45,9 +45,11 @@ static void put_event(sonde_buf *b, const sonde_profile *p, uint32_t node, char 
     sonde_buf_putc(b, '}');
 }
 
-int sonde_write_chrome(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                       const sonde_format_opts *o)
 {
     (void)s;
+    (void)o;
     uint32_t cap = 4096;
     uint32_t *open_path = malloc(cap * sizeof *open_path), *next_path = malloc(cap * sizeof *next_path);
     if (!open_path || !next_path) {

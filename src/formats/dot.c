@@ -1,23 +1,29 @@
-/* dot.c - the call graph as Graphviz source; see dot.h. */
-#include "dot.h"
-
+/* dot.c - the call graph as Graphviz source, as gprof2dot draws it: one
+ * node per function with its share of the total time (callees included)
+ * and, in brackets, its own share, and its calls; one edge per caller ->
+ * callee with its calls and share; colours from blue (little) to red
+ * (most).  Functions and edges under the options' thresholds (percent of
+ * the total time) are left out. */
 #include <math.h>
 #include <stdlib.h>
 
-/* The run's total: what the functions nobody called took, callees
+#include "../core/utf8.h"
+#include "format.h"
+
+/* The run's total: what the roots of the call graph took, callees
  * included (for a sampled or threaded run, the sum of its roots). */
 static double total_time(const sonde_stats *s)
 {
-    uint8_t *called = sonde_stats_called(s);
+    double *roots = sonde_stats_roots(s);
     double total = 0, most = 0;
     for (uint32_t f = 0; f < s->nfuncs; f++) {
         if (!s->funcs[f].present)
             continue;
         most = fmax(most, s->funcs[f].cumtime);
-        if (called && !called[f])
-            total += s->funcs[f].cumtime;
+        if (roots)
+            total += roots[f];
     }
-    free(called);
+    free(roots);
     return total > most ? total : most;
 }
 
@@ -46,20 +52,27 @@ static void put_colour(sonde_buf *b, double w)
                      (int)lround((bl + m) * 255));
 }
 
-/* s as a DOT quoted string's content. */
+/* s as a DOT quoted string's content (UTF-8: a byte that is not becomes
+ * U+FFFD; control characters are dropped). */
 static void put_quoted(sonde_buf *b, const char *s)
 {
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        size_t n = sonde_utf8_len(p);
+        if (*p == '"' || *p == '\\')
             sonde_buf_putc(b, '\\');
-        if ((unsigned char)*s >= 0x20)
-            sonde_buf_putc(b, *s);
+        if (n == 0)
+            sonde_buf_puts(b, "\xef\xbf\xbd");
+        else if (*p >= 0x20)
+            sonde_buf_put(b, p, n);
+        p += n ? n : 1;
     }
 }
 
 int sonde_dot_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                    const sonde_dot_opts *o)
+                    const sonde_format_opts *o)
 {
+    o = sonde_format_opts_or_default(o);
     double total = total_time(s);
     if (!(total > 0))
         total = 1;

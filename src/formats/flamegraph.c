@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flame_layout.h"
+#include "../core/flame_layout.h"
 #include "format.h"
-#include "view_tree.h"
+#include "../core/time_tree.h"
 
 #define WIDTH 1200.0
 #define FRAME_H 16
@@ -52,13 +52,13 @@ static void put_value(sonde_buf *b, const sonde_profile *p, double seconds)
         sonde_buf_printf(b, "%.6f s", seconds);
 }
 
-static void put_frame(sonde_buf *b, const sonde_profile *p, const view_tree *t, uint32_t n,
+static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_time_tree *t, uint32_t n,
                       double x, double w, uint32_t depth, double height)
 {
     const sonde_func *f = &p->funcs[t->nodes[n].func];
     const char *name = sonde_profile_str(p, f->qualname);
     int r, g, bl;
-    flame_colour(name, &r, &g, &bl);
+    sonde_flame_colour(name, &r, &g, &bl);
     double y = height - (depth + 1) * FRAME_H;
     sonde_buf_printf(b, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\" data-n=\"", x, w);
     sonde_buf_xml_str(b, name);
@@ -103,13 +103,15 @@ static const char script[] =
     " if((e.ctrlKey||e.metaKey)&&e.key==='f'){e.preventDefault();search();}});\n"
     "]]></script>\n";
 
-int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_flamegraph_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                           const sonde_format_opts *o)
 {
     (void)s;
-    view_tree t;
-    flame_layout l = { NULL, NULL };
-    if (view_tree_from_profile(&t, p) < 0 || flame_layout_of(&l, &t, p) < 0) {
-        view_tree_free(&t);
+    (void)o;
+    sonde_time_tree t;
+    sonde_flame_layout l = { .x = NULL, .depth = NULL };
+    if (sonde_time_tree_from_profile(&t, p) < 0 || sonde_flame_layout_compute(&l, &t, p) < 0) {
+        sonde_time_tree_free(&t);
         b->oom = 1;
         return -1;
     }
@@ -146,7 +148,7 @@ int sonde_write_flamegraph(sonde_buf *b, const sonde_profile *p, const sonde_sta
     }
     sonde_buf_puts(b, script);
     sonde_buf_puts(b, "</svg>\n");
-    flame_layout_free(&l);
-    view_tree_free(&t);
+    sonde_flame_layout_free(&l);
+    sonde_time_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
 }

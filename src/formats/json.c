@@ -9,6 +9,7 @@
  * Node 0 is a placeholder; a thread's root node has function -1. */
 #include <stdlib.h>
 
+#include "doc.h"
 #include "format.h"
 
 static void put_functions(sonde_buf *b, const sonde_profile *p)
@@ -48,10 +49,12 @@ static void put_nodes(sonde_buf *b, const sonde_profile *p)
     for (uint32_t i = 0; i < p->nnodes; i++) {
         const sonde_node *n = &p->nodes[i];
         long long func = n->func == SONDE_NO_FUNC ? -1 : (long long)n->func;
-        sonde_buf_printf(b, "%s[%lld, %u, %llu, %.9g, %.9g]", i ? ",\n  " : "\n  ",
-                         func, n->parent, (unsigned long long)n->calls,
-                         (double)n->total * p->seconds_per_tick,
-                         (double)n->self * p->seconds_per_tick);
+        sonde_buf_printf(b, "%s[%lld, %u, %llu, ", i ? ",\n  " : "\n  ", func, n->parent,
+                         (unsigned long long)n->calls);
+        sonde_buf_num(b, (double)n->total * p->seconds_per_tick);
+        sonde_buf_puts(b, ", ");
+        sonde_buf_num(b, (double)n->self * p->seconds_per_tick);
+        sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "],\n");
 }
@@ -70,16 +73,22 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
         if (!fs->present)
             continue;
         sonde_buf_printf(b, "%s{\"function\": %u, \"ncalls\": %llu, \"pcalls\": %llu, "
-                         "\"tottime\": %.9g, \"cumtime\": %.9g, \"callers\": [",
-                         first ? "\n  " : ",\n  ", f, (unsigned long long)fs->ncalls,
-                         (unsigned long long)fs->pcalls, fs->tottime, fs->cumtime);
+                         "\"tottime\": ", first ? "\n  " : ",\n  ", f,
+                         (unsigned long long)fs->ncalls, (unsigned long long)fs->pcalls);
+        sonde_buf_num(b, fs->tottime);
+        sonde_buf_puts(b, ", \"cumtime\": ");
+        sonde_buf_num(b, fs->cumtime);
+        sonde_buf_puts(b, ", \"callers\": [");
         first = 0;
         int any = 0;
         for (uint32_t i = start[f]; i < start[f + 1]; i++) {
             const sonde_edge *ed = &s->edges[order[i]];
-            sonde_buf_printf(b, "%s[%u, %llu, %llu, %.9g, %.9g]", any ? ", " : "",
-                             ed->caller, (unsigned long long)ed->ncalls,
-                             (unsigned long long)ed->pcalls, ed->tottime, ed->cumtime);
+            sonde_buf_printf(b, "%s[%u, %llu, %llu, ", any ? ", " : "", ed->caller,
+                             (unsigned long long)ed->ncalls, (unsigned long long)ed->pcalls);
+            sonde_buf_num(b, ed->tottime);
+            sonde_buf_puts(b, ", ");
+            sonde_buf_num(b, ed->cumtime);
+            sonde_buf_putc(b, ']');
             any = 1;
         }
         sonde_buf_puts(b, "]}");
@@ -89,11 +98,17 @@ static void put_stats(sonde_buf *b, const sonde_stats *s)
     free(order);
 }
 
-int sonde_write_json(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                     const sonde_format_opts *o)
 {
-    sonde_buf_puts(b, "{\"sonde\": 1, \"mode\": \"run\", \"unit\": \"seconds\",\n");
-    if (p->sample_rate > 0)
-        sonde_buf_printf(b, "\"sample_rate\": %.9g,\n", p->sample_rate);
+    (void)o;
+    sonde_doc_open(b, DOC_MODE_RUN);
+    sonde_buf_puts(b, ", \"unit\": \"seconds\",\n");
+    if (p->sample_rate > 0) {
+        sonde_buf_puts(b, "\"sample_rate\": ");
+        sonde_buf_num(b, p->sample_rate);
+        sonde_buf_puts(b, ",\n");
+    }
     put_functions(b, p);
     put_threads(b, p);
     put_nodes(b, p);

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "doc.h"
+
 int sonde_json_profile_is(const sonde_jtree *t)
 {
     const sonde_jval *root = &t->vals[t->root];
     return root->type == SONDE_J_OBJ &&
-           strcmp(sonde_json_str(t, sonde_json_get(t, root, "mode")), "run") == 0 &&
+           strcmp(sonde_json_str(t, sonde_json_get(t, root, DOC_MODE)), DOC_MODE_RUN) == 0 &&
            sonde_json_get(t, root, "nodes") != NULL;
 }
 
@@ -32,7 +34,9 @@ static int read_functions(const sonde_jtree *t, const sonde_jval *fs, sonde_prof
         const char *qualname = sonde_json_str(t, sonde_json_get(t, f, "qualname"));
         const char *kind = sonde_json_str(t, sonde_json_get(t, f, "kind"));
         uint32_t id = sonde_profile_func(p, sonde_json_str(t, sonde_json_get(t, f, "file")),
-                                         (int32_t)sonde_json_num(t, f, "line", 0), name,
+                                         (int32_t)sonde_num_to_int(sonde_json_num(t, f, "line", 0),
+                                                                   INT32_MIN, INT32_MAX),
+                                         name,
                                          *qualname ? qualname : name,
                                          strcmp(kind, "c") == 0 ? SONDE_FUNC_C
                                                                 : SONDE_FUNC_PYTHON);
@@ -73,8 +77,8 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     for (uint32_t i = 0; rc == 0 && i < threads->len; i++) {
         const sonde_jval *th = sonde_json_item(t, threads, i);
         double r = sonde_json_num(t, th, "root", -1);
-        int64_t k = sonde_profile_add_thread(p, (uint64_t)sonde_json_num(t, th, "ident", 0),
-                                             (uint64_t)sonde_json_num(t, th, "native_id", 0),
+        int64_t k = sonde_profile_add_thread(p, sonde_num_to_count(sonde_json_num(t, th, "ident", 0)),
+                                             sonde_num_to_count(sonde_json_num(t, th, "native_id", 0)),
                                              sonde_json_str(t, sonde_json_get(t, th, "name")));
         if (k < 0 || !(r >= 1 && r < nodes->len)) {
             snprintf(err, errlen, k < 0 ? "out of memory" : "thread %u has no root node", i);
@@ -101,9 +105,9 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         }
         at[i] = k;
         double calls = item_num(t, n, 2), total = item_num(t, n, 3), self = item_num(t, n, 4);
-        p->nodes[k].calls += calls > 0 ? (uint64_t)calls : 0;
-        p->nodes[k].total += total > 0 ? (uint64_t)(total * 1e9 + 0.5) : 0;
-        p->nodes[k].self += self > 0 ? (uint64_t)(self * 1e9 + 0.5) : 0;
+        p->nodes[k].calls += sonde_num_to_count(calls);
+        p->nodes[k].total += sonde_num_to_count(total * 1e9 + 0.5);
+        p->nodes[k].self += sonde_num_to_count(self * 1e9 + 0.5);
     }
     free(at);
     return rc;
@@ -130,8 +134,8 @@ int sonde_json_stats_read(const sonde_jtree *t, const sonde_profile *p, sonde_st
         }
         sonde_fstat *fs = &s->funcs[(uint32_t)f];
         fs->present = 1;
-        fs->ncalls = (uint64_t)fmax(0, sonde_json_num(t, e, "ncalls", 0));
-        fs->pcalls = (uint64_t)fmax(0, sonde_json_num(t, e, "pcalls", 0));
+        fs->ncalls = sonde_num_to_count(sonde_json_num(t, e, "ncalls", 0));
+        fs->pcalls = sonde_num_to_count(sonde_json_num(t, e, "pcalls", 0));
         fs->tottime = fmax(0, sonde_json_num(t, e, "tottime", 0));
         fs->cumtime = fmax(0, sonde_json_num(t, e, "cumtime", 0));
         const sonde_jval *callers = sonde_json_get(t, e, "callers");
@@ -147,8 +151,8 @@ int sonde_json_stats_read(const sonde_jtree *t, const sonde_profile *p, sonde_st
                 snprintf(err, errlen, "out of memory");
                 return -1;
             }
-            ed->ncalls = (uint64_t)fmax(0, item_num(t, c, 1));
-            ed->pcalls = (uint64_t)fmax(0, item_num(t, c, 2));
+            ed->ncalls = sonde_num_to_count(item_num(t, c, 1));
+            ed->pcalls = sonde_num_to_count(item_num(t, c, 2));
             ed->tottime = fmax(0, item_num(t, c, 3));
             ed->cumtime = fmax(0, item_num(t, c, 4));
         }

@@ -1,12 +1,12 @@
 /* json_read.c - bounded JSON reader; see json_read.h. */
 #include "json_read.h"
 
-#include <stdarg.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_DEPTH 64
+#include "../core/grow.h"
 
 typedef struct parser {
     sonde_jtree *t;
@@ -17,9 +17,8 @@ typedef struct parser {
 
 static int fail(parser *ps, const char *what)
 {
-    if (ps->err && ps->errlen && !ps->err[0])
-        snprintf(ps->err, ps->errlen, "%s at byte %zu", what, (size_t)(ps->p - ps->start));
-    return -1;
+    return sonde_flat_fail(ps->err, ps->errlen, "%s at byte %zu", what,
+                           (size_t)(ps->p - ps->start));
 }
 
 static void skip_space(parser *ps)
@@ -31,32 +30,22 @@ static void skip_space(parser *ps)
 static int64_t new_val(parser *ps, uint8_t type)
 {
     sonde_jtree *t = ps->t;
-    if (t->nvals == t->vals_cap) {
-        uint32_t cap = t->vals_cap ? t->vals_cap * 2 : 256;
-        sonde_jval *v = realloc(t->vals, cap * sizeof *v);
-        if (!v)
-            return fail(ps, "out of memory");
-        t->vals = v;
-        t->vals_cap = cap;
-    }
-    memset(&t->vals[t->nvals], 0, sizeof t->vals[0]);
-    t->vals[t->nvals].type = type;
+    sonde_jval *vals = sonde_grow(t->vals, &t->vals_cap, (size_t)t->nvals + 1, sizeof *vals,
+                                  UINT32_MAX);
+    if (!vals)
+        return fail(ps, "out of memory");
+    t->vals = vals;
+    vals[t->nvals] = (sonde_jval){ .type = type };
     return t->nvals++;
 }
 
 static int pool_put(parser *ps, const char *s, size_t n)
 {
     sonde_jtree *t = ps->t;
-    if (t->pool_len + n + 1 > t->pool_cap) {
-        size_t cap = t->pool_cap ? t->pool_cap : 1024;
-        while (cap < t->pool_len + n + 1)
-            cap *= 2;
-        char *p = realloc(t->pool, cap);
-        if (!p)
-            return fail(ps, "out of memory");
-        t->pool = p;
-        t->pool_cap = cap;
-    }
+    char *pool = sonde_grow(t->pool, &t->pool_cap, t->pool_len + n + 1, 1, UINT32_MAX);
+    if (!pool)
+        return fail(ps, "out of memory");
+    t->pool = pool;
     memcpy(t->pool + t->pool_len, s, n);
     t->pool_len += n;
     return 0;
@@ -148,6 +137,12 @@ static int64_t read_string(parser *ps)
                 return -1;
             cp = low >= 0xdc00 && low < 0xe000 ? 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00)
                                                : 0xfffd;
+        } else if (cp >= 0xdc80 && cp <= 0xdcff) {
+            /* Python's escape for a byte that is not UTF-8: the byte */
+            char byte = (char)(cp - 0xdc00);
+            if (pool_put(ps, &byte, 1) < 0)
+                return -1;
+            continue;
         } else if (cp >= 0xd800 && cp < 0xe000) {
             cp = 0xfffd;
         }
@@ -166,88 +161,66 @@ static int64_t read_string(parser *ps)
 
 static int64_t read_value(parser *ps, int depth);
 
-/* Members of an array (pairs = 0) or object (pairs = 1) until `close`. */
+/* Decodes one member of a container and adds its index to members. */
+static int read_member(parser *ps, sonde_flat_ids *members, int depth)
+{
+    int64_t v = read_value(ps, depth + 1);
+    if (v < 0)
+        return -1;
+    if (sonde_flat_ids_push(members, (uint32_t)v) < 0)
+        return fail(ps, "out of memory");
+    skip_space(ps);
+    return 0;
+}
+
+/* An array's values, or an object's keys and values, until `close`:
+ * decoded first, then added to the items as one run. */
 static int64_t read_container(parser *ps, int depth, char close, uint8_t type)
 {
     ps->p++;
-    uint32_t room = 16, n = 0;
-    uint32_t *members = malloc(room * sizeof *members);
-    if (!members)
-        return fail(ps, "out of memory");
+    sonde_flat_ids members = { 0 };
+    int rc = 0;
     skip_space(ps);
-    int first = 1;
-    while (ps->p < ps->end && *ps->p != close) {
-        if (!first) {
+    for (int leading = 1; rc == 0 && ps->p < ps->end && *ps->p != close; leading = 0) {
+        if (!leading) {
             if (*ps->p != ',') {
-                free(members);
-                return fail(ps, "expected ','");
+                rc = fail(ps, "expected ','");
+                break;
             }
             ps->p++;
             skip_space(ps);
         }
-        first = 0;
-        for (int k = 0; k < (type == SONDE_J_OBJ ? 2 : 1); k++) {
-            if (k == 0 && type == SONDE_J_OBJ && (ps->p == ps->end || *ps->p != '"')) {
-                free(members);
-                return fail(ps, "expected a key");
-            }
-            int64_t v = read_value(ps, depth + 1);
-            if (v < 0) {
-                free(members);
-                return -1;
-            }
-            if (n == room) {
-                uint32_t *m = realloc(members, (room *= 2) * sizeof *m);
-                if (!m) {
-                    free(members);
-                    return fail(ps, "out of memory");
-                }
-                members = m;
-            }
-            members[n++] = (uint32_t)v;
-            skip_space(ps);
-            if (k == 0 && type == SONDE_J_OBJ) {
-                if (ps->p == ps->end || *ps->p != ':') {
-                    free(members);
-                    return fail(ps, "expected ':'");
-                }
-                ps->p++;
-            }
+        if (type == SONDE_J_OBJ) {
+            if (ps->p == ps->end || *ps->p != '"')
+                rc = fail(ps, "expected a key");
+            else if ((rc = read_member(ps, &members, depth)) == 0 &&
+                     (ps->p == ps->end || *ps->p != ':'))
+                rc = fail(ps, "expected ':'");
+            if (rc < 0)
+                break;
+            ps->p++; /* the ':' */
         }
+        rc = read_member(ps, &members, depth);
     }
-    if (ps->p == ps->end) {
-        free(members);
-        return fail(ps, "unterminated array or object");
-    }
-    ps->p++;
-    sonde_jtree *t = ps->t;
-    int64_t v = new_val(ps, type);
-    if (v >= 0 && t->nitems + (uint64_t)n > t->items_cap) {
-        uint64_t cap = t->items_cap ? t->items_cap : 256;
-        while (cap < t->nitems + (uint64_t)n)
-            cap *= 2;
-        uint32_t *items = cap <= UINT32_MAX ? realloc(t->items, cap * sizeof *items) : NULL;
-        if (!items)
-            v = fail(ps, "out of memory");
-        else {
-            t->items = items;
-            t->items_cap = (uint32_t)cap;
-        }
-    }
+    if (rc == 0 && ps->p == ps->end)
+        rc = fail(ps, "unterminated array or object");
+    else if (rc == 0)
+        ps->p++; /* the closing bracket */
+    uint32_t first = 0;
+    if (rc == 0 && sonde_flat_ids_add_run(&ps->t->items, &members, &first) < 0)
+        rc = fail(ps, "out of memory");
+    int64_t v = rc < 0 ? -1 : new_val(ps, type);
     if (v >= 0) {
-        t->vals[v].off = t->nitems;
-        t->vals[v].len = type == SONDE_J_OBJ ? n / 2 : n;
-        if (n)
-            memcpy(t->items + t->nitems, members, n * sizeof *members);
-        t->nitems += n;
+        ps->t->vals[v].off = first;
+        ps->t->vals[v].len = type == SONDE_J_OBJ ? members.n / 2 : members.n;
     }
-    free(members);
+    sonde_flat_ids_free(&members);
     return v;
 }
 
 static int64_t read_value(parser *ps, int depth)
 {
-    if (depth > MAX_DEPTH)
+    if (depth > SONDE_FLAT_MAX_DEPTH)
         return fail(ps, "nested too deeply");
     skip_space(ps);
     if (ps->p == ps->end)
@@ -279,9 +252,12 @@ static int64_t read_value(parser *ps, int depth)
             number[n++] = *ps->p++;
         number[n] = '\0';
         char *stop;
+        errno = 0;
         double num = strtod(number, &stop);
         if (*stop)
             return fail(ps, "bad number");
+        if (errno == ERANGE && (num > 1 || num < -1))
+            return fail(ps, "number out of range");
         int64_t v = new_val(ps, SONDE_J_NUM);
         if (v >= 0)
             ps->t->vals[v].num = num;
@@ -299,7 +275,8 @@ int sonde_json_read(sonde_jtree *t, const char *text, size_t len, char *err, siz
         snprintf(err, errlen, "too large");
         return -1;
     }
-    parser ps = { t, text, text, text + len, err, errlen };
+    parser ps = { .t = t, .start = text, .p = text, .end = text + len, .err = err,
+                  .errlen = errlen };
     int64_t root = read_value(&ps, 0);
     skip_space(&ps);
     if (root >= 0 && ps.p != ps.end)
@@ -315,7 +292,7 @@ int sonde_json_read(sonde_jtree *t, const char *text, size_t len, char *err, siz
 void sonde_jtree_free(sonde_jtree *t)
 {
     free(t->vals);
-    free(t->items);
+    sonde_flat_ids_free(&t->items);
     free(t->pool);
     memset(t, 0, sizeof *t);
 }
@@ -325,9 +302,9 @@ const sonde_jval *sonde_json_get(const sonde_jtree *t, const sonde_jval *obj, co
     if (!obj || obj->type != SONDE_J_OBJ)
         return NULL;
     for (uint32_t i = 0; i < obj->len; i++) {
-        const sonde_jval *k = &t->vals[t->items[obj->off + 2 * i]];
+        const sonde_jval *k = &t->vals[t->items.at[obj->off + 2 * i]];
         if (k->type == SONDE_J_STR && strcmp(t->pool + k->off, key) == 0)
-            return &t->vals[t->items[obj->off + 2 * i + 1]];
+            return &t->vals[t->items.at[obj->off + 2 * i + 1]];
     }
     return NULL;
 }
@@ -336,7 +313,7 @@ const sonde_jval *sonde_json_item(const sonde_jtree *t, const sonde_jval *arr, u
 {
     if (!arr || arr->type != SONDE_J_ARR || i >= arr->len)
         return NULL;
-    return &t->vals[t->items[arr->off + i]];
+    return &t->vals[t->items.at[arr->off + i]];
 }
 
 const char *sonde_json_str(const sonde_jtree *t, const sonde_jval *v)
@@ -348,4 +325,22 @@ double sonde_json_num(const sonde_jtree *t, const sonde_jval *obj, const char *k
 {
     const sonde_jval *v = sonde_json_get(t, obj, key);
     return v && v->type == SONDE_J_NUM ? v->num : fallback;
+}
+
+int64_t sonde_num_to_int(double v, int64_t lo, int64_t hi)
+{
+    if (!(v > (double)lo))
+        return lo;
+    if (v >= (double)hi)
+        return hi;
+    return (int64_t)v;
+}
+
+uint64_t sonde_num_to_count(double v)
+{
+    if (!(v > 0))
+        return 0;
+    if (v >= 18446744073709551616.0) /* 2^64 */
+        return UINT64_MAX;
+    return (uint64_t)v;
 }

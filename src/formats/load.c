@@ -2,48 +2,70 @@
 #include "load.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "doc.h"
 #include "json_profile.h"
 #include "json_read.h"
 #include "pstats.h"
 
-/* Reads a whole regular file; NULL with errno on failure. */
-static unsigned char *slurp(const char *path, size_t *len)
+/* What kind of file st describes, for a message: NULL for a regular one. */
+static const char *not_regular(const struct stat *st)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    if (S_ISREG(st->st_mode))
         return NULL;
+    return S_ISDIR(st->st_mode) ? "a folder" : S_ISFIFO(st->st_mode) ? "a pipe (FIFO)"
+           : S_ISSOCK(st->st_mode) ? "a socket" : "a device";
+}
+
+/* Reads a whole regular file; NULL with a message naming it.  The file is
+ * opened without blocking, so a FIFO is refused, not waited on. */
+static unsigned char *slurp(const char *path, size_t *len, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
-    if (fstat(fileno(f), &st) < 0) {
-        int e = errno;
-        fclose(f);
-        errno = e;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
-    if (!S_ISREG(st.st_mode)) {
-        fclose(f);
-        errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+    const char *kind = not_regular(&st);
+    if (kind || (unsigned long long)st.st_size > SONDE_LOAD_MAX_BYTES) {
+        if (kind)
+            snprintf(err, errlen, "cannot read '%s': it is %s, not a profile file", path, kind);
+        else
+            snprintf(err, errlen, "cannot read '%s': larger than %u MiB", path,
+                     SONDE_LOAD_MAX_BYTES >> 20);
+        close(fd);
         return NULL;
     }
-    if ((unsigned long long)st.st_size > SONDE_LOAD_MAX_BYTES) {
-        fclose(f);
-        errno = EFBIG;
-        return NULL;
-    }
-    size_t n = (size_t)st.st_size;
+    size_t n = (size_t)st.st_size, got = 0;
     unsigned char *data = malloc(n ? n : 1);
-    if (!data || fread(data, 1, n, f) != n) {
-        int e = data ? EIO : ENOMEM;
+    int e = 0;
+    while (data && got < n) {
+        ssize_t r = read(fd, data + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            e = r < 0 ? errno : 0;
+            break;
+        }
+        got += (size_t)r;
+    }
+    if (!data || got != n) {
+        snprintf(err, errlen, "cannot read '%s': %s", path,
+                 !data ? "out of memory" : e ? strerror(e) : "the file shrank while it was read");
         free(data);
-        fclose(f);
-        errno = e;
+        close(fd);
         return NULL;
     }
-    fclose(f);
+    close(fd);
     *len = n;
     return data;
 }
@@ -52,16 +74,6 @@ static unsigned char *slurp(const char *path, size_t *len)
 static int is_json(const unsigned char *d, size_t n)
 {
     return n >= 2 && d[0] == '{' && strchr("\" \t\r\n}", d[1]) != NULL;
-}
-
-/* The whole of a regular file (at most SONDE_LOAD_MAX_BYTES), malloc'd;
- * NULL with a message naming the file. */
-static unsigned char *load_bytes(const char *path, size_t *len, char *err, size_t errlen)
-{
-    unsigned char *data = slurp(path, len);
-    if (!data)
-        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
-    return data;
 }
 
 /* A JSON document: sonde's own profile (the tree, and the stats derived
@@ -76,8 +88,8 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
         snprintf(err, errlen, "cannot read '%s': %s", path, why);
         return -1;
     }
-    const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], "mode"));
-    int lines = strcmp(mode, "lines") == 0, mem = strcmp(mode, "mem") == 0;
+    const char *mode = sonde_json_str(&t, sonde_json_get(&t, &t.vals[t.root], DOC_MODE));
+    int lines = strcmp(mode, DOC_MODE_LINES) == 0, mem = strcmp(mode, DOC_MODE_MEM) == 0;
     if ((lines || mem) && doc) {
         *doc = t;
         *kind = lines ? SONDE_LOADED_LINES : SONDE_LOADED_MEM;
@@ -102,13 +114,10 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
     return rc;
 }
 
-int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtree *doc,
-                   enum sonde_load_kind *kind, char *err, size_t errlen)
+int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, sonde_profile *p,
+                     sonde_stats *s, sonde_jtree *doc, enum sonde_load_kind *kind, char *err,
+                     size_t errlen)
 {
-    size_t len = 0;
-    unsigned char *data = load_bytes(path, &len, err, errlen);
-    if (!data)
-        return -1;
     int rc = -1;
     if (kind)
         *kind = SONDE_LOADED_PROFILE;
@@ -125,6 +134,17 @@ int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtr
         snprintf(err, errlen, "'%s' is not a profile file sonde can read "
                  "(expected a .prof written by sonde run or cProfile)", path);
     }
+    return rc;
+}
+
+int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtree *doc,
+                   enum sonde_load_kind *kind, char *err, size_t errlen)
+{
+    size_t len = 0;
+    unsigned char *data = slurp(path, &len, err, errlen);
+    if (!data)
+        return -1;
+    int rc = sonde_load_bytes(path, data, len, p, s, doc, kind, err, errlen);
     free(data);
     return rc;
 }

@@ -21,9 +21,16 @@ enum sonde_load_kind {
  * sonde, cProfile or profile, or sonde's JSON profile) into p and s, which
  * must be initialised; or, when doc is not NULL, a lines or mem document
  * into *doc (the caller frees it with sonde_jtree_free).  *kind (when not
- * NULL) says which.  0, or -1 with a message naming the file. */
+ * NULL) says which.  0, or -1 with a message naming the file.  Only a
+ * regular file is read (a FIFO is refused at once, never waited on). */
 int sonde_load_any(const char *path, sonde_profile *p, sonde_stats *s, sonde_jtree *doc,
                    enum sonde_load_kind *kind, char *err, size_t errlen);
+
+/* sonde_load_any for a file's bytes already in memory (path names it in
+ * messages). */
+int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, sonde_profile *p,
+                     sonde_stats *s, sonde_jtree *doc, enum sonde_load_kind *kind, char *err,
+                     size_t errlen);
 
 /* sonde_load_any for a profile of calls only. */
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,

@@ -6,13 +6,14 @@
  * 'r' records refer back to. */
 #include "marshal.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/grow.h"
+#include "../core/utf8.h"
+
 #define FLAG_REF 0x80
-#define MAX_DEPTH 64
 
 static void put_u32(sonde_buf *b, uint32_t v)
 {
@@ -34,20 +35,41 @@ void sonde_marshal_tuple_begin(sonde_buf *b, uint32_t n)
     }
 }
 
+/* A byte that is not UTF-8 as marshal writes Python's escape for it: the
+ * lone surrogate U+DC00 + b in UTF-8 ('surrogatepass'), 3 bytes. */
+static void put_escaped_byte(sonde_buf *b, unsigned char c)
+{
+    unsigned char e[3] = { 0xed, (unsigned char)(0xb0 | c >> 6), (unsigned char)(0x80 | (c & 0x3f)) };
+    sonde_buf_put(b, e, 3);
+}
+
 void sonde_marshal_str(sonde_buf *b, const char *s)
 {
-    size_t n = strlen(s);
+    /* The encoded length first: 3 bytes for each escaped byte. */
+    size_t n = 0;
     int ascii = 1;
-    for (size_t i = 0; i < n; i++)
-        ascii &= (unsigned char)s[i] < 0x80;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t k = sonde_utf8_len(p);
+        ascii &= *p < 0x80;
+        n += k ? k : 3;
+        p += k ? k : 1;
+    }
     if (ascii && n < 256) {
         sonde_buf_putc(b, 'z');
         sonde_buf_putc(b, (char)n);
-    } else {
-        sonde_buf_putc(b, 'u');
-        put_u32(b, (uint32_t)n);
+        sonde_buf_put(b, s, n);
+        return;
     }
-    sonde_buf_put(b, s, n);
+    sonde_buf_putc(b, 'u');
+    put_u32(b, (uint32_t)n);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t k = sonde_utf8_len(p);
+        if (k)
+            sonde_buf_put(b, p, k);
+        else
+            put_escaped_byte(b, *p);
+        p += k ? k : 1;
+    }
 }
 
 void sonde_marshal_int(sonde_buf *b, int64_t v)
@@ -88,21 +110,14 @@ void sonde_marshal_float(sonde_buf *b, double v)
 typedef struct reader {
     sonde_mtree *t;
     const uint8_t *p, *end;
-    uint32_t *refs;          /* value index, or UINT32_MAX while reserved */
-    uint32_t nrefs, refs_cap;
+    sonde_flat_ids refs;     /* value index, or UINT32_MAX while reserved */
     char *err;
     size_t errlen;
 } reader;
 
-static int fail(reader *r, const char *fmt, ...)
+static int fail(reader *r, const char *what)
 {
-    if (r->err && r->errlen && r->err[0] == '\0') {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(r->err, r->errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
+    return sonde_flat_fail(r->err, r->errlen, "%s", what);
 }
 
 static size_t left(const reader *r) { return (size_t)(r->end - r->p); }
@@ -120,78 +135,31 @@ static int get_u32(reader *r, uint32_t *v)
 static int64_t new_val(reader *r, uint8_t type)
 {
     sonde_mtree *t = r->t;
-    if (t->nvals == t->vals_cap) {
-        uint32_t cap = t->vals_cap ? t->vals_cap * 2 : 256;
-        sonde_mval *v = realloc(t->vals, cap * sizeof *v);
-        if (!v)
-            return fail(r, "out of memory");
-        t->vals = v;
-        t->vals_cap = cap;
-    }
-    memset(&t->vals[t->nvals], 0, sizeof t->vals[0]);
-    t->vals[t->nvals].type = type;
-    return t->nvals++;
-}
-
-static int reserve_items(reader *r, uint32_t n)
-{
-    sonde_mtree *t = r->t;
-    if (t->nitems + (uint64_t)n <= t->items_cap)
-        return 0;
-    uint64_t cap = t->items_cap ? t->items_cap : 256;
-    while (cap < t->nitems + (uint64_t)n)
-        cap *= 2;
-    if (cap > UINT32_MAX)
-        return fail(r, "too many items");
-    uint32_t *p = realloc(t->items, cap * sizeof *p);
-    if (!p)
+    sonde_mval *vals = sonde_grow(t->vals, &t->vals_cap, (size_t)t->nvals + 1, sizeof *vals,
+                                  UINT32_MAX);
+    if (!vals)
         return fail(r, "out of memory");
-    t->items = p;
-    t->items_cap = (uint32_t)cap;
-    return 0;
+    t->vals = vals;
+    vals[t->nvals] = (sonde_mval){ .type = type };
+    return t->nvals++;
 }
 
 static int64_t reserve_ref(reader *r)
 {
-    if (r->nrefs == r->refs_cap) {
-        uint32_t cap = r->refs_cap ? r->refs_cap * 2 : 256;
-        uint32_t *p = realloc(r->refs, cap * sizeof *p);
-        if (!p)
-            return fail(r, "out of memory");
-        r->refs = p;
-        r->refs_cap = cap;
-    }
-    r->refs[r->nrefs] = UINT32_MAX;
-    return r->nrefs++;
+    if (sonde_flat_ids_push(&r->refs, UINT32_MAX) < 0)
+        return fail(r, "out of memory");
+    return r->refs.n - 1;
 }
 
 static int64_t read_value(reader *r, int depth);
 
-/* Reads n values into a fresh run of items; containers nest, so each
- * member is decoded first and its index stored afterwards. */
-static int read_members(reader *r, uint32_t n, int depth, uint32_t *first)
+/* Decodes one member of a container and adds its index to members. */
+static int read_member(reader *r, sonde_flat_ids *members, int depth)
 {
-    uint32_t *tmp = n ? malloc(n * sizeof *tmp) : NULL;
-    if (n && !tmp)
-        return fail(r, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        int64_t v = read_value(r, depth + 1);
-        if (v < 0) {
-            free(tmp);
-            return -1;
-        }
-        tmp[i] = (uint32_t)v;
-    }
-    if (reserve_items(r, n) < 0) {
-        free(tmp);
+    int64_t v = read_value(r, depth + 1);
+    if (v < 0)
         return -1;
-    }
-    *first = r->t->nitems;
-    if (n)
-        memcpy(r->t->items + r->t->nitems, tmp, n * sizeof *tmp);
-    r->t->nitems += n;
-    free(tmp);
-    return 0;
+    return sonde_flat_ids_push(members, (uint32_t)v) < 0 ? fail(r, "out of memory") : 0;
 }
 
 static int64_t read_str(reader *r, uint8_t type, uint32_t n)
@@ -207,51 +175,40 @@ static int64_t read_str(reader *r, uint8_t type, uint32_t n)
     return v;
 }
 
-static int64_t read_dict(reader *r, int depth)
+/* A container: its members (n of them; a dict's keys and values until a
+ * NULL ('0') key) decoded first, then added to the items as one run. */
+static int64_t read_container(reader *r, uint8_t type, uint32_t n, int depth)
 {
-    /* Entries until a NULL ('0') key; decoded into a list of pairs. */
-    uint32_t cap = 16, n = 0;
-    uint32_t *pairs = malloc(cap * sizeof *pairs);
-    if (!pairs)
-        return fail(r, "out of memory");
-    for (;;) {
-        if (left(r) < 1) {
-            free(pairs);
-            return fail(r, "truncated dict");
-        }
-        if (*r->p == '0') {
-            r->p++;
-            break;
-        }
-        if (n + 2 > cap) {
-            uint32_t *p = realloc(pairs, (cap *= 2) * sizeof *p);
-            if (!p) {
-                free(pairs);
-                return fail(r, "out of memory");
+    sonde_flat_ids members = { 0 };
+    int rc = 0;
+    if (type != SONDE_M_DICT) {
+        for (uint32_t i = 0; rc == 0 && i < n; i++)
+            rc = read_member(r, &members, depth);
+    } else {
+        for (;;) {
+            if (left(r) < 1) {
+                rc = fail(r, "truncated dict");
+                break;
             }
-            pairs = p;
-        }
-        for (int k = 0; k < 2; k++) {
-            int64_t v = read_value(r, depth + 1);
-            if (v < 0) {
-                free(pairs);
-                return -1;
+            if (*r->p == '0') {
+                r->p++;
+                break;
             }
-            pairs[n++] = (uint32_t)v;
+            if ((rc = read_member(r, &members, depth)) < 0 ||
+                (rc = read_member(r, &members, depth)) < 0)
+                break;
         }
     }
-    int64_t d = new_val(r, SONDE_M_DICT);
-    if (d < 0 || reserve_items(r, n) < 0) {
-        free(pairs);
-        return -1;
+    uint32_t first = 0;
+    if (rc == 0 && sonde_flat_ids_add_run(&r->t->items, &members, &first) < 0)
+        rc = fail(r, "out of memory");
+    int64_t v = rc < 0 ? -1 : new_val(r, type);
+    if (v >= 0) {
+        r->t->vals[v].off = first;
+        r->t->vals[v].len = type == SONDE_M_DICT ? members.n / 2 : members.n;
     }
-    r->t->vals[d].off = r->t->nitems;
-    r->t->vals[d].len = n / 2;
-    if (n)
-        memcpy(r->t->items + r->t->nitems, pairs, n * sizeof *pairs);
-    r->t->nitems += n;
-    free(pairs);
-    return d;
+    sonde_flat_ids_free(&members);
+    return v;
 }
 
 static int64_t read_long(reader *r)
@@ -283,7 +240,7 @@ static int64_t read_long(reader *r)
 
 static int64_t read_value(reader *r, int depth)
 {
-    if (depth > MAX_DEPTH)
+    if (depth > SONDE_FLAT_MAX_DEPTH)
         return fail(r, "nested too deeply");
     if (left(r) < 1)
         return fail(r, "truncated");
@@ -346,6 +303,8 @@ static int64_t read_value(reader *r, int depth)
         if (left(r) < 1)
             return fail(r, "truncated");
         v = read_str(r, SONDE_M_STR, *r->p++);
+        if (v >= 0)
+            r->t->vals[v].latin1 = 1;
         break;
     case 'a':
     case 'A':
@@ -355,6 +314,8 @@ static int64_t read_value(reader *r, int depth)
         if (get_u32(r, &n) < 0)
             return -1;
         v = read_str(r, code == 's' ? SONDE_M_BYTES : SONDE_M_STR, n);
+        if (v >= 0)
+            r->t->vals[v].latin1 = code == 'a' || code == 'A';
         break;
     case ')':
     case '(':
@@ -373,30 +334,23 @@ static int64_t read_value(reader *r, int depth)
         uint8_t type = code == '[' ? SONDE_M_LIST
                        : (code == '<' || code == '>') ? SONDE_M_SET
                                                       : SONDE_M_TUPLE;
-        uint32_t first = 0;
-        if (read_members(r, n, depth, &first) < 0)
-            return -1;
-        v = new_val(r, type);
-        if (v >= 0) {
-            r->t->vals[v].off = first;
-            r->t->vals[v].len = n;
-        }
+        v = read_container(r, type, n, depth);
         break;
     }
     case '{':
-        v = read_dict(r, depth);
+        v = read_container(r, SONDE_M_DICT, 0, depth);
         break;
     case 'r':
         if (get_u32(r, &n) < 0)
             return -1;
-        if (n >= r->nrefs || r->refs[n] == UINT32_MAX)
+        if (n >= r->refs.n || r->refs.at[n] == UINT32_MAX)
             return fail(r, "bad back-reference");
-        return r->refs[n];
+        return r->refs.at[n];
     default:
-        return fail(r, "unsupported marshal type 0x%02x", code);
+        return sonde_flat_fail(r->err, r->errlen, "unsupported marshal type 0x%02x", code);
     }
     if (v >= 0 && ref >= 0)
-        r->refs[ref] = (uint32_t)v;
+        r->refs.at[ref] = (uint32_t)v;
     return v;
 }
 
@@ -413,7 +367,7 @@ int sonde_marshal_read(sonde_mtree *t, const uint8_t *data, size_t len,
     }
     reader r = { .t = t, .p = data, .end = data + len, .err = err, .errlen = errlen };
     int64_t root = read_value(&r, 0);
-    free(r.refs);
+    sonde_flat_ids_free(&r.refs);
     if (root < 0) {
         sonde_mtree_free(t);
         return -1;
@@ -425,8 +379,29 @@ int sonde_marshal_read(sonde_mtree *t, const uint8_t *data, size_t len,
 void sonde_mtree_free(sonde_mtree *t)
 {
     free(t->vals);
-    free(t->items);
+    sonde_flat_ids_free(&t->items);
     memset(t, 0, sizeof *t);
+}
+
+char *sonde_mval_str(const sonde_mtree *t, const sonde_mval *v)
+{
+    const uint8_t *in = t->data + v->off;
+    char *s = malloc(2 * (size_t)v->len + 1);
+    if (!s)
+        return NULL;
+    size_t n = 0;
+    if (v->latin1) {
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (in[i] >= 0x80)
+                s[n++] = (char)(0xc0 | in[i] >> 6);
+            s[n++] = (char)(in[i] < 0x80 ? in[i] : 0x80 | (in[i] & 0x3f));
+        }
+    } else {
+        memcpy(s, in, v->len);
+        n = sonde_utf8_unescape(s, v->len);
+    }
+    s[n] = '\0';
+    return s;
 }
 
 int sonde_mval_number(const sonde_mval *v, double *out)

@@ -2,8 +2,8 @@
  *
  * Writing: dicts, tuples, str, int, float, in format version 4 (readable
  * by every Python 3).  Reading: a bounded decoder into a flat value tree
- * that accepts what cProfile, profile and sonde write, including
- * back-references (FLAG_REF / 'r').  Input is untrusted: every count is
+ * (flat.h, as json_read.h's) that accepts what cProfile, profile and sonde
+ * write, including back-references (FLAG_REF / 'r').  Input is untrusted: every count is
  * checked against the bytes left, nesting is capped, and a malformed file
  * yields an error message, never a crash.  Strings in a decoded tree point
  * into the input buffer, which must outlive the tree. */
@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../core/buf.h"
+#include "flat.h"
 
 /* Writing. */
 void sonde_marshal_dict_begin(sonde_buf *b);
@@ -31,6 +32,8 @@ enum sonde_mtype {
 
 typedef struct sonde_mval {
     uint8_t type;
+    uint8_t latin1;     /* STR: one byte a character (marshal's ASCII types),
+                           else UTF-8 with Python's escaped bytes (utf8.h) */
     int64_t i;          /* INT, BOOL */
     double f;           /* FLOAT */
     uint32_t off, len;  /* STR/BYTES: bytes in the input; containers: first
@@ -41,9 +44,9 @@ typedef struct sonde_mval {
 typedef struct sonde_mtree {
     const uint8_t *data;
     sonde_mval *vals;
-    uint32_t nvals, vals_cap;
-    uint32_t *items;    /* value indexes of container members */
-    uint32_t nitems, items_cap;
+    uint32_t nvals;
+    size_t vals_cap;
+    sonde_flat_ids items;   /* value indexes of container members */
     uint32_t root;
 } sonde_mtree;
 
@@ -56,8 +59,12 @@ void sonde_mtree_free(sonde_mtree *t);
 static inline const sonde_mval *sonde_mtree_item(const sonde_mtree *t,
                                                  const sonde_mval *v, uint32_t i)
 {
-    return &t->vals[t->items[v->off + i]];
+    return &t->vals[t->items.at[v->off + i]];
 }
+
+/* A STR value as the profile's bytes (utf8.h), NUL-terminated, malloc'd;
+ * NULL on out of memory. */
+char *sonde_mval_str(const sonde_mtree *t, const sonde_mval *v);
 
 /* A number value as a double (INT, BOOL or FLOAT); 0 when not a number. */
 int sonde_mval_number(const sonde_mval *v, double *out);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format.h"
 #include "marshal.h"
 
 static void write_key(sonde_buf *b, const sonde_profile *p, uint32_t func)
@@ -17,12 +18,14 @@ static void write_key(sonde_buf *b, const sonde_profile *p, uint32_t func)
     sonde_marshal_str(b, sonde_profile_str(p, f->name));
 }
 
-void sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                       const sonde_format_opts *o)
 {
+    (void)o;
     uint32_t *start, *order;
     if (sonde_stats_group_edges(s, 0, &start, &order) < 0) {
         b->oom = 1;
-        return;
+        return -1;
     }
     sonde_marshal_dict_begin(b);
     for (uint32_t f = 0; f < s->nfuncs; f++) {
@@ -50,6 +53,7 @@ void sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats 
     sonde_marshal_dict_end(b);
     free(start);
     free(order);
+    return sonde_buf_ok(b) ? 0 : -1;
 }
 
 /* ---- reading ---- */
@@ -58,17 +62,6 @@ static int bad(char *err, size_t errlen, const char *what)
 {
     snprintf(err, errlen, "not a profile file (%s)", what);
     return -1;
-}
-
-/* Copies a decoded string into a NUL-terminated heap string. */
-static char *dup_str(const sonde_mtree *t, const sonde_mval *v)
-{
-    char *s = malloc((size_t)v->len + 1);
-    if (s) {
-        memcpy(s, t->data + v->off, v->len);
-        s[v->len] = '\0';
-    }
-    return s;
 }
 
 /* The function id for a (file, line, name) key; SONDE_NO_FUNC when the key
@@ -85,7 +78,7 @@ static uint32_t read_key(const sonde_mtree *t, const sonde_mval *k,
     if (file->type != SONDE_M_STR || line->type != SONDE_M_INT ||
         name->type != SONDE_M_STR || line->i < INT32_MIN || line->i > INT32_MAX)
         return SONDE_NO_FUNC;
-    char *fs = dup_str(t, file), *ns = dup_str(t, name);
+    char *fs = sonde_mval_str(t, file), *ns = sonde_mval_str(t, name);
     uint32_t id = SONDE_NO_FUNC;
     if (fs && ns) {
         int is_c = strcmp(fs, "~") == 0 && line->i == 0;
@@ -147,6 +140,8 @@ static int read_callers(const sonde_mtree *t, const sonde_mval *d, uint32_t call
         e->pcalls += pc;
         e->tottime += tt;
         e->cumtime += ct;
+        if (!isfinite(e->tottime) || !isfinite(e->cumtime))
+            return bad(err, errlen, "bad time");
     }
     return 0;
 }
@@ -204,6 +199,10 @@ int sonde_pstats_read(const uint8_t *data, size_t len, sonde_profile *p,
         fs->pcalls += pc;
         fs->tottime += tt;
         fs->cumtime += ct;
+        if (!isfinite(fs->tottime) || !isfinite(fs->cumtime)) {
+            rc = bad(err, errlen, "bad time");
+            break;
+        }
         rc = read_callers(&t, sonde_mtree_item(&t, v, 4), f, p, s, err, errlen);
     }
 out:

@@ -5,19 +5,15 @@
  * (ncalls, pcalls, tottime, cumtime) -- note the order differs from the
  * function's own tuple, exactly as cProfile writes it.  C functions are
  * keyed ('~', 0, label).  pstats.Stats(path), snakeviz and gprof2dot read
- * what sonde_pstats_write produces. */
+ * what sonde_pstats_write (format.h) produces. */
 #ifndef SONDE_PSTATS_H
 #define SONDE_PSTATS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/buf.h"
 #include "../core/profile.h"
 #include "../core/stats.h"
-
-/* Appends the marshalled dict for s (functions of p) to b. */
-void sonde_pstats_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s);
 
 /* Reads a .prof file's bytes into p's function table and s.  Accepts
  * cProfile's, profile's and sonde's files.  0, or -1 with a message. */

@@ -1,63 +1,68 @@
-/* speedscope.c - speedscope.app's file format: one "sampled" profile per
- * thread, each distinct call path a sample weighted by its self time in
- * seconds.  Frames are shared: {"name", "file", "line"} per function. */
+/* speedscope.c - speedscope.app's file format: one "evented" profile per
+ * thread, frames shared ({"name", "file", "line"} per function).
+ *
+ * Each node of a thread's tree opens ("O") where its parent's earlier
+ * children ended and closes ("C") its total time later; its children sit
+ * one after the other from its start, its own time after them.  So the
+ * file holds two events per node, whatever the depth (a list of sampled
+ * stacks would repeat each stack whole: the square of the depth).  Times
+ * are seconds from the thread's start. */
 #include <stdlib.h>
 
 #include "format.h"
 
-/* Writes thread t's paths: samples (stacks of frame ids) then weights. */
-static void put_thread(sonde_buf *b, const sonde_profile *p, const sonde_thread *t,
-                       uint32_t *path)
+static void put_event(sonde_buf *b, const sonde_profile *p, char type, uint32_t func,
+                      uint64_t at, int *first)
+{
+    sonde_buf_printf(b, "%s{\"type\": \"%c\", \"frame\": %u, \"at\": ", *first ? "" : ",\n  ",
+                     type, func);
+    sonde_buf_num(b, (double)at * p->seconds_per_tick);
+    sonde_buf_putc(b, '}');
+    *first = 0;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+/* Thread t's events; the tick at which its last frame closed. */
+static uint64_t put_thread(sonde_buf *b, const sonde_profile *p, const sonde_thread *t,
+                           uint64_t *start)
 {
     const sonde_node *nodes = p->nodes;
-    for (int pass = 0; pass < 2; pass++) {
-        sonde_buf_puts(b, pass == 0 ? "\"samples\": [" : "], \"weights\": [");
-        int first = 1;
-        uint32_t depth = 0, n = nodes[t->root].first_child;
-        while (n != SONDE_NO_NODE) {
-            path[depth] = nodes[n].func;
-            if (nodes[n].self > 0) {
-                sonde_buf_puts(b, first ? "" : ", ");
-                first = 0;
-                if (pass == 0) {
-                    sonde_buf_putc(b, '[');
-                    for (uint32_t i = 0; i <= depth; i++)
-                        sonde_buf_printf(b, i ? ",%u" : "%u", path[i]);
-                    sonde_buf_putc(b, ']');
-                } else {
-                    sonde_buf_printf(b, "%.9g", (double)nodes[n].self * p->seconds_per_tick);
-                }
-            }
-            if (nodes[n].first_child != SONDE_NO_NODE) {
-                depth++;
-                n = nodes[n].first_child;
-                continue;
-            }
-            while (n != t->root && nodes[n].next_sibling == SONDE_NO_NODE) {
-                n = nodes[n].parent;
-                if (n != t->root)
-                    depth--;
-            }
-            n = n == t->root ? SONDE_NO_NODE : nodes[n].next_sibling;
+    uint64_t cursor = 0;
+    uint32_t depth = 0, n = nodes[t->root].first_child;
+    int first = 1;
+    sonde_buf_puts(b, "\"events\": [\n  ");
+    while (n != SONDE_NO_NODE) {
+        put_event(b, p, 'O', nodes[n].func, cursor, &first);
+        start[depth] = cursor;
+        if (nodes[n].first_child != SONDE_NO_NODE) {
+            depth++;
+            n = nodes[n].first_child;
+            continue;
         }
+        /* Close n, then each parent whose last child it was. */
+        for (;;) {
+            uint64_t end = add_sat(start[depth], nodes[n].total);
+            cursor = end > cursor ? end : cursor;
+            put_event(b, p, 'C', nodes[n].func, cursor, &first);
+            if (nodes[n].next_sibling != SONDE_NO_NODE || depth == 0)
+                break;
+            n = nodes[n].parent;
+            depth--;
+        }
+        n = nodes[n].next_sibling;
     }
     sonde_buf_puts(b, "]");
+    return cursor;
 }
 
-static double thread_seconds(const sonde_profile *p, const sonde_thread *t)
-{
-    double s = 0;
-    for (uint32_t c = p->nodes[t->root].first_child; c != SONDE_NO_NODE;
-         c = p->nodes[c].next_sibling)
-        s += (double)p->nodes[c].total * p->seconds_per_tick;
-    return s;
-}
-
-int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_stats *s)
+int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                           const sonde_format_opts *o)
 {
     (void)s;
-    uint32_t *path = malloc(((size_t)p->nnodes + 1) * sizeof *path);
-    if (!path) {
+    (void)o;
+    uint64_t *start = malloc(((size_t)p->nnodes + 1) * sizeof *start);
+    if (!start) {
         b->oom = 1;
         return -1;
     }
@@ -75,15 +80,16 @@ int sonde_write_speedscope(sonde_buf *b, const sonde_profile *p, const sonde_sta
     sonde_buf_puts(b, "]},\n\"profiles\": [");
     for (uint32_t i = 0; i < p->nthreads; i++) {
         const sonde_thread *t = &p->threads[i];
-        sonde_buf_puts(b, i ? ",\n {\"type\": \"sampled\", \"name\": "
-                            : "\n {\"type\": \"sampled\", \"name\": ");
+        sonde_buf_puts(b, i ? ",\n {\"type\": \"evented\", \"name\": "
+                            : "\n {\"type\": \"evented\", \"name\": ");
         sonde_buf_json_str(b, sonde_profile_str(p, t->name));
-        sonde_buf_printf(b, ", \"unit\": \"seconds\", \"startValue\": 0, \"endValue\": %.9g,\n  ",
-                         thread_seconds(p, t));
-        put_thread(b, p, t, path);
+        sonde_buf_puts(b, ", \"unit\": \"seconds\", \"startValue\": 0,\n  ");
+        uint64_t end = put_thread(b, p, t, start);
+        sonde_buf_puts(b, ",\n  \"endValue\": ");
+        sonde_buf_num(b, (double)end * p->seconds_per_tick);
         sonde_buf_putc(b, '}');
     }
     sonde_buf_puts(b, "]}\n");
-    free(path);
+    free(start);
     return sonde_buf_ok(b) ? 0 : -1;
 }

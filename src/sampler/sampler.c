@@ -8,12 +8,7 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "../core/clock.h"
 
 /* The profile thread for a sampled thread of process pid, created on
  * first sight.  Thread states are told apart by address and process (user
@@ -200,12 +195,12 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
      * 10 kHz period. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     const uint64_t period = (uint64_t)(1e9 / o->rate);
-    const uint64_t start = now_ns();
+    const uint64_t start = sonde_clock_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
     uint64_t slot = start, full_at = 0;
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
-        uint64_t t_ns = now_ns() - start;
+        uint64_t t_ns = sonde_clock_ns() - start;
         if (look_for_processes(family, t_ns, &full_at) < 0) {
             counts->ended = 1;
             break;
@@ -215,7 +210,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
             break;
         counts->processes = family->joined;
         slot += period;
-        uint64_t t = now_ns();
+        uint64_t t = sonde_clock_ns();
         if (t > slot) {
             uint64_t late = (t - slot) / period;
             counts->missed += late;
@@ -229,7 +224,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
                !*stop)
             ;
     }
-    counts->seconds = (double)(now_ns() - start) * 1e-9;
+    counts->seconds = (double)(sonde_clock_ns() - start) * 1e-9;
     counts->processes = family->joined;
     sonde_u64map_free(&index);
     free(threads);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/grow.h"
 #include "python/attr.h"
 #include "python/linetable.h"
 #include "python/unicode.h"
@@ -111,16 +112,13 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
     uint32_t known = sonde_u64map_get(&w->code_index, addr);
     if (known != SONDE_U64MAP_NONE && same_code(l, &w->codes[known], block))
         return known;
-    /* Static: three 16 KiB buffers are too much stack; the walker is
-     * used from one thread. */
-    static char file[SONDE_PY_STR_UTF8_MAX], name[SONDE_PY_STR_UTF8_MAX],
-        qualname[SONDE_PY_STR_UTF8_MAX];
-    if (read_str(w, field_u64(block, l->code_filename), file, sizeof file) < 0 ||
-        read_str(w, field_u64(block, l->code_name), name, sizeof name) < 0)
+    if (read_str(w, field_u64(block, l->code_filename), w->code_file, sizeof w->code_file) < 0 ||
+        read_str(w, field_u64(block, l->code_name), w->code_name, sizeof w->code_name) < 0)
         return -1;
     if (l->code_qualname == SONDE_PY_ABSENT ||
-        read_str(w, field_u64(block, l->code_qualname), qualname, sizeof qualname) < 0)
-        snprintf(qualname, sizeof qualname, "%s", name);
+        read_str(w, field_u64(block, l->code_qualname), w->code_qualname,
+                 sizeof w->code_qualname) < 0)
+        snprintf(w->code_qualname, sizeof w->code_qualname, "%s", w->code_name);
     int32_t firstlineno;
     memcpy(&firstlineno, block + l->code_firstlineno, sizeof firstlineno);
     sonde_code_info info = {
@@ -131,8 +129,8 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
     };
     if (read_bytes(w, info.linetable_obj, &info.linetable, &info.linetable_len) < 0)
         info.linetable = NULL;
-    info.func = sonde_profile_func(w->profile, file, firstlineno, name, qualname,
-                                   SONDE_FUNC_PYTHON);
+    info.func = sonde_profile_func(w->profile, w->code_file, firstlineno, w->code_name,
+                                   w->code_qualname, SONDE_FUNC_PYTHON);
     if (info.func == SONDE_NO_FUNC)
         goto fail;
     if (known != SONDE_U64MAP_NONE) {
@@ -141,14 +139,11 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
         w->codes[known] = info;
         return known;
     }
-    if (w->ncodes == w->codes_cap) {
-        uint32_t cap = w->codes_cap ? w->codes_cap * 2 : 256;
-        sonde_code_info *c = realloc(w->codes, cap * sizeof *c);
-        if (!c)
-            goto fail;
-        w->codes = c;
-        w->codes_cap = cap;
-    }
+    sonde_code_info *codes = sonde_grow(w->codes, &w->codes_cap, (size_t)w->ncodes + 1,
+                                        sizeof *codes, UINT32_MAX);
+    if (!codes)
+        goto fail;
+    w->codes = codes;
     uint32_t *slot = sonde_u64map_slot(&w->code_index, addr, w->ncodes);
     if (!slot)
         goto fail;

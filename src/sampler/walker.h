@@ -11,10 +11,12 @@
  * a handful of system calls per thread, not one per frame.  Everything read is untrusted: depths,
  * thread counts and string lengths are capped, and a read that fails
  * because the target was mid-update marks that thread's sample torn
- * instead of failing the whole snapshot. */
+ * instead of failing the whole snapshot.  A walker is used from one thread
+ * at a time: it owns every buffer it reads into. */
 #ifndef SONDE_WALKER_H
 #define SONDE_WALKER_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../core/profile.h"
@@ -22,6 +24,7 @@
 #include "proc/mem.h"
 #include "proc/runtime.h"
 #include "python/layout.h"
+#include "python/unicode.h"
 
 /* Frames kept per thread, innermost first: a deeper stack keeps its
  * innermost SONDE_WALK_MAX_DEPTH frames and is marked truncated.  Above
@@ -57,10 +60,14 @@ typedef struct sonde_walker {
     sonde_profile *profile;      /* borrowed: where functions are interned */
     sonde_u64map code_index;     /* code object address -> codes[] index */
     sonde_code_info *codes;
-    uint32_t ncodes, codes_cap;
+    uint32_t ncodes;
+    size_t codes_cap;
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
     uint8_t *chunk_buf;          /* a copy of the thread's newest stack chunk (3.11+) */
     uint8_t *code_blocks;        /* code object headers of one stack, read together */
+    /* A code object's names while they are resolved (too large for the stack). */
+    char code_file[SONDE_PY_STR_UTF8_MAX], code_name[SONDE_PY_STR_UTF8_MAX],
+        code_qualname[SONDE_PY_STR_UTF8_MAX];
     struct sonde_stat_fd {       /* /proc/PID/task/TID/stat kept open, read with pread */
         uint64_t tid;
         int fd;

@@ -7,7 +7,12 @@
  *
  * glibc exports its allocator as __libc_malloc and friends, so forwarding
  * needs no dlsym() (which itself allocates); the few functions without
- * such a name are looked up once, in the constructor. */
+ * such a name are looked up once, in the constructor.
+ *
+ * A program may also reach the allocator through a handle to the C
+ * library itself (ctypes.CDLL("libc.so.6").malloc), whose lookups do not
+ * pass through the shim: dlsym() is the shim's too, and answers those
+ * names with the shim's functions (x86-64). */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -17,6 +22,8 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/types.h>
 
@@ -35,19 +42,40 @@ typedef int (*munmap_fn)(void *, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*aligned_alloc_fn)(size_t, size_t);
 
+/* The C library's functions without a __libc_ name: set by the
+ * constructor, or by a call that comes before it (another library's
+ * constructor: still one thread, the program's threads start later);
+ * read-only from then on, any thread. */
 static mmap_fn real_mmap;
 static munmap_fn real_munmap;
 static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
 
+/* Where reports go, or NULL: atomic (attach stores it, every report loads
+ * it with acquire). */
 static _Atomic(const sonde_alloc_sink *) sink;
+
+#if defined(__x86_64__)
+#define SHIM_DLSYM 1
+typedef void *(*dlsym_fn)(void *, const char *);
+/* glibc's dlsym (reached through dlvsym, which the shim leaves alone);
+ * hidden, read by the entry point below.  Set by the constructor. */
+__attribute__((visibility("hidden"))) dlsym_fn shim_real_dlsym;
+static void resolve_dlsym(void);
+#endif
 
 static void resolve(void)
 {
-    real_mmap = (mmap_fn)dlsym(RTLD_NEXT, "mmap");
-    real_munmap = (munmap_fn)dlsym(RTLD_NEXT, "munmap");
-    real_posix_memalign = (posix_memalign_fn)dlsym(RTLD_NEXT, "posix_memalign");
-    real_aligned_alloc = (aligned_alloc_fn)dlsym(RTLD_NEXT, "aligned_alloc");
+#ifdef SHIM_DLSYM
+    resolve_dlsym();
+    dlsym_fn lookup = shim_real_dlsym;
+#else
+    void *(*lookup)(void *, const char *) = dlsym;
+#endif
+    real_mmap = (mmap_fn)lookup(RTLD_NEXT, "mmap");
+    real_munmap = (munmap_fn)lookup(RTLD_NEXT, "munmap");
+    real_posix_memalign = (posix_memalign_fn)lookup(RTLD_NEXT, "posix_memalign");
+    real_aligned_alloc = (aligned_alloc_fn)lookup(RTLD_NEXT, "aligned_alloc");
 }
 
 __attribute__((constructor)) static void shim_init(void)
@@ -74,6 +102,13 @@ static inline void report_release(void *p)
         s->release(p);
 }
 
+static inline void report_restore(void *p)
+{
+    const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
+    if (s && p)
+        s->restore(p);
+}
+
 EXPORT void *malloc(size_t size)
 {
     void *p = __libc_malloc(size);
@@ -95,11 +130,15 @@ EXPORT void *calloc(size_t n, size_t size)
 }
 
 /* Reported as a release of the old block and an allocation of the new:
- * the release first, while no other thread can be handed that address. */
+ * the release first, while no other thread can be handed that address.
+ * A realloc that fails (NULL for a size that is not 0) leaves the old
+ * block as it was: its release is taken back. */
 EXPORT void *realloc(void *p, size_t size)
 {
     report_release(p);
     void *q = __libc_realloc(p, size);
+    if (!q && size)
+        report_restore(p);
     report_alloc(q, size);
     return q;
 }
@@ -160,8 +199,9 @@ EXPORT void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off
     if (!real_mmap)
         resolve();
     void *p = real_mmap(addr, len, prot, flags, fd, offset);
-    if (p != MAP_FAILED && (flags & MAP_ANONYMOUS))
-        report_alloc(p, len);
+    const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
+    if (s && p != MAP_FAILED && (flags & MAP_ANONYMOUS))
+        s->map(p, len);
     return p;
 }
 
@@ -175,3 +215,95 @@ EXPORT int munmap(void *addr, size_t len)
     report_release(addr);
     return real_munmap(addr, len);
 }
+
+#ifdef SHIM_DLSYM
+/* ---- dlsym ---- */
+
+/* The allocator functions the shim stands in for: each name, the shim's
+ * function and the C library's (what a lookup in the library's own handle
+ * finds).  The C library's column is filled once, before shim_real_dlsym
+ * is published (release): read-only from then on. */
+static struct {
+    const char *name;
+    void *shim, *libc;
+} wrapped[] = {
+    { "malloc", (void *)malloc, NULL },       { "free", (void *)free, NULL },
+    { "calloc", (void *)calloc, NULL },       { "realloc", (void *)realloc, NULL },
+    { "reallocarray", (void *)reallocarray, NULL },
+    { "memalign", (void *)memalign, NULL },   { "valloc", (void *)valloc, NULL },
+    { "pvalloc", (void *)pvalloc, NULL },     { "posix_memalign", (void *)posix_memalign, NULL },
+    { "aligned_alloc", (void *)aligned_alloc, NULL },
+    { "mmap", (void *)mmap, NULL },           { "mmap64", (void *)mmap64, NULL },
+    { "munmap", (void *)munmap, NULL },
+};
+#define NWRAPPED (sizeof wrapped / sizeof wrapped[0])
+
+__attribute__((visibility("hidden"), used)) void shim_resolve_dlsym(void);
+
+static void resolve_dlsym(void)
+{
+    if (shim_real_dlsym)
+        return;
+    dlsym_fn real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+    if (!real)
+        real = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+    for (size_t i = 0; real && i < NWRAPPED; i++)
+        wrapped[i].libc = real(RTLD_NEXT, wrapped[i].name);
+    __atomic_store_n(&shim_real_dlsym, real, __ATOMIC_RELEASE);
+}
+
+void shim_resolve_dlsym(void)
+{
+    resolve_dlsym();
+}
+
+/* dlsym for any handle but RTLD_NEXT (see the entry point): glibc's
+ * answer, unless it is one of the C library's allocator functions. */
+__attribute__((visibility("hidden"), used)) void *shim_dlsym(void *handle, const char *name)
+{
+    if (!shim_real_dlsym)
+        resolve_dlsym();
+    if (!shim_real_dlsym)
+        return NULL;
+    void *p = shim_real_dlsym(handle, name);
+    for (size_t i = 0; p && name && i < NWRAPPED; i++)
+        if (p == wrapped[i].libc && strcmp(name, wrapped[i].name) == 0)
+            return wrapped[i].shim;
+    return p;
+}
+
+/* The exported dlsym.  RTLD_NEXT means "after the caller's object", which
+ * glibc reads from its return address: that lookup is a jump straight to
+ * glibc's dlsym, never a call (found first if another library's
+ * constructor asks before the shim's ran). */
+__asm__(".text\n"
+        ".globl dlsym\n"
+        ".type dlsym, @function\n"
+        "dlsym:\n"
+        "    .cfi_startproc\n"
+        "    cmpq $-1, %rdi\n"                    /* RTLD_NEXT */
+        "    jne 2f\n"
+        "    movq shim_real_dlsym(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    jne 1f\n"
+        "    pushq %rdi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    pushq %rsi\n"
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    subq $8, %rsp\n"                     /* the call's stack alignment */
+        "    .cfi_adjust_cfa_offset 8\n"
+        "    call shim_resolve_dlsym\n"
+        "    addq $8, %rsp\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    popq %rsi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    popq %rdi\n"
+        "    .cfi_adjust_cfa_offset -8\n"
+        "    movq shim_real_dlsym(%rip), %rax\n"
+        "    testq %rax, %rax\n"
+        "    je 2f\n"
+        "1:  jmpq *%rax\n"
+        "2:  jmp shim_dlsym\n"
+        "    .cfi_endproc\n"
+".size dlsym, .-dlsym\n");
+#endif

@@ -5,8 +5,11 @@
  * SONDE_ALLOC_ATTACH with dlsym() and hands it a sink: from then on each
  * allocation the C allocator makes is reported to sink->alloc after it
  * succeeded, and each release to sink->release before it happens (so no
- * other thread can have been given the address again).  Attaching NULL
- * stops the reports. */
+ * other thread can have been given the address again); when a realloc
+ * whose release was reported fails, the block is still there and
+ * sink->restore says so.  An anonymous mapping is reported to sink->map
+ * (its pages are the program's only once touched), its munmap to
+ * sink->release.  Attaching NULL stops the reports. */
 #ifndef SONDE_ALLOC_SHIM_H
 #define SONDE_ALLOC_SHIM_H
 
@@ -15,6 +18,8 @@
 typedef struct sonde_alloc_sink {
     void (*alloc)(void *p, size_t size);
     void (*release)(void *p);
+    void (*restore)(void *p);   /* p's release just reported did not happen */
+    void (*map)(void *p, size_t len);
 } sonde_alloc_sink;
 
 typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);

@@ -11,8 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/format.h"
 #include "formats/pstats.h"
-#include "formats/table.h"
+#include "report/table.h"
 
 #define SEED 0x5eed5eedu
 
@@ -49,7 +50,7 @@ static void feed(const uint8_t *data, size_t len)
         sonde_buf_init(&b);
         sonde_table_opts o = { .sort = "tottime", .callers_re = ".", .callees_re = "." };
         sonde_table_write(&b, &p, &s, &o, err, sizeof err);
-        sonde_pstats_write(&b, &p, &s);
+        sonde_pstats_write(&b, &p, &s, NULL);
         sonde_buf_free(&b);
     } else if (rc == -1) {
         rejected++;
@@ -86,7 +87,7 @@ static void valid_file(sonde_buf *out)
         p.nodes[nodes[i]].self = 500;
     }
     sonde_stats_from_profile(&s, &p);
-    sonde_pstats_write(out, &p, &s);
+    sonde_pstats_write(out, &p, &s, NULL);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
 }

@@ -51,13 +51,15 @@ static void test_json_str(void)
     /* Valid UTF-8 passes through: 2, 3 and 4 byte sequences. */
     check_json("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
                __LINE__);
-    /* Invalid UTF-8: each bad byte becomes one U+FFFD. */
-    check_json("a\xff" "b", "\"a\\ufffdb\"", __LINE__);
-    check_json("\x80", "\"\\ufffd\"", __LINE__);                   /* lone continuation */
-    check_json("\xc0\xaf", "\"\\ufffd\\ufffd\"", __LINE__);        /* overlong lead C0 */
-    check_json("\xc3(", "\"\\ufffd(\"", __LINE__);                 /* cut sequence */
-    check_json("\xe2\x82", "\"\\ufffd\\ufffd\"", __LINE__);        /* cut at the end */
-    check_json("\xf5\x80\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", __LINE__);
+    /* Invalid UTF-8: each bad byte b becomes \udcXX, U+DC00 + b (Python's
+     * surrogateescape: json.loads gives back the interpreter's string). */
+    check_json("a\xff" "b", "\"a\\udcffb\"", __LINE__);
+    check_json("\x80", "\"\\udc80\"", __LINE__);                   /* lone continuation */
+    check_json("\xc0\xaf", "\"\\udcc0\\udcaf\"", __LINE__);        /* overlong lead C0 */
+    check_json("\xc3(", "\"\\udcc3(\"", __LINE__);                 /* cut sequence */
+    check_json("\xe2\x82", "\"\\udce2\\udc82\"", __LINE__);        /* cut at the end */
+    check_json("\xf5\x80\x80\x80", "\"\\udcf5\\udc80\\udc80\\udc80\"", __LINE__);
+    check_json("\xed\xa0\x80", "\"\\udced\\udca0\\udc80\"", __LINE__); /* a surrogate */
 }
 
 void test_buf(void)

@@ -51,17 +51,28 @@ int harness_report(void)
 int main(void)
 {
     test_buf();
+    test_grow();
     test_strtab();
     test_u64map();
     test_livemap();
-    test_graphs();
     test_profile();
     test_stats();
     test_marshal();
     test_pstats();
-    test_writers();
+    test_formats();
+    test_collapsed();
+    test_json();
+    test_dot();
+    test_table();
+    test_diff();
+    test_time_tree();
+    test_flame_layout();
+    test_page();
     test_verdict();
     test_json_read();
+    test_options();
+    test_mem_account();
+    test_docs();
     test_sampler_python();
     test_sampler_proc();
     test_walker();

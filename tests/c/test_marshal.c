@@ -226,7 +226,7 @@ static void check_rejects(const uint8_t *data, size_t len, const char *why, int 
     harness_check(rc == -1, __FILE__, line, "accepted bad input");
     harness_check(strstr(err, why) != NULL, __FILE__, line, "message '%s', want '%s'", err,
                   why);
-    harness_check(t.vals == NULL && t.items == NULL, __FILE__, line, "tree freed");
+    harness_check(t.vals == NULL && t.items.at == NULL, __FILE__, line, "tree freed");
 }
 
 static void test_errors(void)

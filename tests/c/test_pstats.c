@@ -1,6 +1,7 @@
 /* test_pstats.c - .prof writing and reading: round trip, tuple order, bad files. */
 #include <string.h>
 
+#include "formats/format.h"
 #include "formats/marshal.h"
 #include "formats/pstats.h"
 #include "fixture.h"
@@ -57,7 +58,7 @@ static void test_round_trip(void)
     build(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
-    sonde_pstats_write(&b, &p, &s);
+    sonde_pstats_write(&b, &p, &s, NULL);
     char err[256];
     check(sonde_pstats_read((const uint8_t *)b.data, b.len, &q, &r, err, sizeof err) == 0,
           "read back: %s", err);
@@ -131,7 +132,7 @@ static void test_tuple_order(void)
     build(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
-    sonde_pstats_write(&b, &p, &s);
+    sonde_pstats_write(&b, &p, &s, NULL);
     sonde_mtree t;
     char err[128];
     check(sonde_marshal_read(&t, (const uint8_t *)b.data, b.len, err, sizeof err) == 0,

@@ -1,7 +1,7 @@
 /* test_verdict.c - wait kinds of C functions, the resource lines and verdict. */
 #include <string.h>
 
-#include "core/verdict.h"
+#include "report/verdict.h"
 #include "harness.h"
 
 static void test_wait_kinds(void)
@@ -106,6 +106,41 @@ static void test_verdicts(void)
     check_verdict(&few_faults, &p, &s,
                   "verdict:   CPU-bound: the CPU was busy 95% of the wall time; "
                   "the functions above are where it went\n", __LINE__);
+
+    /* A pool of workers did the work, the program's own process waited:
+     * the CPU went to the children, whatever the profile's calls say. */
+    sonde_usage pool = { .wall = 2.0, .user = 2.9, .sys = 0.1, .children_cpu = 2.8,
+                         .run_delay = 0.01 };
+    sonde_buf_init(&b);
+    sonde_verdict_write(&b, &pool, &p, &s);
+    check_str(strstr(b.data, "           child"),
+              "           child processes used 2.800 s of the CPU; waited 0.010 s for a CPU "
+              "(the main thread, ready to run)\n"
+              "verdict:   the CPU went to child processes: they used 2.800 s of it, the "
+              "program's own process 0.200 s; the functions above are only the program's "
+              "own: see the children's with sonde record --subprocesses\n");
+    sonde_buf_free(&b);
+
+    /* Ran 40% of the time and queued for a CPU 55%: CPU-bound on a busy
+     * machine, not waiting on anything of its own. */
+    sonde_usage queued = { .wall = 2.0, .user = 0.8, .sys = 0.0, .children_cpu = 0,
+                           .run_delay = 1.1, .involuntary_switches = 420 };
+    check_verdict(&queued, &p, &s,
+                  "verdict:   CPU-bound on a busy machine: the program ran 40% of the wall "
+                  "time and waited 55% (1.100 s) for a CPU that other processes had (420 "
+                  "involuntary context switches); the functions above are where its CPU "
+                  "time went\n", __LINE__);
+    /* Queued a quarter of the time, idle the rest, no wait call. */
+    sonde_profile_free(&p);
+    sonde_stats_free(&s);
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    sonde_usage slow_idle = { .wall = 4.0, .user = 0.4, .sys = 0.0, .run_delay = 1.0 };
+    check_verdict(&slow_idle, &p, &s,
+                  "verdict:   waiting: the CPU was busy only 10% of the wall time, and the "
+                  "program waited 25% (1.000 s) for a CPU that other processes had; the rest "
+                  "went in no sleep, I/O or lock call sonde saw (start-up, page faults, or "
+                  "time outside the profiled code)\n", __LINE__);
 
     sonde_stats_free(&s);
     sonde_profile_free(&p);

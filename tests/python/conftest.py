@@ -2,6 +2,7 @@
 matrix, and helpers to run programs under sonde and under cProfile."""
 
 import os
+import random
 import subprocess
 import sys
 
@@ -57,3 +58,14 @@ def with_pkg_env(extra=None):
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([PKG, HERE] + ([extra] if extra else []))
     return env
+
+
+@pytest.fixture(autouse=True)
+def sonde_seed(monkeypatch):
+    """The seed of sonde mem's sampler (SONDE_SEED) in this test and every
+    program it runs: the one in the environment, to replay a failure, else
+    a new one.  pytest shows it with a failing test's output."""
+    seed = os.environ.get("SONDE_SEED") or str(random.randrange(1, 1 << 31))
+    monkeypatch.setenv("SONDE_SEED", seed)
+    print("SONDE_SEED=%s (set it to replay this test's memory samples)" % seed)
+    return seed

@@ -1,5 +1,6 @@
 """Counts line hits of lines_workloads.TRACED two ways: with sys.settrace
-(the interpreter's own line events: the reference) and with sonde's
+(the interpreter's own line events of every frame on the functions'
+lines, their lambdas' and comprehensions' too: the reference) and with sonde's
 LineProfiler; with "bytecode", instruction hits too (the interpreter's
 opcode events against sonde's --bytecode counts).  Prints both as JSON:
 {"func:line": hits} or {"func@offset": hits}.
@@ -14,10 +15,22 @@ import threading
 import lines_workloads as w
 import sonde
 
-codes = {f.__code__: f.__name__ for f in w.TRACED}
-
-
 BYTECODE = sys.argv[1:] == ["bytecode"]
+
+
+def nested(code):
+    for const in code.co_consts:
+        if hasattr(const, "co_code") and const.co_name.startswith("<"):
+            yield const
+            yield from nested(const)
+
+
+# The traced functions' code objects, and (for lines) those of their
+# lambdas, comprehensions and generator expressions, whose line events
+# count on the function's lines.
+codes = {f.__code__: f.__name__ for f in w.TRACED}
+if not BYTECODE:
+    codes.update({inner: f.__name__ for f in w.TRACED for inner in nested(f.__code__)})
 
 
 def reference():

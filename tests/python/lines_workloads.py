@@ -1,5 +1,5 @@
-"""Functions whose per-line hits sonde lines must count exactly: loops,
-comprehensions, generators, coroutines, exceptions, recursion, threads."""
+"""Functions whose per-line hits sonde lines must count exactly: loops, comprehensions,
+lambdas, generator expressions, generators, coroutines, exceptions, recursion, threads."""
 
 import asyncio
 import threading
@@ -20,7 +20,12 @@ def loops(n):
 def comprehension(n):
     squares = [i * i for i in range(n)]
     evens = {i for i in squares if i % 2 == 0}
-    return len(evens)
+    total = sum(x + 1 for x in squares)
+    pairs = {k: v for k, v in zip(squares,
+                                  sorted(squares, key=lambda s: -s))}
+    nested = [[j for j in range(i)] for i in range(4)]
+    scale = lambda v: v * 2
+    return len(evens) + total + len(pairs) + len(nested) + scale(n)
 
 
 def generator(n):

@@ -244,14 +244,20 @@ def test_speedscope_output(tmp_path):
     doc = json.load(open(str(tmp_path / "p.json")))
     frames = doc["shared"]["frames"]
     (main,) = doc["profiles"]
-    assert main["type"] == "sampled" and main["name"] == "MainThread"
-    assert len(main["samples"]) == len(main["weights"]) > 0
-    assert all(0 <= i < len(frames) for stack in main["samples"] for i in stack)
-    # Each sample is one call path weighted by its own time: fib's paths
-    # are main -> fib -> ... -> fib, and the weights add up to the run.
-    names = [[frames[i]["name"] for i in stack] for stack in main["samples"]]
-    assert any(n[-3:] == ["main", "fib", "fib"] for n in names)
-    assert abs(sum(main["weights"]) - main["endValue"]) <= 1e-6 * max(1, main["endValue"])
+    assert main["type"] == "evented" and main["name"] == "MainThread"
+    # Events open and close frames in time order, properly nested: replayed,
+    # the stacks include main -> fib -> fib, and the last close is the end.
+    stack, paths, last = [], set(), 0
+    for e in main["events"]:
+        assert 0 <= e["frame"] < len(frames) and e["at"] >= last
+        last = e["at"]
+        if e["type"] == "O":
+            stack.append(e["frame"])
+            paths.add(tuple(frames[i]["name"] for i in stack[-3:]))
+        else:
+            assert e["type"] == "C" and stack.pop() == e["frame"]
+    assert not stack and ("main", "fib", "fib") in paths
+    assert abs(last - main["endValue"]) <= 1e-6 * max(1, main["endValue"])
 
 
 def test_verdicts(tmp_path):
@@ -290,3 +296,75 @@ def test_bad_input(tmp_path):
     assert "/no/such/dir/x.prof" in line and not (tmp_path / "ran").exists()
     env_python = run_sonde(["run", "--python", "/no/such/python", "side.py"], tmp_path)
     one_error_line(env_python, 1)
+
+
+SPIN = """
+def spin(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+
+spin(10000000)
+"""
+
+
+def test_verdict_cpu_bound_on_a_busy_machine(tmp_path):
+    """A CPU loop that shares its one CPU with another busy process waits
+    for that CPU about half the time (the kernel's run queue, read before
+    the program is reaped): CPU-bound on a busy machine, not waiting."""
+    cpu = min(os.sched_getaffinity(0))
+    hog = subprocess.Popen([sys.executable, "-c", "import os\nos.sched_setaffinity(0, {%d})\n"
+                            "print('ready', flush=True)\nwhile True:\n    pass\n" % cpu],
+                           stdout=subprocess.PIPE, universal_newlines=True)
+    try:
+        assert hog.stdout.readline() == "ready\n"
+        write(tmp_path, "spin.py", SPIN)
+        proc = run_sonde(["run", "spin.py"], tmp_path,
+                         preexec_fn=lambda: os.sched_setaffinity(0, {cpu}))
+    finally:
+        hog.kill()
+        hog.wait()
+    assert proc.returncode == 0, proc.stderr
+    verdict = re.search(r"verdict:   CPU-bound on a busy machine: the program ran (\d+)% of the "
+                        r"wall time and waited (\d+)% \(([\d.]+) s\) for a CPU", proc.stderr)
+    assert verdict, proc.stderr
+    ran, queued, seconds = int(verdict.group(1)), int(verdict.group(2)), verdict.group(3)
+    assert queued >= 25 and ran + queued >= 80  # two busy processes on one CPU: half each
+    assert "waited %s s for a CPU (the main thread, ready to run)" % seconds in proc.stderr
+
+
+POOL = """
+import multiprocessing, time
+
+def cpu(n):
+    start = time.process_time()
+    total = 0
+    for i in range(n):
+        total += i * i
+    return time.process_time() - start
+
+if __name__ == "__main__":
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        spent = pool.map(cpu, [2000000] * 6)
+        pool.close()
+        pool.join()
+    print(sum(spent))
+"""
+
+
+def test_verdict_cpu_went_to_child_processes(tmp_path):
+    """A pool's parent only waits: the CPU went to the workers, whose own
+    clocks (time.process_time) say how much; the verdict says so and
+    points to the tool that sees them."""
+    write(tmp_path, "pool.py", POOL)
+    proc = run_sonde(["run", "pool.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    spent = float(proc.stdout)
+    used = re.search(r"child processes used ([\d.]+) s of the CPU", proc.stderr)
+    assert used, proc.stderr
+    # The workers' tasks, plus their start and the pool's plumbing.
+    assert spent - 0.02 <= float(used.group(1)) <= spent + 0.3
+    assert "verdict:   the CPU went to child processes: they used %s s of it" % used.group(1) \
+        in proc.stderr
+    assert "sonde record --subprocesses" in proc.stderr

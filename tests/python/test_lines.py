@@ -110,3 +110,53 @@ def test_lines_bad_input(tmp_path):
                        (["lines", "--bogus"], 2)):
         proc = run_sonde(args, tmp_path)
         assert proc.returncode == code and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+
+
+NESTED = """
+import collections
+
+def main():
+    words = ["alpha", "beta", "gamma", "delta"] * 50
+    total = sum(len(w) for w in words if w)
+    by_len = sorted(words, key=lambda w: (len(w), w))
+    counts = collections.Counter(w[0] for w in by_len)
+    table = {w: [c for c in w
+                 if c in "aeiou"] for w in set(words)}
+    return total, counts, table
+
+main()
+"""
+
+SETTRACE = """
+import json, sys
+counts = {}
+def local(frame, event, arg):
+    if event == "line":
+        counts[frame.f_lineno] = counts.get(frame.f_lineno, 0) + 1
+    return local
+def tracer(frame, event, arg):
+    return local if frame.f_code.co_filename == "s.py" and frame.f_code.co_name != "<module>" else None
+code = compile(open("s.py").read(), "s.py", "exec")
+sys.settrace(tracer)
+exec(code, {"__name__": "__main__"})
+sys.settrace(None)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_comprehensions_and_lambdas_count_every_line_event(python, tmp_path):
+    """sonde lines counts the line events of a function's generator
+    expressions, comprehensions and lambdas on its lines, as sys.settrace
+    sees them, on every interpreter (up to 3.11 they are code objects of
+    their own; from 3.12 list comprehensions are inlined)."""
+    python = need(python)
+    (tmp_path / "s.py").write_text(NESTED)
+    ref = subprocess.run([python, "-c", SETTRACE], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    want = {int(k): v for k, v in json.loads(ref).items()}
+    proc = run_sonde(["lines", "-o", "s.json", "s.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    (main,) = json.load(open(str(tmp_path / "s.json")))["functions"]
+    got = {l["line"]: l["hits"] for l in main["lines"] if l["hits"]}
+    assert got == want and got[7] > 200 and got[10] > 4

@@ -3,11 +3,64 @@ in a fresh virtual environment, the way Python users install tools."""
 
 import json
 import os
+import runpy
 import shutil
 import subprocess
 import sys
+from glob import glob
 
 from conftest import ROOT
+
+
+def sources_of_both_builds(root):
+    """What `make print-sources` and setup.py each build from the tree at
+    root: {"libsonde": [...], "command": [...], "extension": [...], "shim": [...]}."""
+    out = subprocess.run(["make", "-s", "--no-print-directory", "print-sources"], cwd=str(root),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    made = {}
+    for line in out.splitlines():
+        name, _, files = line.partition(":")
+        made[name] = sorted(files.split())
+    installed = runpy.run_path(os.path.join(str(root), "setup.py"),
+                               run_name="sources")["artifact_sources"](str(root))
+    return made, installed
+
+
+def test_make_and_pip_build_the_same_sources(tmp_path):
+    """The Makefile and setup.py take their sources by sources.mk's one rule:
+    each builds the same files for each artifact, every C file under src/
+    (but the developers' tools/) goes into exactly one artifact, and a file
+    moved into a new subfolder is still built, by both."""
+    made, installed = sources_of_both_builds(ROOT)
+    assert made == installed
+    every = sorted(os.path.relpath(f, ROOT) for f in glob(os.path.join(ROOT, "src", "**", "*.c"),
+                                                          recursive=True)
+                   if "/tools/" not in f)
+    assert sorted(sum(made.values(), [])) == every
+    # Native frames are the command's only (they link libdw).
+    native = sorted(os.path.relpath(f, ROOT)
+                    for f in glob(os.path.join(ROOT, "src", "sampler", "native", "*.c")))
+    assert native and made["command"] == ["src/cli/main.c"] + native
+    assert "src/ext/module.c" in made["extension"]
+    assert not [f for f in made["libsonde"] if f.startswith("src/sampler/native/")]
+
+    # A copy of the tree where files moved into new subfolders, and one
+    # added to a subfolder of the command's native folder.
+    root = tmp_path / "tree"
+    shutil.copytree(ROOT, str(root), ignore=shutil.ignore_patterns("build", ".git", "tests"))
+    moves = {"src/formats/collapsed.c": "src/formats/tools_read/collapsed.c",
+             "src/ext/tracer/tracer.c": "src/ext/deterministic/tracer.c"}
+    for old, new in moves.items():
+        os.makedirs(os.path.dirname(str(root / new)))
+        os.rename(str(root / old), str(root / new))
+    (root / "src" / "sampler" / "native" / "extra").mkdir()
+    (root / "src" / "sampler" / "native" / "extra" / "more.c").write_text("int more;\n")
+    made, installed = sources_of_both_builds(root)
+    assert made == installed
+    assert "src/formats/tools_read/collapsed.c" in made["libsonde"]
+    assert "src/ext/deterministic/tracer.c" in made["extension"]
+    assert "src/sampler/native/extra/more.c" in made["command"]
+    assert "src/sampler/native/extra/more.c" not in made["libsonde"]
 
 
 def test_pip_install_into_fresh_venv(tmp_path):

@@ -236,7 +236,7 @@ def test_record_passes_exit_code_and_writes_speedscope(tmp_path):
     doc = json.load(open(str(out)))
     names = {f["name"] for f in doc["shared"]["frames"]}
     assert "work" in names
-    assert sum(sum(p["weights"]) for p in doc["profiles"]) > 0.2
+    assert sum(p["endValue"] - p["startValue"] for p in doc["profiles"]) > 0.2
 
 
 def wait_sampling(sampler, target, timeout=60):
@@ -493,7 +493,11 @@ def test_record_follows_exec(tmp_path):
         leaf = stack.split(";")[-1].split(" (")[0]
         if leaf in counts:
             counts[leaf] += int(n)
-    assert counts["before_exec"] >= 80 and counts["after_exec"] >= 80, counts
+    # A second of each by the program's clock: about 100 samples each, less
+    # the ticks a busy machine made sonde miss (its summary counts them).
+    missed = int(re.search(r"\), (\d+) missed, of ", rec.stderr).group(1))
+    assert counts["before_exec"] <= 103 and counts["after_exec"] <= 103, counts
+    assert min(counts.values()) + missed >= 80, (counts, rec.stderr)
 
 
 THREADS_PROGRAM = r'''
@@ -533,15 +537,20 @@ def test_idle_gil_and_thread_options(tmp_path):
             summaries[opts] = rec.stderr
     finally:
         stop(proc)
+    # Shares of the snapshots each run took (the summary's count: a busy
+    # machine makes sonde take fewer in its second, not the shares change).
+    ticks = {opts: int(re.search(r"^sonde: (\d+) samples in ", text).group(1))
+             for opts, text in summaries.items()}
+    assert min(ticks.values()) >= 20, summaries
     busy, idle = leaf_counts(runs[()]), leaf_counts(runs[("--idle",)])
     # By default only threads on a CPU count: the sleeper barely shows.
-    assert busy["spinner"] >= 80 and busy.get("sleeper", 0) <= 10
+    assert busy["spinner"] >= 0.8 * ticks[()] and busy.get("sleeper", 0) <= 0.1 * ticks[()]
     # --idle keeps the sleeping thread too, sample for sample.
-    assert idle["sleeper"] >= 80 and idle["spinner"] >= 80
+    assert idle["sleeper"] >= 0.8 * ticks[("--idle",)] and idle["spinner"] >= 0.8 * ticks[("--idle",)]
     # --gil keeps only the GIL holder: mostly the spinner, never both at once.
-    gil = leaf_counts(runs[("--idle", "--gil")])
-    assert gil["spinner"] >= 60 and gil.get("sleeper", 0) <= 20
-    assert sum(gil.values()) <= 105
+    gil, gil_ticks = leaf_counts(runs[("--idle", "--gil")]), ticks[("--idle", "--gil")]
+    assert gil["spinner"] >= 0.6 * gil_ticks and gil.get("sleeper", 0) <= 0.2 * gil_ticks
+    assert sum(gil.values()) <= gil_ticks
     # --threads puts a thread frame, with the thread's name, at the root.
     roots = {line.split(";")[0] for line in runs[("--threads",)].read_text().splitlines()}
     assert roots and all(r.startswith("thread ") for r in roots)
@@ -552,7 +561,8 @@ def test_idle_gil_and_thread_options(tmp_path):
                       r"\(--idle keeps them\)", summaries[()])
     assert found, summaries[()]
     read, kept, dropped = map(int, found.groups())
-    assert read == kept + dropped and kept == total_count(runs[()]) and dropped >= 80
+    assert read == kept + dropped and kept == total_count(runs[()])
+    assert dropped >= 0.8 * ticks[()]
     found = re.search(r"(\d+) thread stacks read, (\d+) kept, \d+ torn", summaries[("--idle",)])
     assert found and int(found.group(1)) == int(found.group(2)) == total_count(runs[("--idle",)])
     found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) not holding the GIL dropped",
@@ -592,12 +602,14 @@ def burn_samples(path, name="burn"):
 
 def check_burned(rec, path, rate=100):
     """The program's own clock says how long it burned: at `rate` Hz about
-    that many seconds' worth of samples must be in burn (some ticks may be
-    missed on a busy machine, none invented)."""
+    that many seconds' worth of samples must be in burn, none invented; a
+    busy machine may make sonde miss ticks, which its summary counts (the
+    samples in burn and the ticks missed then cover most of the time)."""
     seconds = sum(float(x) for x in re.findall(r"burned (\d+\.\d+)", rec.stdout))
     count, roots = burn_samples(path)
-    assert seconds > 0 and 0.6 * seconds * rate <= count <= seconds * rate + 3, (count, seconds,
-                                                                                 rec.stderr)
+    missed = int(re.search(r"\), (\d+) missed, of ", rec.stderr).group(1))
+    assert seconds > 0 and 0.6 * seconds * rate <= count + missed, (count, seconds, rec.stderr)
+    assert count <= seconds * rate + 3, (count, seconds, rec.stderr)
     return roots
 
 
@@ -706,7 +718,8 @@ def test_deep_stacks_keep_their_innermost_frames(python, tmp_path):
     assert rec.returncode == 0, rec.stderr
     lines = out.read_text().splitlines()
     kept = int(re.search(r"(\d+) kept", rec.stderr).group(1))
-    assert kept >= 50 and total_count(out) == kept
+    ticks = int(re.search(r"^sonde: (\d+) samples in ", rec.stderr).group(1))
+    assert ticks >= 20 and kept >= 0.5 * ticks and total_count(out) == kept
     assert re.search(r"\b%d stacks were deeper than 1024 frames" % kept, rec.stderr), rec.stderr
     for line in lines:
         stack = line.rsplit(" ", 1)[0].split(";")

@@ -1,125 +1,25 @@
-"""sonde view, sonde diff and sonde report -f dot: pages loaded in a real
-browser (headless Chromium, from file://) show the profile's functions and
-numbers, zoom on a click, search as one types; names with markup stay
-text; nothing is requested; the server answers on 127.0.0.1 only; the call
-graph is read by Graphviz."""
+"""sonde view: pages loaded in a real browser (headless Chromium, from
+file://) show the profile's functions and numbers, zoom on a click, search
+as one types; names with markup stay text; nothing is requested; the
+server answers on 127.0.0.1 only."""
 
 import json
 import os
 import pstats
 import re
-import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
-from html.parser import HTMLParser
 
 import pytest
 
 from conftest import SONDE, run_sonde
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-DOT = shutil.which("dot")
-need_browser = pytest.mark.skipif(not CHROMIUM, reason="no chromium (.ci/run installs it)")
-
-WORK = """
-import sys
-
-def fib(n):
-    return n if n < 2 else fib(n - 1) + fib(n - 2)
-
-def spin(k):
-    total = 0
-    for i in range(k):
-        total += i * i
-    return total
-
-def main(n):
-    spin(20000)
-    return fib(n)
-
-main(int(sys.argv[1]) if len(sys.argv) > 1 else 18)
-"""
-
-
-def browse(page, fragment="", screenshot=None):
-    """The DOM of page (a file) after its script ran, as Chromium has it."""
-    args = [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-            "--window-size=1280,900", "--virtual-time-budget=5000"]
-    args.append("--screenshot=%s" % screenshot if screenshot else "--dump-dom")
-    args.append("file://%s#%s" % (os.path.abspath(str(page)), fragment))
-    done = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                          universal_newlines=True, timeout=120)
-    assert done.returncode == 0
-    return done.stdout
-
-
-class Cells(HTMLParser):
-    """The text of each cell of each row of the table with a given id."""
-
-    def __init__(self, table_id):
-        super().__init__()
-        self.table_id, self.depth, self.rows, self.cell = table_id, 0, [], None
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "table" and (dict(attrs).get("id") == self.table_id or self.depth):
-            self.depth += 1
-        elif self.depth and tag == "tr":
-            self.rows.append([])
-        elif self.depth and tag in ("td", "th"):
-            self.cell = ""
-
-    def handle_endtag(self, tag):
-        if tag == "table" and self.depth:
-            self.depth -= 1
-        elif self.depth and tag in ("td", "th") and self.cell is not None:
-            self.rows[-1].append(self.cell)
-            self.cell = None
-
-    def handle_data(self, data):
-        if self.cell is not None:
-            self.cell += data
-
-
-def table(dom, table_id):
-    parser = Cells(table_id)
-    parser.feed(dom)
-    return parser.rows
-
-
-def text_of(dom, element_id):
-    m = re.search(r'id="%s"[^>]*>(.*?)</' % element_id, dom, re.S)
-    return m.group(1) if m else None
-
-
-@pytest.fixture(scope="module")
-def profiles(tmp_path_factory):
-    """One program profiled as .prof and as sonde's JSON, and by cProfile."""
-    tmp = tmp_path_factory.mktemp("view")
-    (tmp / "work.py").write_text(WORK)
-    for args in (["run", "-o", "w.prof", "work.py"], ["run", "-f", "json", "-o", "w.json", "work.py"]):
-        proc = run_sonde(args, tmp)
-        assert proc.returncode == 0, proc.stderr
-    # The JSON's own figures as pstats sees them: the reference for its page.
-    proc = run_sonde(["report", "w.json", "-f", "pstats", "-o", "wj.prof"], tmp)
-    assert proc.returncode == 0, proc.stderr
-    subprocess.run([sys.executable, "-m", "cProfile", "-o", "c.prof", "work.py"], cwd=str(tmp),
-                   check=True, stdout=subprocess.DEVNULL)
-    return tmp
-
+from pages import (CHROMIUM, browse, need_browser, page_data, profiles,  # noqa: F401
+                   real_profs, table, text_of, view)
 
 REFERENCE = {"w.prof": "w.prof", "c.prof": "c.prof", "w.json": "wj.prof"}
-
-
-def view(tmp, name, *extra):
-    proc = run_sonde(["view", name] + list(extra), tmp)
-    assert proc.returncode == 0, proc.stderr
-    page = tmp / (os.path.splitext(name)[0] + ".html")
-    assert "sonde: wrote %s" % page.name in proc.stderr
-    return page
-
 
 QUIET = ["--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--no-first-run", "--disable-default-apps", "--disable-extensions"]
@@ -333,53 +233,12 @@ def test_serve_on_loopback(profiles):
         assert proc.wait(timeout=10) == 0
 
 
-def test_report_dot(profiles, tmp_path):
-    proc = run_sonde(["report", "w.prof", "-f", "dot"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    dot = proc.stdout
-    assert dot.startswith("digraph sonde {")
-    fib = [l for l in dot.splitlines() if 'label="fib\\n' in l]
-    assert len(fib) == 1 and re.search(r"\\n\d+\.\d\d%\\n\(\d+\.\d\d%\)\\n\d+\xd7", fib[0])
-    node = re.match(r"\s*(f\d+) ", fib[0]).group(1)
-    assert re.search(r"%s -> %s " % (node, node), dot)  # fib calls itself
-    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], profiles).stdout
-    assert 0 < pruned.count(" [color=") < dot.count(" [color=")
-    if DOT:
-        drawn = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
-                               universal_newlines=True)
-        assert drawn.returncode == 0 and "<svg" in drawn.stdout
-        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], profiles)
-        assert svg.returncode == 0, svg.stderr
-        assert "<svg" in (tmp_path / "g.svg").read_text()
-
-
-@need_browser
-def test_diff(profiles):
-    for n, out in ((16, "before.prof"), (21, "after.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
-    assert proc.returncode == 0, proc.stderr
-    rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
-    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
-    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
-    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
-    page = profiles / "after.diff.html"
-    assert "sonde: wrote after.diff.html" in proc.stderr
-    dom = browse(page, "view=changes")
-    assert table(dom, "changes")[1][-1].endswith("(fib)")
-    assert text_of(browse(page, "view=flame&click=fib"), "status").startswith("drawn: flame, ")
-
-
 @pytest.mark.parametrize("args, message", [
     (["view"], "which profile?"),
     (["view", "missing.prof"], "cannot read 'missing.prof'"),
     (["view", "junk.prof"], "is not a profile file sonde can read"),
     (["view", "w.json", "--port", "80"], "--port goes with --serve"),
     (["view", "w.json", "--bogus"], "unknown option '--bogus'"),
-    (["diff", "w.prof"], "give two profiles"),
-    (["diff", "w.prof", "missing.prof"], "cannot read 'missing.prof'"),
-    (["report", "w.prof", "-f", "dot", "--node-thres", "abc"], "--node-thres takes a percentage"),
 ])
 def test_bad_input(profiles, args, message):
     (profiles / "junk.prof").write_bytes(b"\x00garbage")
@@ -414,3 +273,116 @@ def test_page_and_flamegraph_share_the_frames(profiles):
         if g.get("data-n"):
             rgb = tuple(int(v) for v in re.findall(r"\d+", g.find(ns + "rect").get("fill")))
             assert "#%02x%02x%02x" % rgb == colours[g.get("data-n")]
+
+
+MAINS = {"cprofile-m.prof": "tool.py", "sonde-m.prof": "tool.py",
+         "cprofile-imports.prof": "imports.py", "sonde-imports.prof": "imports.py",
+         "cprofile-deep.prof": "main.py", "sonde-deep.prof": "main.py"}
+
+
+@pytest.mark.parametrize("name", sorted(MAINS))
+def test_prof_of_a_real_program_draws(real_profs, name):
+    """The tree rebuilt from a .prof starts at the functions called more
+    often than their caller edges say (builtins.exec), so the pictures hold
+    the program: its main() as wide as pstats' cumtime for it."""
+    stats = pstats.Stats(str(real_profs / name)).stats
+    data = page_data(view(real_profs, name))
+    tree, funcs = data["tree"], data["funcs"]
+    assert len(tree) > 20
+    total = max(v[3] for v in stats.values())  # builtins.exec's: the whole run
+    assert abs(tree[0][2] - total) <= 0.01 * total
+    (main_cum,) = [v[3] for k, v in stats.items() if k[2] == "main" and
+                   k[0].endswith(MAINS[name])]
+    mains = [n for n in tree[1:] if funcs[n[0]][0] == "main" and
+             funcs[n[0]][1].endswith(MAINS[name])]
+    assert mains and abs(sum(n[2] for n in mains) - main_cum) <= 0.02 * main_cum
+
+
+@need_browser
+@pytest.mark.parametrize("name", ["cprofile-m.prof", "sonde-imports.prof"])
+def test_prof_of_a_real_program_in_the_browser(real_profs, name):
+    page = view(real_profs, name)
+    for picture in ("flame", "icicle", "sunburst"):
+        dom = browse(page, "view=%s&click=^main$" % picture)
+        assert frames_drawn(dom) > 10, picture
+        assert re.findall(r"<span>(.*?)</span>", text_of_block(dom, "crumbs"))[-1] == "main"
+
+
+def test_many_uncalled_functions(tmp_path):
+    """250,000 functions nobody calls (a fixed 200,000-entry stack
+    overflowed): the page is written, the smallest left out."""
+    import marshal
+    stats = {("r.py", i, "f%d" % i): (1, 1, 0.001, 0.001 + i * 1e-9, {}) for i in range(250000)}
+    with open(str(tmp_path / "roots.prof"), "wb") as f:
+        marshal.dump(stats, f)
+    proc = run_sonde(["view", "roots.prof"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(tmp_path / "roots.html")
+    assert 100000 < len(data["tree"]) <= 200000
+    assert abs(data["tree"][0][2] - sum(v[3] for v in stats.values())) < 1e-6 * 250000
+    proc = run_sonde(["diff", "roots.prof", "roots.prof", "-l", "1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+
+
+@need_browser
+def test_percall_divides_cumtime_by_primitive_calls(profiles):
+    dom = browse(view(profiles, "w.prof"), "view=table")
+    (fib,) = [r for r in table(dom, "stats")[1:] if r[-1].split()[0] == "fib"]
+    (pcalls, ncalls, tottime, cumtime, _), = [
+        v for k, v in pstats.Stats(str(profiles / "w.prof")).stats.items() if k[2] == "fib"]
+    assert ncalls != pcalls
+    assert fib[2] == "%.6f" % (tottime / ncalls) and fib[4] == "%.6f" % (cumtime / pcalls)
+
+
+@need_browser
+@pytest.mark.parametrize("fragment", ["zoom=%E0%A4%A", "view=%", "select=%ZZ&view=table"])
+def test_malformed_fragment_still_draws(profiles, fragment):
+    dom = browse(view(profiles, "w.json"), fragment)
+    assert (text_of(dom, "status") or "").startswith("drawn: "), fragment
+
+
+def test_serve_never_waits_on_one_client(tmp_path):
+    """A client that asks for a large page and never reads it, and one that
+    connects and says nothing, hold only their own connections."""
+    import socket
+    n = 60000
+    funcs = [{"name": "function_%d" % i, "qualname": "function_%d" % i,
+              "file": "/srv/app/module_%d.py" % i, "line": i + 1, "kind": "python"}
+             for i in range(n)]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, 1.0, 0]] + [[i, 1, 1, 1.0 / n, 1.0 / n]
+                                                     for i in range(n)]
+    (tmp_path / "big.json").write_text(json.dumps(
+        {"sonde": 1, "mode": "run", "unit": "seconds", "functions": funcs,
+         "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+         "nodes": nodes, "stats": []}))
+    proc = subprocess.Popen([SONDE, "view", "big.json", "--serve"], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True)
+    try:
+        m = re.match(r"serving (http://127\.0\.0\.1:(\d+)/)", proc.stdout.readline())
+        assert m
+        port, size = int(m.group(2)), (tmp_path / "big.html").stat().st_size
+        assert size > 4 << 20  # more than the sockets' buffers hold
+        stuck = socket.socket()
+        stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stuck.connect(("127.0.0.1", port))
+        stuck.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        idle = socket.create_connection(("127.0.0.1", port))
+        # (the old server blocked in send() to the first client for ever)
+        body = urllib.request.urlopen(m.group(1), timeout=60).read()
+        assert len(body) == size
+        stuck.close()
+        idle.close()
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+
+
+@pytest.mark.parametrize("cmd", [["report"], ["view"], ["diff", "w.prof"]])
+def test_fifo_is_refused_not_waited_on(profiles, tmp_path, cmd):
+    fifo = tmp_path / "p.fifo"
+    os.mkfifo(str(fifo))
+    proc = run_sonde(cmd + [str(fifo)], profiles, timeout=60)
+    assert proc.returncode == 1
+    assert "is a pipe (FIFO), not a profile file" in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../core/grow.h"
+
 /* Reads a whole /proc file (whose size stat cannot tell) into a malloc'd,
  * NUL-terminated buffer of at most max bytes. */
 static int slurp(const char *path, size_t max, char **out, size_t *outlen)
@@ -20,13 +22,12 @@ static int slurp(const char *path, size_t max, char **out, size_t *outlen)
     int rc = buf ? 0 : -ENOMEM;
     while (rc == 0) {
         if (len + 1 == cap) {
-            char *bigger = cap >= max ? NULL : realloc(buf, cap * 2);
+            char *bigger = cap >= max ? NULL : sonde_grow(buf, &cap, cap + 1, 1, max);
             if (!bigger) {
                 rc = cap >= max ? -E2BIG : -ENOMEM;
                 break;
             }
             buf = bigger;
-            cap *= 2;
         }
         ssize_t n = read(fd, buf + len, cap - 1 - len);
         if (n < 0 && errno == EINTR)

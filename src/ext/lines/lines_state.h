@@ -1,0 +1,199 @@
+/* lines_state.h - the line tracer's state and its hot path, shared by the
+ * Python type (lines.c) and the two event sources (lines_monitoring.c from
+ * 3.12, lines_legacy.c up to 3.11).  See lines.h for what is counted; in
+ * memory mode (sonde mem) the memory profiler is told of each activation
+ * and line (../mem/memory.h), and keeps its own figures.
+ *
+ * Protected by the GIL: every callback, and the one active tracer. */
+#ifndef SONDE_LINES_STATE_H
+#define SONDE_LINES_STATE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../../core/clock.h"
+#include "../../core/u64map.h"
+#include "../mem/memory.h"
+
+/* A traced code object.  One nested in a traced function (a lambda, a
+ * comprehension or generator expression: their lines are that function's
+ * lines) counts its hits in the function's hits array, which it shares,
+ * over the function's range of lines; its time is already on the line
+ * that ran it, so its own ticks are not reported. */
+typedef struct line_code {
+    PyObject *code;          /* strong reference */
+    int first, nlines;       /* lines first .. first + nlines - 1 */
+    int nested;              /* hits are the enclosing function's */
+    uint64_t *hits, *ticks;
+    int ninstr;              /* code units, when instructions are counted too, else 0 */
+    uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
+    int32_t *unit_lines;     /* 3.12+: the line of each code unit (0: none) */
+    int nunits;
+    PyObject *name;          /* as the document shows it (strong reference) */
+    uint32_t site;           /* memory mode: its site (MEM_NESTED when nested) */
+} line_code;
+
+typedef struct line_frame {
+    line_code *lc;
+    const void *frame;       /* the activation (<= 3.11: its frame object) */
+    int line;                /* the open line, or -1 */
+    uint64_t start;          /* ticks when it opened */
+    int instr;               /* the open instruction (code unit), or -1 */
+    uint64_t istart;
+} line_frame;
+
+typedef struct line_thread {
+    line_frame *stack;
+    uint32_t depth, cap;
+    struct line_thread *next;
+} line_thread;
+
+typedef struct lines_tracer {
+    PyObject_HEAD
+    line_code **codes;       /* each allocated alone: open frames point at them */
+    uint32_t ncodes, cap;
+    sonde_u64map by_code;    /* code object address -> codes[] index */
+    line_thread *threads;
+    int failed;              /* sticky: out of memory while tracing */
+    sonde_clock_mark start, end;
+    mem_data *mem;           /* memory mode, else NULL */
+    int line_events;         /* the event source is installed (always, unless a
+                                memory mode reads stacks instead) */
+} lines_tracer;
+
+/* The enabled tracer, or NULL: whether one is, in one place.  GIL. */
+extern lines_tracer *lines_active;
+/* Bumped at each enable and disable.  GIL. */
+extern uint64_t lines_generation;
+/* Thread-local: the calling thread's record, valid while
+ * lines_tls_generation is lines_generation. */
+extern _Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
+extern _Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record, created for the active tracer (NULL on
+ * out of memory, which marks the tracer failed). */
+line_thread *lines_attach(lines_tracer *t);
+
+static inline line_thread *lines_current(lines_tracer *t)
+{
+    return lines_tls_generation == lines_generation ? lines_tls_thread : lines_attach(t);
+}
+
+static inline line_code *lines_lookup(lines_tracer *t, const void *code)
+{
+    uint32_t i = sonde_u64map_get(&t->by_code, (uint64_t)(uintptr_t)code);
+    return i < t->ncodes ? t->codes[i] : NULL; /* NONE, or a registration undone */
+}
+
+static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame)
+{
+    line_thread *th = lines_current(t);
+    if (!th)
+        return;
+    if (th->depth == th->cap) {
+        uint32_t cap = th->cap ? th->cap * 2 : 64;
+        if (t->mem)
+            mem_busy_begin(); /* a reallocation the hooks must not look into */
+        line_frame *s = realloc(th->stack, cap * sizeof *s);
+        if (t->mem)
+            mem_busy_end();
+        if (!s) {
+            t->failed = 1;
+            return;
+        }
+        th->stack = s;
+        th->cap = cap;
+    }
+    if (t->mem && mem_frame_enter(t->mem, lc->site) < 0) {
+        t->failed = 1;
+        return;
+    }
+    th->stack[th->depth++] = (line_frame){ .lc = lc, .frame = frame, .line = -1, .instr = -1 };
+}
+
+/* Ends frame f at `now`: its open line and instruction get their time
+ * (memory mode keeps no time). */
+static inline void lines_close(line_frame *f, uint64_t now)
+{
+    if (f->line >= 0)
+        f->lc->ticks[f->line - f->lc->first] += now - f->start;
+    if (f->instr >= 0)
+        f->lc->iticks[f->instr] += now - f->istart;
+}
+
+/* The frame on top of this thread's stack when it runs code, else NULL. */
+static inline line_frame *lines_top_of(line_thread *th, const void *frame, const void *code)
+{
+    if (!th || th->depth == 0)
+        return NULL;
+    line_frame *f = &th->stack[th->depth - 1];
+    return f->frame == frame && (const void *)f->lc->code == code ? f : NULL;
+}
+
+static inline void lines_on_instruction(lines_tracer *t, const void *frame, const void *code, long unit)
+{
+    line_frame *f = lines_top_of(lines_current(t), frame, code);
+    if (!f || f->lc->ninstr == 0)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    if (f->instr >= 0)
+        f->lc->iticks[f->instr] += now - f->istart;
+    f->instr = unit >= 0 && unit < f->lc->ninstr ? (int)unit : -1;
+    if (f->instr >= 0) {
+        f->lc->ihits[f->instr]++;
+        f->istart = sonde_clock_ticks();
+    }
+}
+
+static inline void lines_on_line(lines_tracer *t, const void *frame, const void *code, int line)
+{
+    line_thread *th = lines_current(t);
+    line_frame *f = lines_top_of(th, frame, code);
+    if (!f)
+        return;
+    int in_range = line >= f->lc->first && line < f->lc->first + f->lc->nlines;
+    if (t->mem) {
+        /* Memory mode keeps no time: bytes and RSS instead. */
+        f->line = in_range ? line : -1;
+        if (in_range)
+            f->lc->hits[line - f->lc->first]++;
+        mem_line(t->mem, f->line);
+        return;
+    }
+    uint64_t now = sonde_clock_ticks();
+    if (f->line >= 0)
+        f->lc->ticks[f->line - f->lc->first] += now - f->start;
+    if (!in_range) {
+        f->line = -1;
+        return;
+    }
+    f->lc->hits[line - f->lc->first]++;
+    f->line = line;
+    f->start = sonde_clock_ticks();
+}
+
+static inline void lines_leave(lines_tracer *t, const void *frame)
+{
+    line_thread *th = lines_current(t);
+    if (!th || th->depth == 0 || th->stack[th->depth - 1].frame != frame)
+        return;
+    if (t->mem)
+        mem_frame_leave(t->mem);
+    else
+        lines_close(&th->stack[th->depth - 1], sonde_clock_ticks());
+    th->depth--;
+}
+
+/* The lines document (document.c): bytes, or NULL with an exception. */
+PyObject *lines_document(lines_tracer *t, PyObject *source_of, PyObject *instructions_of);
+
+/* The event source: installs it for t / removes it / switches its events
+ * on for one more code object.  0, or -1 with an exception. */
+int lines_install(lines_tracer *t);
+int lines_uninstall(lines_tracer *t);
+int lines_watch(const line_code *lc);
+
+#endif

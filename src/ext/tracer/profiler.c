@@ -1,0 +1,272 @@
+/* profiler.c - the Profiler type (sonde.Profile's engine), kept beside
+ * the tracer and its hooks as _lsprof.c keeps cProfile's.
+ *
+ * enable/disable drive the tracer through the hooks of this interpreter
+ * (hook_legacy.c or hook_monitoring.c); the results leave through the
+ * same C writers the command line uses (pstats bytes, files, the text
+ * table).  At most one tracer records at a time: tracer_active. */
+#include "profiler.h"
+
+#include "tracer.h"
+
+#include "../../core/stats.h"
+#include "../../formats/format.h"
+#include "../../formats/pstats.h"
+#include "../../report/table.h"
+
+typedef struct profiler_object {
+    PyObject_HEAD
+    tracer t;
+    int ready;
+} profiler_object;
+
+static int profiler_init(profiler_object *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = { NULL };
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Profiler", kwlist))
+        return -1;
+    if (self->ready)
+        return 0;
+    if (tracer_init(&self->t) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->ready = 1;
+    return 0;
+}
+
+static int stop(profiler_object *self)
+{
+    tracer *t = &self->t;
+    if (tracer_active != t)
+        return 0;
+    tracer_active = NULL;
+    int rc = hook_remove(t);
+    tracer_unwind_all(t);
+    t->end = sonde_clock_mark_now();
+    tracer_name_threads(t);
+    return rc;
+}
+
+static void profiler_dealloc(profiler_object *self)
+{
+    if (self->ready) {
+        saved_error saved = error_save();
+        if (stop(self) < 0)
+            PyErr_Clear();
+        error_restore(saved);
+        tracer_clear(&self->t);
+    }
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_ready(profiler_object *self)
+{
+    if (!self->ready)
+        PyErr_SetString(PyExc_RuntimeError, "Profiler.__init__ was not called");
+    return self->ready;
+}
+
+static PyObject *profiler_enable(profiler_object *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = { "subcalls", "builtins", NULL };
+    int subcalls = 1, builtins = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pp:enable", kwlist, &subcalls, &builtins))
+        return NULL;
+    if (!check_ready(self))
+        return NULL;
+    tracer *t = &self->t;
+    if (tracer_active == t)
+        Py_RETURN_NONE;
+    if (tracer_active) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "another sonde profiler is enabled: disable it first");
+        return NULL;
+    }
+    t->builtins = builtins;
+    t->generation++;
+    if (!t->calibrated) {
+        t->start = sonde_clock_mark_now();
+        t->calibrated = 1;
+    }
+    tracer_active = t;
+    if (hook_install(t) < 0) {
+        tracer_active = NULL;
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_disable(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!check_ready(self))
+        return NULL;
+    if (stop(self) < 0)
+        return NULL;
+    if (self->t.failed)
+        return PyErr_NoMemory();
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_pause_thread(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!check_ready(self))
+        return NULL;
+    if (tracer_active == &self->t)
+        hook_pause_current(&self->t);
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_clear(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!check_ready(self))
+        return NULL;
+    if (tracer_active == &self->t) {
+        PyErr_SetString(PyExc_RuntimeError, "disable the profiler before clearing it");
+        return NULL;
+    }
+    tracer_clear(&self->t);
+    if (tracer_init(&self->t) < 0) {
+        self->ready = 0;
+        return PyErr_NoMemory();
+    }
+    Py_RETURN_NONE;
+}
+
+/* The stats of what was recorded so far. */
+static int build_stats(profiler_object *self, sonde_stats *s)
+{
+    tracer_calibrate(&self->t);
+    sonde_stats_init(s);
+    if (sonde_stats_from_profile(s, &self->t.profile) < 0) {
+        sonde_stats_free(s);
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    sonde_stats s;
+    if (!check_ready(self) || build_stats(self, &s) < 0)
+        return NULL;
+    sonde_buf b;
+    sonde_buf_init(&b);
+    sonde_pstats_write(&b, &self->t.profile, &s, NULL);
+    sonde_stats_free(&s);
+    PyObject *r = sonde_buf_ok(&b) ? PyBytes_FromStringAndSize(b.data ? b.data : "",
+                                                               (Py_ssize_t)b.len)
+                                   : PyErr_NoMemory();
+    sonde_buf_free(&b);
+    return r;
+}
+
+static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = { "path", "format", NULL };
+    PyObject *path_obj;
+    const char *format = "pstats";
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|s:write", kwlist,
+                                     PyUnicode_FSConverter, &path_obj, &format))
+        return NULL;
+    const sonde_format *fmt = sonde_format_find(format);
+    sonde_stats s;
+    if (!fmt || fmt->needs_timeline) {
+        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline of samples (sonde record)"
+                                           : "unknown format '%s' (use %s)",
+                     format, sonde_format_names());
+    } else if (check_ready(self) && build_stats(self, &s) == 0) {
+        char err[512];
+        if (sonde_format_write_file(fmt, PyBytes_AS_STRING(path_obj), &self->t.profile, &s,
+                                    NULL, err, sizeof err) < 0)
+            PyErr_SetString(PyExc_OSError, err);
+        sonde_stats_free(&s);
+    }
+    Py_DECREF(path_obj);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = { "sort", "limit", "callers", "callees", NULL };
+    sonde_table_opts o = { .sort = "cumtime" };
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|slzz:table", kwlist, &o.sort,
+                                     &o.limit, &o.callers_re, &o.callees_re))
+        return NULL;
+    sonde_stats s;
+    if (!check_ready(self) || build_stats(self, &s) < 0)
+        return NULL;
+    sonde_buf b;
+    sonde_buf_init(&b);
+    char err[256];
+    int rc = sonde_table_write(&b, &self->t.profile, &s, &o, err, sizeof err);
+    sonde_stats_free(&s);
+    PyObject *r = NULL;
+    if (rc < 0)
+        PyErr_SetString(PyExc_ValueError, err);
+    else if (!sonde_buf_ok(&b))
+        PyErr_NoMemory();
+    else
+        r = PyUnicode_DecodeUTF8(b.data ? b.data : "", (Py_ssize_t)b.len, NULL);
+    sonde_buf_free(&b);
+    return r;
+}
+
+/* The type and its methods: readied once under the GIL at import, then
+ * constant. */
+PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
+    [PROFILER_ENABLE] = { "enable", (PyCFunction)(void (*)(void))profiler_enable,
+                          METH_VARARGS | METH_KEYWORDS,
+                          "enable(subcalls=True, builtins=True): start recording in every "
+                          "thread." },
+    [PROFILER_DISABLE] = { "disable", (PyCFunction)profiler_disable, METH_NOARGS,
+                           "Stop recording; open calls are closed at the current time." },
+    [PROFILER_PAUSE_THREAD] = { "pause_thread", (PyCFunction)profiler_pause_thread, METH_NOARGS,
+                                "Stop recording the calling thread (other threads go on) "
+                                "until disable()." },
+    [PROFILER_CLEAR] = { "clear", (PyCFunction)profiler_clear, METH_NOARGS,
+                         "Forget everything recorded." },
+    [PROFILER_PSTATS] = { "_pstats", (PyCFunction)profiler_pstats, METH_NOARGS,
+                          "The stats as pstats' marshal bytes (what a .prof file holds)." },
+    [PROFILER_WRITE] = { "write", (PyCFunction)(void (*)(void))profiler_write,
+                         METH_VARARGS | METH_KEYWORDS,
+                         "write(path, format='pstats'): write the profile (pstats, collapsed, "
+                         "json)." },
+    [PROFILER_TABLE] = { "table", (PyCFunction)(void (*)(void))profiler_table,
+                         METH_VARARGS | METH_KEYWORDS,
+                         "table(sort='cumtime', limit=0, callers=None, callees=None): the text "
+                         "report." },
+    [PROFILER_NMETHODS] = { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject profiler_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "sonde._sonde.Profiler",
+    .tp_basicsize = sizeof(profiler_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "Deterministic profiler of every call in every thread (cProfile's engine, faster).",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)profiler_init,
+    .tp_dealloc = (destructor)profiler_dealloc,
+    .tp_methods = profiler_methods,
+};
+
+
+int sonde_profiler_add_type(PyObject *module)
+{
+    if (PyType_Ready(&profiler_type) < 0)
+        return -1;
+    Py_INCREF(&profiler_type);
+    if (PyModule_AddObject(module, "Profiler", (PyObject *)&profiler_type) < 0) {
+        Py_DECREF(&profiler_type);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,237 @@
+/* tracer.c - tracer state: threads, the slow path that names callees,
+ * unwinding and calibration.  See tracer.h. */
+#include "tracer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../interp/code_name.h"
+
+tracer *tracer_active; /* see tracer.h; protected by the GIL */
+
+int tracer_init(tracer *t)
+{
+    memset(t, 0, sizeof *t);
+    sonde_clock_setup();
+    sonde_u64map_init(&t->func_by_key);
+    t->builtins = 1;
+    return sonde_profile_init(&t->profile);
+}
+
+void tracer_clear(tracer *t)
+{
+    for (size_t i = 0; i < t->nheld; i++)
+        Py_DECREF(t->held[i]);
+    free(t->held);
+    tracer_thread *th = t->threads;
+    while (th) {
+        tracer_thread *next = th->next;
+        free(th->stack);
+        free(th);
+        th = next;
+    }
+    sonde_u64map_free(&t->func_by_key);
+    sonde_profile_free(&t->profile);
+    memset(t, 0, sizeof *t);
+}
+
+tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long native_id)
+{
+    tracer_thread *th = calloc(1, sizeof *th);
+    int64_t index = th ? sonde_profile_add_thread(&t->profile, ident, native_id, "") : -1;
+    if (index < 0) {
+        free(th);
+        t->failed = 1;
+        return NULL;
+    }
+    th->owner = t;
+    th->index = (uint32_t)index;
+    th->root = t->profile.threads[index].root;
+    th->ident = ident;
+    th->generation = t->generation;
+    th->next = t->threads;
+    t->threads = th;
+    return th;
+}
+
+int tracer_grow_stack(tracer_thread *th)
+{
+    uint32_t cap = th->cap ? th->cap * 2 : 128;
+    tracer_frame *s = cap > th->cap ? realloc(th->stack, cap * sizeof *s) : NULL;
+    if (!s) {
+        th->owner->failed = 1;
+        return -1;
+    }
+    th->stack = s;
+    th->cap = cap;
+    return 0;
+}
+
+static int hold(tracer *t, PyObject *obj)
+{
+    if (t->nheld == t->held_cap) {
+        size_t cap = t->held_cap ? t->held_cap * 2 : 256;
+        PyObject **h = realloc(t->held, cap * sizeof *h);
+        if (!h)
+            return -1;
+        t->held = h;
+        t->held_cap = cap;
+    }
+    Py_INCREF(obj);
+    t->held[t->nheld++] = obj;
+    return 0;
+}
+
+static uint32_t python_func(tracer *t, PyCodeObject *code)
+{
+    uint32_t f = sonde_code_func(&t->profile, code);
+    if (f != SONDE_NO_FUNC && hold(t, (PyObject *)code) < 0)
+        return SONDE_NO_FUNC;
+    return f;
+}
+
+static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
+{
+    PyObject *bound = NULL;
+    if (!PyCFunction_Check(callable)) {
+        /* An unbound method descriptor: bind it as cProfile does, so the
+         * label names the type the method was called on. */
+        descrgetfunc get = Py_TYPE(callable)->tp_descr_get;
+        bound = get ? get(callable, self_arg, (PyObject *)Py_TYPE(self_arg)) : NULL;
+        if (!bound || !PyCFunction_Check(bound)) {
+            PyErr_Clear();
+            Py_XDECREF(bound);
+            bound = NULL;
+        }
+    }
+    PyObject *label = tracer_cfunc_label(bound ? bound : callable);
+    Py_XDECREF(bound);
+    if (!label)
+        PyErr_Clear();
+    PyObject *name = sonde_text_bytes(label, "<built-in method ?>");
+    Py_XDECREF(label);
+    uint32_t f = SONDE_NO_FUNC;
+    if (name)
+        f = sonde_profile_func(&t->profile, "~", 0, PyBytes_AS_STRING(name),
+                               PyBytes_AS_STRING(name), SONDE_FUNC_C);
+    PyErr_Clear();
+    Py_XDECREF(name);
+    return f;
+}
+
+/* Names th from threading._active, which holds a thread from just before
+ * it runs its target until it ends.  Returns 1 when named.  Only looks in
+ * sys.modules: never imports; keeps the program's pending exception. */
+static int name_from_threading(tracer_thread *th)
+{
+    saved_error saved = error_save();
+    PyObject *modules = PyImport_GetModuleDict();
+    PyObject *threading = modules ? PyDict_GetItemString(modules, "threading") : NULL;
+    PyObject *active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
+    PyObject *key = active ? PyLong_FromUnsignedLong(th->ident) : NULL;
+    PyObject *thread = key && PyDict_Check(active) ? PyDict_GetItemWithError(active, key) : NULL;
+    PyObject *name = thread ? PyObject_GetAttrString(thread, "_name") : NULL;
+    PyObject *text = name ? sonde_text_bytes(name, "?") : NULL;
+    int named = text && sonde_profile_set_thread_name(&th->owner->profile, th->index,
+                                                      PyBytes_AS_STRING(text)) == 0;
+    Py_XDECREF(text);
+    PyErr_Clear();
+    Py_XDECREF(name);
+    Py_XDECREF(key);
+    Py_XDECREF(active);
+    error_restore(saved);
+    return named;
+}
+
+uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
+                         PyObject *what, PyObject *self_arg)
+{
+    tracer *t = th->owner;
+    uint32_t f = sonde_u64map_get(&t->func_by_key, (uint64_t)(uintptr_t)key);
+    if (f == SONDE_U64MAP_NONE) {
+        /* Naming may run Python code (a repr); keep any exception of the
+         * profiled program intact around it. */
+        saved_error saved = error_save();
+        f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
+                               : c_func(t, what, self_arg);
+        error_restore(saved);
+        uint32_t *slot = f == SONDE_NO_FUNC ? NULL
+                         : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);
+        if (!slot) {
+            t->failed = 1;
+            return SONDE_NO_NODE;
+        }
+    }
+    /* Each thread makes new nodes of its own as it starts: the first made
+     * after threading registered it names it. */
+    if (!th->named)
+        th->named = name_from_threading(th);
+    uint32_t node = sonde_profile_add_child(&t->profile, parent, key, f);
+    if (node == SONDE_NO_NODE) {
+        t->failed = 1;
+    }
+    return node;
+}
+
+void tracer_leave_other(tracer_thread *th, const void *key)
+{
+    uint32_t k = th->depth;
+    while (k > 0 && th->stack[k - 1].key != key)
+        k--;
+    if (k == 0)
+        return;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth >= k)
+        tracer_leave_at(th, now);
+}
+
+void tracer_resync(tracer_thread *th, PyObject *const *frames, PyObject *const *codes, uint32_t n,
+                   int running)
+{
+    const sonde_profile *p = &th->owner->profile;
+    uint32_t keep = 0, r = 0; /* open calls kept; frames already open */
+    for (uint32_t k = n; k > 0 && !keep; k--)
+        for (uint32_t i = th->depth; i > 0; i--)
+            if (th->stack[i - 1].frame == frames[k - 1] && th->stack[i - 1].key == codes[k - 1]) {
+                keep = i;
+                r = k;
+                break;
+            }
+    /* Above the innermost frame, C calls may still be open, but only in a
+     * thread waiting for the GIL (a stale one ends at its caller's return,
+     * which finds it above). */
+    if (keep && r == n && !running)
+        while (keep < th->depth && p->funcs[p->nodes[th->stack[keep].node].func].kind == SONDE_FUNC_C)
+            keep++;
+    uint64_t now = sonde_clock_ticks();
+    while (th->depth > keep)
+        tracer_leave_at(th, now);
+    /* With no open call left to place them, the frames entered unseen are
+     * not known from those that ran before sonde started. */
+    for (uint32_t k = keep ? r : n; k < n && !th->owner->failed; k++)
+        tracer_enter(th, codes[k], frames[k], codes[k], NULL);
+}
+
+void tracer_unwind_all(tracer *t)
+{
+    for (tracer_thread *th = t->threads; th; th = th->next)
+        tracer_unwind(th);
+}
+
+void tracer_name_threads(tracer *t)
+{
+    for (tracer_thread *th = t->threads; th; th = th->next) {
+        if (th->named || (th->named = name_from_threading(th)))
+            continue;
+        char fallback[48];
+        snprintf(fallback, sizeof fallback, "Thread-%lu", th->ident);
+        sonde_profile_set_thread_name(&t->profile, th->index, fallback);
+    }
+}
+
+void tracer_calibrate(tracer *t)
+{
+    sonde_clock_mark end = tracer_active == t ? sonde_clock_mark_now() : t->end;
+    t->profile.seconds_per_tick = sonde_clock_seconds_per_tick(t->start, end);
+}

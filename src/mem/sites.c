@@ -1,0 +1,425 @@
+/* sites.c - where sonde mem's bytes belong: the code objects whose lines
+ * get figures (sites), each thread's shadow stack with line events, the
+ * placing of a sample by the stack, and the timeline's spans.  See
+ * account.h for the two ways and the locking. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/clock.h"
+#include "account.h"
+
+/* Frames read per sample from the stack (the innermost ones; 4 KiB of the
+ * allocating thread's stack between the two arrays that hold them). */
+#define MEM_MAX_FRAMES 128
+
+/* Thread-local: this thread's shadow stack, valid while tls_generation is
+ * mem_generation (line events). */
+static _Thread_local mem_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
+
+/* ---- sites ---- */
+
+static void free_site(mem_site *s)
+{
+    if (!s)
+        return;
+    free(s->file);
+    free(s->name);
+    free(s->lines);
+    free(s);
+}
+
+/* Room for one more site (lock held).  0, or -1 on out of memory. */
+static int grow_sites(mem_data *m)
+{
+    if (m->nsites < m->sites_cap)
+        return 0;
+    uint32_t cap = m->sites_cap ? m->sites_cap * 2 : 16;
+    mem_site **bigger = cap > m->sites_cap ? realloc(m->sites, cap * sizeof *bigger) : NULL;
+    if (!bigger)
+        return -1;
+    m->sites = bigger;
+    m->sites_cap = cap;
+    return 0;
+}
+
+uint32_t mem_site_add(mem_data *m, const void *code, const char *file, const char *name,
+                      int first, int nlines, const uint64_t *hits)
+{
+    if (nlines <= 0)
+        return MEM_NO_SITE;
+    mem_lock(m); /* samples read the sites from any thread; this is sonde's memory */
+    uint32_t index = MEM_NO_SITE;
+    mem_site *s = calloc(1, sizeof *s);
+    if (s)
+        *s = (mem_site){ .code = code, .file = strdup(file), .name = strdup(name),
+                         .first = first, .nlines = nlines, .hits = hits,
+                         .lines = calloc((size_t)nlines, sizeof(mem_line_figures)),
+                         .index = m->nsites, .last_span = -1 };
+    uint32_t *slot = s && s->file && s->name && s->lines && grow_sites(m) == 0
+                         ? sonde_u64map_slot(&m->site_of, (uint64_t)(uintptr_t)code, m->nsites)
+                         : NULL;
+    if (slot) {
+        *slot = m->nsites;
+        m->sites[m->nsites] = s;
+        index = m->nsites++;
+    } else {
+        free_site(s);
+    }
+    mem_unlock(m);
+    return index;
+}
+
+/* ---- spans ---- */
+
+void mem_span_mark(mem_data *m, mem_site *s, uint64_t ns, int end)
+{
+    mem_span *last = s->last_span >= 0 ? &m->spans[s->last_span] : NULL;
+    if (end) {
+        if (last)
+            last->end = ns;
+        return;
+    }
+    if (last && last->site == s->index && ns - last->end < m->interval_ns / 2) {
+        last->end = 0; /* running again: the same span */
+        return;
+    }
+    if (m->nspans == m->spans_cap) {
+        uint32_t cap = m->spans_cap ? m->spans_cap * 2 : 256;
+        mem_span *bigger = NULL;
+        if (cap <= MEM_MAX_SPANS) {
+            mem_busy_begin();
+            bigger = realloc(m->spans, cap * sizeof *bigger);
+            mem_busy_end();
+        }
+        if (!bigger) {
+            m->spans_dropped++;
+            s->last_span = -1;
+            return;
+        }
+        m->spans = bigger;
+        m->spans_cap = cap;
+    }
+    m->spans[m->nspans] = (mem_span){ .site = s->index, .start = ns, .end = 0 };
+    s->last_span = m->nspans++;
+}
+
+/* ---- line events: the shadow stacks (GIL held) ---- */
+
+/* The calling thread's shadow stack in this recording, or NULL. */
+static mem_thread *this_thread(void)
+{
+    return tls_generation == __atomic_load_n(&mem_generation, __ATOMIC_RELAXED) ? tls_thread
+                                                                                : NULL;
+}
+
+/* The same, made when new (NULL on out of memory). */
+static mem_thread *attach(mem_data *m)
+{
+    uint64_t generation = __atomic_load_n(&mem_generation, __ATOMIC_RELAXED);
+    if (tls_generation == generation)
+        return tls_thread;
+    mem_busy_begin();
+    mem_thread *th = calloc(1, sizeof *th);
+    mem_busy_end();
+    if (th) {
+        th->next = m->threads;
+        m->threads = th;
+    }
+    tls_thread = th;
+    tls_generation = generation;
+    return th;
+}
+
+static mem_line_figures *figures_of(mem_site *s, int line)
+{
+    int k = s ? line - s->first : -1;
+    return k >= 0 && k < s->nlines ? &s->lines[k] : NULL;
+}
+
+/* A line opens and closes with the thread's totals. */
+static void line_open(mem_data *m, mem_thread *th, mem_open *f, uint64_t rss)
+{
+    f->alloc0 = th->alloc_total;
+    f->freed0 = th->freed_total;
+    f->rss0 = rss;
+    f->peak = mem_heap(m);
+    f->node = 0;
+}
+
+static void line_close(mem_data *m, mem_thread *th, mem_open *f, uint64_t rss)
+{
+    mem_line_figures *lf = figures_of(f->site, f->line);
+    if (!lf)
+        return; /* nested code: its function's line counts it */
+    uint64_t heap = mem_heap(m), peak = f->peak > heap ? f->peak : heap;
+    lf->alloc += th->alloc_total - f->alloc0;
+    lf->freed += th->freed_total - f->freed0;
+    lf->rss_max = rss > lf->rss_max ? rss : lf->rss_max;
+    lf->rss_increment += (int64_t)rss - (int64_t)f->rss0;
+    lf->peak_heap = peak > lf->peak_heap ? peak : lf->peak_heap;
+}
+
+int mem_frame_enter(mem_data *m, uint32_t site)
+{
+    mem_thread *th = attach(m);
+    if (!th)
+        return -1;
+    if (th->depth == th->cap) {
+        uint32_t cap = th->cap ? th->cap * 2 : 64;
+        mem_busy_begin();
+        mem_open *s = cap > th->cap ? realloc(th->stack, cap * sizeof *s) : NULL;
+        mem_busy_end();
+        if (!s)
+            return -1;
+        th->stack = s;
+        th->cap = cap;
+    }
+    mem_site *s = site < m->nsites ? m->sites[site] : NULL;
+    th->stack[th->depth++] = (mem_open){ .site = s, .line = -1, .peak = mem_heap(m) };
+    if (s && s->active++ == 0)
+        mem_span_mark(m, s, sonde_clock_ns(), 0);
+    return 0;
+}
+
+/* Ends activation f, the top of th's stack. */
+static void close_open(mem_data *m, mem_thread *th, mem_open *f)
+{
+    if (f->line >= 0)
+        line_close(m, th, f, mem_rss(m));
+    if (f > th->stack && f[-1].peak < f->peak)
+        f[-1].peak = f->peak;
+    if (f->site && --f->site->active == 0)
+        mem_span_mark(m, f->site, sonde_clock_ns(), 1);
+}
+
+void mem_frame_leave(mem_data *m)
+{
+    mem_thread *th = this_thread();
+    if (!th || th->depth == 0)
+        return;
+    close_open(m, th, &th->stack[th->depth - 1]);
+    th->depth--;
+}
+
+void mem_line(mem_data *m, int line)
+{
+    mem_thread *th = this_thread();
+    if (!th || th->depth == 0)
+        return;
+    mem_open *f = &th->stack[th->depth - 1];
+    uint64_t rss = mem_rss(m);
+    if (f->line >= 0)
+        line_close(m, th, f, rss);
+    f->line = line;
+    if (line >= 0)
+        line_open(m, th, f, rss);
+}
+
+void mem_sites_unwind(mem_data *m)
+{
+    for (mem_thread *th = m->threads; th; th = th->next)
+        for (; th->depth; th->depth--)
+            close_open(m, th, &th->stack[th->depth - 1]);
+}
+
+/* The node of the stack of sites th is on, made as needed from the
+ * deepest activation that knows its node (lock held). */
+static uint32_t thread_node(mem_data *m, mem_thread *th)
+{
+    uint32_t k = th->depth;
+    while (k > 0 && th->stack[k - 1].node == 0)
+        k--;
+    uint32_t node = k ? th->stack[k - 1].node : m->root;
+    for (; k < th->depth; k++) {
+        mem_open *f = &th->stack[k];
+        if (!f->site) { /* on its function's line, already in the stack */
+            f->node = node;
+            continue;
+        }
+        uint32_t child = sonde_profile_child_for(&m->stacks, node, f->site->index,
+                                                 f->line >= 0 ? f->line : f->site->first);
+        if (child == SONDE_NO_NODE)
+            return node; /* out of memory: the deepest stack known */
+        f->node = node = child;
+    }
+    return node;
+}
+
+void mem_thread_allocated(mem_data *m, uint64_t weight)
+{
+    mem_thread *th = m->line_events ? this_thread() : NULL;
+    if (!th)
+        return;
+    th->alloc_total += weight;
+    mem_open *top = th->depth ? &th->stack[th->depth - 1] : NULL;
+    if (top && top->peak < m->heap)
+        top->peak = m->heap;
+}
+
+/* ---- from the stack (lock held) ---- */
+
+typedef struct site_line {
+    mem_site *site;
+    int line;
+} site_line;
+
+/* The line of code unit `offset` of site s (cached: the interpreter walks
+ * the whole location table for it). */
+static int line_at(mem_data *m, const mem_site *s, int offset)
+{
+    if (offset < 0)
+        return s->first;
+    uint64_t key = (uint64_t)s->index << 32 | (uint32_t)offset;
+    uint32_t line = sonde_u64map_get(&m->line_at, key);
+    if (line == SONDE_U64MAP_NONE) {
+        int found = m->host.line_of(s->code, offset);
+        line = (uint32_t)(found > 0 ? found : s->first);
+        sonde_u64map_slot(&m->line_at, key, line); /* on out of memory, asked again */
+    }
+    return (int)line;
+}
+
+/* The site lines on the calling thread's stack, innermost first; each
+ * sample stamps them so that a line that recurs counts once. */
+static int site_stack(mem_data *m, site_line *out, int max)
+{
+    mem_frame frames[MEM_MAX_FRAMES];
+    int n = m->host.frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t site = sonde_u64map_get(&m->site_of, (uint64_t)(uintptr_t)frames[i].code);
+        if (site < m->nsites)
+            out[k++] = (site_line){ .site = m->sites[site],
+                                    .line = line_at(m, m->sites[site], frames[i].offset) };
+    }
+    m->walk++;
+    return k;
+}
+
+/* The line's figures when this sample has not counted it yet, else NULL. */
+static mem_line_figures *first_sight(mem_data *m, const site_line *sl)
+{
+    mem_line_figures *lf = figures_of(sl->site, sl->line);
+    if (!lf || lf->seen == m->walk)
+        return NULL;
+    lf->seen = m->walk;
+    return lf;
+}
+
+static uint32_t stack_node_of(mem_data *m, const site_line *s, int k)
+{
+    uint32_t node = m->root;
+    for (int i = k - 1; i >= 0; i--) {
+        uint32_t child = sonde_profile_child_for(&m->stacks, node, s[i].site->index, s[i].line);
+        if (child == SONDE_NO_NODE)
+            break;
+        node = child;
+    }
+    return node;
+}
+
+/* Sites seen running at `ns` extend their current span, or start one. */
+static void spans_seen(mem_data *m, const site_line *s, int k, uint64_t ns)
+{
+    for (int i = 0; i < k; i++) {
+        mem_site *site = s[i].site;
+        if (site->last_span < 0 || m->spans[site->last_span].end + m->interval_ns < ns)
+            mem_span_mark(m, site, ns, 0);
+        if (site->last_span >= 0)
+            m->spans[site->last_span].end = ns;
+    }
+}
+
+/* From the stack, RSS changes go to the lines of the thread whose
+ * allocations and releases made it read RSS again. */
+static void rss_to_lines(mem_data *m, const site_line *s, int k)
+{
+    if (m->churn - m->churn_at_read < MEM_RSS_CHURN)
+        return;
+    mem_read_rss(m, 1);
+    int64_t delta = (int64_t)m->rss - (int64_t)m->rss_attributed;
+    m->rss_attributed = m->rss;
+    m->walk++;
+    for (int i = 0; i < k; i++) {
+        mem_line_figures *lf = first_sight(m, &s[i]);
+        if (lf) {
+            lf->rss_increment += delta;
+            lf->rss_max = m->rss > lf->rss_max ? m->rss : lf->rss_max;
+        }
+    }
+}
+
+static uint32_t place_by_stack(mem_data *m, uint64_t weight)
+{
+    site_line s[MEM_MAX_FRAMES];
+    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    for (int i = 0; i < k; i++) {
+        mem_line_figures *lf = first_sight(m, &s[i]);
+        if (lf) {
+            lf->alloc += weight;
+            lf->peak_heap = m->heap > lf->peak_heap ? m->heap : lf->peak_heap;
+        }
+    }
+    if (k)
+        spans_seen(m, s, k, sonde_clock_ns());
+    rss_to_lines(m, s, k);
+    return stack_node_of(m, s, k);
+}
+
+/* A release of weight bytes counts on the site lines of the stack; undo
+ * takes back one counted just before (a realloc that failed). */
+static void release_by_stack(mem_data *m, uint64_t weight, int undo)
+{
+    site_line s[MEM_MAX_FRAMES];
+    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    for (int i = 0; i < k; i++) {
+        mem_line_figures *lf = first_sight(m, &s[i]);
+        if (lf)
+            lf->freed = undo ? lf->freed - weight : lf->freed + weight;
+    }
+    if (!undo)
+        rss_to_lines(m, s, k);
+}
+
+/* ---- both ways (lock held) ---- */
+
+uint32_t mem_place_alloc(mem_data *m, uint64_t weight)
+{
+    if (!m->line_events)
+        return place_by_stack(m, weight);
+    mem_thread *th = this_thread();
+    return th ? thread_node(m, th) : m->root;
+}
+
+void mem_place_release(mem_data *m, uint64_t weight, enum mem_leaving how)
+{
+    if (!m->line_events) {
+        if (how != MEM_FORGOTTEN)
+            release_by_stack(m, weight, how == MEM_RESTORED);
+        return;
+    }
+    mem_thread *th = this_thread();
+    if (!th)
+        return;
+    if (how == MEM_RELEASED)
+        th->freed_total += weight;
+    else if (how == MEM_FORGOTTEN)
+        th->alloc_total -= weight;
+    else
+        th->freed_total -= weight;
+}
+
+void mem_sites_free(mem_data *m)
+{
+    for (uint32_t i = 0; i < m->nsites; i++)
+        free_site(m->sites[i]);
+    free(m->sites);
+    m->sites = NULL;
+    m->nsites = m->sites_cap = 0;
+    while (m->threads) {
+        mem_thread *next = m->threads->next;
+        free(m->threads->stack);
+        free(m->threads);
+        m->threads = next;
+    }
+}

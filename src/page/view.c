@@ -1,0 +1,353 @@
+/* view.c - sonde view's page; see view.h for what it holds. */
+#include "view.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/u64map.h"
+#include "../core/flame_layout.h"
+#include "../formats/doc.h"
+#include "../report/mem_plot.h"
+#include "view_assets.h"
+#include "../core/time_tree.h"
+
+/* ---- the page around the data ---- */
+
+static void page_begin(sonde_buf *b)
+{
+    sonde_buf_puts(b, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+                      "'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src "
+                      "data:\">\n<title>sonde view</title>\n<style>\n");
+    sonde_buf_puts(b, sonde_view_css);
+    sonde_buf_puts(b, "</style></head>\n<body>\n<header><h1 id=\"title\"></h1>"
+                      "<nav id=\"tabs\"></nav>\n"
+                      "<label>search <input id=\"search\" type=\"search\" "
+                      "placeholder=\"regular expression\"></label>\n"
+                      "<label>filter <input id=\"filter\" type=\"search\" "
+                      "placeholder=\"function\"></label>\n"
+                      "<label>depth <input id=\"depth\" type=\"number\" min=\"0\"></label>\n"
+                      "<label>cutoff % <input id=\"cutoff\" type=\"number\" min=\"0\" "
+                      "step=\"0.1\"></label>\n"
+                      "<span id=\"found\"></span> <span id=\"status\" class=\"note\"></span>"
+                      "</header>\n<div id=\"crumbs\"></div>\n<main><div id=\"view\"></div>"
+                      "<aside id=\"side\"></aside></main>\n<div id=\"tip\"></div>\n");
+}
+
+static void data_begin(sonde_buf *b, const char *kind, const char *title)
+{
+    sonde_buf_printf(b, "<script type=\"application/json\" id=\"data\">{\"kind\": \"%s\", "
+                        "\"title\": ", kind);
+    sonde_buf_json_str(b, title);
+}
+
+static void page_end(sonde_buf *b)
+{
+    sonde_buf_puts(b, "}</script>\n<script>\n");
+    sonde_buf_puts(b, sonde_view_js);
+    sonde_buf_puts(b, "</script>\n</body></html>\n");
+}
+
+/* ---- profiles ---- */
+
+static void put_num(sonde_buf *b, double v)
+{
+    sonde_buf_printf(b, "%.9g", isfinite(v) ? v : 0.0);
+}
+
+static void put_funcs(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, ",\n\"funcs\": [");
+    for (uint32_t i = 0; i < p->nfuncs; i++) {
+        const sonde_func *f = &p->funcs[i];
+        const char *name = sonde_profile_str(p, f->qualname);
+        int r, g, bl;
+        sonde_flame_colour(name, &r, &g, &bl);
+        sonde_buf_puts(b, i ? ",\n[" : "\n[");
+        sonde_buf_json_str(b, name);
+        sonde_buf_putc(b, ',');
+        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
+        sonde_buf_printf(b, ",%d,\"#%02x%02x%02x\"]", f->line, r, g, bl);
+    }
+    sonde_buf_puts(b, "]");
+}
+
+/* The tree, and where flame_layout.c puts each node (as -f flamegraph). */
+static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile *p)
+{
+    sonde_flame_layout l;
+    if (sonde_flame_layout_compute(&l, t, p) < 0)
+        return -1;
+    sonde_buf_puts(b, ",\n\"tree\": [");
+    for (uint32_t i = 0; i < t->n; i++) {
+        sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->nodes[i].func, t->nodes[i].parent);
+        put_num(b, t->nodes[i].total);
+        sonde_buf_putc(b, ',');
+        put_num(b, t->nodes[i].self);
+        sonde_buf_putc(b, ',');
+        put_num(b, l.x[i]);
+        sonde_buf_putc(b, ']');
+    }
+    sonde_buf_puts(b, "]");
+    sonde_flame_layout_free(&l);
+    return 0;
+}
+
+static void put_stats(sonde_buf *b, const sonde_stats *s)
+{
+    sonde_buf_puts(b, ",\n\"stats\": [");
+    int first = 1;
+    for (uint32_t f = 0; f < s->nfuncs; f++) {
+        const sonde_fstat *fs = &s->funcs[f];
+        if (!fs->present)
+            continue;
+        sonde_buf_printf(b, "%s[%u,%llu,%llu,", first ? "\n" : ",\n", f,
+                         (unsigned long long)fs->ncalls, (unsigned long long)fs->pcalls);
+        put_num(b, fs->tottime);
+        sonde_buf_putc(b, ',');
+        put_num(b, fs->cumtime);
+        sonde_buf_putc(b, ']');
+        first = 0;
+    }
+    sonde_buf_puts(b, "],\n\"edges\": [");
+    for (uint32_t e = 0; e < s->nedges; e++) {
+        const sonde_edge *ed = &s->edges[e];
+        sonde_buf_printf(b, "%s[%u,%u,%llu,", e ? ",\n" : "\n", ed->caller, ed->callee,
+                         (unsigned long long)ed->ncalls);
+        put_num(b, ed->tottime);
+        sonde_buf_putc(b, ',');
+        put_num(b, ed->cumtime);
+        sonde_buf_putc(b, ']');
+    }
+    sonde_buf_puts(b, "]");
+}
+
+static int tree_of(sonde_time_tree *t, const sonde_profile *p, const sonde_stats *s, int has_tree)
+{
+    return has_tree ? sonde_time_tree_from_profile(t, p) : sonde_time_tree_from_stats(t, s);
+}
+
+static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                               const sonde_time_tree *t, int has_tree)
+{
+    sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
+                     p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
+    put_funcs(b, p);
+    if (put_tree(b, t, p) < 0)
+        b->oom = 1;
+    put_stats(b, s);
+}
+
+int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
+                       const sonde_stats *s, int has_tree)
+{
+    sonde_time_tree t;
+    if (tree_of(&t, p, s, has_tree) < 0) {
+        sonde_time_tree_free(&t);
+        return -1;
+    }
+    page_begin(b);
+    data_begin(b, "profile", title);
+    put_profile_fields(b, p, s, &t, has_tree);
+    page_end(b);
+    sonde_time_tree_free(&t);
+    return sonde_buf_ok(b) ? 0 : -1;
+}
+
+/* ---- lines and mem documents ---- */
+
+/* Writes value v of t again as JSON (strings through the escaping writer). */
+static void put_value(sonde_buf *b, const sonde_jtree *t, const sonde_jval *v)
+{
+    switch (v->type) {
+    case SONDE_J_NULL: sonde_buf_puts(b, "null"); break;
+    case SONDE_J_BOOL: sonde_buf_puts(b, v->num ? "true" : "false"); break;
+    case SONDE_J_NUM: put_num(b, v->num); break;
+    case SONDE_J_STR: sonde_buf_json_str(b, sonde_json_str(t, v)); break;
+    case SONDE_J_ARR:
+        sonde_buf_putc(b, '[');
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (i)
+                sonde_buf_putc(b, ',');
+            put_value(b, t, sonde_json_item(t, v, i));
+        }
+        sonde_buf_putc(b, ']');
+        break;
+    case SONDE_J_OBJ:
+        sonde_buf_putc(b, '{');
+        for (uint32_t i = 0; i < v->len; i++) {
+            if (i)
+                sonde_buf_putc(b, ',');
+            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i]]);
+            sonde_buf_putc(b, ':');
+            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i + 1]]);
+        }
+        sonde_buf_putc(b, '}');
+        break;
+    }
+}
+
+int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
+                        size_t errlen)
+{
+    const sonde_jval *root = &t->vals[t->root];
+    const sonde_jval *functions = sonde_json_get(t, root, DOC_FUNCTIONS);
+    const char *mode = sonde_json_str(t, sonde_json_get(t, root, DOC_MODE));
+    if (!functions || functions->type != SONDE_J_ARR ||
+        (strcmp(mode, DOC_MODE_LINES) != 0 && strcmp(mode, DOC_MODE_MEM) != 0)) {
+        snprintf(err, errlen, "not a sonde lines or mem profile (no \"mode\" and \"functions\")");
+        return -1;
+    }
+    sonde_buf plot;
+    sonde_buf_init(&plot);
+    if (strcmp(mode, DOC_MODE_MEM) == 0 && sonde_mem_plot_write(&plot, t, err, errlen) < 0) {
+        sonde_buf_free(&plot);
+        return -1;
+    }
+    page_begin(b);
+    /* the plot inline, without its XML declaration (this is HTML) */
+    const char *svg = plot.data ? strstr(plot.data, "<svg") : NULL;
+    if (svg) {
+        sonde_buf_puts(b, "<div id=\"memplot\" style=\"display:none\">\n");
+        sonde_buf_puts(b, svg);
+        sonde_buf_puts(b, "</div>\n");
+    }
+    data_begin(b, mode, title);
+    sonde_buf_puts(b, ", \"doc\": ");
+    put_value(b, t, root);
+    page_end(b);
+    int ok = sonde_buf_ok(&plot);
+    sonde_buf_free(&plot);
+    if (!ok || !sonde_buf_ok(b)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- diffs ---- */
+
+/* One side of a diff, its nodes named by label ids shared by both sides. */
+typedef struct labelled {
+    const sonde_profile *p;
+    const sonde_time_tree *t;
+    uint32_t *label;        /* per function: its label's id */
+    sonde_u64map children;  /* parent << 32 | label id -> node */
+} labelled;
+
+/* Gives every function of l its label's id in labels.  0, or -1 on out of
+ * memory. */
+static int name_functions(labelled *l, sonde_strtab *labels)
+{
+    sonde_buf text;
+    sonde_buf_init(&text);
+    l->label = malloc((l->p->nfuncs ? l->p->nfuncs : 1) * sizeof *l->label);
+    int rc = l->label ? 0 : -1;
+    for (uint32_t f = 0; rc == 0 && f < l->p->nfuncs; f++) {
+        text.len = 0;
+        sonde_diff_func_label(&text, l->p, f);
+        int64_t id = sonde_buf_ok(&text) ? sonde_strtab_intern(labels, text.data, text.len) : -1;
+        l->label[f] = (uint32_t)id;
+        rc = id < 0 ? -1 : 0;
+    }
+    sonde_buf_free(&text);
+    return rc;
+}
+
+static uint64_t child_key(const labelled *l, uint32_t parent, uint32_t node)
+{
+    return (uint64_t)parent << 32 | l->label[l->t->nodes[node].func];
+}
+
+static int index_children(labelled *l)
+{
+    for (uint32_t i = 1; i < l->t->n; i++)
+        if (!sonde_u64map_slot(&l->children, child_key(l, l->t->nodes[i].parent, i), i))
+            return -1;
+    return 0;
+}
+
+/* Each node of `after`'s tree: the total of the node of `before` reached
+ * by the same path of functions, or 0. */
+static double *match_paths(const labelled *before, const labelled *after)
+{
+    double *base = calloc(after->t->n ? after->t->n : 1, sizeof *base);
+    uint32_t *twin = malloc((after->t->n ? after->t->n : 1) * sizeof *twin);
+    if (!base || !twin) {
+        free(base);
+        free(twin);
+        return NULL;
+    }
+    twin[0] = 0;
+    base[0] = before->t->n ? before->t->nodes[0].total : 0;
+    for (uint32_t i = 1; i < after->t->n; i++) {
+        uint32_t up = twin[after->t->nodes[i].parent];
+        twin[i] = up == SONDE_U64MAP_NONE ? up
+                  : sonde_u64map_get(&before->children, child_key(after, up, i));
+        if (twin[i] != SONDE_U64MAP_NONE)
+            base[i] = before->t->nodes[twin[i]].total;
+    }
+    free(twin);
+    return base;
+}
+
+/* [[function, before, after]]: own time by function, largest change first. */
+static void put_changes(sonde_buf *b, const sonde_diff *d)
+{
+    sonde_buf_puts(b, ",\n\"changes\": [");
+    for (uint32_t i = 0; i < d->n; i++) {
+        const sonde_change *c = &d->changes[i];
+        sonde_buf_puts(b, i ? ",\n[" : "\n[");
+        sonde_buf_json_str(b, sonde_diff_label(d, c));
+        sonde_buf_putc(b, ',');
+        put_num(b, c->before);
+        sonde_buf_putc(b, ',');
+        put_num(b, c->after);
+        sonde_buf_putc(b, ']');
+    }
+    sonde_buf_puts(b, "]");
+}
+
+int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side *before,
+                    const sonde_view_side *after, const sonde_diff *d)
+{
+    sonde_time_tree tb, ta;
+    int rc = -1;
+    labelled lb = { .p = before->p, .t = &tb }, la = { .p = after->p, .t = &ta };
+    sonde_strtab labels;
+    sonde_strtab_init(&labels);
+    double *base = NULL;
+    int built = tree_of(&tb, before->p, before->s, before->has_tree) == 0;
+    built = tree_of(&ta, after->p, after->s, after->has_tree) == 0 && built;
+    if (!built || name_functions(&lb, &labels) < 0 || name_functions(&la, &labels) < 0 ||
+        index_children(&lb) < 0 || !(base = match_paths(&lb, &la)))
+        goto out;
+    double max_delta = 0;
+    for (uint32_t i = 1; i < ta.n; i++)
+        max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
+    page_begin(b);
+    data_begin(b, "diff", title);
+    put_profile_fields(b, after->p, after->s, &ta, after->has_tree);
+    sonde_buf_puts(b, ",\n\"base\": [");
+    for (uint32_t i = 0; i < ta.n; i++) {
+        if (i)
+            sonde_buf_putc(b, ',');
+        put_num(b, base[i]);
+    }
+    sonde_buf_puts(b, "], \"max_delta\": ");
+    put_num(b, max_delta);
+    put_changes(b, d);
+    page_end(b);
+    rc = sonde_buf_ok(b) ? 0 : -1;
+out:
+    free(base);
+    free(lb.label);
+    free(la.label);
+    sonde_strtab_free(&labels);
+    sonde_u64map_free(&lb.children);
+    sonde_time_tree_free(&tb);
+    sonde_time_tree_free(&ta);
+    return rc;
+}

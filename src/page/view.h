@@ -1,0 +1,52 @@
+/* view.h - sonde view's page: one self-contained HTML file (no request of
+ * any kind: a Content-Security-Policy forbids them) holding the viewer
+ * (src/page/viewer.js and viewer.css) and the profile as JSON.
+ *
+ * The JSON in the page (#data), by kind:
+ * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
+ *   "funcs": [[name, file, line, colour]], "tree": [[func, parent, total,
+ *   self, x]] (node 0 the root, func -1; parents before children; threads
+ *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
+ *   "stats": [[func, ncalls, pcalls, tottime, cumtime]],
+ *   "edges": [[caller, callee, ncalls, tottime, cumtime]]};
+ * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};
+ *   a mem page also carries its memory-over-time SVG (mem_plot.h);
+ * - "diff": a profile's fields for the newer profile, plus "base" (each
+ *   node's total in the older one, matched by call path), "max_delta" and
+ *   "changes": [[function, before, after]] by change, largest first.
+ * Every string is written by sonde_buf_json_str, which escapes '<', '>'
+ * and '&': nothing in the data can close its <script> element. */
+#ifndef SONDE_VIEW_H
+#define SONDE_VIEW_H
+
+#include <stddef.h>
+
+#include "../core/buf.h"
+#include "../core/profile.h"
+#include "../core/stats.h"
+#include "../report/diff.h"
+#include "../formats/json_read.h"
+
+/* The page of a run or record profile.  has_tree: p's calling-context tree
+ * is real (sonde's JSON); else (a .prof file) the tree is rebuilt from the
+ * callers in s, as snakeviz does.  0, or -1 on out of memory. */
+int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
+                       const sonde_stats *s, int has_tree);
+
+/* The page of a sonde lines or mem document.  0, or -1 with a message. */
+int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
+                        size_t errlen);
+
+/* One side of a diff: a profile, its stats, whether its tree is real. */
+typedef struct sonde_view_side {
+    const sonde_profile *p;
+    const sonde_stats *s;
+    int has_tree;
+} sonde_view_side;
+
+/* The page comparing `after` with `before`, with the changes sonde diff
+ * computed (diff.h).  0, or -1 on out of memory. */
+int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side *before,
+                    const sonde_view_side *after, const sonde_diff *d);
+
+#endif

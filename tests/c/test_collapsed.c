@@ -1,0 +1,70 @@
+/* test_collapsed.c - golden collapsed stacks (-f collapsed). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fixture.h"
+#include "formats/format.h"
+#include "harness.h"
+
+static int compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* text with its lines sorted: collapsed stacks have no defined order. */
+static char *sorted_lines(const char *text)
+{
+    size_t len = strlen(text), n = 0;
+    char *copy = malloc(len + 1), *out = malloc(len + 1);
+    char **lines = malloc((len + 1) * sizeof *lines);
+    memcpy(copy, text, len + 1);
+    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
+        lines[n++] = line;
+    qsort(lines, n, sizeof *lines, compare_lines);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        strcat(strcat(out, lines[i]), "\n");
+    free(lines);
+    free(copy);
+    return out;
+}
+
+/* Two threads merge; a ';' in a qualname becomes ':'; main;glue has no
+ * self time of its own, so only its child's stack is written. */
+static void test_collapsed_stacks(void)
+{
+    sonde_profile p;
+    sonde_profile_init(&p);
+    fixture_app_funcs(&p);
+    uint32_t glue = sonde_profile_func(&p, "app.py", 20, "glue", "a;b", SONDE_FUNC_PYTHON);
+    p.seconds_per_tick = 1e-6;
+    uint32_t root = fixture_thread(&p, 1, 0, "MainThread");
+    uint32_t main = fixture_node(&p, root, FIXTURE_MAIN, 1, 40, 10);
+    fixture_node(&p, fixture_node(&p, main, FIXTURE_WORK, 2, 25, 18), FIXTURE_LEN, 4, 7, 7);
+    fixture_node(&p, fixture_node(&p, main, glue, 1, 5, 0), FIXTURE_LEN, 1, 5, 5);
+    root = fixture_thread(&p, 2, 0, "worker");
+    fixture_node(&p, fixture_node(&p, root, FIXTURE_MAIN, 1, 12, 2), FIXTURE_WORK, 1, 10, 10);
+
+    sonde_stats s;
+    sonde_stats_init(&s);
+    sonde_buf b;
+    sonde_buf_init(&b);
+    check(sonde_collapsed_write(&b, &p, &s, NULL) == 0, "collapsed");
+    char *got = sorted_lines(b.data ? b.data : "");
+    char *want = sorted_lines(
+        "main (app.py:1) 12\n"
+        "main (app.py:1);Worker.work (app.py:5) 28\n"
+        "main (app.py:1);Worker.work (app.py:5);<built-in method builtins.len> (~:0) 7\n"
+        "main (app.py:1);a:b (app.py:20);<built-in method builtins.len> (~:0) 5\n");
+    check_str(got, want);
+    free(got);
+    free(want);
+    sonde_buf_free(&b);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+}
+
+void test_collapsed(void)
+{
+    test_collapsed_stacks();
+}

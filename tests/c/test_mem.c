@@ -1,0 +1,281 @@
+/* test_mem.c - sonde mem's accounting without Python (src/mem): sampled
+ * weights sum to the true bytes (within the error the sample count
+ * allows), a seed replays the draws, every block is followed exactly when
+ * sampling is off and large blocks always are, the books (heap, lines,
+ * leaks) follow allocations, releases, forgotten blocks and a failed
+ * realloc's restore, line events give each line its thread's bytes
+ * (callees and nested code included), and a forked child records nothing.
+ *
+ * The interpreter is a fake host: a stack of (code, offset) set by each
+ * test, and a line per offset. */
+#include <math.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "mem/account.h"
+
+/* ---- the fake interpreter ---- */
+
+static const char code_a[1], code_b[1]; /* two code objects: their addresses */
+static mem_frame stack[4];              /* innermost first */
+static int depth;
+
+static int frames(mem_frame *out, int max)
+{
+    int n = depth < max ? depth : max;
+    for (int i = 0; i < n; i++)
+        out[i] = stack[i];
+    return n;
+}
+
+/* Code unit k is on line 10 + k (lines 10.. of both codes). */
+static int line_of(const void *code, int offset)
+{
+    (void)code;
+    return 10 + offset / 2;
+}
+
+static const mem_host host = { .frames = frames, .line_of = line_of };
+
+/* A block address that was never handed out: the books only key on it. */
+static void *block(uint64_t i) { return (void *)(uintptr_t)(0x10000000ull + i * 64); }
+
+static mem_data *start(uint64_t sample_bytes, int line_events, uint64_t seed)
+{
+    mem_data *m = mem_data_new(sample_bytes, 10 * 1000 * 1000, line_events, &host, seed);
+    check(m != NULL, "mem_data_new");
+    check(mem_account_start(m) == 0, "mem_account_start");
+    return m;
+}
+
+static void stop(mem_data *m)
+{
+    mem_account_stop(m);
+    mem_data_free(m);
+}
+
+/* ---- sampling ---- */
+
+static void test_weights(void)
+{
+    mem_data *m = mem_data_new(512, 10000000, 0, &host, 1);
+    /* size / (1 - exp(-size / 512)), rounded: the inverse of the chance
+     * that a block of that size is sampled */
+    check_u64(mem_weight(m, 512), 810);
+    check_u64(mem_weight(m, 64), (uint64_t)(64 / -expm1(-64.0 / 512) + 0.5));
+    check_u64(mem_weight(m, 1), 513); /* 512.5 */
+    check_u64(mem_weight(m, 16 * 512), 16 * 512); /* large: always taken, exact */
+    mem_data_free(m);
+    m = mem_data_new(0, 10000000, 0, &host, 1);
+    check_u64(mem_weight(m, 100), 100); /* sampling off */
+    mem_data_free(m);
+}
+
+/* n blocks of `size` bytes at once, then the recording's figures. */
+static void allocate(uint64_t n, size_t size)
+{
+    for (uint64_t i = 0; i < n; i++)
+        mem_on_alloc(block(i), size, MEM_PYTHON);
+}
+
+static void test_unbiased(void)
+{
+    enum { N = 200000, SIZE = 64 };
+    depth = 1;
+    stack[0] = (mem_frame){ code_a, 4 }; /* line 12 */
+    mem_data *m = start(512, 0, 42);
+    uint32_t site = mem_site_add(m, code_a, "a.py", "work", 10, 5, NULL);
+    allocate(N, SIZE);
+    double truth = (double)N * SIZE, p = -expm1(-(double)SIZE / 512);
+    /* ~23,500 samples: the sum's relative error is about 0.7%; 3% is
+     * over four of those */
+    check(fabs((double)m->heap - truth) < 0.03 * truth, "heap %llu, true bytes %.0f",
+          (unsigned long long)m->heap, truth);
+    check(fabs((double)m->samples - N * p) < 0.03 * N * p, "%llu samples, expected %.0f",
+          (unsigned long long)m->samples, N * p);
+    check_u64(m->sites[site]->lines[2].alloc, m->heap); /* every sample on line 12 */
+    check_u64(m->sites[site]->lines[0].alloc, 0);
+    uint64_t heap = m->heap, samples = m->samples;
+    stop(m);
+    /* The same seed and allocations: the same draws. */
+    m = start(512, 0, 42);
+    mem_site_add(m, code_a, "a.py", "work", 10, 5, NULL);
+    allocate(N, SIZE);
+    check_u64(m->heap, heap);
+    check_u64(m->samples, samples);
+    stop(m);
+    m = start(512, 0, 43);
+    allocate(N, SIZE);
+    check(m->samples != samples || m->heap != heap, "another seed, other draws");
+    stop(m);
+    depth = 0;
+}
+
+static void test_countdown(void)
+{
+    mem_data *m = start(0, 0, 1);
+    allocate(1000, 24); /* sampling off: every block, exact */
+    check_u64(m->samples, 1000);
+    check_u64(m->heap, 24000);
+    stop(m);
+    m = start(512, 0, 1);
+    for (uint64_t i = 0; i < 10; i++)
+        mem_on_alloc(block(i), 16 * 512, MEM_NATIVE); /* large: always, exact */
+    check_u64(m->samples, 10);
+    check_u64(m->heap, 10 * 16 * 512);
+    mem_tls_busy++; /* sonde's own allocations are not the program's */
+    mem_on_alloc(block(10), 16 * 512, MEM_NATIVE);
+    mem_tls_busy--;
+    check_u64(m->samples, 10);
+    stop(m);
+}
+
+/* ---- the books ---- */
+
+static void test_books(void)
+{
+    depth = 1;
+    stack[0] = (mem_frame){ code_a, 2 }; /* line 11 */
+    mem_data *m = start(0, 0, 1);
+    uint32_t site = mem_site_add(m, code_a, "a.py", "work", 10, 5, NULL);
+    mem_line_figures *line = &m->sites[site]->lines[1];
+    mem_on_alloc(block(1), 100, MEM_PYTHON);
+    mem_on_alloc(block(2), 50, MEM_NATIVE);
+    check_u64(m->heap, 150);
+    check_u64(line->alloc, 150);
+    mem_on_release(block(3)); /* never followed */
+    check_u64(m->heap, 150);
+    /* realloc of block 1 that fails: its release is taken back */
+    mem_on_release_undoable(block(1));
+    check_u64(m->heap, 50);
+    check_u64(line->freed, 100);
+    mem_on_restore(block(2)); /* not the release reported last: nothing */
+    check_u64(m->heap, 50);
+    mem_on_restore(block(1));
+    check_u64(m->heap, 150);
+    check_u64(line->freed, 0);
+    mem_on_release(block(1)); /* and it can still be released */
+    check_u64(m->heap, 50);
+    check_u64(line->freed, 100);
+    mem_forget(block(2)); /* made for sonde: as if never allocated */
+    check_u64(m->heap, 0);
+    mem_on_alloc(block(4), 70, MEM_NATIVE);
+    check_u64(m->heap_peak, 150);
+    stop(m);
+    depth = 0;
+}
+
+static void test_leaks(void)
+{
+    depth = 2;
+    stack[0] = (mem_frame){ code_b, 0 }; /* b line 10, called from a line 13 */
+    stack[1] = (mem_frame){ code_a, 6 };
+    mem_data *m = start(0, 0, 1);
+    uint32_t a = mem_site_add(m, code_a, "a.py", "outer", 10, 5, NULL);
+    uint32_t b = mem_site_add(m, code_b, "b.py", "inner", 10, 2, NULL);
+    mem_on_alloc(block(1), 300, MEM_PYTHON);
+    mem_on_alloc(block(2), 200, MEM_NATIVE);
+    depth = 1; /* a line 13 itself */
+    stack[0] = (mem_frame){ code_a, 6 };
+    mem_on_alloc(block(3), 1000, MEM_PYTHON);
+    mem_on_alloc(block(4), 5, MEM_PYTHON);
+    mem_on_release(block(4));
+    mem_account_stop(m);
+    mem_node_bytes nb;
+    check(mem_figures_net(m, &nb) == 0, "mem_figures_net");
+    check_u64(m->sites[a]->lines[3].net, 1500); /* callees included */
+    check_u64(m->sites[a]->lines[3].alloc, 1505);
+    check_u64(m->sites[a]->lines[3].freed, 5);
+    check_u64(m->sites[b]->lines[0].net, 500);
+    uint32_t count = 0, *order = mem_leaks(m, &nb, &count);
+    check_u64(count, 2);
+    check_u64(nb.all[order[0]], 1000);
+    check_u64(nb.all[order[1]], 500);
+    check_u64(nb.native[order[1]], 200);
+    int line = 0;
+    const mem_site *s = mem_node_site(m, order[1], &line);
+    check(s == m->sites[b] && line == 10, "the second leak is b's line 10");
+    s = mem_node_site(m, m->stacks.nodes[order[1]].parent, &line);
+    check(s == m->sites[a] && line == 13, "called from a's line 13");
+    free(order);
+    mem_node_bytes_free(&nb);
+    mem_data_free(m);
+    depth = 0;
+}
+
+/* ---- line events ---- */
+
+static void test_line_events(void)
+{
+    mem_data *m = start(0, 1, 1);
+    uint64_t hits[5] = { 0 };
+    uint32_t site = mem_site_add(m, code_a, "a.py", "work", 10, 5, hits);
+    mem_line_figures *lines = m->sites[site]->lines;
+    check(mem_frame_enter(m, site) == 0, "mem_frame_enter");
+    mem_line(m, 11);
+    mem_on_alloc(block(1), 100, MEM_PYTHON);
+    mem_line(m, 12);
+    check_u64(lines[1].alloc, 100);
+    mem_on_alloc(block(2), 40, MEM_PYTHON);
+    check(mem_frame_enter(m, MEM_NESTED) == 0, "a comprehension on line 12");
+    mem_line(m, 12);
+    mem_on_alloc(block(3), 30, MEM_PYTHON);
+    mem_forget(block(2)); /* made for sonde: taken back from the line */
+    mem_frame_leave(m);
+    mem_on_release(block(1));
+    mem_line(m, -1);
+    check_u64(lines[2].alloc, 30); /* 40 + 30, less the 40 forgotten */
+    check_u64(lines[2].freed, 100);
+    check(lines[2].peak_heap >= 130, "peak heap %llu", (unsigned long long)lines[2].peak_heap);
+    mem_line(m, 13);
+    mem_on_alloc(block(4), 8, MEM_PYTHON);
+    mem_account_stop(m); /* the open line closes */
+    check_u64(lines[3].alloc, 8);
+    check_u64(m->nspans, 1);
+    check(m->spans[0].site == site && m->spans[0].end >= m->spans[0].start, "one span");
+    mem_node_bytes nb;
+    check(mem_figures_net(m, &nb) == 0, "mem_figures_net");
+    check_u64(lines[2].net, 30); /* the nested code's block is its line's */
+    check_u64(lines[3].net, 8);
+    mem_node_bytes_free(&nb);
+    mem_data_free(m);
+}
+
+/* ---- fork ---- */
+
+static void test_fork(void)
+{
+    mem_data *m = start(0, 0, 1);
+    mem_on_alloc(block(1), 10, MEM_PYTHON);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child's copy records nothing, and keeps its hands off the
+         * timeline thread's condition variable. */
+        mem_on_alloc(block(2), 10, MEM_PYTHON);
+        int why = mem_active ? 1 : !m->inherited ? 2 : m->timeline_running ? 3
+                  : m->samples != 1 ? 4 : 0;
+        mem_data_free(m); /* must not touch the condition variable */
+        _exit(why);
+    }
+    int status = -1;
+    check(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the child's books are inherited (child's status %#x)", status);
+    check(mem_active == m && !m->inherited, "the parent goes on");
+    mem_on_alloc(block(3), 10, MEM_PYTHON);
+    check_u64(m->samples, 2);
+    stop(m);
+}
+
+void test_mem_account(void)
+{
+    test_weights();
+    test_unbiased();
+    test_countdown();
+    test_books();
+    test_leaks();
+    test_line_events();
+    test_fork();
+}

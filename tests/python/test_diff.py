@@ -1,0 +1,115 @@
+"""sonde diff: the table of what changed, matched by function across runs
+(addresses left out), and its page (the newer profile's flame graph with
+each frame's time in the older one), checked against pstats' figures and
+in headless Chromium."""
+
+import re
+import subprocess
+import sys
+
+import pstats
+import pytest
+
+from conftest import run_sonde
+from pages import browse, need_browser, page_data, profiles, real_profs, table, text_of  # noqa: F401
+
+
+
+@need_browser
+def test_diff(profiles):
+    for n, out in ((16, "before.prof"), (21, "after.prof")):
+        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
+    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
+    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
+    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
+    page = profiles / "after.diff.html"
+    assert "sonde: wrote after.diff.html" in proc.stderr
+    dom = browse(page, "view=changes")
+    assert table(dom, "changes")[1][-1].endswith("(fib)")
+    assert text_of(browse(page, "view=flame&click=fib"), "status").startswith("drawn: flame, ")
+
+
+def call_paths(data):
+    """Each node of a page's tree as its path of functions from the root
+    (names without the addresses cProfile puts in some: see below)."""
+    paths = {0: ()}
+    for i, (func, parent) in enumerate((row[0], row[1]) for row in data["tree"]):
+        if i:
+            name, file, line = data["funcs"][func][:3]
+            paths[i] = paths[parent] + ((re.sub(r" at 0x[0-9a-f]+", "", name), file, line),)
+    return paths
+
+
+def test_diff_page_of_real_profs(real_profs):
+    """Two cProfile runs of one program: each call path of AFTER's tree
+    carries the time BEFORE's own page gives the same path, or 0 where
+    BEFORE has no such path (the trees are rebuilt from callers, so which
+    paths both have depends on the runs' times, not what each carries)."""
+    proc = run_sonde(["diff", "cprofile-imports.prof", "again.prof", "-o", "d.html"], real_profs)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(real_profs / "d.html")
+    assert len(data["tree"]) > 20 and len(data["base"]) == len(data["tree"])
+    proc = run_sonde(["view", "cprofile-imports.prof", "-o", "before.html"], real_profs)
+    assert proc.returncode == 0, proc.stderr
+    before = page_data(real_profs / "before.html")
+    at = {path: before["tree"][i][2] for i, path in call_paths(before).items()}
+    paths = call_paths(data)
+    assert [data["base"][i] for i in range(len(paths))] == \
+        [at.get(paths[i], 0) for i in range(len(paths))]
+    assert sum(1 for b in data["base"][1:] if b > 0) > 20
+    # a profile against itself: every path found, with its own time
+    proc = run_sonde(["diff", "again.prof", "again.prof", "-o", "same.html"], real_profs)
+    assert proc.returncode == 0, proc.stderr
+    same = page_data(real_profs / "same.html")
+    assert same["base"] == [row[2] for row in same["tree"]]
+
+
+@need_browser
+def test_diff_shows_shrinking_in_its_unit(profiles):
+    for n, out in ((21, "big.prof"), (15, "small.prof")):
+        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    rows = table(browse(profiles / "shrink.html", "view=changes"), "changes")[1:]
+    (fib,) = [r for r in rows if r[-1].endswith("(fib)")]
+    before = [v[2] for k, v in pstats.Stats(str(profiles / "big.prof")).stats.items()
+              if k[2] == "fib"][0]
+    assert before > 2e-3  # so the change is past a millisecond
+    assert re.match(r"^-\d+\.\d{3} (ms|s)$", fib[2]), fib
+
+
+def test_diff_matches_functions_whatever_their_address(tmp_path):
+    """cProfile names a method bound to a type by its address, which
+    changes from run to run: compared names leave it out."""
+    (tmp_path / "new.py").write_text(
+        "class C:\n    pass\n"
+        "def make(n):\n    return [object.__new__(C) for _ in range(n)]\nmake(3000)\n")
+    for out in ("a.prof", "b.prof"):
+        subprocess.run([sys.executable, "-m", "cProfile", "-o", out, "new.py"],
+                       cwd=str(tmp_path), check=True)
+    keys = [k[2] for out in ("a.prof", "b.prof")
+            for k in pstats.Stats(str(tmp_path / out)).stats if "__new__" in k[2]]
+    assert len(keys) == 2 and all(" at 0x" in k for k in keys)
+    proc = run_sonde(["diff", "a.prof", "b.prof", "-l", "0"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [l for l in proc.stdout.splitlines() if "__new__" in l]
+    assert len(rows) == 1 and "<built-in method __new__ of type object>" in rows[0]
+    assert " new " not in rows[0] and " gone " not in rows[0]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["diff", "w.prof"], "give two profiles"),
+    (["diff", "w.prof", "w.prof", "w.json"], "two profiles: BEFORE and AFTER"),
+    (["diff", "w.prof", "missing.prof"], "cannot read 'missing.prof'"),
+    (["diff", "w.prof", "w.prof", "-l", "-1"], "-l needs a whole number of 0 or more"),
+])
+def test_bad_input(profiles, args, message):
+    proc = run_sonde(args, profiles)
+    assert proc.returncode in (1, 2)
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
