@@ -310,10 +310,14 @@ static void check_merge(const char *python, int pid, const frame_view *v, uint32
     if (rc == 0 && nt == 1 && threads[0].depth == 3) {
         /* Up to 3.10 each Python call is its own eval call: each frame
          * starts a run.  From 3.11 the three frames run in one eval
-         * call: the outermost starts it (is_entry; 3.12+ a shim under it). */
-        uint8_t kinds[MAX_FRAMES], entry[3] = { 1, 1, 1 };
+         * call: the outermost starts it (is_entry; 3.12+ a shim under it).
+         * The walker's marks (entry[]) must say so. */
+        uint8_t kinds[MAX_FRAMES], want_entry[3] = { 1, 1, 1 };
         if (minor_of(python) >= 11)
-            entry[0] = entry[1] = 0;
+            want_entry[0] = want_entry[1] = 0;
+        const uint8_t *entry = threads[0].entry;
+        check(memcmp(entry, want_entry, 3) == 0, "%s: entry marks %d %d %d", python, entry[0],
+              entry[1], entry[2]);
         for (uint32_t i = 0; i < n; i++)
             kinds[i] = (uint8_t)v[i].kind;
         sonde_merge_out out[MAX_FRAMES];

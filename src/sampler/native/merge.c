@@ -74,19 +74,3 @@ enum sonde_merge_kind sonde_merge_kind_of(const char *symbol, int in_interpreter
         return SONDE_MERGE_EVAL;
     return in_interpreter ? SONDE_MERGE_INTERP : SONDE_MERGE_NATIVE;
 }
-
-void sonde_merge_entries(enum sonde_merge_marks how, const uint8_t *marks, uint32_t nraw,
-                         uint8_t *entry, uint32_t *np)
-{
-    *np = 0;
-    for (uint32_t i = 0; i < nraw; i++) {
-        if (how == SONDE_MERGE_MARKS_SHIM && marks[i])
-            continue;
-        uint8_t e = 1;
-        if (how == SONDE_MERGE_MARKS_ENTRY)
-            e = marks[i] != 0;
-        else if (how == SONDE_MERGE_MARKS_SHIM)   /* the outermost frame has no shim to look at */
-            e = i + 1 == nraw || marks[i + 1];
-        entry[(*np)++] = e;
-    }
-}

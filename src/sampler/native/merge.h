@@ -9,7 +9,7 @@
  * the first frame of each eval call (is_entry); 3.12+ push a shim frame
  * (owned by the C stack) under the first frame of each eval call.  The
  * walker turns either mark into `entry` on the outermost Python frame of
- * each run, so one rule serves every version: runs (innermost first) are
+ * each run (walker.h: entry[]), so one rule serves every version: runs (innermost first) are
  * matched to eval frames (innermost first).  Other frames of the
  * interpreter (the call machinery between eval frames) are dropped unless
  * asked for; every other native frame is kept where it is.
@@ -54,20 +54,6 @@ typedef struct sonde_merge_out {   /* one frame of the merged stack */
 int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_t np,
                 int native_complete, int keep_interp, sonde_merge_out *out, uint32_t max,
                 uint32_t *n);
-
-/* How an interpreter marks the first Python frame of each eval call. */
-enum sonde_merge_marks {
-    SONDE_MERGE_MARKS_NONE = 0,   /* <= 3.10: every frame is its own eval call */
-    SONDE_MERGE_MARKS_ENTRY,      /* 3.11: marks[i] is frame i's is_entry */
-    SONDE_MERGE_MARKS_SHIM,       /* 3.12+: marks[i] says frame i is a shim (owned by the C stack) */
-};
-
-/* Turns a thread's frame chain as read (innermost first, shims included
- * for SONDE_MERGE_MARKS_SHIM) into sonde_merge's entry marks for its
- * Python frames: entry[0 .. *np), one per frame that is not a shim.  A
- * frame just inside a shim starts its eval call's run. */
-void sonde_merge_entries(enum sonde_merge_marks how, const uint8_t *marks, uint32_t nraw,
-                         uint8_t *entry, uint32_t *np);
 
 /* The kind of a native frame: its symbol name (NULL when none covers it)
  * and whether its object is the interpreter (libpython, or a python
