@@ -32,6 +32,8 @@
 enum sonde_func_kind {
     SONDE_FUNC_PYTHON = 0,  /* Python code: file, first line, name */
     SONDE_FUNC_C = 1,       /* C function: file "~", line 0, cProfile's label */
+    SONDE_FUNC_NATIVE = 2,  /* native code (record --native): its symbol (or "lib.so+0xOFF"),
+                               its source file from DWARF (or its object's path), line 0 */
 };
 
 typedef struct sonde_func {

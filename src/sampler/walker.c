@@ -405,8 +405,13 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
     if (s->depth == 0 || s->truncated || !s->outer_frame)
         return -1;
     /* A threading.Thread runs under Thread._bootstrap(self): its first
-     * local is the Thread object, whose _name is the thread's name. */
-    const sonde_func *f = &w->profile->funcs[s->frames[s->depth - 1].func];
+     * local is the Thread object, whose _name is the thread's name.  (The
+     * outermost Python frame: a stack merged with native frames has
+     * native ones outside it.) */
+    uint32_t outer = s->depth - 1;
+    while (outer > 0 && w->profile->funcs[s->frames[outer].func].kind != SONDE_FUNC_PYTHON)
+        outer--;
+    const sonde_func *f = &w->profile->funcs[s->frames[outer].func];
     const char *file = sonde_profile_str(w->profile, f->file);
     size_t n = strlen(file);
     uint64_t self, name;

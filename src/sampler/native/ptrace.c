@@ -66,7 +66,8 @@ static void copy_stack(int pid, sonde_native_stack *st)
     st->len = n > 0 ? (uint32_t)n : 0;
 }
 
-int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, uint64_t *stopped_ns)
+int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (*held)(void *ctx),
+                                void *ctx, uint64_t *stopped_ns)
 {
     st->tid = tid;
     st->len = 0;
@@ -82,6 +83,8 @@ int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, uint64
     if (rc == 0) {
         dwarf_regs(&regs, st->regs);
         copy_stack(pid, st);
+        if (held)
+            held(ctx);
     }
     /* Detach even after a failure: a stopped thread resumes. */
     ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)deliver);

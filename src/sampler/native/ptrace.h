@@ -18,11 +18,14 @@
 #include "stack.h"
 
 /* Stops thread tid of process pid, copies its registers and up to st->cap
- * bytes of its stack into st, and lets it go.  *stopped_ns (may be NULL):
- * how long it was stopped, from the interrupt to the detach.  0, or a
+ * bytes of its stack into st, calls held(ctx) (when not NULL) while the
+ * thread is still stopped (to read its Python frames of the same moment),
+ * and lets it go.  *stopped_ns (may be NULL): how long it was stopped,
+ * from the interrupt to the detach.  0, or a
  * negative errno: -ESRCH the thread has gone, -EPERM not allowed (Yama,
  * a container without CAP_SYS_PTRACE, or another tracer is attached),
  * -EIO its registers could not be read. */
-int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, uint64_t *stopped_ns);
+int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (*held)(void *ctx),
+                                void *ctx, uint64_t *stopped_ns);
 
 #endif
