@@ -223,7 +223,8 @@ static void sample(const char *method, run *r, double rate, double seconds, tall
                 uint64_t stopped = 0, frames = 0;
                 int rc = -1;
                 if (strcmp(method, "seize") == 0)
-                    rc = sonde_native_ptrace_capture(r->pid, r->tids[i], &st, &stopped);
+                    rc = sonde_native_ptrace_capture(r->pid, r->tids[i], &st, NULL, NULL,
+                                                     &stopped);
                 else if (strcmp(method, "held") == 0)
                     rc = held_capture(r->pid, r->tids[i], &st, &stopped);
 #ifdef HAVE_LIBUNWIND

@@ -133,7 +133,7 @@ static uint32_t ours(int pid, frame_view *v, int *complete)
     uint32_t n = 0;
     if (sonde_native_objects_init(&o, pid) < 0)
         return 0;
-    int rc = sonde_native_ptrace_capture(pid, pid, &st, NULL);
+    int rc = sonde_native_ptrace_capture(pid, pid, &st, NULL, NULL, NULL);
     check(rc == 0, "capture of %d: %s", pid, strerror(-rc));
     int end = rc == 0 ? sonde_native_unwind(&o, &st, frames, MAX_FRAMES, &n, &counts) : -1;
     *complete = end == SONDE_NATIVE_COMPLETE;
