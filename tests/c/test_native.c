@@ -142,7 +142,7 @@ static uint32_t ours(int pid, frame_view *v, int *complete)
         sonde_native_symbol s;
         memset(&v[i], 0, sizeof v[i]);
         v[i].pc = frames[i].pc;
-        if (ob && sonde_native_symbolize(ob, pid, frames[i].pc, i > 0, &s) == 0) {
+        if (ob && sonde_native_symbolize(ob, pid, frames[i].pc, i > 0, 1, &s) == 0) {
             snprintf(v[i].symbol, sizeof v[i].symbol, "%s", s.has_symbol ? s.name : "");
             snprintf(v[i].file, sizeof v[i].file, "%s", s.file);
             snprintf(v[i].label, sizeof v[i].label, "%s", s.name);
@@ -536,7 +536,7 @@ static void test_perf(void)
                         SONDE_NATIVE_COMPLETE;
             sonde_native_object *ob = n ? sonde_native_objects_find(&o, frames[0].pc) : NULL;
             sonde_native_symbol s;
-            named += ob && sonde_native_symbolize(ob, getpid(), frames[0].pc, 0, &s) == 0 &&
+            named += ob && sonde_native_symbolize(ob, getpid(), frames[0].pc, 0, 1, &s) == 0 &&
                      strcmp(s.name, "test_native_spin") == 0;
         }
         check(got == 5, "%d perf samples", got);

@@ -266,7 +266,7 @@ static void set_name(sonde_native_symbol *out, const char *name)
 }
 
 int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
-                           sonde_native_symbol *out)
+                           int with_line, sonde_native_symbol *out)
 {
     memset(out, 0, sizeof *out);
     if (!ob->symbols && !(ob->symbols = load(ob, pid)))
@@ -282,7 +282,8 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
         snprintf(out->name, sizeof out->name, "%s+0x%llx", ob->name, (unsigned long long)addr);
         out->offset = addr;
     }
-    line_of(s, ob, pid, at, out);
+    if (with_line)
+        line_of(s, ob, pid, at, out);
     return 0;
 }
 

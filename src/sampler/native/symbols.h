@@ -40,9 +40,11 @@ typedef struct sonde_native_symbol {
 /* Names the process address pc of object ob.  return_address: pc is a
  * caller's return address (every frame but the innermost and those
  * interrupted by a signal), so the call instruction before it is what is
- * named and given a line.  Fills out and returns 0, or -ENOMEM. */
+ * named and given a line.  with_line: look its line up too (the costly
+ * part: the first lookup in an object reads its line tables).  Fills out
+ * and returns 0, or -ENOMEM. */
 int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
-                           sonde_native_symbol *out);
+                           int with_line, sonde_native_symbol *out);
 
 /* Frees what an object's lookups loaded (NULL is fine). */
 void sonde_native_symbols_free(sonde_native_symbols *s);
