@@ -134,7 +134,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
         goto out;
     }
-    if (opts.native && !(native = env->native->open(&w, opts.native_all, err, sizeof err))) {
+    if (opts.native && !(native = env->native->open(&w, opts.native_all, 0, err, sizeof err))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
         goto out;
     }

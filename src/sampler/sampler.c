@@ -125,7 +125,8 @@ static void *native_state(native_states *ns, const sonde_sampler_opts *o, const 
         memmove(ns->of, ns->of + 1, (ns->n - 1) * sizeof ns->of[0]);
         ns->n--;
     }
-    void *state = o->native->open(w, o->native_all, counts->error, sizeof counts->error);
+    void *state = o->native->open(w, o->native_all, o->rate, counts->error,
+                                  sizeof counts->error);
     if (state) {
         ns->of[ns->n].pid = w->proc.pid;
         ns->of[ns->n++].state = state;

@@ -35,6 +35,9 @@
  * stack it tried, and what became of it.  Nothing is dropped silently. */
 typedef struct sonde_native_tally {
     uint64_t captured;        /* thread stacks captured (registers and stack copy) */
+    uint64_t stops;           /* ... tried with a ptrace stop */
+    uint64_t perf_samples;    /* ... taken by the kernel (perf_event_open: no stop) */
+    uint64_t lost;            /* perf samples lost: the ring was full, or more than a tick holds */
     uint64_t gone;            /* threads that ended before or while being captured */
     uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
     uint64_t merges[8];       /* merges by result: native/merge.h's enum */
@@ -47,9 +50,10 @@ typedef struct sonde_native_tally {
  * linked into the command only: it needs libdw; the extension has none).
  * One state per sampled process. */
 typedef struct sonde_native_ops {
-    /* A state for w's process; NULL with one line in err (no permission
-     * to stop its threads, out of memory). */
-    void *(*open)(const sonde_walker *w, int keep_interp, char *err, size_t errlen);
+    /* A state for w's process, sampled at rate Hz (0: once, by dump);
+     * NULL with one line in err (no permission to stop its threads, out
+     * of memory). */
+    void *(*open)(const sonde_walker *w, int keep_interp, double rate, char *err, size_t errlen);
     void (*close)(void *state);
     /* Every thread of w's process into out[0 .. *n): merged stacks, their
      * functions interned in w's profile.  Threads off CPU are counted in

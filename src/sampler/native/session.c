@@ -13,11 +13,20 @@
 
 #include "../../core/grow.h"
 #include "merge.h"
+#include "perf.h"
 #include "ptrace.h"
 #include "symbols.h"
 #include "unwind.h"
 
 #define MAX_NAMED (4u << 20)   /* distinct addresses named per process */
+#define PERF_STACK SONDE_PERF_STACK_MAX   /* bytes of stack each perf sample copies */
+#define PERF_PAGES 64u            /* data pages of each thread's perf ring: a few samples */
+
+typedef struct stream {        /* the perf samples of one thread that runs no Python */
+    int tid;
+    int seen;                  /* listed in /proc at this tick */
+    sonde_native_perf perf;
+} stream;
 
 typedef struct named {         /* what one address (as a pc or a return address) is */
     uint32_t func;             /* in the walker's profile */
@@ -45,6 +54,11 @@ typedef struct session {
     sonde_thread_sample *current;               /* the thread being read, or NULL */
     sonde_walker *walker;                       /* for held(): the walker of this tick */
     int current_tid;
+    uint64_t period_ns;                         /* perf: one sample per this much CPU time */
+    int perf;                                   /* 1: threads without Python go by perf */
+    stream *streams;
+    uint32_t nstreams;
+    size_t streams_cap;
 } session;
 
 /* The lines that explain a refused ptrace stop, and what to do. */
@@ -64,6 +78,9 @@ static void session_close(void *state)
     session *s = state;
     if (!s)
         return;
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        sonde_native_perf_close(&s->streams[i].perf);
+    free(s->streams);
     sonde_native_objects_free(&s->objects);
     sonde_u64map_free(&s->index);
     free(s->named);
@@ -73,7 +90,8 @@ static void session_close(void *state)
     free(s);
 }
 
-static void *session_open(const sonde_walker *w, int keep_interp, char *err, size_t errlen)
+static void *session_open(const sonde_walker *w, int keep_interp, double rate, char *err,
+                          size_t errlen)
 {
     session *s = calloc(1, sizeof *s);
     if (!s) {
@@ -105,6 +123,15 @@ static void *session_open(const sonde_walker *w, int keep_interp, char *err, siz
         explain_refused(s->pid, err, errlen);
         session_close(s);
         return NULL;
+    }
+    /* Threads that run no Python need no consistent Python frames: where
+     * perf_event_open is allowed, the kernel samples them, never stopped. */
+    if (rate > 0) {
+        sonde_native_perf probe;
+        s->period_ns = (uint64_t)(1e9 / rate);
+        s->perf = sonde_native_perf_open(&probe, s->pid, s->period_ns, PERF_STACK, 1) == 0;
+        if (s->perf)
+            sonde_native_perf_close(&probe);
     }
     return s;
 }
@@ -210,31 +237,16 @@ static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f
     return s->nnamed++;
 }
 
-/* The stack of thread tid into out; runs_python: its Python frames are
- * read too, during the stop.  1 when out holds a stack (torn when its
- * Python frames could not be read whole), 0 when it was counted instead,
- * -1 on out of memory. */
-static int read_thread(session *s, sonde_walker *w, int tid, int runs_python, char state,
-                       sonde_thread_sample *out, sonde_native_tally *t)
+/* The capture in s->st of thread tid, unwound, named and merged with its
+ * Python frames py (NULL: none) into out.  1 when out holds a stack (torn
+ * when its Python frames could not be read whole), 0 when empty, -1 on
+ * out of memory. */
+static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_sample *py,
+                      int on_cpu, sonde_thread_sample *out, sonde_native_tally *t)
 {
-    uint64_t stopped = 0;
-    s->walker = w;
-    s->current_tid = tid;
-    s->current = NULL;
-    int rc = sonde_native_ptrace_capture(s->pid, tid, &s->st, runs_python ? held : NULL, s,
-                                         &stopped);
-    t->stopped_ns += stopped;
-    if (stopped > t->stopped_max_ns)
-        t->stopped_max_ns = stopped;
-    if (rc < 0) {
-        t->gone++; /* ended, or (refused after the first capture) counted as gone */
-        return 0;
-    }
-    t->captured++;
     memset(out, 0, offsetof(sonde_thread_sample, frames));
     out->native_id = (uint64_t)tid;
-    out->on_cpu = state == 'R';
-    const sonde_thread_sample *py = s->current;
+    out->on_cpu = on_cpu;
     if (py && py->torn) {
         out->torn = 1;
         return 1;
@@ -277,6 +289,90 @@ static int read_thread(session *s, sonde_walker *w, int tid, int runs_python, ch
     return n > 0;
 }
 
+/* Thread tid's stack into out, from a ptrace stop; runs_python: its
+ * Python frames are read during the stop.  As merge_into, and 0 when the
+ * thread could not be captured (counted). */
+static int read_thread(session *s, sonde_walker *w, int tid, int runs_python, char state,
+                       sonde_thread_sample *out, sonde_native_tally *t)
+{
+    uint64_t stopped = 0;
+    s->walker = w;
+    s->current_tid = tid;
+    s->current = NULL;
+    int rc = sonde_native_ptrace_capture(s->pid, tid, &s->st, runs_python ? held : NULL, s,
+                                         &stopped);
+    t->stopped_ns += stopped;
+    t->stops++;
+    if (stopped > t->stopped_max_ns)
+        t->stopped_max_ns = stopped;
+    if (rc < 0) {
+        t->gone++; /* ended, or (refused after the first capture) counted as gone */
+        return 0;
+    }
+    t->captured++;
+    return merge_into(s, w, tid, s->current, state == 'R', out, t);
+}
+
+/* The perf stream of thread tid, opened on first sight; NULL when perf
+ * cannot sample it (the thread is then stopped with ptrace instead). */
+static stream *stream_of(session *s, int tid)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].tid == tid)
+            return &s->streams[i];
+    stream *grown = sonde_grow(s->streams, &s->streams_cap, (size_t)s->nstreams + 1,
+                               sizeof *s->streams, SONDE_WALK_MAX_THREADS);
+    if (!grown)
+        return NULL;
+    s->streams = grown;
+    stream *st = &s->streams[s->nstreams];
+    if (sonde_native_perf_open(&st->perf, tid, s->period_ns, PERF_STACK, PERF_PAGES) < 0)
+        return NULL;
+    st->tid = tid;
+    s->nstreams++;
+    return st;
+}
+
+/* Every sample the kernel took of st's thread since the last tick, into
+ * out[*n ..) up to max (the rest counted as lost).  -1 on out of memory,
+ * else 0. */
+static int drain(session *s, sonde_walker *w, stream *st, sonde_thread_sample *out,
+                 uint32_t max, uint32_t *n, sonde_native_tally *t)
+{
+    uint64_t at;
+    int got;
+    while ((got = sonde_native_perf_next(&st->perf, &s->st, &at)) == 1) {
+        t->captured++;
+        t->perf_samples++;
+        if (*n == max) {
+            t->lost++;
+            continue;
+        }
+        int kept = merge_into(s, w, st->tid, NULL, 1, &out[*n], t);
+        if (kept < 0)
+            return -1;
+        *n += (uint32_t)kept;
+    }
+    if (got < 0)
+        t->lost++; /* a record that made no sense: the rest of the ring is skipped */
+    t->lost += st->perf.lost;
+    st->perf.lost = 0;
+    return 0;
+}
+
+/* Closes the streams of threads that were not listed this tick (ended). */
+static void close_ended(session *s)
+{
+    for (uint32_t i = 0; i < s->nstreams;) {
+        if (s->streams[i].seen) {
+            s->streams[i++].seen = 0;
+            continue;
+        }
+        sonde_native_perf_close(&s->streams[i].perf);
+        s->streams[i] = s->streams[--s->nstreams];
+    }
+}
+
 static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_sample *out,
                           uint32_t max, uint32_t *n, uint64_t *idle_count, sonde_native_tally *t)
 {
@@ -291,8 +387,21 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
     if (list_threads(s->pid, tids, max < SONDE_WALK_MAX_THREADS ? max : SONDE_WALK_MAX_THREADS,
                      &ntids) < 0)
         return -ESRCH;
-    for (uint32_t i = 0; i < ntids; i++) {
+    for (uint32_t i = 0; i < ntids && *n < max; i++) {
         char st = thread_state(s->pid, tids[i]);
+        int runs_python = 0;
+        for (uint32_t k = 0; k < npython && !runs_python; k++)
+            runs_python = s->python[k].native_id == (uint64_t)tids[i];
+        /* A thread without Python: the kernel's samples of its CPU time
+         * (it is stopped only when idle ones are kept and it is idle). */
+        stream *perf = s->perf && !runs_python && st ? stream_of(s, tids[i]) : NULL;
+        if (perf) {
+            perf->seen = 1;
+            if (drain(s, w, perf, out, max, n, t) < 0)
+                return -1;
+            if (st == 'R' || *n == max)
+                continue;
+        }
         if (st == 0) {
             t->gone++;
             continue;
@@ -301,14 +410,12 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
             (*idle_count)++;
             continue;
         }
-        int runs_python = 0;
-        for (uint32_t k = 0; k < npython && !runs_python; k++)
-            runs_python = s->python[k].native_id == (uint64_t)tids[i];
         int got = read_thread(s, w, tids[i], runs_python, st, &out[*n], t);
         if (got < 0)
             return -1;
         *n += (uint32_t)got;
     }
+    close_ended(s);
     return 0;
 }
 
@@ -323,14 +430,15 @@ static void part(FILE *f, int *first, uint64_t n, const char *what)
 
 static void session_summary(FILE *f, const sonde_native_tally *t)
 {
-    uint64_t held = t->captured + t->gone;
-    fprintf(f, "sonde: native: %llu thread stacks captured, each thread stopped %.1f us on "
-            "average (%.1f us at most)",
-            (unsigned long long)t->captured,
-            held ? (double)t->stopped_ns / (double)held / 1e3 : 0.0,
-            (double)t->stopped_max_ns / 1e3);
+    fprintf(f, "sonde: native: %llu thread stacks captured: %llu by ptrace stops (%.1f us on "
+            "average, %.1f us at most), %llu by perf_event_open (no stop)",
+            (unsigned long long)t->captured, (unsigned long long)t->stops,
+            t->stops ? (double)t->stopped_ns / (double)t->stops / 1e3 : 0.0,
+            (double)t->stopped_max_ns / 1e3, (unsigned long long)t->perf_samples);
     if (t->gone)
         fprintf(f, ", %llu threads gone mid-sample", (unsigned long long)t->gone);
+    if (t->lost)
+        fprintf(f, ", %llu perf samples lost (the ring was full)", (unsigned long long)t->lost);
     fprintf(f, "\nsonde: native: unwinds: ");
     int first = 1;
     part(f, &first, t->ends[SONDE_NATIVE_COMPLETE], "complete");

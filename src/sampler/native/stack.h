@@ -9,7 +9,11 @@
 
 #include "cfi.h"
 
-#define SONDE_NATIVE_STACK_MAX (512u * 1024)   /* bytes of stack one capture copies, at most */
+/* Bytes of stack one capture copies, at most: glibc's default thread
+ * stack.  A copy ends where the stack's mapping does, so it is the part
+ * in use, however large this is; OpenBLAS's threaded LAPACK calls keep
+ * over 512 KiB of work arrays in one frame (dgetrf_parallel). */
+#define SONDE_NATIVE_STACK_MAX (8u << 20)
 
 typedef struct sonde_native_stack {
     int tid;
