@@ -10,7 +10,8 @@
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
 #   make bench-mem            sonde mem against memory_profiler, memray, Scalene
-#   make bench-native         the stop and cost of a native stack sample, per method
+#   make bench-native         the stop and cost of a native stack sample, per method;
+#                             record --native against py-spy --native on numpy
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -263,11 +264,14 @@ $(BUILD)/bench/native_stop: bench/native_stop.c $(COMMAND_LIB_OBJ) $(LIBSONDE_OB
 $(BUILD)/bench/native_target: bench/native_target.c
 	@mkdir -p $(dir $@)
 	cc -O2 -fomit-frame-pointer -pthread $< -o $@
-bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target
+# Then sonde record --native against py-spy record --native on a numpy
+# program (numpy and py-spy from PyPI into the test venv).
+bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target all $(VENV)/.ready
 	@for threads in 1 8; do for rate in 100 1000; do \
 	  echo "== $$threads thread(s), $$rate Hz"; \
 	  $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $$rate 3 $$threads || exit 1; \
 	done; done
+	$(VENV)/bin/python bench/bench_native.py --rounds 3 --threads 1,32 --rate 100
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

@@ -413,3 +413,16 @@ def test_numpy_blas_frames_under_the_calling_line(tmp_path):
         # Under numpy's inv, under line 6 of the program.
         assert py and py[-1][0] == "<module>" and py[-1][2] == 6, frames
         assert [f for f in frames if f[0] == "inv" and "linalg" in f[1]], frames
+
+
+def test_record_native_passes_the_exit_code(tmp_path):
+    """The command's exit code comes back even when it ends while sonde
+    holds its main thread (sonde only looks at that end, never reaps it)."""
+    (tmp_path / "prog.py").write_text(
+        "import ctypes, sys\nlib = ctypes.CDLL(sys.argv[1])\n"
+        "for _ in range(20):\n    lib.sl_a(100000)\nsys.exit(7)\n")
+    for _ in range(5):
+        rec = sonde("record", "--native", "-r", "2000", "-f", "collapsed", "-o",
+                    str(tmp_path / "p.txt"), "--", sys.executable, str(tmp_path / "prog.py"),
+                    SHARE_LIB)
+        assert rec.returncode == 7, rec.stderr

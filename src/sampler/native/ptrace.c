@@ -20,12 +20,26 @@ static uint64_t now_ns(void)
 /* Waits for tid's stop after PTRACE_INTERRUPT.  Signals that arrive first
  * (signal-delivery stops) are handed on at once; the stop they end in is
  * as good as the interrupt's for reading.  The signal to deliver on
- * detach goes to *deliver.  0, or -ESRCH when the thread ended. */
-static int wait_stop(int tid, int *deliver)
+ * detach goes to *deliver.  0, or -ESRCH when the thread ended.  The end
+ * of the process's main thread (tid == pid) is only looked at, never
+ * waited for: when sonde started the process, that status is its exit
+ * code, for record's own wait. */
+static int wait_stop(int pid, int tid, int *deliver)
 {
     *deliver = 0;
     for (int tries = 0; tries < 16; tries++) {
         int status;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (tid == pid) {
+            if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -ESRCH;
+            }
+            if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+                return -ESRCH; /* ended: left for whoever waits for it */
+        }
         if (waitpid(tid, &status, __WALL) < 0) {
             if (errno == EINTR)
                 continue;
@@ -76,7 +90,7 @@ int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (
     uint64_t t0 = now_ns();
     int deliver = 0, rc = ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ? -ESRCH : 0;
     if (rc == 0)
-        rc = wait_stop(tid, &deliver);
+        rc = wait_stop(pid, tid, &deliver);
     struct user_regs_struct regs;
     if (rc == 0 && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
         rc = -EIO;
