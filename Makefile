@@ -3,9 +3,9 @@
 #   make                      build/bin/sonde and the extension for $(PYTHON)
 #   make PYTHON=python3.X     add the extension for another interpreter
 #   make test                 build for every interpreter here, run all tests
-#   make demo                 profile examples/demo.py and show what it wrote
+#   make demo                 profile examples/julia.py and show what it wrote
 #   make test-asan            C tests, the command and the extension under ASan/UBSan
-#   make test-valgrind        C tests and the command under valgrind
+#   make test-valgrind        C tests, fuzzers and the command under valgrind
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
@@ -138,21 +138,29 @@ $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ) $(COMMAN
 	  -DSONDE_TEST_NATIVE_SRC='"$(abspath tests/native)"' \
 	  $(C_TESTS) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 
-$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(LIBSONDE_OBJ)
+# The fuzzers share a generator and a corpus driver (tests/c/fuzz.c).
+FUZZ_COMMON := tests/c/fuzz.c tests/c/fuzz.h
+$(BUILD)/tests/fuzz_pstats: tests/c/fuzz_pstats.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 
 # The walker's fuzz target: mutated snapshots of real interpreters' memory.
-$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h $(LIBSONDE_OBJ)
+$(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/snapshot.h \
+                           $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc tests/c/fuzz_walker.c tests/c/snapshot.c $(LIBSONDE_OBJ) -o $@ \
-	  $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 
 # The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
-$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(LIBSONDE_OBJ)
+$(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $^ -o $@ $(LIBSONDE_LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
+
+# The pprof reader, fed mutations of Go's and sonde's pprof files.
+$(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
+PPROF_CORPUS := $(wildcard tests/c/corpus/*.pb tests/c/corpus/*.pb.gz)
 
 # Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
 # system's /usr/bin/python3.
@@ -168,7 +176,8 @@ $(VENV)/.ready: tests/requirements.txt
 
 # Builds the extension for each interpreter that has its headers; the
 # others are named, and the version-matrix tests report them as skipped.
-test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(VENV)/.ready
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
+      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
 	@usable=""; for py in $(PYTHONS); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
@@ -180,6 +189,7 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
 	$(BUILD)/tests/fuzz_json 3000 $(JSON_CORPUS) && \
+	$(BUILD)/tests/fuzz_pprof 3000 $(PPROF_CORPUS) && \
 	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$$usable"
 
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
@@ -187,11 +197,12 @@ ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit
 test-asan:
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_CFLAGS)" \
 	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats \
-	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json
+	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json $(BUILD)/asan/tests/fuzz_pprof
 	$(BUILD)/asan/tests/unit
 	$(BUILD)/asan/tests/fuzz_pstats 20000
 	$(BUILD)/asan/tests/fuzz_walker 20000 $(PYTHONS)
 	$(BUILD)/asan/tests/fuzz_json 20000 $(JSON_CORPUS)
+	$(BUILD)/asan/tests/fuzz_pprof 20000 $(PPROF_CORPUS)
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) CFLAGS="$(ASAN_CFLAGS)" \
 	  python-package
@@ -199,11 +210,13 @@ test-asan:
 	  ASAN_OPTIONS=detect_leaks=0 PYTHONPATH=$(BUILD)/asan/python:tests/python \
 	  $(PYTHON) tests/asan_extension.py
 
-test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json $(BUILD)/bin/sonde
+test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
+               $(BUILD)/tests/fuzz_pprof $(BUILD)/bin/sonde
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/unit
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pstats 2000
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_walker 200 $(PYTHONS)
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_json 300 $(JSON_CORPUS)
+	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pprof 300 $(PPROF_CORPUS)
 	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
 
 demo: all

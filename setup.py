@@ -1,10 +1,11 @@
 """Builds sonde's C extension for `pip install .` (metadata: pyproject.toml).
 
-The extension holds libsonde -- core model, formats, sampler and the
-command line itself -- and the extension's own files, taken from
-sources.mk by the rule the Makefile follows (every .c under the folders
-named, less tools/ folders and the files and folders excluded), with sonde view's
-script and style sheet embedded from src/page/.  Beside it goes
+The extension holds libsonde -- the profile model, the memory accounting,
+the formats, reports and page, the sampler and the command line itself --
+and the extension's own files, taken from sources.mk by the rule the
+Makefile follows (every .c under the folders named, less tools/ folders
+and the files and folders excluded), with sonde view's script and style
+sheet embedded from src/page/.  Beside it goes
 libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no Python in
 it, so it is built as a plain shared library).
 """

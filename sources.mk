@@ -17,7 +17,8 @@
 # runs them through the extension).
 LIBSONDE_SOURCES := src/core src/mem src/formats src/report src/page src/sampler src/cli
 LIBSONDE_EXCLUDE := src/cli/main.c src/sampler/native
-LIBSONDE_LDLIBS := -lm
+# zlib: pprof files are gzipped (Debian: zlib1g-dev).
+LIBSONDE_LDLIBS := -lz -lm
 
 # The sonde command: its main(), linked with libsonde.  (What only the
 # command links, such as a native unwinder needing -ldw -lelf -lstdc++,

@@ -23,6 +23,15 @@ echo "== sonde record -o $out/julia.svg -- python3 examples/julia.py 300 300  (s
 $sonde record -r 1000 -o "$out/julia.svg" -- python3 examples/julia.py 300 300
 echo "   open $out/julia.svg in a browser: hover, click to zoom, Search"
 echo
+echo "== sonde record -f pprof -o $out/julia.pb.gz -- python3 examples/julia.py 300 300  (pprof)"
+$sonde record -r 1000 -f pprof -o "$out/julia.pb.gz" -- python3 examples/julia.py 300 300
+if command -v go >/dev/null; then
+    echo "   go tool pprof -top $out/julia.pb.gz:"
+    go tool pprof -top "$out/julia.pb.gz" 2>/dev/null | head -8
+fi
+echo "   the same file read back: sonde report $out/julia.pb.gz -l 5"
+$sonde report "$out/julia.pb.gz" -l 5
+echo
 # Native frames: numpy's BLAS kernels under the Python lines that called
 # them (the interpreter's own frames left out).  numpy comes from the test
 # venv (make test) or the python3 on PATH.

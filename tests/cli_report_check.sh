@@ -145,6 +145,20 @@ expect_ok "view the JSON" view "$tmp/out.json" -o "$tmp/out.html"
 expect_ok "diff two profiles" diff "$prof" "$tmp/re.prof" -o "$tmp/diff.html" -l 3
 contains "the diff table" "Functions whose own time changed most"
 
+gopprof=$here/tests/c/corpus/go_cpu.pb.gz
+expect_ok "report a Go pprof file" report "$gopprof" -l 0
+contains "Go's main.spin" "(main.spin)"
+expect_ok "report a Go pprof file -f collapsed" report "$gopprof" -f collapsed
+contains "the inlined frame under its caller" "main.spin (/tmp/goapp/main.go:15);main.sq"
+expect_ok "report -f pprof of a pprof file" report "$gopprof" -f pprof -o "$tmp/again.pb.gz"
+expect_ok "the pprof sonde wrote reads back" report "$tmp/again.pb.gz" -f collapsed
+contains "the same stacks" "main.spin (/tmp/goapp/main.go:15);main.sq"
+expect_ok "a mem document as pprof" report "$here/tests/c/corpus/mem_lines.json" -f pprof \
+    -o "$tmp/mem.pb.gz"
+expect_ok "view a pprof file" view "$tmp/again.pb.gz" -o "$tmp/go.html"
+head -c 200 "$gopprof" >"$tmp/cut.pb.gz"
+expect_error "a cut pprof file" 1 report "$tmp/cut.pb.gz"
+
 : >"$tmp/empty.prof"
 head -c 300 /dev/urandom >"$tmp/random.prof"
 head -c 100 "$prof" >"$tmp/truncated.prof"

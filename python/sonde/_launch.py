@@ -1,7 +1,7 @@
 """The launcher: runs a program under sonde's tracer inside its own process.
 
 Started by `sonde run`, `sonde lines` and `sonde mem` as `python -c BOOT DIR
-PKG TOOL FORMAT OPTIONS MODE TARGET ARGS...` (BOOT, in src/cli/launch.c,
+PKG TOOL FORMAT OPTIONS MODE TARGET ARGS...` (BOOT, in src/cli/launcher.c,
 has checked the interpreter and taken PKG off sys.argv).  It makes the
 program see what a bare run shows -- sys.argv, sys.path[0], a fresh
 __main__ module, the modules a bare interpreter has imported and no other

@@ -2,7 +2,7 @@
  * functions (replaces kernprof -l + line_profiler).
  *
  * The program runs under the launcher's line tool (python/sonde/_lines.py
- * chooses the functions, src/ext/lines.c counts), which leaves the counts
+ * chooses the functions, src/ext/lines/ counts), which leaves the counts
  * as JSON; this side checks the command line, prints the table on stderr,
  * copies the JSON to -o and passes the program's exit code on. */
 #include <stddef.h>

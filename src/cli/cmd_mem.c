@@ -3,7 +3,7 @@
  * memory_profiler and mprof).
  *
  * The program runs under the launcher's mem tool (python/sonde/_mem.py;
- * the bookkeeping is src/ext/mem_*.c), with the C allocator shim
+ * the accounting is src/mem, its interpreter side src/ext/mem), with the C allocator shim
  * (src/shim) preloaded unless --no-native; the tool leaves its figures
  * as JSON.  This side checks the command line, prints the table on
  * stderr, copies the JSON to -o, draws --plot and passes the program's

@@ -51,7 +51,7 @@ static const cli_opt option_table[] = {
       .offset = offsetof(record_opts, format),
       .help = "flamegraph (default, an interactive SVG), speedscope,\n"
               "chrome (a timeline for chrome://tracing, Perfetto),\n"
-              "collapsed or json" },
+              "collapsed, json or pprof (go tool pprof, Pyroscope, Parca)" },
     { .short_name = 'r', .long_name = "rate", .arg = "HZ", .type = CLI_REAL,
       .offset = offsetof(record_opts, s.rate), .min = 1, .max = 100000,
       .what = "needs a rate from 1 to 100000 samples per second",
@@ -133,7 +133,7 @@ static int parse(int argc, char **argv, record_opts *o)
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
         return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
-                               "chrome, collapsed or json)", o->format);
+                               "chrome, collapsed, json or pprof)", o->format);
     return 0;
 }
 
@@ -151,7 +151,7 @@ static int open_output(const record_opts *o, long pid, char *name, size_t len, c
 {
     static const struct { const char *format, *ext; } exts[] = {
         { "flamegraph", "svg" }, { "speedscope", "speedscope.json" }, { "chrome", "trace.json" },
-        { "collapsed", "txt" }, { "json", "json" },
+        { "collapsed", "txt" }, { "json", "json" }, { "pprof", "pb.gz" },
     };
     const char *ext = "out";
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)

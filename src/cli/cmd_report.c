@@ -12,6 +12,7 @@
 #include "../formats/format.h"
 #include "../formats/json_read.h"
 #include "../formats/load.h"
+#include "../formats/pprof.h"
 #include "../report/lines_table.h"
 #include "../report/mem_plot.h"
 #include "../report/mem_table.h"
@@ -45,9 +46,10 @@ static const cli_opt option_table[] = {
     { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
       .offset = offsetof(report_opts, format),
       .help = "table (default), pstats, json, collapsed, speedscope,\n"
-              "flamegraph (from a JSON profile), dot: the call graph\n"
-              "as gprof2dot draws it, svg or png: that graph drawn by\n"
-              "Graphviz; for a mem profile svg is its timeline" },
+              "flamegraph, pprof (these from a JSON or pprof profile),\n"
+              "dot: the call graph as gprof2dot draws it, svg or png:\n"
+              "that graph drawn by Graphviz; for a mem profile svg is\n"
+              "its timeline and pprof a heap profile" },
     { .long_name = "node-thres", .arg = "P", .type = CLI_REAL,
       .offset = offsetof(report_opts, node_thres), .min = 0, .max = 100,
       .what = "takes a percentage from 0 to 100",
@@ -74,31 +76,35 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 
 const cli_command cmd_report = {
     .name = "report",
-    .summary = "print or convert a .prof file (sonde's or cProfile's)",
+    .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
     .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
-             "cProfile: python -m cProfile -o FILE) or of sonde's JSON profile, or\n"
-             "converts it with -f.  Prints the table of a file written by sonde lines -o\n"
-             "or sonde mem -o (-f svg draws a mem profile's memory over time).",
+             "cProfile: python -m cProfile -o FILE), of sonde's JSON profile or of a\n"
+             "pprof file (sonde's, Go's: gzipped or not), or converts it with -f.\n"
+             "Prints the table of a file written by sonde lines -o or sonde mem -o (-f svg\n"
+             "draws a mem profile's memory over time, -f pprof makes it a heap profile).",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
 };
 
 /* A sonde lines or mem document drawn into b: its table, or with -f svg a
- * mem document's timeline.  0, or an exit code after printing why. */
+ * mem document's timeline, with -f pprof a mem document as a heap
+ * profile.  0, or an exit code after printing why. */
 static int draw_document(sonde_buf *b, const char *file, const sonde_jtree *t,
                          enum sonde_load_kind kind, const char *format)
 {
     int mem = kind == SONDE_LOADED_MEM, svg = strcmp(format, "svg") == 0;
-    if (strcmp(format, "table") != 0 && !(mem && svg))
-        return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'",
-                               mem ? "mem" : "lines", mem ? " or svg (its timeline)" : "", format);
+    int pprof = strcmp(format, "pprof") == 0;
+    if (strcmp(format, "table") != 0 && !(mem && (svg || pprof)))
+        return cli_usage_error("report", "a %s profile becomes a table%s, not '%s'", mem ? "mem"
+                               : "lines", mem ? " or svg (its timeline) or pprof" : "", format);
     char err[256];
     int drawn = !mem ? sonde_lines_table_write(b, t, NULL, err, sizeof err)
                 : svg ? sonde_mem_plot_write(b, t, err, sizeof err)
+                : pprof ? sonde_pprof_mem_write(b, t, err, sizeof err)
                       : sonde_mem_table_write(b, t, err, sizeof err);
     return drawn < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot read '%s': %s", file, err) : 0;
 }

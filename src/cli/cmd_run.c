@@ -33,7 +33,8 @@ static const cli_opt option_table[] = {
       .offset = offsetof(run_opts, format),
       .help = "pstats (default; pstats.Stats, snakeviz, gprof2dot),\n"
               "collapsed (flame graph stacks, microseconds), json,\n"
-              "speedscope or flamegraph (interactive SVG)" },
+              "speedscope, flamegraph (interactive SVG) or pprof\n"
+              "(go tool pprof, Pyroscope, Parca)" },
     { .short_name = 's', .long_name = "sort", .arg = "KEY", .type = CLI_STRING,
       .offset = offsetof(run_opts, sort),
       .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },

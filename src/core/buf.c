@@ -191,22 +191,3 @@ int sonde_buf_finish(sonde_buf *b)
     errno = b->write_errno ? b->write_errno : ENOMEM;
     return -1;
 }
-
-int sonde_buf_write_file(const sonde_buf *b, const char *path)
-{
-    if (b->oom) {
-        errno = ENOMEM;
-        return -1;
-    }
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *f = to_stdout ? stdout : fopen(path, "wb");
-    if (!f)
-        return -1;
-    size_t n = b->len ? fwrite(b->data, 1, b->len, f) : 0;
-    int err = n != b->len;
-    if (to_stdout)
-        err |= fflush(f) != 0;
-    else
-        err |= fclose(f) != 0;
-    return err ? -1 : 0;
-}

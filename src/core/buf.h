@@ -58,7 +58,5 @@ void sonde_buf_num(sonde_buf *b, double v);
 /* 1 when every append succeeded (and reached the stream, for a
  * streaming buf). */
 int sonde_buf_ok(const sonde_buf *b);
-/* Writes the whole buffer to path ("-" = stdout).  0, or -1 with errno. */
-int sonde_buf_write_file(const sonde_buf *b, const char *path);
 
 #endif

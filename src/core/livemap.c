@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-void livemap_init(livemap *m) { memset(m, 0, sizeof *m); }
+void sonde_livemap_init(sonde_livemap *m) { memset(m, 0, sizeof *m); }
 
-void livemap_free(livemap *m)
+void sonde_livemap_free(sonde_livemap *m)
 {
     free(m->slots);
     m->slots = NULL;
@@ -23,7 +23,7 @@ static uint64_t slot_of(uint64_t addr, uint64_t mask)
     return k & mask;
 }
 
-static void place(livemap_entry *slots, uint64_t mask, const livemap_entry *e)
+static void place(sonde_livemap_entry *slots, uint64_t mask, const sonde_livemap_entry *e)
 {
     uint64_t i = slot_of(e->addr, mask);
     while (slots[i].addr)
@@ -31,10 +31,10 @@ static void place(livemap_entry *slots, uint64_t mask, const livemap_entry *e)
     slots[i] = *e;
 }
 
-static int grow(livemap *m)
+static int grow(sonde_livemap *m)
 {
     uint64_t n = m->nslots ? m->nslots * 2 : 1024;
-    livemap_entry *slots = calloc(n, sizeof *slots);
+    sonde_livemap_entry *slots = calloc(n, sizeof *slots);
     if (!slots)
         return -1;
     for (uint64_t i = 0; i < m->nslots; i++)
@@ -46,16 +46,16 @@ static int grow(livemap *m)
     return 0;
 }
 
-static void filter_add(livemap *m, uint64_t addr, int delta)
+static void filter_add(sonde_livemap *m, uint64_t addr, int delta)
 {
-    uint8_t *c = &m->filter[livemap_filter_index(addr)];
+    uint8_t *c = &m->filter[sonde_livemap_filter_index(addr)];
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
     if (v == UINT8_MAX)
         return; /* saturated: stays "maybe" for good */
     __atomic_store_n(c, (uint8_t)(v + delta), __ATOMIC_RELAXED);
 }
 
-int livemap_put(livemap *m, const livemap_entry *e)
+int sonde_livemap_put(sonde_livemap *m, const sonde_livemap_entry *e)
 {
     if (!e->addr)
         return 0;
@@ -72,7 +72,7 @@ int livemap_put(livemap *m, const livemap_entry *e)
     return 0;
 }
 
-int livemap_take(livemap *m, uint64_t addr, livemap_entry *out)
+int sonde_livemap_take(sonde_livemap *m, uint64_t addr, sonde_livemap_entry *out)
 {
     if (!m->nslots || !addr)
         return 0;

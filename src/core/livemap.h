@@ -7,47 +7,47 @@
  * release of an address not followed -- almost all of them when
  * allocations are sampled -- is told apart with one load and no lock.
  *
- * Not thread-safe except livemap_maybe(), which may race with insertions
+ * Not thread-safe except sonde_livemap_maybe(), which may race with insertions
  * and removals of other addresses (the caller's lock orders the rest). */
 #ifndef SONDE_LIVEMAP_H
 #define SONDE_LIVEMAP_H
 
 #include <stdint.h>
 
-typedef struct livemap_entry {
+typedef struct sonde_livemap_entry {
     uint64_t addr;      /* 0: an empty slot */
     uint64_t bytes;     /* what the block counts for */
     uint32_t node;      /* the allocating stack */
     uint32_t kind;
-} livemap_entry;
+} sonde_livemap_entry;
 
 #define LIVEMAP_FILTER_BITS 20
 
-typedef struct livemap {
-    livemap_entry *slots;
+typedef struct sonde_livemap {
+    sonde_livemap_entry *slots;
     uint64_t count, nslots;
     uint8_t filter[1u << LIVEMAP_FILTER_BITS]; /* saturated counters stay */
-} livemap;
+} sonde_livemap;
 
-void livemap_init(livemap *m);
-void livemap_free(livemap *m);
+void sonde_livemap_init(sonde_livemap *m);
+void sonde_livemap_free(sonde_livemap *m);
 
-static inline uint32_t livemap_filter_index(uint64_t addr)
+static inline uint32_t sonde_livemap_filter_index(uint64_t addr)
 {
     return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> (64 - LIVEMAP_FILTER_BITS));
 }
 
 /* 0 when addr is certainly not in the map. */
-static inline int livemap_maybe(const livemap *m, const void *addr)
+static inline int sonde_livemap_maybe(const sonde_livemap *m, const void *addr)
 {
-    return __atomic_load_n(&m->filter[livemap_filter_index((uint64_t)(uintptr_t)addr)],
+    return __atomic_load_n(&m->filter[sonde_livemap_filter_index((uint64_t)(uintptr_t)addr)],
                            __ATOMIC_RELAXED) != 0;
 }
 
 /* Adds (or replaces) the entry for e->addr.  0, or -1 on out of memory. */
-int livemap_put(livemap *m, const livemap_entry *e);
+int sonde_livemap_put(sonde_livemap *m, const sonde_livemap_entry *e);
 
 /* Takes the entry for addr out into *out.  1 when there was one, else 0. */
-int livemap_take(livemap *m, uint64_t addr, livemap_entry *out);
+int sonde_livemap_take(sonde_livemap *m, uint64_t addr, sonde_livemap_entry *out);
 
 #endif

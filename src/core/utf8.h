@@ -13,18 +13,20 @@
 #define SONDE_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Length of the valid UTF-8 sequence at s (1 for ASCII), or 0 when the
  * byte at s does not start one (overlong forms, surrogates and code
  * points past U+10FFFF are not valid).  s is NUL-terminated. */
 size_t sonde_utf8_len(const unsigned char *s);
 
-/* The byte a lone surrogate U+DC80..U+DCFF written as UTF-8 at s[0..n)
- * escapes, or -1 when s does not start with one. */
-int sonde_utf8_escaped_byte(const unsigned char *s, size_t n);
+/* Writes code point c (up to U+10FFFF) as UTF-8 into out[0..4); returns
+ * how many bytes it took. */
+size_t sonde_utf8_encode(uint32_t c, unsigned char out[4]);
 
-/* Rewrites s[0..n) in place, each escaped byte (sonde_utf8_escaped_byte)
- * back into the byte itself; returns the new length (NUL-terminated when
+/* Rewrites s[0..n) in place, each lone surrogate U+DC80..U+DCFF written
+ * as UTF-8 (Python's surrogateescape of a byte that is not UTF-8) back
+ * into the byte it escapes; returns the new length (NUL-terminated when
  * room allows: the length never grows). */
 size_t sonde_utf8_unescape(char *s, size_t n);
 

@@ -4,8 +4,9 @@
  * LineTracer (sonde.LineProfiler and sonde.MemoryProfiler) in lines/ with
  * the memory profiler in mem/; interp/ holds what they share.  The
  * module's own functions: main() runs the command line itself, so
- * `python3 -m sonde` and build/bin/sonde are one program, and the line and
- * memory tables and plot are drawn by the writers the command line uses. */
+ * `python3 -m sonde` and build/bin/sonde are one program; the line and
+ * memory tables and plot are drawn by the writers the command line uses;
+ * write_file() writes the Python side's files as the command writes its own. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -153,7 +154,7 @@ static PyObject *module_write_file(PyObject *mod, PyObject *args)
     Py_RETURN_NONE;
 }
 
-static PyMethodDef module_methods[] = {
+static PyMethodDef module_methods[] = { /* constant */
     { "write_file", module_write_file, METH_VARARGS,
       "write_file(path, data): write bytes to path, as every sonde output is written." },
     { "lines_table", module_lines_table, METH_VARARGS,
@@ -167,9 +168,10 @@ static PyMethodDef module_methods[] = {
     { NULL, NULL, 0, NULL },
 };
 
-static struct PyModuleDef module_def = {
+static struct PyModuleDef module_def = { /* read by PyModule_Create once, at import */
     PyModuleDef_HEAD_INIT, "_sonde",
-    "sonde's engine: the deterministic tracer and the profile writers.",
+    "sonde's engine: the deterministic tracer, the line tracer, the memory profiler, "
+    "the writers and the command line.",
     -1, module_methods, NULL, NULL, NULL, NULL,
 };
 

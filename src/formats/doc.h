@@ -3,7 +3,7 @@
  * lines and mem documents (what sonde lines -o and sonde mem -o write,
  * README "Formats").  Their writers (lines_doc.c, mem_doc.c) and their
  * readers (the tables, the plot, the page, the loader) name members only
- * through these (the page's script, src/view/viewer.js, spells them again). */
+ * through these (the page's script, src/page/viewer.js, spells them again). */
 #ifndef SONDE_DOC_H
 #define SONDE_DOC_H
 

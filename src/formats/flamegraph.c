@@ -26,16 +26,17 @@
  * script does the same after a zoom. */
 static void put_label(sonde_buf *b, const char *name, double w)
 {
-    long fits = (long)((w - 6) / 7);
+    double room = (w - 6) / 7; /* characters; a frame of a malformed file may be very wide */
     size_t len = strlen(name);
-    if (fits < 3)
+    if (!(room >= 3))
         return;
-    if ((size_t)fits >= len) {
+    if (room >= (double)len) {
         sonde_buf_xml_str(b, name);
         return;
     }
     char cut[512];
-    size_t keep = (size_t)fits - 2 < sizeof cut - 1 ? (size_t)fits - 2 : sizeof cut - 1;
+    size_t fits = (size_t)room; /* below len, so it fits a size_t */
+    size_t keep = fits - 2 < sizeof cut - 1 ? fits - 2 : sizeof cut - 1;
     while (keep > 0 && ((unsigned char)name[keep] & 0xc0) == 0x80)
         keep--; /* never split a UTF-8 sequence */
     memcpy(cut, name, keep);

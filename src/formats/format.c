@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/outfile.h"
+#include "pprof.h"
 
 static const sonde_format formats[] = {
     { .name = "pstats",
@@ -24,6 +25,9 @@ static const sonde_format formats[] = {
       .needs_tree = 1, .needs_timeline = 1, .write = sonde_chrome_write },
     { .name = "dot", .summary = "the call graph as Graphviz source, as gprof2dot draws it",
       .needs_stats = 1, .write = sonde_dot_write },
+    { .name = "pprof",
+      .summary = "gzipped profile.proto (go tool pprof, Pyroscope, Parca, Cloud Profiler)",
+      .needs_tree = 1, .write = sonde_pprof_write },
 };
 
 const sonde_format_opts *sonde_format_opts_or_default(const sonde_format_opts *o)

@@ -3,10 +3,11 @@
  * {"sonde": 1, "mode": "run", "unit": "seconds", ("sample_rate": HZ, when sampled)
  *  "functions": [{"name", "qualname", "file", "line", "kind"}],
  *  "threads": [{"ident", "native_id", "name", "root"}],
- *  "nodes": [[function, parent, calls, total, self], ...],
+ *  "nodes": [[function, parent, calls, total, self(, line)], ...],
  *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
  *             "callers": [[function, ncalls, pcalls, tottime, cumtime]]}]}
- * Node 0 is a placeholder; a thread's root node has function -1. */
+ * Node 0 is a placeholder; a thread's root node has function -1.  A
+ * sampled frame's node adds the line it was at, when it knows one. */
 #include <stdlib.h>
 
 #include "doc.h"
@@ -56,6 +57,8 @@ static void put_nodes(sonde_buf *b, const sonde_profile *p)
         sonde_buf_num(b, (double)n->total * p->seconds_per_tick);
         sonde_buf_puts(b, ", ");
         sonde_buf_num(b, (double)n->self * p->seconds_per_tick);
+        if (n->line > 0)
+            sonde_buf_printf(b, ", %d", n->line);
         sonde_buf_putc(b, ']');
     }
     sonde_buf_puts(b, "],\n");

@@ -66,8 +66,16 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     }
     if (read_functions(t, fs, p, err, errlen) < 0)
         return -1;
-    p->seconds_per_tick = 1e-9;
-    p->sample_rate = sonde_json_num(t, root, "sample_rate", 0);
+    /* A sampled profile counts in samples, as the sampler did (at a rate
+     * sonde record takes: 1 to 100000 Hz); the rest in nanoseconds. */
+    double rate = sonde_json_num(t, root, "sample_rate", 0);
+    if (sonde_json_get(t, root, "sample_rate") && !(rate >= 1 && rate <= 100000)) {
+        snprintf(err, errlen, "\"sample_rate\" is not a rate from 1 to 100000 per second");
+        return -1;
+    }
+    p->sample_rate = rate;
+    p->seconds_per_tick = p->sample_rate > 0 ? 1.0 / p->sample_rate : 1e-9;
+    double ticks_per_second = 1.0 / p->seconds_per_tick;
     /* where each node of the file went in p */
     uint32_t *at = calloc(nodes->len ? nodes->len : 1, sizeof *at);
     if (!at) {
@@ -98,7 +106,9 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
             rc = -1;
             break;
         }
-        uint32_t k = sonde_profile_child_for(p, at[(uint32_t)parent], (uint32_t)func, 0);
+        double line = item_num(t, n, 5);
+        int32_t at_line = line >= 1 && line <= INT32_MAX ? (int32_t)line : 0;
+        uint32_t k = sonde_profile_child_for(p, at[(uint32_t)parent], (uint32_t)func, at_line);
         if (k == SONDE_NO_NODE) {
             snprintf(err, errlen, "out of memory");
             rc = -1;
@@ -107,8 +117,8 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         at[i] = k;
         double calls = item_num(t, n, 2), total = item_num(t, n, 3), self = item_num(t, n, 4);
         p->nodes[k].calls += sonde_num_to_count(calls);
-        p->nodes[k].total += sonde_num_to_count(total * 1e9 + 0.5);
-        p->nodes[k].self += sonde_num_to_count(self * 1e9 + 0.5);
+        p->nodes[k].total += sonde_num_to_count(total * ticks_per_second + 0.5);
+        p->nodes[k].self += sonde_num_to_count(self * ticks_per_second + 0.5);
     }
     free(at);
     return rc;

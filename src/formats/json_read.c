@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../core/grow.h"
+#include "../core/utf8.h"
 
 typedef struct parser {
     sonde_jtree *t;
@@ -53,28 +54,9 @@ static int pool_put(parser *ps, const char *s, size_t n)
 
 static int put_utf8(parser *ps, uint32_t cp)
 {
-    char b[4];
-    size_t n;
-    if (cp < 0x80) {
-        b[0] = (char)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        b[0] = (char)(0xc0 | cp >> 6);
-        b[1] = (char)(0x80 | (cp & 0x3f));
-        n = 2;
-    } else if (cp < 0x10000) {
-        b[0] = (char)(0xe0 | cp >> 12);
-        b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[2] = (char)(0x80 | (cp & 0x3f));
-        n = 3;
-    } else {
-        b[0] = (char)(0xf0 | cp >> 18);
-        b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-        b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        b[3] = (char)(0x80 | (cp & 0x3f));
-        n = 4;
-    }
-    return pool_put(ps, b, n);
+    unsigned char b[4];
+    size_t n = sonde_utf8_encode(cp, b);
+    return pool_put(ps, (const char *)b, n);
 }
 
 static int hex4(parser *ps, uint32_t *out)

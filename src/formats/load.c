@@ -12,6 +12,7 @@
 #include "doc.h"
 #include "json_profile.h"
 #include "json_read.h"
+#include "pprof.h"
 #include "pstats.h"
 
 /* What kind of file st describes, for a message: NULL for a regular one. */
@@ -130,9 +131,16 @@ int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, so
         rc = sonde_pstats_read(data, len, p, s, why, sizeof why);
         if (rc < 0)
             snprintf(err, errlen, "cannot read '%s': %s", path, why);
+    } else if (sonde_pprof_is(data, len)) {
+        char why[200];
+        rc = sonde_pprof_read(data, len, p, why, sizeof why);
+        if (rc < 0)
+            snprintf(err, errlen, "cannot read '%s' as a pprof profile: %s", path, why);
+        else if ((rc = sonde_stats_from_profile(s, p)) < 0)
+            snprintf(err, errlen, "out of memory reading '%s'", path);
     } else {
         snprintf(err, errlen, "'%s' is not a profile file sonde can read "
-                 "(expected a .prof written by sonde run or cProfile)", path);
+                 "(expected a .prof written by sonde run or cProfile, or a pprof file)", path);
     }
     return rc;
 }

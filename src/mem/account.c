@@ -16,15 +16,18 @@
 #include <unistd.h>
 
 #include "../core/clock.h"
+#include "../core/grow.h"
 
 mem_data *mem_active;            /* see account.h: atomic, release / acquire */
 uint64_t mem_generation;         /* see account.h: atomic, written by one start at a time */
+/* Thread-local, each read and written by its own thread only (account.h). */
 _Thread_local int mem_tls_busy __attribute__((tls_model("initial-exec")));
 _Thread_local int64_t mem_tls_countdown __attribute__((tls_model("initial-exec")));
 _Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-exec")));
 _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
 /* Thread-local: what the release of mem_tls_released took out of the books. */
-static _Thread_local livemap_entry tls_released_entry __attribute__((tls_model("initial-exec")));
+static _Thread_local sonde_livemap_entry tls_released_entry
+    __attribute__((tls_model("initial-exec")));
 /* Thread-local: the recording this thread's countdown and draws are for. */
 static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
 /* Thread-local: the state of this thread's random draws (xorshift64*). */
@@ -98,12 +101,11 @@ static void add_point(mem_data *m, uint64_t ns, uint64_t rss)
                                                                        : m->points[i];
             m->npoints = k;
         } else {
-            uint32_t cap = m->points_cap ? m->points_cap * 2 : 1024;
-            mem_point *bigger = realloc(m->points, cap * sizeof *bigger);
+            mem_point *bigger = sonde_grow(m->points, &m->points_cap, m->npoints + 1,
+                                           sizeof *bigger, MEM_MAX_POINTS);
             if (!bigger)
                 return;
             m->points = bigger;
-            m->points_cap = cap;
         }
     }
     m->points[m->npoints++] = (mem_point){ .ns = ns, .rss = rss, .heap = m->heap,
@@ -146,7 +148,7 @@ void mem_refresh_rss(mem_data *m)
  * and stack that allocated it. */
 static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
 {
-    livemap_entry e = { .addr = (uint64_t)(uintptr_t)p, .bytes = weight, .node = m->root,
+    sonde_livemap_entry e = { .addr = (uint64_t)(uintptr_t)p, .bytes = weight, .node = m->root,
                         .kind = kind };
     uint64_t heap = kind == MEM_MAPPED ? 0 : weight; /* what it adds to the heap */
     store(&m->heap, m->heap + heap);
@@ -161,7 +163,7 @@ static void follow(mem_data *m, void *p, uint64_t weight, enum mem_kind kind)
         heap = weight;
         store(&m->heap, m->heap + heap);
     }
-    if (livemap_put(&m->live, &e) < 0) {
+    if (sonde_livemap_put(&m->live, &e) < 0) {
         m->untracked += weight;
         store(&m->heap, m->heap - heap);
         if (e.kind == MEM_MAPPED)
@@ -221,8 +223,8 @@ static void drop_followed(void *p, int forget)
     if (!m)
         return;
     mem_lock(m);
-    livemap_entry e;
-    if (mem_active == m && livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
+    sonde_livemap_entry e;
+    if (mem_active == m && sonde_livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
         if (!forget && e.bytes >= MEM_BIG_RELEASE)
             mem_read_rss(m, 1);
         mem_mapping mp;
@@ -243,7 +245,7 @@ static void drop_followed(void *p, int forget)
 }
 
 void mem_followed_release(void *p) { drop_followed(p, 0); }
-void mem_unfollow(void *p) { drop_followed(p, 1); }
+static void unfollow(void *p) { drop_followed(p, 1); }
 
 void mem_restore(void *p)
 {
@@ -252,9 +254,10 @@ void mem_restore(void *p)
     if (!m)
         return;
     mem_lock(m);
-    livemap_entry e = tls_released_entry;
+    sonde_livemap_entry e = tls_released_entry;
     e.kind = e.kind == MEM_MAPPED ? MEM_NATIVE : e.kind; /* realloc's blocks are not mappings */
-    if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p && livemap_put(&m->live, &e) == 0) {
+    if (mem_active == m && e.addr == (uint64_t)(uintptr_t)p &&
+        sonde_livemap_put(&m->live, &e) == 0) {
         store(&m->heap, m->heap + e.bytes);
         store(&m->churn, m->churn - e.bytes);
         mem_place_release(m, e.bytes, MEM_RESTORED);
@@ -271,8 +274,8 @@ void mem_event(void) { mem_tls_fresh = 0; }
 void mem_forget(void *p)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
-    if (m && p && livemap_maybe(&m->live, p))
-        mem_unfollow(p);
+    if (m && p && sonde_livemap_maybe(&m->live, p))
+        unfollow(p);
 }
 
 void mem_forget_fresh(void *p)
@@ -359,7 +362,7 @@ mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_eve
     m->seed = seed;
     m->host = *host;
     m->statm_fd = -1;
-    livemap_init(&m->live);
+    sonde_livemap_init(&m->live);
     sonde_u64map_init(&m->line_at);
     sonde_u64map_init(&m->site_of);
     pthread_mutex_init(&m->lock, NULL);
@@ -382,7 +385,7 @@ void mem_data_free(mem_data *m)
 {
     if (!m)
         return;
-    livemap_free(&m->live);
+    sonde_livemap_free(&m->live);
     mem_mapped_free(&m->mapped);
     sonde_u64map_free(&m->line_at);
     sonde_u64map_free(&m->site_of);

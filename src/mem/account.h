@@ -133,7 +133,8 @@ typedef struct mem_open {
 /* Line events: a thread's shadow stack, in step with the line tracer's. */
 typedef struct mem_thread {
     mem_open *stack;
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
     uint64_t alloc_total, freed_total; /* bytes (weights) so far */
     struct mem_thread *next;
 } mem_thread;
@@ -149,12 +150,13 @@ struct mem_data {
     mem_host host;
 
     pthread_mutex_t lock;        /* guards everything below but the shadow stacks */
-    livemap live;                /* sampled blocks not released yet */
+    sonde_livemap live;                /* sampled blocks not released yet */
     sonde_profile stacks;        /* allocating stacks: nodes of (site, line); a node's
                                     func is its site's index (no function table) */
     uint32_t root;
     mem_site **sites;            /* registered code objects, in order */
-    uint32_t nsites, sites_cap;
+    uint32_t nsites;
+    size_t sites_cap;
     sonde_u64map site_of;        /* code address -> site index */
     uint64_t heap, heap_peak;    /* bytes of the followed blocks (of a mapping,
                                     its touched part) */
@@ -170,10 +172,12 @@ struct mem_data {
     uint64_t untracked;          /* bytes of samples bookkeeping could not hold */
     uint64_t samples;
     mem_point *points;
-    uint32_t npoints, points_cap;
+    uint32_t npoints;
+    size_t points_cap;
     mem_span *spans;             /* from the stack: under the lock; with line
                                     events: under the GIL (only events mark them) */
-    uint32_t nspans, spans_cap;
+    uint32_t nspans;
+    size_t spans_cap;
     uint64_t spans_dropped;
     int statm_fd;
     long page_size;
@@ -216,7 +220,6 @@ void mem_sampled_alloc(void *p, size_t size, enum mem_kind kind);
 void mem_mapping_made(void *p, size_t len);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
-void mem_unfollow(void *p);
 void mem_restore(void *p);
 
 /* An allocation of size bytes at p (NULL when it failed). */
@@ -243,7 +246,7 @@ static inline void mem_on_map(void *p, size_t len)
 static inline void mem_on_release(void *p)
 {
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
-    if (!m || mem_tls_busy || !p || !livemap_maybe(&m->live, p))
+    if (!m || mem_tls_busy || !p || !sonde_livemap_maybe(&m->live, p))
         return;
     mem_followed_release(p);
 }

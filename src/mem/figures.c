@@ -15,7 +15,7 @@ static int sum_live(const mem_data *m, mem_node_bytes *nb)
     if (!nb->all || !nb->native || !nb->reserved)
         return -1;
     for (uint64_t i = 0; i < m->live.nslots; i++) {
-        const livemap_entry *e = &m->live.slots[i];
+        const sonde_livemap_entry *e = &m->live.slots[i];
         if (!e->addr || e->node >= n || e->kind == MEM_MAPPED)
             continue;
         nb->all[e->node] += e->bytes;

@@ -4,16 +4,16 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "../core/grow.h"
+
 int mem_mapped_add(mem_mappings *ms, uint64_t addr, uint64_t len, uint32_t node)
 {
     if (ms->n == ms->cap) {
-        uint32_t cap = ms->cap ? ms->cap * 2 : 16;
-        mem_mapping *bigger = cap <= MEM_MAX_MAPPINGS ? realloc(ms->items, cap * sizeof *bigger)
-                                                      : NULL;
+        mem_mapping *bigger = sonde_grow(ms->items, &ms->cap, (size_t)ms->n + 1, sizeof *bigger,
+                                         MEM_MAX_MAPPINGS);
         if (!bigger)
             return -1;
         ms->items = bigger;
-        ms->cap = cap;
     }
     ms->items[ms->n++] = (mem_mapping){ .addr = addr, .len = len, .node = node };
     return 0;

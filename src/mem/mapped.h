@@ -11,6 +11,7 @@
 #ifndef SONDE_MEM_MAPPED_H
 #define SONDE_MEM_MAPPED_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct mem_mapping {
@@ -24,7 +25,8 @@ typedef struct mem_mapping {
 
 typedef struct mem_mappings {
     mem_mapping *items;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } mem_mappings;
 
 /* Follows a new mapping (nothing touched yet).  0, or -1 when full or out

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/clock.h"
+#include "../core/grow.h"
 #include "account.h"
 
 /* Frames read per sample from the stack (the innermost ones; 4 KiB of the
@@ -34,12 +35,11 @@ static int grow_sites(mem_data *m)
 {
     if (m->nsites < m->sites_cap)
         return 0;
-    uint32_t cap = m->sites_cap ? m->sites_cap * 2 : 16;
-    mem_site **bigger = cap > m->sites_cap ? realloc(m->sites, cap * sizeof *bigger) : NULL;
+    mem_site **bigger = sonde_grow(m->sites, &m->sites_cap, (size_t)m->nsites + 1,
+                                   sizeof *bigger, UINT32_MAX);
     if (!bigger)
         return -1;
     m->sites = bigger;
-    m->sites_cap = cap;
     return 0;
 }
 
@@ -85,20 +85,16 @@ void mem_span_mark(mem_data *m, mem_site *s, uint64_t ns, int end)
         return;
     }
     if (m->nspans == m->spans_cap) {
-        uint32_t cap = m->spans_cap ? m->spans_cap * 2 : 256;
-        mem_span *bigger = NULL;
-        if (cap <= MEM_MAX_SPANS) {
-            mem_busy_begin();
-            bigger = realloc(m->spans, cap * sizeof *bigger);
-            mem_busy_end();
-        }
+        mem_busy_begin();
+        mem_span *bigger = sonde_grow(m->spans, &m->spans_cap, (size_t)m->nspans + 1,
+                                      sizeof *bigger, MEM_MAX_SPANS);
+        mem_busy_end();
         if (!bigger) {
             m->spans_dropped++;
             s->last_span = -1;
             return;
         }
         m->spans = bigger;
-        m->spans_cap = cap;
     }
     m->spans[m->nspans] = (mem_span){ .site = s->index, .start = ns, .end = 0 };
     s->last_span = m->nspans++;
@@ -166,14 +162,13 @@ int mem_frame_enter(mem_data *m, uint32_t site)
     if (!th)
         return -1;
     if (th->depth == th->cap) {
-        uint32_t cap = th->cap ? th->cap * 2 : 64;
         mem_busy_begin();
-        mem_open *s = cap > th->cap ? realloc(th->stack, cap * sizeof *s) : NULL;
+        mem_open *s = sonde_grow(th->stack, &th->cap, (size_t)th->depth + 1, sizeof *s,
+                                 UINT32_MAX);
         mem_busy_end();
         if (!s)
             return -1;
         th->stack = s;
-        th->cap = cap;
     }
     mem_site *s = site < m->nsites ? m->sites[site] : NULL;
     th->stack[th->depth++] = (mem_open){ .site = s, .line = -1, .peak = mem_heap(m) };

@@ -1,5 +1,5 @@
 /* viewer.js - sonde view's page.  Reads the JSON in #data (see
- * src/page/view.c for its shapes) and draws, without any request:
+ * src/page/view.h for its shapes) and draws, without any request:
  * profiles: flame graph, icicle, sunburst (click to zoom, breadcrumb to
  * zoom out, search, depth and cutoff), a sortable and filterable table,
  * callers and callees of the selected function; lines and mem profiles:

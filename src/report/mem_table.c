@@ -26,7 +26,8 @@ static int is_mem(const sonde_jtree *t)
     return strcmp(sonde_json_str(t, sonde_json_get(t, root, DOC_MODE)), DOC_MODE_MEM) == 0;
 }
 
-void sonde_mem_put_bytes(sonde_buf *b, double bytes)
+/* Appends bytes in the most readable binary unit ("12.5 MiB", "512 B"). */
+static void put_bytes(sonde_buf *b, double bytes)
 {
     static const char *units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
     double v = fabs(bytes);
@@ -46,7 +47,7 @@ static void put_column(sonde_buf *b, double bytes, int w)
 {
     sonde_buf cell;
     sonde_buf_init(&cell);
-    sonde_mem_put_bytes(&cell, bytes);
+    put_bytes(&cell, bytes);
     sonde_buf_printf(b, " %*s", w, sonde_buf_ok(&cell) ? cell.data : "?");
     sonde_buf_free(&cell);
 }
@@ -163,7 +164,7 @@ static void put_leaks(sonde_buf *b, const sonde_jtree *t, const sonde_jval *leak
         double reserved = sonde_json_num(t, leak, DOC_RESERVED_BYTES, 0);
         if (reserved > 0) {
             sonde_buf_printf(b, "%14s + ", "");
-            sonde_mem_put_bytes(b, reserved);
+            put_bytes(b, reserved);
             sonde_buf_puts(b, " reserved (mapped, never touched)\n");
         }
         for (uint32_t k = stack->len - 1; k-- > 0;) {
@@ -178,19 +179,19 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     const sonde_jval *root = &t->vals[t->root];
     double sample = sonde_json_num(t, root, DOC_SAMPLE_BYTES, 0);
     sonde_buf_puts(b, "\nPeak RSS ");
-    sonde_mem_put_bytes(b, sonde_json_num(t, root, DOC_RSS_HIGH_WATER_BYTES, 0));
+    put_bytes(b, sonde_json_num(t, root, DOC_RSS_HIGH_WATER_BYTES, 0));
     sonde_buf_puts(b, ", peak of the followed heap ");
-    sonde_mem_put_bytes(b, sonde_json_num(t, root, DOC_HEAP_PEAK_BYTES, 0));
+    put_bytes(b, sonde_json_num(t, root, DOC_HEAP_PEAK_BYTES, 0));
     double reserved = sonde_json_num(t, root, DOC_RESERVED_BYTES, 0);
     if (reserved > 0) {
         sonde_buf_puts(b, "; at the end ");
-        sonde_mem_put_bytes(b, reserved);
+        put_bytes(b, reserved);
         sonde_buf_puts(b, " more mapped and never touched (reserved, not heap)");
     }
     if (sample > 0) {
         sonde_buf_printf(b, ".\nSmall blocks sampled once per %.0f bytes on average (blocks of ",
                          sample);
-        sonde_mem_put_bytes(b, 16 * sample);
+        put_bytes(b, 16 * sample);
         sonde_buf_puts(b, " and more exactly)");
     } else {
         sonde_buf_puts(b, ".\nEvery block followed");
@@ -206,7 +207,7 @@ static void put_summary(sonde_buf *b, const sonde_jtree *t)
     double untracked = sonde_json_num(t, root, DOC_UNTRACKED_BYTES, 0);
     if (untracked > 0) {
         sonde_buf_puts(b, "warning: ");
-        sonde_mem_put_bytes(b, untracked);
+        put_bytes(b, untracked);
         sonde_buf_puts(b, " of allocations could not be followed (sonde's bookkeeping ran out "
                           "of memory): net and leak figures are short by that much\n");
     }

@@ -13,7 +13,4 @@
  * not a mem profile. */
 int sonde_mem_table_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);
 
-/* Appends bytes in the most readable binary unit ("12.5 MiB", "512 B"). */
-void sonde_mem_put_bytes(sonde_buf *b, double bytes);
-
 #endif

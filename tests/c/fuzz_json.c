@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "report/diff.h"
 #include "formats/format.h"
 #include "report/lines_table.h"
@@ -29,20 +30,7 @@
 #define SEED 0x15071507u
 #define MAX_GROWTH 4096
 
-static uint64_t rng_state = SEED;
-
-/* xorshift64*: small, fast, and the same sequence on every machine. */
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
-
-static long accepted, rejected;
+static long accepted; /* inputs the loader took */
 
 static const char *const formats[] = { "pstats", "collapsed", "json", "speedscope",
                                        "flamegraph", "chrome", "dot" };
@@ -109,9 +97,7 @@ static void feed(const unsigned char *data, size_t len)
             render_document(&doc, kind);
             sonde_jtree_free(&doc);
         }
-    } else if (rc == -1 && err[0]) {
-        rejected++;
-    } else {
+    } else if (rc != -1 || !err[0]) {
         fprintf(stderr, "fuzz_json: the loader returned %d with no message\n", rc);
         exit(1);
     }
@@ -136,24 +122,24 @@ static size_t mutate(const unsigned char *src, size_t len, unsigned char *dst)
     memcpy(dst, src, len);
     size_t cap = len + MAX_GROWTH;
     static const int kinds[8] = { 0, 1, 2, 3, 3, 3, 4, 4 };
-    for (size_t k = 1 + below(4); k > 0; k--) {
-        size_t at = below(len + 1);
-        switch (kinds[below(8)]) {
+    for (size_t k = 1 + fuzz_below(4); k > 0; k--) {
+        size_t at = fuzz_below(len + 1);
+        switch (kinds[fuzz_below(8)]) {
         case 0: /* flip a bit */
             if (len)
-                dst[below(len)] ^= (unsigned char)(1u << below(8));
+                dst[fuzz_below(len)] ^= (unsigned char)(1u << fuzz_below(8));
             break;
         case 1: /* cut the end, or a slice */
-            if (below(2)) {
-                len = below(len + 1);
+            if (fuzz_below(2)) {
+                len = fuzz_below(len + 1);
             } else if (at < len) {
-                size_t n = below(len - at + 1);
+                size_t n = fuzz_below(len - at + 1);
                 memmove(dst + at, dst + at + n, len - at - n);
                 len -= n;
             }
             break;
         case 2: { /* insert a token */
-            const char *t = tokens[below(sizeof tokens / sizeof tokens[0])];
+            const char *t = tokens[fuzz_below(sizeof tokens / sizeof tokens[0])];
             size_t n = strlen(t);
             if (len + n <= cap) {
                 memmove(dst + at + n, dst + at, len - at);
@@ -169,7 +155,7 @@ static size_t mutate(const unsigned char *src, size_t len, unsigned char *dst)
             size_t j = i;
             while (j < len && strchr("0123456789.eE+-", dst[j]))
                 j++;
-            const char *t = tokens[8 + below(12)];
+            const char *t = tokens[8 + fuzz_below(12)];
             size_t n = strlen(t);
             if (i < len && len - (j - i) + n <= cap) {
                 memmove(dst + i + n, dst + j, len - j);
@@ -180,7 +166,7 @@ static size_t mutate(const unsigned char *src, size_t len, unsigned char *dst)
         }
         default: { /* copy a slice of itself somewhere (longer lists, nesting) */
             unsigned char slice[512];
-            size_t from = below(len + 1), n = below(len - from + 1);
+            size_t from = fuzz_below(len + 1), n = fuzz_below(len - from + 1);
             if (n > sizeof slice)
                 n = sizeof slice;
             if (len + n <= cap) {
@@ -196,59 +182,15 @@ static size_t mutate(const unsigned char *src, size_t len, unsigned char *dst)
     return len;
 }
 
-static unsigned char *read_seed(const char *path, size_t *len)
+/* One iteration: a mutation of a seed, fed. */
+static void feed_mutation(const unsigned char *src, size_t len, unsigned char *dst)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *data = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (data = malloc((size_t)n)) && fread(data, 1, (size_t)n, f) != (size_t)n) {
-        free(data);
-        data = NULL;
-    }
-    if (f)
-        fclose(f);
-    *len = n > 0 ? (size_t)n : 0;
-    return data;
+    feed(dst, mutate(src, len, dst));
 }
 
 int main(int argc, char **argv)
 {
-    long iterations = argc > 2 ? strtol(argv[1], NULL, 10) : -1;
-    if (argc < 3 || iterations < 0) {
-        fputs("usage: fuzz_json ITERATIONS FILE...\n", stderr);
-        return 2;
-    }
-    int nseeds = argc - 2;
-    unsigned char **seeds = calloc((size_t)nseeds, sizeof *seeds);
-    size_t *lens = calloc((size_t)nseeds, sizeof *lens), longest = 0;
-    for (int i = 0; seeds && lens && i < nseeds; i++) {
-        if (!(seeds[i] = read_seed(argv[i + 2], &lens[i]))) {
-            fprintf(stderr, "fuzz_json: cannot read %s\n", argv[i + 2]);
-            return 1;
-        }
-        longest = lens[i] > longest ? lens[i] : longest;
-        feed(seeds[i], lens[i]); /* every seed whole: each must be accepted */
-        if (accepted != i + 1) {
-            fprintf(stderr, "fuzz_json: the valid file %s was refused\n", argv[i + 2]);
-            return 1;
-        }
-    }
-    unsigned char *input = malloc(longest + MAX_GROWTH);
-    if (!seeds || !lens || !input) {
-        fputs("fuzz_json: out of memory\n", stderr);
-        return 1;
-    }
-    for (long i = 0; i < iterations; i++) {
-        int k = (int)below((size_t)nseeds);
-        feed(input, mutate(seeds[k], lens[k], input));
-    }
-    for (int i = 0; i < nseeds; i++)
-        free(seeds[i]);
-    free(seeds);
-    free(lens);
-    free(input);
-    printf("fuzz_json: seed 0x%x, %d files, %ld inputs, %ld accepted, %ld rejected\n", SEED,
-           nseeds, iterations + nseeds, accepted, rejected);
-    return 0;
+    const fuzz_corpus f = { .name = "fuzz_json", .seed = SEED, .max_growth = MAX_GROWTH,
+                            .accepted = &accepted, .feed = feed, .mutate = feed_mutation };
+    return fuzz_corpus_main(argc, argv, &f);
 }

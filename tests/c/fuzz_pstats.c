@@ -11,24 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "formats/format.h"
 #include "formats/pstats.h"
 #include "report/table.h"
 
 #define SEED 0x5eed5eedu
-
-static uint64_t rng_state = SEED;
-
-/* xorshift64*: small, fast, and the same sequence on every machine. */
-static uint64_t rng(void)
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
-
-static size_t below(size_t n) { return n ? (size_t)(rng() % n) : 0; }
 
 static long accepted, rejected;
 
@@ -99,24 +87,24 @@ static size_t mutate(const uint8_t *src, size_t len, uint8_t *dst)
     static const uint8_t interesting[] = { 0x00, 0x01, 0x7f, 0x80, 0xff, '(', ')', '{',
                                            '0', 'r', 'l', 'i', 'g', 'z', 'N' };
     memcpy(dst, src, len);
-    for (size_t k = 1 + below(8); k > 0; k--) {
-        size_t at = below(len);
-        switch (below(4)) {
+    for (size_t k = 1 + fuzz_below(8); k > 0; k--) {
+        size_t at = fuzz_below(len);
+        switch (fuzz_below(4)) {
         case 0:
             if (len)
-                dst[at] ^= (uint8_t)(1u << below(8));
+                dst[at] ^= (uint8_t)(1u << fuzz_below(8));
             break;
         case 1:
-            len = below(len + 1);
+            len = fuzz_below(len + 1);
             break;
         case 2:
             memmove(dst + at + 1, dst + at, len - at);
-            dst[at] = (uint8_t)rng();
+            dst[at] = (uint8_t)fuzz_rng();
             len++;
             break;
         default:
             if (len)
-                dst[at] = interesting[below(sizeof interesting)];
+                dst[at] = interesting[fuzz_below(sizeof interesting)];
             break;
         }
     }
@@ -125,6 +113,7 @@ static size_t mutate(const uint8_t *src, size_t len, uint8_t *dst)
 
 int main(int argc, char **argv)
 {
+    fuzz_seed(SEED);
     long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : 20000;
     if (argc > 2 || iterations < 0) {
         fputs("usage: fuzz_pstats [ITERATIONS]\n", stderr);
@@ -159,9 +148,9 @@ int main(int argc, char **argv)
     for (long i = 0; i < iterations; i++, inputs++) {
         size_t len;
         if (i % 2) {
-            len = below(513);
+            len = fuzz_below(513);
             for (size_t j = 0; j < len; j++)
-                input[j] = (uint8_t)rng();
+                input[j] = (uint8_t)fuzz_rng();
             if (len && i % 4 == 1)
                 input[0] = '{';
         } else {

@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "core/profile.h"
 #include "sampler/walker.h"
 #include "snapshot.h"
@@ -81,16 +82,6 @@ static const char program[] =
     "    cond.wait_for(lambda: parked[0] == 4)\n"
     "print('ready', flush=True)\n"
     "sys.stdin.read()\n";
-
-static uint64_t rng_state = SEED;
-
-static uint64_t rng(void) /* xorshift64*: the same sequence on every machine */
-{
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545f4914f6cdd1dull;
-}
 
 static long walks, failures;
 static const char *current = "";   /* what is being walked, for the alarm */
@@ -381,8 +372,8 @@ static void fuzz_python(const char *python, long iterations)
     int ready = 0;
     sonde_profile_init(&q);
     for (long i = 0; i < iterations; i++) {
-        for (long m = 1 + (long)(rng() % 12); m > 0; m--)
-            snapshot_mutate(&snap, rng);
+        for (long m = 1 + (long)(fuzz_rng() % 12); m > 0; m--)
+            snapshot_mutate(&snap, fuzz_rng);
         /* A new walker every 4 walks (its cache of code objects lives on
          * across mutations), and on 3.13 every walk: the layout comes from
          * the mutated snapshot. */
@@ -432,6 +423,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    fuzz_seed(SEED);
     long iterations = argc > 1 ? strtol(argv[1], NULL, 10) : -1;
     if (argc < 3 || iterations < 0) {
         fputs("usage: fuzz_walker ITERATIONS PYTHON...\n", stderr);

@@ -44,6 +44,7 @@ void test_flame_layout(void);
 void test_page(void);
 void test_verdict(void);
 void test_json_read(void);
+void test_pprof(void);
 void test_options(void);
 void test_mem_account(void);
 void test_docs(void);

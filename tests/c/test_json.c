@@ -96,6 +96,47 @@ static void test_json_round_trip(void)
     sonde_profile_free(&q);
 }
 
+/* A sampled profile read back counts samples again, each frame at the
+ * line it was sampled at: its collapsed stacks are the same. */
+static void test_json_sampled_round_trip(void)
+{
+    sonde_profile p, q;
+    sonde_profile_init(&p);
+    sonde_profile_init(&q);
+    p.sample_rate = 250;
+    p.seconds_per_tick = 1.0 / 250;
+    uint32_t main_f = sonde_profile_func(&p, "app.py", 1, "main", "main", SONDE_FUNC_PYTHON);
+    uint32_t work = sonde_profile_func(&p, "app.py", 5, "work", "work", SONDE_FUNC_PYTHON);
+    int64_t th = sonde_profile_add_thread(&p, 1, 11, "MainThread");
+    check(th == 0, "thread");
+    uint32_t top = sonde_profile_child_for(&p, p.threads[0].root, main_f, 3);
+    uint32_t at7 = sonde_profile_child_for(&p, top, work, 7);
+    uint32_t at8 = sonde_profile_child_for(&p, top, work, 8);
+    p.nodes[at7].self = p.nodes[at7].total = 37;
+    p.nodes[at8].self = p.nodes[at8].total = 5;
+    p.nodes[top].total = 42;
+    sonde_stats s;
+    sonde_stats_init(&s);
+    check(sonde_stats_from_profile(&s, &p) == 0, "stats");
+    sonde_buf j, c1, c2;
+    sonde_buf_init(&j);
+    sonde_buf_init(&c1);
+    sonde_buf_init(&c2);
+    sonde_format_find("json")->write(&j, &p, &s, NULL);
+    char err[200];
+    check(read_json(j.data, &q, err, sizeof err) == 0, "sampled read back: %s", err);
+    sonde_collapsed_write(&c1, &p, NULL, NULL);
+    sonde_collapsed_write(&c2, &q, NULL, NULL);
+    check(strstr(c1.data, "work (app.py:7) 37\n") != NULL, "samples at line 7: %s", c1.data);
+    check_str(c2.data, c1.data);
+    sonde_buf_free(&j);
+    sonde_buf_free(&c1);
+    sonde_buf_free(&c2);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    sonde_profile_free(&q);
+}
+
 static void test_json_refused(void)
 {
     static const char *bad[] = {
@@ -107,6 +148,10 @@ static void test_json_refused(void)
         " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,3,1,1,1], [0,2,1,1,1]]}",
         "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}, {\"name\": \"f\"}],"
         " \"threads\": [], \"nodes\": []}",
+        "{\"mode\": \"run\", \"sample_rate\": 1e-300, \"functions\": [], \"threads\": [],"
+        " \"nodes\": []}",
+        "{\"mode\": \"run\", \"sample_rate\": 1e9, \"functions\": [], \"threads\": [],"
+        " \"nodes\": []}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sonde_profile p;
@@ -121,5 +166,6 @@ void test_json(void)
 {
     test_json_written();
     test_json_round_trip();
+    test_json_sampled_round_trip();
     test_json_refused();
 }

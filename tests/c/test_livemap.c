@@ -20,20 +20,20 @@ static uint64_t next_random(void)
 
 static void test_against_model(void)
 {
-    livemap *m = malloc(sizeof *m);
+    sonde_livemap *m = malloc(sizeof *m);
     uint64_t *model = calloc(ADDRS, sizeof *model); /* bytes, 0 = absent */
-    livemap_init(m);
+    sonde_livemap_init(m);
     int wrong = 0, filter_said_no = 0;
     for (int op = 0; op < OPS; op++) {
         uint32_t k = (uint32_t)(next_random() % ADDRS);
         uint64_t addr = 0x7f0000000000ull + (uint64_t)k * 48; /* malloc-like spacing */
-        livemap_entry got;
+        sonde_livemap_entry got;
         if (next_random() % 2) {
-            livemap_entry e = { addr, 1 + next_random() % 4096, k, (uint32_t)(k % 2) };
-            wrong += livemap_put(m, &e) != 0;
+            sonde_livemap_entry e = { addr, 1 + next_random() % 4096, k, (uint32_t)(k % 2) };
+            wrong += sonde_livemap_put(m, &e) != 0;
             model[k] = e.bytes;
         } else {
-            int had = livemap_take(m, addr, &got);
+            int had = sonde_livemap_take(m, addr, &got);
             wrong += had != (model[k] != 0) || (had && (got.bytes != model[k] || got.node != k));
             model[k] = 0;
         }
@@ -42,9 +42,9 @@ static void test_against_model(void)
     for (uint32_t k = 0; k < ADDRS; k++) {
         uint64_t addr = 0x7f0000000000ull + (uint64_t)k * 48;
         present += model[k] != 0;
-        filter_said_no += model[k] && !livemap_maybe(m, (void *)(uintptr_t)addr);
-        livemap_entry got;
-        int had = livemap_take(m, addr, &got);
+        filter_said_no += model[k] && !sonde_livemap_maybe(m, (void *)(uintptr_t)addr);
+        sonde_livemap_entry got;
+        int had = sonde_livemap_take(m, addr, &got);
         wrong += had != (model[k] != 0) || (had && got.bytes != model[k]);
     }
     check_u64(wrong, 0);
@@ -55,28 +55,28 @@ static void test_against_model(void)
     /* Empty again: the filter is back to all zeros but for saturated cells. */
     uint64_t maybe = 0;
     for (uint32_t k = 0; k < ADDRS; k++)
-        maybe += livemap_maybe(m, (void *)(uintptr_t)(0x7f0000000000ull + (uint64_t)k * 48));
+        maybe += sonde_livemap_maybe(m, (void *)(uintptr_t)(0x7f0000000000ull + (uint64_t)k * 48));
     check_u64(maybe, 0);
-    livemap_free(m);
+    sonde_livemap_free(m);
     free(m);
     free(model);
 }
 
 static void test_replace_and_null(void)
 {
-    livemap *m = malloc(sizeof *m);
-    livemap_init(m);
-    livemap_entry e = { 0x1000, 10, 1, 0 }, got;
-    livemap_put(m, &e);
+    sonde_livemap *m = malloc(sizeof *m);
+    sonde_livemap_init(m);
+    sonde_livemap_entry e = { 0x1000, 10, 1, 0 }, got;
+    sonde_livemap_put(m, &e);
     e.bytes = 20;
-    livemap_put(m, &e);
+    sonde_livemap_put(m, &e);
     check_u64(m->count, 1);
-    check(livemap_take(m, 0x1000, &got) && got.bytes == 20, "a put replaces");
-    check(!livemap_take(m, 0x1000, &got), "taken once");
-    livemap_entry null = { 0, 5, 0, 0 };
-    check(livemap_put(m, &null) == 0 && m->count == 0, "NULL is never followed");
-    check(!livemap_take(m, 0, &got), "nor found");
-    livemap_free(m);
+    check(sonde_livemap_take(m, 0x1000, &got) && got.bytes == 20, "a put replaces");
+    check(!sonde_livemap_take(m, 0x1000, &got), "taken once");
+    sonde_livemap_entry null = { 0, 5, 0, 0 };
+    check(sonde_livemap_put(m, &null) == 0 && m->count == 0, "NULL is never followed");
+    check(!sonde_livemap_take(m, 0, &got), "nor found");
+    sonde_livemap_free(m);
     free(m);
 }
 

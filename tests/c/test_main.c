@@ -70,6 +70,7 @@ int main(void)
     test_page();
     test_verdict();
     test_json_read();
+    test_pprof();
     test_options();
     test_mem_account();
     test_docs();

@@ -49,7 +49,7 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     root = tmp_path / "tree"
     shutil.copytree(ROOT, str(root), ignore=shutil.ignore_patterns("build", ".git", "tests"))
     moves = {"src/formats/collapsed.c": "src/formats/tools_read/collapsed.c",
-             "src/ext/tracer/tracer.c": "src/ext/deterministic/tracer.c"}
+             "src/ext/tracer/tracer.c": "src/ext/tracer/deterministic/tracer.c"}
     for old, new in moves.items():
         os.makedirs(os.path.dirname(str(root / new)))
         os.rename(str(root / old), str(root / new))
@@ -58,7 +58,7 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     made, installed = sources_of_both_builds(root)
     assert made == installed
     assert "src/formats/tools_read/collapsed.c" in made["libsonde"]
-    assert "src/ext/deterministic/tracer.c" in made["extension"]
+    assert "src/ext/tracer/deterministic/tracer.c" in made["extension"]
     assert "src/sampler/native/extra/more.c" in made["command"]
     assert "src/sampler/native/extra/more.c" not in made["libsonde"]
 

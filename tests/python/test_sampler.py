@@ -726,3 +726,25 @@ def test_deep_stacks_keep_their_innermost_frames(python, tmp_path):
         assert stack[0] == "[truncated] (~:0)" and len(stack) == 1025
         got = [re.match(r"(\S+) \(.*:(\d+)\)$", f).groups() for f in stack[1:]]
         assert [(name, int(n)) for name, n in got][::-1] == expected
+
+
+def test_record_json_reads_back_as_samples_at_their_lines(tmp_path):
+    """record -f json read back by report keeps what the sampler saw:
+    collapsed counts are samples (their sum is the summary's kept stacks)
+    and each frame is at the line it was sampled at (burn's loop, not its
+    def line)."""
+    prog = tmp_path / "burn.py"
+    prog.write_text(BURN_PROGRAM)
+    rec = sonde("record", "-r", "200", "-f", "json", "-o", str(tmp_path / "r.json"), "--",
+                sys.executable, str(prog), "0.5")
+    assert rec.returncode == 0, rec.stderr
+    kept = int(re.search(r"(\d+) thread stacks read, (\d+) kept", rec.stderr).group(2))
+    back = sonde("report", str(tmp_path / "r.json"), "-f", "collapsed")
+    assert back.returncode == 0, back.stderr
+    (tmp_path / "back.txt").write_text(back.stdout)
+    assert total_count(tmp_path / "back.txt") == kept
+    loop = {i for i, l in enumerate(BURN_PROGRAM.splitlines(), 1) if l.startswith("    while")}
+    loop |= {i + 1 for i in loop}  # the loop's line and its body's
+    burn_lines = set(int(m) for m in re.findall(r"burn \(%s:(\d+)\)" % re.escape(str(prog)),
+                                                 back.stdout))
+    assert burn_lines and burn_lines <= loop, (burn_lines, loop)

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "../../core/grow.h"
 #include "pyerr.h"
 
 int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *obj)
@@ -94,15 +95,17 @@ int sonde_legacy_remove(int trace, sonde_legacy_thread_fn unhook, void *arg)
 static int push(PyFrameObject *f, PyObject ***frames, PyObject ***codes, size_t *count, size_t *cap)
 {
     if (*count == *cap) {
-        size_t bigger = *cap ? 2 * *cap : 64;
-        PyObject **fs = bigger <= ((size_t)1 << 24) ? realloc(*frames, bigger * sizeof *fs) : NULL;
-        if (fs)
-            *frames = fs;
-        PyObject **cs = fs ? realloc(*codes, bigger * sizeof *cs) : NULL;
+        /* Both arrays grow alike, from the same capacity to the same one. */
+        size_t frames_cap = *cap, codes_cap = *cap;
+        PyObject **fs = sonde_grow(*frames, &frames_cap, *count + 1, sizeof *fs, (size_t)1 << 24);
+        if (!fs)
+            return -1;
+        *frames = fs;
+        PyObject **cs = sonde_grow(*codes, &codes_cap, *count + 1, sizeof *cs, (size_t)1 << 24);
         if (!cs)
             return -1;
         *codes = cs;
-        *cap = bigger;
+        *cap = codes_cap;
     }
     (*frames)[*count] = (PyObject *)f;
     (*codes)[(*count)++] = (PyObject *)sonde_frame_code(f);

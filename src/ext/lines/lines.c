@@ -14,6 +14,7 @@
 
 lines_tracer *lines_active; /* see lines_state.h; protected by the GIL */
 uint64_t lines_generation;  /* see lines_state.h; protected by the GIL */
+/* Thread-local, each read and written by its own thread only (lines_state.h). */
 _Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
 _Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));
 
@@ -33,6 +34,7 @@ line_thread *lines_attach(lines_tracer *t)
 
 static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
+    /* constant */
     static char *kwlist[] = { "memory", "sample_bytes", "interval_ms", "line_events", NULL };
     int memory = 0, line_events = 1;
     unsigned long long sample_bytes = 512;
@@ -159,7 +161,7 @@ static line_code *new_code(PyObject *code, int first, int last, int ninstr,
 static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = { "code", "first_line", "last_line", "code_units", "unit_lines",
-                              "parent", "name", NULL };
+                              "parent", "name", NULL }; /* constant */
     PyObject *code, *parent = Py_None, *name = Py_None;
     int first, last, ninstr = 0;
     const char *unit_lines = NULL;
@@ -187,12 +189,11 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds
         return NULL;
     }
     if (t->ncodes == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 16;
-        line_code **c = realloc(t->codes, cap * sizeof *c);
+        line_code **c = sonde_grow(t->codes, &t->cap, (size_t)t->ncodes + 1, sizeof *c,
+                                   UINT32_MAX);
         if (!c)
             return PyErr_NoMemory();
         t->codes = c;
-        t->cap = cap;
     }
     line_code *lc = new_code(code, first, last, ninstr, unit_lines,
                              (size_t)unit_lines_len / sizeof(int32_t), outer,
@@ -259,7 +260,7 @@ static PyObject *tracer_disable(lines_tracer *t, PyObject *unused)
  * docstring. */
 static PyObject *tracer_document(lines_tracer *t, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "source_of", "instructions_of", NULL };
+    static char *kwlist[] = { "source_of", "instructions_of", NULL }; /* constant */
     PyObject *source_of, *instructions_of = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|O:document", kwlist, &source_of,
                                      &instructions_of))

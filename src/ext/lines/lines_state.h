@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "../../core/clock.h"
+#include "../../core/grow.h"
 #include "../../core/u64map.h"
 #include "../mem/memory.h"
 
@@ -47,14 +48,16 @@ typedef struct line_frame {
 
 typedef struct line_thread {
     line_frame *stack;
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
     struct line_thread *next;
 } line_thread;
 
 typedef struct lines_tracer {
     PyObject_HEAD
     line_code **codes;       /* each allocated alone: open frames point at them */
-    uint32_t ncodes, cap;
+    uint32_t ncodes;
+    size_t cap;
     sonde_u64map by_code;    /* code object address -> codes[] index */
     line_thread *threads;
     int failed;              /* sticky: out of memory while tracing */
@@ -94,10 +97,10 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
     if (!th)
         return;
     if (th->depth == th->cap) {
-        uint32_t cap = th->cap ? th->cap * 2 : 64;
         if (t->mem)
             mem_busy_begin(); /* a reallocation the hooks must not look into */
-        line_frame *s = realloc(th->stack, cap * sizeof *s);
+        line_frame *s = sonde_grow(th->stack, &th->cap, (size_t)th->depth + 1, sizeof *s,
+                                   UINT32_MAX);
         if (t->mem)
             mem_busy_end();
         if (!s) {
@@ -105,7 +108,6 @@ static inline void lines_enter(lines_tracer *t, line_code *lc, const void *frame
             return;
         }
         th->stack = s;
-        th->cap = cap;
     }
     if (t->mem && mem_frame_enter(t->mem, lc->site) < 0) {
         t->failed = 1;

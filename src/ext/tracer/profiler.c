@@ -22,7 +22,7 @@ typedef struct profiler_object {
 
 static int profiler_init(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { NULL };
+    static char *kwlist[] = { NULL }; /* constant */
     if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Profiler", kwlist))
         return -1;
     if (self->ready)
@@ -69,7 +69,7 @@ static int check_ready(profiler_object *self)
 
 static PyObject *profiler_enable(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "subcalls", "builtins", NULL };
+    static char *kwlist[] = { "subcalls", "builtins", NULL }; /* constant */
     int subcalls = 1, builtins = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|pp:enable", kwlist, &subcalls, &builtins))
         return NULL;
@@ -168,7 +168,7 @@ static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
 
 static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "path", "format", NULL };
+    static char *kwlist[] = { "path", "format", NULL }; /* constant */
     PyObject *path_obj;
     const char *format = "pstats";
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|s:write", kwlist,
@@ -195,7 +195,7 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
 
 static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "sort", "limit", "callers", "callees", NULL };
+    static char *kwlist[] = { "sort", "limit", "callers", "callees", NULL }; /* constant */
     sonde_table_opts o = { .sort = "cumtime" };
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "|slzz:table", kwlist, &o.sort,
                                      &o.limit, &o.callers_re, &o.callees_re))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/grow.h"
 #include "../interp/code_name.h"
 
 tracer *tracer_active; /* see tracer.h; protected by the GIL */
@@ -57,26 +58,23 @@ tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long nativ
 
 int tracer_grow_stack(tracer_thread *th)
 {
-    uint32_t cap = th->cap ? th->cap * 2 : 128;
-    tracer_frame *s = cap > th->cap ? realloc(th->stack, cap * sizeof *s) : NULL;
+    tracer_frame *s = sonde_grow(th->stack, &th->cap, (size_t)th->depth + 1, sizeof *s,
+                                 UINT32_MAX);
     if (!s) {
         th->owner->failed = 1;
         return -1;
     }
     th->stack = s;
-    th->cap = cap;
     return 0;
 }
 
 static int hold(tracer *t, PyObject *obj)
 {
     if (t->nheld == t->held_cap) {
-        size_t cap = t->held_cap ? t->held_cap * 2 : 256;
-        PyObject **h = realloc(t->held, cap * sizeof *h);
+        PyObject **h = sonde_grow(t->held, &t->held_cap, t->nheld + 1, sizeof *h, SIZE_MAX);
         if (!h)
             return -1;
         t->held = h;
-        t->held_cap = cap;
     }
     Py_INCREF(obj);
     t->held[t->nheld++] = obj;

@@ -42,7 +42,8 @@ typedef struct tracer_thread {
     uint32_t index;        /* in owner->profile.threads */
     uint32_t root;         /* root node */
     tracer_frame *stack;
-    uint32_t depth, cap;
+    uint32_t depth;
+    size_t cap;
     unsigned long ident;
     uint64_t generation;   /* owner->generation when attached */
     int named;             /* the threading module's name was found */

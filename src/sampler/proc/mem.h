@@ -10,8 +10,8 @@
  * reads (a snapshot of a process's memory, replayed or mutated by the
  * tests and the walker's fuzz target).  Everything above it reads the
  * same way either way. */
-#ifndef SONDE_MEM_H
-#define SONDE_MEM_H
+#ifndef SONDE_PROC_MEM_H
+#define SONDE_PROC_MEM_H
 
 #include <stddef.h>
 #include <stdint.h>

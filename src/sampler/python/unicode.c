@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+#include "../../core/utf8.h"
+
 /* Header fields lie near the start of the object; offsets beyond this come from a bad layout. */
 #define MAX_HEADER_OFFSET 4096
 
@@ -42,26 +44,7 @@ int sonde_py_str_plan_for(const sonde_py_layout *l, const void *header, size_t l
 static int put_utf8(uint32_t c, char *out, size_t outsize, size_t *at)
 {
     unsigned char u[4];
-    size_t n;
-    if (c < 0x80) {
-        u[0] = (unsigned char)c;
-        n = 1;
-    } else if (c < 0x800) {
-        u[0] = (unsigned char)(0xc0 | c >> 6);
-        u[1] = (unsigned char)(0x80 | (c & 0x3f));
-        n = 2;
-    } else if (c < 0x10000) {
-        u[0] = (unsigned char)(0xe0 | c >> 12);
-        u[1] = (unsigned char)(0x80 | (c >> 6 & 0x3f));
-        u[2] = (unsigned char)(0x80 | (c & 0x3f));
-        n = 3;
-    } else {
-        u[0] = (unsigned char)(0xf0 | c >> 18);
-        u[1] = (unsigned char)(0x80 | (c >> 12 & 0x3f));
-        u[2] = (unsigned char)(0x80 | (c >> 6 & 0x3f));
-        u[3] = (unsigned char)(0x80 | (c & 0x3f));
-        n = 4;
-    }
+    size_t n = sonde_utf8_encode(c, u);
     if (outsize - *at <= n)
         return -1;
     memcpy(out + *at, u, n);
