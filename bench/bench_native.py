@@ -1,4 +1,4 @@
-"""What native frames cost the target: sonde record --native against py-spy record --native.
+"""What native frames cost the target: sonde record --native, py-spy record --native, austinp.
 
 Method. The target is target_numpy.py: a fixed number of np.linalg.inv
 calls on one matrix, done by OpenBLAS's threads (OPENBLAS_NUM_THREADS: 1,
@@ -8,6 +8,8 @@ own CPU time. Each measurement starts the target under one sampler at
 
     sonde   record --native -r HZ -f collapsed -o FILE -- PY target_numpy.py
     py-spy  record --native -r HZ --format raw -o FILE -- PY target_numpy.py
+    austinp -i 1000000/HZ (microseconds) -o FILE PY target_numpy.py
+            (austin-dist's native-frames build; left out when not installed)
 
 Per measurement:
 
@@ -17,7 +19,8 @@ Per measurement:
   getrusage(RUSAGE_CHILDREN) before and after it is waited for, less the
   CPU time the target reports of itself; per second of the target's run;
 - rate kept: samples taken per second of sampling (sonde's "N samples in
-  S s", py-spy's "Samples: N" over the run's wall time).
+  S s", py-spy's "Samples: N" over the run's wall time, austinp's sample
+  valid sample lines of the main thread over the run's wall time).
 
 A round runs bare, sonde and py-spy for each thread count, in an order that
 rotates between rounds; the report gives medians over rounds (default 3).
@@ -55,8 +58,9 @@ def measure(tool, python, threads, rate, work, size, out):
         cmd = [SONDE, "record", "--native", "-r", str(rate), "-f", "collapsed", "-o", out,
                "--"] + cmd
     elif tool == "py-spy":
-        cmd = [shutil.which("py-spy") or os.path.join(os.path.dirname(python), "py-spy"),
-               "record", "--native", "-r", str(rate), "--format", "raw", "-o", out, "--"] + cmd
+        cmd = [find("py-spy", python), "record", "--native", "-r", str(rate), "--format", "raw", "-o", out, "--"] + cmd
+    elif tool == "austinp":
+        cmd = [find("austinp", python), "-i", str(1000000 // rate), "-o", out] + cmd
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
     before = children_cpu()
     t0 = time.perf_counter()
@@ -75,7 +79,24 @@ def measure(tool, python, threads, rate, work, size, out):
     elif tool == "py-spy":
         s = re.search(r"Samples: (\d+)", run.stderr + run.stdout)
         rate_kept = int(s.group(1)) / wall if s else None
+    elif tool == "austinp":
+        with open(out, errors="replace") as f:
+            main = [l for l in f if l.startswith("P") and main_thread(l) and "INVALID" not in l]
+        rate_kept = len(main) / wall
     return target_wall, target_cpu, max(used - target_cpu, 0.0) / wall, rate_kept
+
+
+def main_thread(line):
+    """Whether an austin sample line ("P<pid>;T<iid>:<tid>;...") is of the
+    process's main thread (its thread id is the process id)."""
+    fields = line.split(";")
+    return len(fields) > 1 and fields[1].split(":")[-1] == fields[0][1:]
+
+
+def find(tool, python):
+    """The tool on PATH, else beside the interpreter (a venv's bin), else None."""
+    beside = os.path.join(os.path.dirname(python), tool)
+    return shutil.which(tool) or (beside if os.access(beside, os.X_OK) else None)
 
 
 def main():
@@ -87,23 +108,22 @@ def main():
     ap.add_argument("--size", type=int, default=400, help="matrix size")
     ap.add_argument("--python", default=sys.executable)
     a = ap.parse_args()
-    tools = ["bare", "sonde", "py-spy"]
+    tools = ["bare", "sonde", "py-spy"] + (["austinp"] if find("austinp", a.python) else [])
     results = {}
     tmp = tempfile.mkdtemp(prefix="sonde-bench-native-")
     for r in range(a.rounds):
         for threads in [int(t) for t in a.threads.split(",")]:
-            order = tools[r % 3:] + tools[:r % 3]
+            order = tools[r % len(tools):] + tools[:r % len(tools)]
             got = {}
             for tool in order:
                 got[tool] = measure(tool, a.python, threads, a.rate, a.work, a.size,
                                     os.path.join(tmp, "%s-%d.out" % (tool, threads)))
-            for tool in ("sonde", "py-spy"):
+            for tool in tools[1:]:
                 wall, _cpu, sampler, kept = got[tool]
                 results.setdefault((threads, tool), []).append(
                     (wall / got["bare"][0] - 1, sampler, kept, got["bare"][0]))
-            print("round %d, %d threads: bare %.2f s, sonde %.2f s, py-spy %.2f s"
-                  % (r + 1, threads, got["bare"][0], got["sonde"][0], got["py-spy"][0]),
-                  file=sys.stderr)
+            print("round %d, %d threads: " % (r + 1, threads) +
+                  ", ".join("%s %.2f s" % (t, got[t][0]) for t in tools), file=sys.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
     print("native frames at %d Hz, %s, medians of %d rounds (target: %d x inv(%dx%d))"
           % (a.rate, a.python, a.rounds, a.work, a.size, a.size))
