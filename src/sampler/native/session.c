@@ -460,6 +460,7 @@ static void session_summary(FILE *f, const sonde_native_tally *t)
     fprintf(f, "\n");
 }
 
+/* Read-only: the command's main() hands it to the commands. */
 const sonde_native_ops sonde_native_sampler = {
     .open = session_open,
     .close = session_close,
