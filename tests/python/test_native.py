@@ -8,6 +8,7 @@ and every error case.  The test libraries are built by the Makefile
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -426,3 +427,33 @@ def test_record_native_passes_the_exit_code(tmp_path):
                     str(tmp_path / "p.txt"), "--", sys.executable, str(tmp_path / "prog.py"),
                     SHARE_LIB)
         assert rec.returncode == 7, rec.stderr
+
+
+def test_record_native_pprof_mappings_and_addresses(tmp_path):
+    """record --native -f pprof: native frames are Locations in their
+    object's Mapping (path, range, build id as readelf reads it) at an
+    address inside it, read back by go tool pprof."""
+    if not shutil.which("go"):
+        pytest.skip("go is not installed (go tool pprof reads the file)")
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "p.pb.gz"
+    rec = sonde("record", "--native", "-r", "500", "-f", "pprof", "-o", str(out), "--",
+                sys.executable, str(tmp_path / "prog.py"), SHARE_LIB, "1", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, timeout=120).stdout
+    mappings = {}
+    for m in re.finditer(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+) (\S*) ?\[",
+                         raw, re.M):
+        mappings[m.group(1)] = (int(m.group(2), 16), int(m.group(3), 16), m.group(5),
+                                m.group(6))
+    (share,) = [k for k, v in mappings.items() if v[2] == SHARE_LIB]
+    notes = subprocess.run(["readelf", "-n", SHARE_LIB], stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout
+    assert mappings[share][3] == re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+    locations = re.findall(r"^\s+\d+: 0x([0-9a-f]+) M=(\d+) (sl_[abc]) (\S+):(\d+)", raw, re.M)
+    assert {l[2] for l in locations} == {"sl_a", "sl_b", "sl_c"}, raw[-3000:]
+    for address, mapping, name, file, line in locations:
+        start, limit = mappings[mapping][:2]
+        assert mapping == share and start <= int(address, 16) < limit, (address, name)
+        assert file.endswith("sharelib.c") and int(line) == source_line("KEEP void %s(" % name)

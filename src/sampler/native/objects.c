@@ -67,7 +67,7 @@ int sonde_native_objects_refresh(sonde_native_objects *o)
             continue;
         int64_t ob = object_for(o, m->path, anchor_of(&maps, m));
         if (ob >= 0)
-            ranges[n++] = (sonde_native_range){ m->start, m->end, (uint32_t)ob };
+            ranges[n++] = (sonde_native_range){ m->start, m->end, m->offset, (uint32_t)ob };
     }
     sonde_maps_free(&maps);
     if (!ranges)
@@ -102,7 +102,8 @@ void sonde_native_objects_free(sonde_native_objects *o)
     memset(o, 0, sizeof *o);
 }
 
-sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr)
+const sonde_native_range *sonde_native_objects_range(const sonde_native_objects *o,
+                                                     uint64_t addr)
 {
     uint32_t lo = 0, hi = o->nranges;
     while (lo < hi) {
@@ -112,8 +113,12 @@ sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, ui
         else
             hi = mid;
     }
-    if (lo == 0 || addr >= o->ranges[lo - 1].end)
-        return NULL;
-    sonde_native_object *ob = &o->objects[o->ranges[lo - 1].object];
-    return ob->usable ? ob : NULL;
+    return lo == 0 || addr >= o->ranges[lo - 1].end ? NULL : &o->ranges[lo - 1];
+}
+
+sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr)
+{
+    const sonde_native_range *r = sonde_native_objects_range(o, addr);
+    sonde_native_object *ob = r ? &o->objects[r->object] : NULL;
+    return ob && ob->usable ? ob : NULL;
 }

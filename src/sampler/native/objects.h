@@ -34,6 +34,7 @@ typedef struct sonde_native_object {
 
 typedef struct sonde_native_range {   /* one executable file mapping */
     uint64_t start, end;
+    uint64_t offset;                  /* the file offset mapped at start */
     uint32_t object;                  /* objects[] index */
 } sonde_native_range;
 
@@ -56,5 +57,9 @@ void sonde_native_objects_free(sonde_native_objects *o);
 /* The object mapped executable at addr, or NULL (anonymous or JIT memory,
  * the vdso, or a file that could not be opened). */
 sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr);
+
+/* The executable file mapping holding addr, or NULL. */
+const sonde_native_range *sonde_native_objects_range(const sonde_native_objects *o,
+                                                     uint64_t addr);
 
 #endif

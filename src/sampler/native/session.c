@@ -189,6 +189,28 @@ static void held(void *ctx)
         }
 }
 
+/* Gives native function func its object's mapping and the address addr
+ * (pprof's Mapping and Location address), when it has none yet.  0, or
+ * -1 on out of memory. */
+static int place(session *s, sonde_profile *p, const sonde_native_object *ob, uint32_t func,
+                 uint64_t addr)
+{
+    if (p->funcs[func].mapping)
+        return 0;
+    const sonde_native_range *r = sonde_native_objects_range(&s->objects, addr);
+    unsigned char id[64];
+    char hex[2 * sizeof id + 1] = "";
+    size_t n = sonde_elf_build_id(&ob->elf, id, sizeof id);
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    uint32_t m = r ? sonde_profile_mapping(p, ob->path, hex, r->start, r->end, r->offset) : 0;
+    if (r && !m)
+        return -1;
+    p->funcs[func].mapping = m;
+    p->funcs[func].address = addr;
+    return 0;
+}
+
 /* The named[] index of frame i's address, named on first sight.
  * SONDE_U64MAP_NONE on out of memory. */
 static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f, int i)
@@ -227,6 +249,8 @@ static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f
         nm.func = sonde_profile_func(w->profile, file, 0, sym->name, sym->name,
                                      SONDE_FUNC_NATIVE);
         nm.line = sym->line;
+        if (nm.func != SONDE_NO_FUNC && place(s, w->profile, ob, nm.func, f->pc - (uint64_t)ra) < 0)
+            return SONDE_U64MAP_NONE;
     }
     if (nm.func == SONDE_NO_FUNC)
         return SONDE_U64MAP_NONE;
