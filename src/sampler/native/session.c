@@ -19,8 +19,8 @@
 #include "unwind.h"
 
 #define MAX_NAMED (4u << 20)   /* distinct addresses named per process */
-#define PERF_STACK SONDE_PERF_STACK_MAX   /* bytes of stack each perf sample copies */
-#define PERF_PAGES 64u            /* data pages of each thread's perf ring: a few samples */
+#define PERF_STACK (32u * 1024)   /* bytes of stack each perf sample copies */
+#define PERF_PAGES 128u           /* data pages of each thread's perf ring: 16 samples */
 
 typedef struct stream {        /* the perf samples of one thread that runs no Python */
     int tid;
