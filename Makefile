@@ -10,6 +10,8 @@
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
 #   make bench-mem            sonde mem against memory_profiler, memray, Scalene
+#   make bench-native         the stop and cost of a native stack sample, per method;
+#                             record --native against py-spy --native on numpy
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -48,7 +50,7 @@ EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
 .PHONY: all check-python print-sources test test-asan test-valgrind demo bench bench-sampler \
-        bench-lines bench-mem install clean
+        bench-lines bench-mem bench-native install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -103,11 +105,38 @@ $(PKG)/%.py: python/sonde/%.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+# What the command links beside main() (native frames, sources.mk): the
+# C tests and benchmarks link it too.
+COMMAND_LIB_OBJ := $(filter-out $(BUILD)/obj/command/cli/main.o,$(COMMAND_OBJ))
+
 # ---- tests ----
-C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
-$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ)
+# The native tests' programs and libraries: -O2, no frame pointers, -g,
+# as distributions build them; the stripped copy keeps .dynsym only.
+NATIVE_TEST := $(BUILD)/tests/native
+NATIVE_TEST_FLAGS := -O2 -g -fomit-frame-pointer -fPIC -Wall -Werror
+NATIVE_TEST_FILES := $(NATIVE_TEST)/libtl.so $(NATIVE_TEST)/libtl_stripped.so \
+                     $(NATIVE_TEST)/libtlx.so $(NATIVE_TEST)/testprog $(NATIVE_TEST)/libshare.so
+$(NATIVE_TEST)/libtl.so: tests/native/testlib.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc $(C_TESTS) $(LIBSONDE_OBJ) -o $@ $(LIBSONDE_LDLIBS)
+	cc $(NATIVE_TEST_FLAGS) -shared $< -o $@
+$(NATIVE_TEST)/libtl_stripped.so: $(NATIVE_TEST)/libtl.so
+	strip --strip-all $< -o $@
+$(NATIVE_TEST)/libtlx.so: tests/native/testlib_cxx.cpp
+	@mkdir -p $(dir $@)
+	c++ $(NATIVE_TEST_FLAGS) -shared $< -o $@
+$(NATIVE_TEST)/libshare.so: tests/native/sharelib.c
+	@mkdir -p $(dir $@)
+	cc $(NATIVE_TEST_FLAGS) -shared -pthread $< -o $@
+$(NATIVE_TEST)/testprog: tests/native/testprog.c
+	@mkdir -p $(dir $@)
+	cc $(NATIVE_TEST_FLAGS) $< -o $@ -ldl
+
+C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) $(NATIVE_TEST_FILES)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
+	  -DSONDE_TEST_NATIVE_SRC='"$(abspath tests/native)"' \
+	  $(C_TESTS) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 
 # The fuzzers share a generator and a corpus driver (tests/c/fuzz.c).
 FUZZ_COMMON := tests/c/fuzz.c tests/c/fuzz.h
@@ -238,6 +267,24 @@ bench-mem: all
 	  $(BENCH_VENV312)/bin/pip install -q --disable-pip-version-check $(MEM_PEERS) && \
 	  $(BENCH_VENV)/bin/python bench/bench_mem.py --python $(BENCH_VENV312)/bin/python || exit 1; \
 	done
+
+# libunwind-ptrace (Debian: libunwind-dev) is compared when present.
+HAVE_LIBUNWIND := $(wildcard /usr/include/*/libunwind-ptrace.h /usr/include/libunwind-ptrace.h)
+$(BUILD)/bench/native_stop: bench/native_stop.c $(COMMAND_LIB_OBJ) $(LIBSONDE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc $(if $(HAVE_LIBUNWIND),-DHAVE_LIBUNWIND) $^ -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS) \
+	  $(if $(HAVE_LIBUNWIND),-lunwind-ptrace -lunwind-generic)
+$(BUILD)/bench/native_target: bench/native_target.c
+	@mkdir -p $(dir $@)
+	cc -O2 -fomit-frame-pointer -pthread $< -o $@
+# Then sonde record --native against py-spy record --native on a numpy
+# program (numpy and py-spy from PyPI into the test venv).
+bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target all $(VENV)/.ready
+	@for threads in 1 8; do for rate in 100 1000; do \
+	  echo "== $$threads thread(s), $$rate Hz"; \
+	  $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $$rate 3 $$threads || exit 1; \
+	done; done
+	$(VENV)/bin/python bench/bench_native.py --rounds 3 --threads 1,32 --rate 100
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

@@ -16,15 +16,21 @@
 # and the page, the external sampler and the subcommands (python3 -m sonde
 # runs them through the extension).
 LIBSONDE_SOURCES := src/core src/mem src/formats src/report src/page src/sampler src/cli
-LIBSONDE_EXCLUDE := src/cli/main.c
+LIBSONDE_EXCLUDE := src/cli/main.c src/sampler/native
 # zlib: pprof files are gzipped (Debian: zlib1g-dev).
 LIBSONDE_LDLIBS := -lz -lm
 
 # The sonde command: its main(), linked with libsonde.  (What only the
 # command links, such as a native unwinder needing -ldw -lelf -lstdc++,
 # goes here and in LIBSONDE_EXCLUDE, its libraries in COMMAND_LDLIBS.)
-COMMAND_SOURCES := src/cli/main.c
-COMMAND_LDLIBS :=
+#
+# Native frames (src/sampler/native, record/dump/top --native) are the
+# command's only: they read DWARF line tables through elfutils' libdw
+# (Debian: libdw-dev) and demangle C++ names with libstdc++, and pip
+# install must build where libdw-dev is absent.  python3 -m sonde answers
+# --native with one line naming the sonde command.
+COMMAND_SOURCES := src/cli/main.c src/sampler/native
+COMMAND_LDLIBS := -ldw -lelf -lstdc++
 
 # The _sonde extension's own files (built with Python.h, once per
 # interpreter), linked with libsonde.

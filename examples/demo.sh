@@ -32,6 +32,27 @@ fi
 echo "   the same file read back: sonde report $out/julia.pb.gz -l 5"
 $sonde report "$out/julia.pb.gz" -l 5
 echo
+# Native frames: numpy's BLAS kernels under the Python lines that called
+# them (the interpreter's own frames left out).  numpy comes from the test
+# venv (make test) or the python3 on PATH.
+py=python3
+[ -x build/venv/bin/python ] && py=build/venv/bin/python
+if $py -c "import numpy" 2>/dev/null; then
+    echo "== sonde record --native -f collapsed -o $out/numpy.collapsed -- $py examples/numpy_native.py"
+    OPENBLAS_NUM_THREADS=2 $sonde record --native -r 500 -f collapsed -o "$out/numpy.collapsed" \
+        -- $py examples/numpy_native.py 300 150
+    echo "   the heaviest stacks, from the Python line down to the innermost native frame:"
+    sort -t' ' -k2 -rn "$out/numpy.collapsed" 2>/dev/null | awk '{print $NF "\t" $0}' | sort -rn |
+        head -4 | cut -f2- | sed -e 's/ [0-9]*$//' |
+        awk -F';' '{ py = ""; for (i = 1; i <= NF; i++) if ($i ~ /numpy_native\.py/) py = $i;
+                     printf "   %s  ...  %s\n", py, $NF }'
+    $sonde record --native -r 500 -o "$out/numpy.svg" -- $py examples/numpy_native.py 300 150 \
+        2>/dev/null
+    echo "   open $out/numpy.svg: the same as a flame graph"
+else
+    echo "== (numpy is not installed for $py: the native-frames demo is left out)"
+fi
+echo
 echo "== sonde mem -o $out/julia-mem.json --plot $out/julia-mem.svg examples/julia.py 300 60"
 $sonde mem -f coordinates -f calculate_z -o "$out/julia-mem.json" --plot "$out/julia-mem.svg" \
     examples/julia.py 300 60

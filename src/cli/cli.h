@@ -6,6 +6,9 @@
 typedef struct sonde_env {
     const char *python;       /* interpreter for launched programs (NULL: default) */
     const char *package_dir;  /* folder holding the sonde package, or NULL to find it */
+    /* Native frames (--native): the sonde command's (it links libdw);
+     * NULL in the extension (python3 -m sonde). */
+    const struct sonde_native_ops *native;
 } sonde_env;
 
 /* Runs one sonde command; returns the process exit code. */

@@ -1,23 +1,31 @@
-/* cmd_dump.c - sonde dump: every thread's current Python stack, once. */
+/* cmd_dump.c - sonde dump: every thread's current Python stack, once; with
+ * --native every thread's whole stack, native frames merged in. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../sampler/walker.h"
+#include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
 
 typedef struct dump_opts {
     long pid;
+    int native, native_all;
 } dump_opts;
 
 static const cli_opt option_table[] = {
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(dump_opts, pid), .help = "the running process to read" },
+    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(dump_opts, native), .set = 1,
+      .help = "native frames too, on every thread (each is stopped for the\n"
+              "microseconds its stack takes to copy)" },
+    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(dump_opts, native_all),
+      .set = 1, .help = "--native, keeping the interpreter's own frames" },
     { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: sonde never stops the target" },
+      .help = "accepted for py-spy's sake: without --native sonde never\n"
+              "stops the target" },
     { 0 },
 };
 
@@ -26,12 +34,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_dump = {
     .name = "dump",
     .summary = "print every thread's current Python stack (replaces py-spy dump)",
-    .synopsis = "-p PID",
+    .synopsis = "[--native | --native-all] -p PID",
     .about = "Prints the current Python stack of every thread of a running process,\n"
              "innermost frame first, each with its file:line and the source line.  The\n"
              "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
              "accepted and changes nothing).  A stack deeper than 1024 frames shows its\n"
-             "innermost 1024 and says it was truncated.",
+             "innermost 1024 and says it was truncated.  --native shows every thread's\n"
+             "C and C++ frames too, merged with its Python frames, and what could not\n"
+             "be unwound or merged.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -65,9 +75,31 @@ static void print_source(int pid, const char *file, int line)
         printf("        %s\n", s);
 }
 
+/* One snapshot of every thread: Python stacks, or with native (a state
+ * of ops) whole stacks.  A stack may be mid-update: a few snapshots are
+ * tried for a whole one.  As sonde_walker_sample. */
+static int snapshot(sonde_walker *w, const sonde_native_ops *ops, void *native,
+                    sonde_thread_sample *threads, uint32_t *n, sonde_native_tally *tally)
+{
+    int rc = 0;
+    for (int attempt = 0; attempt < 5; attempt++) {
+        uint64_t idle = 0;
+        *tally = (sonde_native_tally){ 0 };
+        rc = native ? ops->sample(native, w, 1, threads, SONDE_WALK_MAX_THREADS, n, &idle, tally)
+                    : sonde_walker_sample(w, threads, SONDE_WALK_MAX_THREADS, n);
+        int torn = 0;
+        for (uint32_t i = 0; i < *n; i++)
+            torn |= threads[i].torn;
+        if (rc < 0 || !torn)
+            break;
+    }
+    if (rc == 0 && !native)
+        sonde_walker_read_states(w, threads, *n);
+    return rc;
+}
+
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    (void)env;
     dump_opts opts = { .pid = 0 };
     cli_words words;
     int rc = cli_parse(&cmd_dump, argc, argv, &opts, &words);
@@ -77,7 +109,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("dump", "unknown argument '%s'", words.word[0]);
     if (!opts.pid)
         return cli_usage_error("dump", "which process? give -p PID");
+    opts.native |= opts.native_all;
+    if (opts.native && !env->native)
+        return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
+                        "through libdw, which python3 -m sonde leaves out): run 'sonde dump "
+                        "--native ...' from the sonde command's install or build/bin/sonde");
     long pid = opts.pid;
+    void *native = NULL;
+    sonde_native_tally tally = { 0 };
 
     sonde_profile p;
     sonde_walker w;
@@ -95,14 +134,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
         goto out;
     }
-    /* A stack may be mid-update: try a few snapshots for a whole one. */
-    for (int attempt = 0; attempt < 5; attempt++) {
-        rc = sonde_walker_sample(&w, threads, SONDE_WALK_MAX_THREADS, &n);
-        int torn = 0;
-        for (uint32_t i = 0; i < n; i++)
-            torn |= threads[i].torn;
-        if (rc < 0 || !torn)
-            break;
+    if (opts.native && !(native = env->native->open(&w, opts.native_all, 0, err, sizeof err))) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+        goto out;
+    }
+    rc = snapshot(&w, env->native, native, threads, &n, &tally);
+    if (rc == -1 && native) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+        goto out;
     }
     if (rc < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, rc == -ESRCH ? "process %ld has ended"
@@ -110,7 +149,6 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
                       pid);
         goto out;
     }
-    sonde_walker_read_states(&w, threads, n);
     printf("Process %ld: Python %d.%d (%s)\n", pid, w.runtime.major, w.runtime.minor,
            w.runtime.path);
     for (uint32_t i = 0; i < n; i++) {
@@ -129,14 +167,22 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
             const char *file = sonde_profile_str(&p, f->file);
             printf("    %s (%s:%d)\n", sonde_profile_str(&p, f->qualname), file,
                    s->frames[k].line);
-            print_source((int)pid, file, s->frames[k].line);
+            if (f->kind == SONDE_FUNC_PYTHON)
+                print_source((int)pid, file, s->frames[k].line);
         }
         if (s->truncated)
             printf("    [truncated] ... the stack is deeper than %d frames: its outer frames "
                    "are not shown\n", SONDE_WALK_MAX_DEPTH);
     }
+    if (native) {
+        printf("\n");
+        fflush(stdout);
+        env->native->summary(stdout, &tally);
+    }
     rc = 0;
 out:
+    if (native)
+        env->native->close(native);
     free(threads);
     if (w.profile)
         sonde_walker_close(&w);

@@ -29,6 +29,7 @@ typedef struct record_opts {
     sonde_sampler_opts s;
     long pid;
     char **cmd;
+    int native;                  /* --native (or --native-all) */
 } record_opts;
 
 /* -d's reader: seconds, more than 0 and less than 1e7, into the double
@@ -70,8 +71,15 @@ static const cli_opt option_table[] = {
       .offset = offsetof(record_opts, s.subprocesses), .set = 1,
       .help = "sample every Python process it starts too (multiprocessing\n"
               "workers, subprocesses), each under \"process PID (command)\"" },
+    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(record_opts, native),
+      .set = 1, .help = "native frames too: the C/C++ functions of extensions and\n"
+                        "libraries, under the Python lines that called them, on every\n"
+                        "thread (each is stopped for some microseconds per sample)" },
+    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(record_opts, s.native_all),
+      .set = 1, .help = "--native, keeping the interpreter's own frames" },
     { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: sonde never stops the target" },
+      .help = "accepted for py-spy's sake: without --native sonde never\n"
+              "stops the target" },
     { 0 },
 };
 
@@ -81,7 +89,8 @@ const cli_command cmd_record = {
     .name = "record",
     .summary = "sample a running Python process from outside (replaces py-spy record)",
     .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS] [--idle] [--gil]\n"
-                "[--threads] [--subprocesses] (-p PID | -- CMD [ARGS...])",
+                "[--threads] [--subprocesses] [--native | --native-all]\n"
+                "(-p PID | -- CMD [ARGS...])",
     .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
              "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
              "with its exit code.  When CMD (or PID) is not Python itself -- a shell,\n"
@@ -90,7 +99,9 @@ const cli_command cmd_record = {
              "The target is never stopped: sonde only reads its memory, so py-spy's\n"
              "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
              "what was gathered.  Stacks deeper than 1024 frames keep their innermost\n"
-             "1024 under a \"[truncated]\" frame.",
+             "1024 under a \"[truncated]\" frame.  --native adds the C and C++\n"
+             "frames of every thread (threads that never ran Python too), each thread\n"
+             "stopped alone for the microseconds its stack takes to copy (ptrace).",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -116,6 +127,7 @@ static int parse(int argc, char **argv, record_opts *o)
         return cli_usage_error("record", "unknown argument '%s' (a command to start goes "
                                "after --)", words.word[0]);
     o->cmd = words.count > 0 ? words.word : NULL;
+    o->native |= o->s.native_all;
     if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
     const sonde_format *fmt = sonde_format_find(o->format);
@@ -183,6 +195,8 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 "frames are kept, under \"%s\"\n",
                 (unsigned long long)c->truncated, SONDE_WALK_MAX_DEPTH, SONDE_WALK_MAX_DEPTH,
                 SONDE_SAMPLER_TRUNCATED);
+    if (o->s.native)
+        o->s.native->summary(stderr, &c->native);
     if (c->kept == 0)
         fprintf(stderr, "sonde: no stack was kept: %s\n",
                 c->idle ? "every thread read was idle (--idle keeps idle threads)"
@@ -205,11 +219,15 @@ static void print_nothing(const record_opts *o, const sonde_family *f, long pid)
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    (void)env;
     record_opts o = { .format = "flamegraph", .s = { .rate = 100 } };
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return cli_exit(rc);
+    if (o.native && !env->native)
+        return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
+                        "through libdw, which python3 -m sonde leaves out): run 'sonde record "
+                        "--native ...' from the sonde command's install or build/bin/sonde");
+    o.s.native = o.native ? env->native : NULL;
     /* -o is checked before anything starts; sonde-PID.EXT once the
      * command has a pid (the folder it goes to is checked before). */
     cli_output out;
@@ -247,8 +265,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         /* sonde-PID.EXT cannot be written: the command runs unsampled */
     } else if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    } else if (sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts) < 0) {
-        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory while sampling");
+    } else if ((rc = sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts)) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", rc == -2 ? counts.error
+                                                        : "out of memory while sampling");
     } else if (counts.processes == 0) {
         print_nothing(&o, family, pid);
         rc = SONDE_EXIT_FAILED;

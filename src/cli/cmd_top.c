@@ -30,6 +30,7 @@
 typedef struct top_opts {
     long pid, rate;
     int idle;
+    int native, native_all;
 } top_opts;
 
 static const cli_opt option_table[] = {
@@ -41,8 +42,14 @@ static const cli_opt option_table[] = {
       .help = "samples per second (default 100)" },
     { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(top_opts, idle), .set = 1,
       .help = "count threads that are sleeping or blocked too" },
+    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(top_opts, native), .set = 1,
+      .help = "native functions too, on every thread (each is stopped\n"
+              "for the microseconds its stack takes to copy)" },
+    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(top_opts, native_all),
+      .set = 1, .help = "--native, keeping the interpreter's own functions" },
     { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: sonde never stops the target" },
+      .help = "accepted for py-spy's sake: without --native sonde never\n"
+              "stops the target" },
     { 0 },
 };
 
@@ -51,13 +58,13 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_top = {
     .name = "top",
     .summary = "live view of a running Python process (replaces py-spy top)",
-    .synopsis = "-p PID [-r HZ] [--idle]",
+    .synopsis = "-p PID [-r HZ] [--idle] [--native | --native-all]",
     .about = "A live view of a running Python process: functions by the share of\n"
              "samples spent in them (own) and under them (total), refreshed every\n"
              "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
              "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
              "PID is not Python (a shell, a wrapper), the Python processes it started\n"
-             "are shown.",
+             "are shown.  --native adds the C and C++ functions of every thread.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -238,7 +245,6 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    (void)env;
     top_opts opts = { .rate = 100 };
     cli_words words;
     int rc = cli_parse(&cmd_top, argc, argv, &opts, &words);
@@ -250,6 +256,11 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("top", "which process? give -p PID");
     long pid = opts.pid, rate = opts.rate;
     int idle = opts.idle;
+    opts.native |= opts.native_all;
+    if (opts.native && !env->native)
+        return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
+                        "through libdw, which python3 -m sonde leaves out): run 'sonde top "
+                        "--native ...' from the sonde command's install or build/bin/sonde");
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);
@@ -267,7 +278,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = sonde_clock_ns() };
     sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
-                             .tick_ctx = &t };
+                             .tick_ctx = &t, .native = opts.native ? env->native : NULL,
+                             .native_all = opts.native_all };
 
     struct termios saved, raw;
     int tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
@@ -300,5 +312,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_family_free(family);
     free(family);
     sonde_profile_free(&p);
+    if (rc == -2)
+        return cli_fail(SONDE_EXIT_FAILED, "%s", counts.error);
     return rc < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory") : 0;
 }

@@ -31,6 +31,7 @@ void sonde_profile_free(sonde_profile *p)
     free(p->threads);
     free(p->events);
     free(p->wide);
+    free(p->mappings);
     memset(p, 0, sizeof *p);
 }
 
@@ -62,6 +63,24 @@ static int intern(sonde_profile *p, const char *s, uint32_t *out)
         return -1;
     *out = (uint32_t)id;
     return 0;
+}
+
+uint32_t sonde_profile_mapping(sonde_profile *p, const char *file, const char *build_id,
+                               uint64_t start, uint64_t limit, uint64_t offset)
+{
+    sonde_mapping m = { .start = start, .limit = limit, .offset = offset };
+    if (intern(p, file, &m.file) < 0 || intern(p, build_id, &m.build_id) < 0)
+        return 0;
+    for (uint32_t i = 0; i < p->nmappings; i++)
+        if (p->mappings[i].file == m.file && p->mappings[i].start == start)
+            return i + 1;
+    sonde_mapping *grown = sonde_grow(p->mappings, &p->mappings_cap, (size_t)p->nmappings + 1,
+                                      sizeof *grown, UINT32_MAX - 1);
+    if (!grown)
+        return 0;
+    p->mappings = grown;
+    p->mappings[p->nmappings++] = m;
+    return p->nmappings;
 }
 
 uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,

@@ -32,6 +32,8 @@
 enum sonde_func_kind {
     SONDE_FUNC_PYTHON = 0,  /* Python code: file, first line, name */
     SONDE_FUNC_C = 1,       /* C function: file "~", line 0, cProfile's label */
+    SONDE_FUNC_NATIVE = 2,  /* native code (record --native): its symbol (or "lib.so+0xOFF"),
+                               its source file from DWARF (or its object's path), line 0 */
 };
 
 typedef struct sonde_func {
@@ -40,7 +42,17 @@ typedef struct sonde_func {
     uint32_t qualname;   /* co_qualname where the interpreter has one, else name */
     int32_t line;
     uint32_t kind;
+    uint32_t mapping;    /* native: 1 + its object's index in mappings; 0 none */
+    uint64_t address;    /* native: an address of its code in the process (the first sampled) */
 } sonde_func;
+
+/* An object file native code ran in (record --native): for pprof's Mapping. */
+typedef struct sonde_mapping {
+    uint32_t file;       /* its path, a string id */
+    uint32_t build_id;   /* its GNU build id in hex, a string id ("" when it has none) */
+    uint64_t start, limit;   /* its executable mapping in the process */
+    uint64_t offset;     /* the file offset mapped at start */
+} sonde_mapping;
 
 typedef struct sonde_node {
     const void *key;     /* the tracer's identity for the callee (may be NULL) */
@@ -98,6 +110,9 @@ typedef struct sonde_profile {
     int pid;                      /* the profiled process, 0 when unknown */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
     uint32_t nwide, wide_slots;
+    sonde_mapping *mappings;      /* native code's objects (sonde_func.mapping) */
+    uint32_t nmappings;
+    size_t mappings_cap;
 } sonde_profile;
 
 /* Nodes with more children than this index them (see above). */
@@ -112,6 +127,11 @@ void sonde_profile_free(sonde_profile *p);
 uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
                             const char *name, const char *qualname,
                             enum sonde_func_kind kind);
+
+/* The mapping of file at start (made when new): 1 + its index, for
+ * sonde_func.mapping; 0 on out of memory. */
+uint32_t sonde_profile_mapping(sonde_profile *p, const char *file, const char *build_id,
+                               uint64_t start, uint64_t limit, uint64_t offset);
 
 /* A new thread with its own root node; its index, or -1 on out of memory. */
 int64_t sonde_profile_add_thread(sonde_profile *p, uint64_t ident,

@@ -10,7 +10,9 @@
  * Each function is a Function (name: the qualified name, system_name:
  * the plain one, filename, start_line: its first line); C functions
  * (file "~") have no file.  Each (function, line) is a Location of one
- * Line: the line a sampled frame was at, else the function's first line.
+ * Line: the line a sampled frame was at, else the function's first line;
+ * a native function's (record --native) is also in its object's Mapping
+ * (path, executable range, file offset, build id) at an address of it.
  *
  * Each sample repeats its whole stack, so the output grows with the sum
  * of the depths: past MAX_FRAMES frames in all the writer refuses, as the
@@ -30,6 +32,7 @@ typedef struct writer {
     sonde_pprof_build out;
     uint64_t *function_of;  /* sonde function -> pprof Function id, 0 = not yet */
     uint64_t *location_of;  /* node -> pprof Location id, 0 = not yet */
+    uint64_t *mapping_of;   /* sonde mapping -> pprof Mapping id, 0 = not yet */
 } writer;
 
 static uint64_t function_id(writer *w, uint32_t func)
@@ -44,10 +47,26 @@ static uint64_t function_id(writer *w, uint32_t func)
     return w->function_of[func];
 }
 
+/* The Mapping of native function f: its object file; 0 when unknown. */
+static uint64_t mapping_id(writer *w, const sonde_func *f)
+{
+    if (!f->mapping || f->mapping > w->p->nmappings)
+        return 0;
+    uint32_t m = f->mapping - 1;
+    if (!w->mapping_of[m]) {
+        const sonde_mapping *mp = &w->p->mappings[m];
+        w->mapping_of[m] = sonde_pprof_mapping(&w->out, mp->start, mp->limit, mp->offset,
+                                               sonde_profile_str(w->p, mp->file),
+                                               sonde_profile_str(w->p, mp->build_id));
+    }
+    return w->mapping_of[m];
+}
+
 /* The Location of node's frame.  This is where a frame's kind decides
- * its Location: native code (a function kind still to come: an object
- * file, a build id, an address) gets a Mapping and an address here
- * (pprof_build.h). */
+ * its Location: native code (record --native) is in its object's Mapping
+ * at an address of the function (the first sampled), with a Line of its
+ * function (its symbol, its source file or object path) at the line
+ * sampled. */
 static uint64_t location_id(writer *w, uint32_t node)
 {
     if (w->location_of[node])
@@ -59,6 +78,10 @@ static uint64_t location_id(writer *w, uint32_t node)
     case SONDE_FUNC_PYTHON:
     case SONDE_FUNC_C:
         w->location_of[node] = sonde_pprof_line_location(&w->out, function_id(w, n->func), line);
+        break;
+    case SONDE_FUNC_NATIVE:
+        w->location_of[node] = sonde_pprof_native_location(
+            &w->out, mapping_id(w, f), f->address, function_id(w, n->func), line);
         break;
     }
     return w->location_of[node];
@@ -154,17 +177,19 @@ int sonde_pprof_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s
     writer w = { .p = p };
     w.function_of = calloc(p->nfuncs ? p->nfuncs : 1, sizeof *w.function_of);
     w.location_of = calloc(p->nnodes ? p->nnodes : 1, sizeof *w.location_of);
+    w.mapping_of = calloc(p->nmappings ? p->nmappings : 1, sizeof *w.mapping_of);
     uint64_t *path = malloc(((size_t)deepest + 1) * sizeof *path);
     int rc = sonde_pprof_build_init(&w.out, b, sampled ? sampled_types : traced_types, 2,
                                     sampled ? sampled_types[1] : traced_types[1],
                                     (int64_t)period, sampled ? "cpu" : "time");
-    if (!w.function_of || !w.location_of || !path)
+    if (!w.function_of || !w.location_of || !w.mapping_of || !path)
         w.out.failed = 1;
     for (uint32_t t = 0; rc == 0 && t < p->nthreads && !w.out.failed; t++)
         put_samples(&w, t, path, period);
     rc = sonde_pprof_build_finish(&w.out);
     free(w.function_of);
     free(w.location_of);
+    free(w.mapping_of);
     free(path);
     if (rc < 0 && sonde_buf_ok(b))
         b->oom = 1; /* the builder ran out of memory on its own */

@@ -8,13 +8,16 @@
 #include "protobuf.h"
 
 enum {
-    PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_LOCATION = 4, PROFILE_FUNCTION = 5,
+    PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
+    PROFILE_FUNCTION = 5,
     PROFILE_STRING_TABLE = 6, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
     PROFILE_DEFAULT_SAMPLE_TYPE = 14,
     VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
     SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
     LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3,
-    LOCATION_ID = 1, LOCATION_LINE = 4,
+    LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_ADDRESS = 3, LOCATION_LINE = 4,
+    MAPPING_ID = 1, MAPPING_MEMORY_START = 2, MAPPING_MEMORY_LIMIT = 3, MAPPING_FILE_OFFSET = 4,
+    MAPPING_FILENAME = 5, MAPPING_BUILD_ID = 6, MAPPING_HAS_FUNCTIONS = 7,
     LINE_FUNCTION_ID = 1, LINE_LINE = 2,
     FUNCTION_ID = 1, FUNCTION_NAME = 2, FUNCTION_SYSTEM_NAME = 3, FUNCTION_FILENAME = 4,
     FUNCTION_START_LINE = 5,
@@ -50,6 +53,7 @@ int sonde_pprof_build_init(sonde_pprof_build *o, sonde_buf *out, const sonde_ppr
     sonde_buf_init(&o->msg);
     sonde_buf_init(&o->functions);
     sonde_buf_init(&o->locations);
+    sonde_buf_init(&o->mappings);
     sonde_buf_init(&o->text);
     sonde_strtab_init(&o->strings);
     sonde_u64map_init(&o->loc_index);
@@ -104,7 +108,28 @@ uint64_t sonde_pprof_function(sonde_pprof_build *o, const char *name, const char
     return id;
 }
 
+uint64_t sonde_pprof_mapping(sonde_pprof_build *o, uint64_t start, uint64_t limit,
+                             uint64_t offset, const char *file, const char *build_id)
+{
+    uint64_t id = ++o->nmappings;
+    sonde_pb_uint(&o->msg, MAPPING_ID, id);
+    sonde_pb_uint(&o->msg, MAPPING_MEMORY_START, start);
+    sonde_pb_uint(&o->msg, MAPPING_MEMORY_LIMIT, limit);
+    sonde_pb_uint(&o->msg, MAPPING_FILE_OFFSET, offset);
+    sonde_pb_uint(&o->msg, MAPPING_FILENAME, string_index(o, file));
+    sonde_pb_uint(&o->msg, MAPPING_BUILD_ID, string_index(o, build_id));
+    sonde_pb_uint(&o->msg, MAPPING_HAS_FUNCTIONS, 1);
+    sonde_pb_message(&o->mappings, PROFILE_MAPPING, &o->msg);
+    return id;
+}
+
 uint64_t sonde_pprof_line_location(sonde_pprof_build *o, uint64_t function, int64_t line)
+{
+    return sonde_pprof_native_location(o, 0, 0, function, line);
+}
+
+uint64_t sonde_pprof_native_location(sonde_pprof_build *o, uint64_t mapping, uint64_t address,
+                                     uint64_t function, int64_t line)
 {
     uint64_t key = function << 32 | (uint32_t)line;
     uint32_t *slot = sonde_u64map_slot(&o->loc_index, key, (uint32_t)(o->nlocations + 1));
@@ -120,6 +145,10 @@ uint64_t sonde_pprof_line_location(sonde_pprof_build *o, uint64_t function, int6
     sonde_pb_uint(&line_msg, LINE_FUNCTION_ID, function);
     sonde_pb_int(&line_msg, LINE_LINE, line);
     sonde_pb_uint(&o->msg, LOCATION_ID, id);
+    if (mapping) {
+        sonde_pb_uint(&o->msg, LOCATION_MAPPING_ID, mapping);
+        sonde_pb_uint(&o->msg, LOCATION_ADDRESS, address);
+    }
     sonde_pb_message(&o->msg, LOCATION_LINE, &line_msg);
     sonde_pb_message(&o->locations, PROFILE_LOCATION, &o->msg);
     sonde_buf_free(&line_msg);
@@ -149,10 +178,12 @@ void sonde_pprof_sample(sonde_pprof_build *o, const uint64_t *locations, uint32_
 
 int sonde_pprof_build_finish(sonde_pprof_build *o)
 {
-    if (!sonde_buf_ok(&o->functions) || !sonde_buf_ok(&o->locations))
+    if (!sonde_buf_ok(&o->functions) || !sonde_buf_ok(&o->locations) ||
+        !sonde_buf_ok(&o->mappings))
         o->failed = 1;
     if (o->gz && !o->failed) {
-        if (sonde_gz_write(o->gz, o->locations.data, o->locations.len) < 0 ||
+        if (sonde_gz_write(o->gz, o->mappings.data, o->mappings.len) < 0 ||
+            sonde_gz_write(o->gz, o->locations.data, o->locations.len) < 0 ||
             sonde_gz_write(o->gz, o->functions.data, o->functions.len) < 0)
             o->failed = 1;
         for (uint32_t i = 0; i < o->strings.count && !o->failed; i++) {
@@ -167,6 +198,7 @@ int sonde_pprof_build_finish(sonde_pprof_build *o)
     sonde_buf_free(&o->msg);
     sonde_buf_free(&o->functions);
     sonde_buf_free(&o->locations);
+    sonde_buf_free(&o->mappings);
     sonde_buf_free(&o->text);
     sonde_strtab_free(&o->strings);
     sonde_u64map_free(&o->loc_index);

@@ -11,12 +11,10 @@
  * (a file name of the file system) is written as the text "\xNN", as
  * sonde's tables show it.
  *
- * Where native code will come in: a Location of native code has a
- * mapping (the object file: its address range, offset, file name and
- * build id) and an address, and its Lines when symbols are known.  This
- * builder writes Locations of Lines only, the kind Python and C
- * functions need; the native step adds a Mapping table beside the
- * function table and a location call that takes (mapping, address). */
+ * A Location of native code (record --native) has a Mapping (the object
+ * file: its address range, offset, file name and build id) and an
+ * address besides its Line; Python and C functions' Locations have a Line
+ * only. */
 #ifndef SONDE_PPROF_BUILD_H
 #define SONDE_PPROF_BUILD_H
 
@@ -39,7 +37,8 @@ typedef struct sonde_pprof_build {
     sonde_buf msg;         /* a nested message being encoded */
     sonde_buf functions;   /* Function messages, encoded */
     sonde_buf locations;   /* Location messages, encoded */
-    uint64_t nfunctions, nlocations;
+    sonde_buf mappings;    /* Mapping messages, encoded */
+    uint64_t nfunctions, nlocations, nmappings;
     sonde_strtab strings;  /* id = index in the string table */
     sonde_buf text;        /* a string made valid UTF-8 */
     sonde_u64map loc_index; /* (function << 32 | line) -> location id */
@@ -64,6 +63,16 @@ uint64_t sonde_pprof_function(sonde_pprof_build *o, const char *name, const char
 
 /* The Location of one line of a function (made on first use): its id. */
 uint64_t sonde_pprof_line_location(sonde_pprof_build *o, uint64_t function, int64_t line);
+
+/* A new Mapping (an object file mapped at [start, limit) from file
+ * offset offset; build_id in hex, "" when unknown): its id. */
+uint64_t sonde_pprof_mapping(sonde_pprof_build *o, uint64_t start, uint64_t limit,
+                             uint64_t offset, const char *file, const char *build_id);
+
+/* The Location of one line of a native function, in mapping (0: none)
+ * at address (made on first use for the function and line): its id. */
+uint64_t sonde_pprof_native_location(sonde_pprof_build *o, uint64_t mapping, uint64_t address,
+                                     uint64_t function, int64_t line);
 
 /* A sample's label: a string (str) or, when str is NULL, a number. */
 typedef struct sonde_pprof_label {

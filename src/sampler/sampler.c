@@ -12,11 +12,14 @@
 
 /* The profile thread for a sampled thread of process pid, created on
  * first sight.  Thread states are told apart by address and process (user
- * addresses stay below 2^47, so the pid goes in the bits above). */
+ * addresses stay below 2^47, so the pid goes in the bits above); native
+ * samples, which cover threads without one, by the kernel's thread id
+ * (a run takes one kind or the other, never both). */
 static int64_t thread_of(sonde_profile *p, sonde_u64map *index, const sonde_walker *w,
                          const sonde_thread_sample *s)
 {
-    uint64_t key = s->tstate ^ ((uint64_t)(uint32_t)w->proc.pid << 47);
+    uint64_t id = s->tstate ? s->tstate : s->native_id;
+    uint64_t key = id ^ ((uint64_t)(uint32_t)w->proc.pid << 47);
     uint32_t known = sonde_u64map_get(index, key);
     if (known != SONDE_U64MAP_NONE)
         return known;
@@ -103,20 +106,78 @@ static double tick_phase(uint64_t k)
     return x - (double)(uint64_t)x;
 }
 
+/* The native sampler's state of each process sampled (--native). */
+typedef struct native_states {
+    struct { int pid; void *state; } of[SONDE_FAMILY_MAX];
+    uint32_t n;
+} native_states;
+
+/* The native state of process pid, opened on first sight; NULL with why
+ * in counts->error. */
+static void *native_state(native_states *ns, const sonde_sampler_opts *o, const sonde_walker *w,
+                          sonde_sampler_counts *counts)
+{
+    for (uint32_t i = 0; i < ns->n; i++)
+        if (ns->of[i].pid == w->proc.pid)
+            return ns->of[i].state;
+    if (ns->n == SONDE_FAMILY_MAX) { /* the oldest is a process that has ended */
+        o->native->close(ns->of[0].state);
+        memmove(ns->of, ns->of + 1, (ns->n - 1) * sizeof ns->of[0]);
+        ns->n--;
+    }
+    void *state = o->native->open(w, o->native_all, o->rate, counts->error,
+                                  sizeof counts->error);
+    if (state) {
+        ns->of[ns->n].pid = w->proc.pid;
+        ns->of[ns->n++].state = state;
+    }
+    return state;
+}
+
+/* Forgets process pid's native state (it has ended). */
+static void native_forget(native_states *ns, const sonde_sampler_opts *o, int pid)
+{
+    for (uint32_t i = 0; i < ns->n; i++)
+        if (ns->of[i].pid == pid) {
+            o->native->close(ns->of[i].state);
+            ns->of[i] = ns->of[--ns->n];
+            return;
+        }
+}
+
+/* One snapshot of one member's threads: its Python stacks, or with
+ * native frames every thread's merged stack.  As sonde_walker_sample,
+ * and -2 when native frames cannot be read (why in counts->error). */
+static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampler_opts *o,
+                    sonde_thread_sample *threads, uint32_t *n, sonde_sampler_counts *counts)
+{
+    if (!o->native) {
+        int got = sonde_walker_sample(m->walker, threads, SONDE_WALK_MAX_THREADS, n);
+        if (got == 0 && !o->idle)
+            sonde_walker_read_states(m->walker, threads, *n);
+        return got;
+    }
+    void *state = native_state(ns, o, m->walker, counts);
+    if (!state)
+        return -2;
+    return o->native->sample(state, m->walker, o->idle, threads, SONDE_WALK_MAX_THREADS, n,
+                             &counts->idle, &counts->native);
+}
+
 /* One snapshot of one member into p.  -ESRCH when the process has gone;
- * -1 on out of memory; else 0 (stop set when on_tick asked to stop). */
-static int sample_member(sonde_family_member *m, sonde_profile *p, sonde_u64map *index,
-                         const sonde_sampler_opts *o, sonde_thread_sample *threads,
-                         uint64_t t_ns, sonde_sampler_counts *counts, int *stop_now)
+ * -1 on out of memory; -2 when native frames cannot be read; else 0
+ * (stop set when on_tick asked to stop). */
+static int sample_member(sonde_family_member *m, native_states *ns, sonde_profile *p,
+                         sonde_u64map *index, const sonde_sampler_opts *o,
+                         sonde_thread_sample *threads, uint64_t t_ns,
+                         sonde_sampler_counts *counts, int *stop_now)
 {
     uint32_t n;
-    int got = sonde_walker_sample(m->walker, threads, SONDE_WALK_MAX_THREADS, &n);
-    if (got == -ESRCH)
-        return -ESRCH;
+    int got = snapshot(m, ns, o, threads, &n, counts);
+    if (got == -ESRCH || got == -1 || got == -2)
+        return got;
     if (got < 0)
         return 0; /* not initialised yet, or torn: the next tick will tell */
-    if (!o->idle)
-        sonde_walker_read_states(m->walker, threads, n);
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         counts->torn += s->torn;
@@ -154,15 +215,19 @@ static int look_for_processes(sonde_family *family, uint64_t t_ns, uint64_t *ful
     return sonde_family_refresh(family, full);
 }
 
-/* One snapshot of every member into p; -1 on out of memory, else 0 (with
- * *stop_now set when the root ended or on_tick asked to stop). */
-static int sample_family(sonde_family *family, sonde_profile *p, sonde_u64map *index,
-                         const sonde_sampler_opts *o, sonde_thread_sample *threads,
-                         uint64_t t_ns, sonde_sampler_counts *counts, int *stop_now)
+/* One snapshot of every member into p; -1 on out of memory, -2 when
+ * native frames cannot be read, else 0 (with *stop_now set when the root
+ * ended or on_tick asked to stop). */
+static int sample_family(sonde_family *family, native_states *ns, sonde_profile *p,
+                         sonde_u64map *index, const sonde_sampler_opts *o,
+                         sonde_thread_sample *threads, uint64_t t_ns,
+                         sonde_sampler_counts *counts, int *stop_now)
 {
     for (uint32_t i = 0; i < family->count;) {
         sonde_family_member *m = &family->members[i];
-        int got = sample_member(m, p, index, o, threads, t_ns, counts, stop_now);
+        int got = sample_member(m, ns, p, index, o, threads, t_ns, counts, stop_now);
+        if (got == -ESRCH && o->native)
+            native_forget(ns, o, m->pid);
         if (got == -ESRCH && m->pid == family->root) {
             counts->ended = 1;
             *stop_now = 1;
@@ -173,7 +238,7 @@ static int sample_family(sonde_family *family, sonde_profile *p, sonde_u64map *i
             continue;
         }
         if (got < 0)
-            return -1;
+            return got;
         i++;
     }
     return 0;
@@ -191,6 +256,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
         return -1;
     sonde_u64map index;
     sonde_u64map_init(&index);
+    native_states ns = { .n = 0 };
     /* Sleep exactly: the default 50 us of timer slack is half of a
      * 10 kHz period. */
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
@@ -206,7 +272,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
             break;
         }
         counts->ticks++;
-        if ((rc = sample_family(family, p, &index, o, threads, t_ns, counts, &stop_now)) < 0)
+        if ((rc = sample_family(family, &ns, p, &index, o, threads, t_ns, counts, &stop_now)) < 0)
             break;
         counts->processes = family->joined;
         slot += period;
@@ -226,6 +292,8 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     }
     counts->seconds = (double)(sonde_clock_ns() - start) * 1e-9;
     counts->processes = family->joined;
+    for (uint32_t i = 0; i < ns.n; i++)
+        o->native->close(ns.of[i].state);
     sonde_u64map_free(&index);
     free(threads);
     return rc;

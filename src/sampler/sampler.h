@@ -19,7 +19,9 @@
 #define SONDE_SAMPLER_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../core/profile.h"
 #include "../core/u64map.h"
@@ -28,6 +30,41 @@
 
 /* The root frame of a stack whose outer frames were dropped. */
 #define SONDE_SAMPLER_TRUNCATED "[truncated]"
+
+/* What a native sampler counted over a run (--native): every thread
+ * stack it tried, and what became of it.  Nothing is dropped silently. */
+typedef struct sonde_native_tally {
+    uint64_t captured;        /* thread stacks captured (registers and stack copy) */
+    uint64_t stops;           /* ... tried with a ptrace stop */
+    uint64_t perf_samples;    /* ... taken by the kernel (perf_event_open: no stop) */
+    uint64_t lost;            /* perf samples lost: the ring was full, or more than a tick holds */
+    uint64_t gone;            /* threads that ended before or while being captured */
+    uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
+    uint64_t merges[8];       /* merges by result: native/merge.h's enum */
+    uint64_t unmapped;        /* frames at an address in no mapped object (unmapped, JIT) */
+    uint64_t stopped_ns;      /* time threads were held stopped, in all */
+    uint64_t stopped_max_ns;  /* ... the longest one stop */
+} sonde_native_tally;
+
+/* Native frames, as the sonde command provides them (src/sampler/native,
+ * linked into the command only: it needs libdw; the extension has none).
+ * One state per sampled process. */
+typedef struct sonde_native_ops {
+    /* A state for w's process, sampled at rate Hz (0: once, by dump);
+     * NULL with one line in err (no permission to stop its threads, out
+     * of memory). */
+    void *(*open)(const sonde_walker *w, int keep_interp, double rate, char *err, size_t errlen);
+    void (*close)(void *state);
+    /* Every thread of w's process into out[0 .. *n): merged stacks, their
+     * functions interned in w's profile.  Threads off CPU are counted in
+     * *idle and left out unless idle.  0, -ESRCH when the process has
+     * gone, -1 on out of memory (a thread that may not be stopped after
+     * open let it is counted as gone). */
+    int (*sample)(void *state, sonde_walker *w, int idle, sonde_thread_sample *out, uint32_t max,
+                  uint32_t *n, uint64_t *idle_count, sonde_native_tally *t);
+    /* What the tally counted, in a line or two of "sonde: native: ..." */
+    void (*summary)(FILE *f, const sonde_native_tally *t);
+} sonde_native_ops;
 
 typedef struct sonde_sampler_opts {
     double rate;          /* samples per second */
@@ -41,6 +78,8 @@ typedef struct sonde_sampler_opts {
      * nonzero stops sampling. */
     int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n);
     void *tick_ctx;
+    const sonde_native_ops *native;   /* native frames too (--native); NULL: Python only */
+    int native_all;                   /* keep the interpreter's own frames (--native-all) */
 } sonde_sampler_opts;
 
 typedef struct sonde_sampler_counts {
@@ -55,11 +94,14 @@ typedef struct sonde_sampler_counts {
     double seconds;       /* how long sampling ran */
     int ended;            /* the root process ended while sampled */
     uint32_t processes;   /* processes sampled, in all */
+    sonde_native_tally native;   /* with opts.native */
+    char error[512];      /* why sampling stopped early (sonde_sampler_run returned -2) */
 } sonde_sampler_counts;
 
 /* Samples the family's processes into p until the duration passes, *stop
  * becomes nonzero, or the family's root ends; the family must be freshly
- * initialised (the caller frees it).  0, or -1 on out of memory. */
+ * initialised (the caller frees it).  0, or -1 on out of memory, or -2
+ * when native frames could not be read (why in counts->error). */
 int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
 

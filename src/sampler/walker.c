@@ -227,7 +227,8 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
                        sonde_thread_sample *s)
 {
     const sonde_py_layout *l = &w->layout;
-    const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner };
+    const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner,
+                              l->frame_is_entry };
     size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
     uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
     uint8_t block[HEADER_MAX];
@@ -254,8 +255,13 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
             outer = 0;
             break;
         }
+        if (shim && depth > 0)
+            s->entry[depth - 1] = 1; /* 3.12+: the frame just inside a shim starts its eval call */
         if (!shim) {
             outer = frame;
+            /* <= 3.10 every frame is its own eval call; 3.11 marks the first (is_entry). */
+            s->entry[depth] = l->frame_is_entry != SONDE_PY_ABSENT ? block[l->frame_is_entry] != 0
+                              : l->frame_owner_cstack == SONDE_PY_ABSENT;
             codes[depth] = code;
             raws[depth] = 0;
             memcpy(&raws[depth], block + l->frame_instr,
@@ -265,6 +271,8 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
         frame = previous;
     }
     s->outer_frame = outer;
+    if (depth > 0 && !s->truncated)
+        s->entry[depth - 1] = 1; /* the outermost frame starts the outermost eval call */
     if (sonde_proc_read_many(&w->proc, codes, depth, ncode, w->code_blocks) != (int)depth)
         return -1;
     for (uint32_t i = 0; i < depth; i++) {
@@ -397,8 +405,13 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
     if (s->depth == 0 || s->truncated || !s->outer_frame)
         return -1;
     /* A threading.Thread runs under Thread._bootstrap(self): its first
-     * local is the Thread object, whose _name is the thread's name. */
-    const sonde_func *f = &w->profile->funcs[s->frames[s->depth - 1].func];
+     * local is the Thread object, whose _name is the thread's name.  (The
+     * outermost Python frame: a stack merged with native frames has
+     * native ones outside it.) */
+    uint32_t outer = s->depth - 1;
+    while (outer > 0 && w->profile->funcs[s->frames[outer].func].kind != SONDE_FUNC_PYTHON)
+        outer--;
+    const sonde_func *f = &w->profile->funcs[s->frames[outer].func];
     const char *file = sonde_profile_str(w->profile, f->file);
     size_t n = strlen(file);
     uint64_t self, name;

@@ -49,6 +49,11 @@ typedef struct sonde_thread_sample {
     uint64_t outer_frame;  /* the outermost Python frame's address (0 when truncated) */
     uint32_t depth;
     sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
+    /* entry[i]: frame i is the first (outermost) Python frame of one C
+     * call of the evaluation loop, where native frames merge (see
+     * native/merge.h): every frame up to 3.10, is_entry in 3.11, the
+     * frame just inside a shim frame from 3.12; the outermost always. */
+    uint8_t entry[SONDE_WALK_MAX_DEPTH];
 } sonde_thread_sample;
 
 typedef struct sonde_code_info sonde_code_info;

@@ -8,5 +8,9 @@ void test_sampler_proc(void);
 void test_sampler_python(void);
 /* The stack walker on garbage memory and on stacks built by hand (test_walker.c). */
 void test_walker(void);
+/* Native stacks against gdb's, the never-stopped guarantee, corrupt CFI (test_native.c). */
+void test_native(void);
+/* The merge of native and Python frames, on stacks built by hand (test_native_merge.c). */
+void test_native_merge(void);
 
 #endif

@@ -77,5 +77,7 @@ int main(void)
     test_sampler_python();
     test_sampler_proc();
     test_walker();
+    test_native_merge();
+    test_native();
     return harness_report();
 }

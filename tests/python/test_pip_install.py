@@ -37,11 +37,15 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
                                                           recursive=True)
                    if "/tools/" not in f)
     assert sorted(sum(made.values(), [])) == every
-    assert made["command"] == ["src/cli/main.c"] and "src/ext/module.c" in made["extension"]
+    # Native frames are the command's only (they link libdw).
+    native = sorted(os.path.relpath(f, ROOT)
+                    for f in glob(os.path.join(ROOT, "src", "sampler", "native", "*.c")))
+    assert native and made["command"] == ["src/cli/main.c"] + native
+    assert "src/ext/module.c" in made["extension"]
+    assert not [f for f in made["libsonde"] if f.startswith("src/sampler/native/")]
 
-    # A copy of the tree where files moved into new subfolders, as the
-    # formats and ext folders are being split, and the native sampler
-    # will add one.
+    # A copy of the tree where files moved into new subfolders, and one
+    # added to a subfolder of the command's native folder.
     root = tmp_path / "tree"
     shutil.copytree(ROOT, str(root), ignore=shutil.ignore_patterns("build", ".git", "tests"))
     moves = {"src/formats/collapsed.c": "src/formats/tools_read/collapsed.c",
@@ -49,24 +53,14 @@ def test_make_and_pip_build_the_same_sources(tmp_path):
     for old, new in moves.items():
         os.makedirs(os.path.dirname(str(root / new)))
         os.rename(str(root / old), str(root / new))
-    (root / "src" / "sampler" / "native").mkdir()
-    (root / "src" / "sampler" / "native" / "unwind.c").write_text("int unwind;\n")
+    (root / "src" / "sampler" / "native" / "extra").mkdir()
+    (root / "src" / "sampler" / "native" / "extra" / "more.c").write_text("int more;\n")
     made, installed = sources_of_both_builds(root)
     assert made == installed
     assert "src/formats/tools_read/collapsed.c" in made["libsonde"]
     assert "src/ext/tracer/deterministic/tracer.c" in made["extension"]
-    assert "src/sampler/native/unwind.c" in made["libsonde"]
-    # A folder only the command takes (excluded from libsonde by name).
-    mk = (root / "sources.mk").read_text()
-    mk = mk.replace("LIBSONDE_EXCLUDE := src/cli/main.c",
-                    "LIBSONDE_EXCLUDE := src/cli/main.c src/sampler/native")
-    mk = mk.replace("COMMAND_SOURCES := src/cli/main.c",
-                    "COMMAND_SOURCES := src/cli/main.c src/sampler/native")
-    (root / "sources.mk").write_text(mk)
-    made, installed = sources_of_both_builds(root)
-    assert made == installed
-    assert made["command"] == ["src/cli/main.c", "src/sampler/native/unwind.c"]
-    assert "src/sampler/native/unwind.c" not in made["libsonde"]
+    assert "src/sampler/native/extra/more.c" in made["command"]
+    assert "src/sampler/native/extra/more.c" not in made["libsonde"]
 
 
 def test_pip_install_into_fresh_venv(tmp_path):

@@ -132,20 +132,12 @@ int sonde_elf_symbol(const sonde_elf *e, const char *name, uint64_t *value, uint
 
 int sonde_elf_section(const sonde_elf *e, const char *name, uint64_t *addr, uint64_t *size)
 {
-    Elf64_Shdr names;
-    if (section_header(e, e->shstrndx, &names) < 0)
+    sonde_elf_sect s;
+    if (sonde_elf_section_find(e, name, &s) < 0)
         return -ENOENT;
-    for (uint64_t i = 0; i < e->shnum; i++) {
-        Elf64_Shdr sh;
-        section_header(e, i, &sh);
-        const char *s = string_at(e, &names, sh.sh_name);
-        if (s && strcmp(s, name) == 0) {
-            *addr = sh.sh_addr;
-            *size = sh.sh_size;
-            return 0;
-        }
-    }
-    return -ENOENT;
+    *addr = s.addr;
+    *size = s.size;
+    return 0;
 }
 
 int sonde_elf_load_base(const sonde_elf *e, uint64_t *base)
@@ -161,4 +153,68 @@ int sonde_elf_load_base(const sonde_elf *e, uint64_t *base)
         return 0;
     }
     return -ENOENT;
+}
+
+int sonde_elf_section_at(const sonde_elf *e, uint64_t i, sonde_elf_sect *out)
+{
+    Elf64_Shdr sh;
+    if (i == 0 || section_header(e, i, &sh) < 0)
+        return -ENOENT;
+    *out = (sonde_elf_sect){
+        .addr = sh.sh_addr, .size = sh.sh_size, .flags = sh.sh_flags,
+        .entsize = sh.sh_entsize, .type = sh.sh_type, .link = sh.sh_link,
+    };
+    if (sh.sh_type != SHT_NOBITS && in_file(e, sh.sh_offset, sh.sh_size))
+        out->data = e->data + sh.sh_offset;
+    return 0;
+}
+
+int sonde_elf_section_find(const sonde_elf *e, const char *name, sonde_elf_sect *out)
+{
+    Elf64_Shdr names;
+    if (section_header(e, e->shstrndx, &names) < 0)
+        return -ENOENT;
+    for (uint64_t i = 1; i < e->shnum; i++) {
+        Elf64_Shdr sh;
+        section_header(e, i, &sh);
+        const char *s = string_at(e, &names, sh.sh_name);
+        if (s && strcmp(s, name) == 0)
+            return sonde_elf_section_at(e, i, out);
+    }
+    return -ENOENT;
+}
+
+/* The build id among the notes in [p, p + len), or 0. */
+static size_t build_id_in(const unsigned char *p, uint64_t len, unsigned char *out,
+                          size_t outsize)
+{
+    while (len >= sizeof(Elf64_Nhdr)) {
+        Elf64_Nhdr nh;
+        memcpy(&nh, p, sizeof nh);
+        uint64_t name = ((uint64_t)nh.n_namesz + 3) & ~3ull;
+        uint64_t desc = ((uint64_t)nh.n_descsz + 3) & ~3ull;
+        if (name > len - sizeof nh || desc > len - sizeof nh - name)
+            return 0;
+        if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+            memcmp(p + sizeof nh, "GNU", 4) == 0 && nh.n_descsz <= outsize) {
+            memcpy(out, p + sizeof nh + name, nh.n_descsz);
+            return nh.n_descsz;
+        }
+        p += sizeof nh + name + desc;
+        len -= sizeof nh + name + desc;
+    }
+    return 0;
+}
+
+size_t sonde_elf_build_id(const sonde_elf *e, unsigned char *out, size_t outsize)
+{
+    for (uint64_t i = 1; i < e->shnum; i++) {
+        sonde_elf_sect s;
+        if (sonde_elf_section_at(e, i, &s) == 0 && s.type == SHT_NOTE && s.data) {
+            size_t n = build_id_in(s.data, s.size, out, outsize);
+            if (n)
+                return n;
+        }
+    }
+    return 0;
 }

@@ -40,4 +40,23 @@ int sonde_elf_section(const sonde_elf *e, const char *name, uint64_t *addr, uint
  * 0, or -ENOENT (no such segment), -ENOEXEC (a p_align not a power of 2). */
 int sonde_elf_load_base(const sonde_elf *e, uint64_t *base);
 
+/* One section: its header's fields and, when its bytes lie within the
+ * file (not SHT_NOBITS), a pointer to them (else data is NULL). */
+typedef struct sonde_elf_sect {
+    const unsigned char *data;
+    uint64_t addr, size, flags, entsize;
+    uint32_t type, link;
+} sonde_elf_sect;
+
+/* Section index i (0 < i < shnum).  0, or -ENOENT. */
+int sonde_elf_section_at(const sonde_elf *e, uint64_t i, sonde_elf_sect *out);
+
+/* The first section called name, as sonde_elf_section_at gives it.  0, or
+ * -ENOENT. */
+int sonde_elf_section_find(const sonde_elf *e, const char *name, sonde_elf_sect *out);
+
+/* The GNU build id (the NT_GNU_BUILD_ID note's bytes, at most 64) into
+ * out; its length, or 0 when the file has none. */
+size_t sonde_elf_build_id(const sonde_elf *e, unsigned char *out, size_t outsize);
+
 #endif

@@ -1,0 +1,65 @@
+/* objects.h - the ELF objects mapped executable in one process, each opened once.
+ *
+ * A native address is resolved to the object mapped there (the
+ * executable, a shared library, an extension module) and the object's
+ * load bias, so that its link-time address (what symbols, CFI and DWARF
+ * speak of) is addr - bias.  Objects are opened through
+ * /proc/PID/root/<path> (right inside containers), mapped read-only, and
+ * kept until sonde_native_objects_free: a refresh after a dlopen or
+ * dlclose re-reads /proc/PID/maps and keeps the objects it still sees
+ * (same path, mapped at the same place).  The symbols and line tables of an object are
+ * loaded on first use (symbols.h); its CFI when it is opened. */
+#ifndef SONDE_NATIVE_OBJECTS_H
+#define SONDE_NATIVE_OBJECTS_H
+
+#include <stdint.h>
+
+#include "../proc/elf.h"
+#include "cfi.h"
+
+#define SONDE_NATIVE_MAX_OBJECTS 4096   /* distinct objects per process */
+
+typedef struct sonde_native_symbols sonde_native_symbols;   /* symbols.h */
+
+typedef struct sonde_native_object {
+    char *path;             /* as /proc/PID/maps names it (owned) */
+    const char *name;       /* its last component */
+    uint64_t anchor;        /* where its first byte is mapped: with path, its key */
+    uint64_t bias;          /* process address = link-time address + bias */
+    int usable;             /* 1 when the file was opened and is ELF */
+    sonde_elf elf;
+    sonde_cfi cfi;
+    sonde_native_symbols *symbols;   /* NULL until first asked (owned) */
+} sonde_native_object;
+
+typedef struct sonde_native_range {   /* one executable file mapping */
+    uint64_t start, end;
+    uint64_t offset;                  /* the file offset mapped at start */
+    uint32_t object;                  /* objects[] index */
+} sonde_native_range;
+
+typedef struct sonde_native_objects {
+    int pid;
+    sonde_native_range *ranges;       /* sorted by start (owned) */
+    uint32_t nranges;
+    sonde_native_object *objects;     /* (owned) */
+    uint32_t nobjects, objects_cap;
+    uint64_t refreshes;               /* times the maps were read */
+} sonde_native_objects;
+
+/* Reads pid's maps.  0, or a negative errno (from sonde_maps_read). */
+int sonde_native_objects_init(sonde_native_objects *o, int pid);
+/* Reads the maps again (a library was loaded or unloaded).  0, or a
+ * negative errno; the objects already known stay valid either way. */
+int sonde_native_objects_refresh(sonde_native_objects *o);
+void sonde_native_objects_free(sonde_native_objects *o);
+
+/* The object mapped executable at addr, or NULL (anonymous or JIT memory,
+ * the vdso, or a file that could not be opened). */
+sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr);
+
+/* The executable file mapping holding addr, or NULL. */
+const sonde_native_range *sonde_native_objects_range(const sonde_native_objects *o,
+                                                     uint64_t addr);
+
+#endif

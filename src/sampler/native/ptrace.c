@@ -1,0 +1,108 @@
+/* ptrace.c - seize, interrupt, copy, detach; see ptrace.h. */
+#include "ptrace.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for tid's stop after PTRACE_INTERRUPT.  Signals that arrive first
+ * (signal-delivery stops) are handed on at once; the stop they end in is
+ * as good as the interrupt's for reading.  The signal to deliver on
+ * detach goes to *deliver.  0, or -ESRCH when the thread ended.  The end
+ * of the process's main thread (tid == pid) is only looked at, never
+ * waited for: when sonde started the process, that status is its exit
+ * code, for record's own wait. */
+static int wait_stop(int pid, int tid, int *deliver)
+{
+    *deliver = 0;
+    for (int tries = 0; tries < 16; tries++) {
+        int status;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        if (tid == pid) {
+            if (waitid(P_PID, (id_t)tid, &si, WEXITED | WSTOPPED | __WALL | WNOWAIT) < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -ESRCH;
+            }
+            if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
+                return -ESRCH; /* ended: left for whoever waits for it */
+        }
+        if (waitpid(tid, &status, __WALL) < 0) {
+            if (errno == EINTR)
+                continue;
+            return -ESRCH;
+        }
+        if (!WIFSTOPPED(status))
+            return -ESRCH;   /* exited or killed */
+        int sig = WSTOPSIG(status);
+        if (status >> 16 == PTRACE_EVENT_STOP) {
+            /* The interrupt (SIGTRAP), or a group stop (a stop signal):
+             * detaching leaves the latter in it, as it should be. */
+            return 0;
+        }
+        /* A signal-delivery stop: read here, deliver it on detach. */
+        *deliver = sig;
+        return 0;
+    }
+    return -ESRCH;
+}
+
+/* The user registers in DWARF order. */
+static void dwarf_regs(const struct user_regs_struct *r, uint64_t *out)
+{
+    const uint64_t v[SONDE_CFI_NREGS] = {
+        r->rax, r->rdx, r->rcx, r->rbx, r->rsi, r->rdi, r->rbp, r->rsp,
+        r->r8, r->r9, r->r10, r->r11, r->r12, r->r13, r->r14, r->r15, r->rip,
+    };
+    memcpy(out, v, sizeof v);
+}
+
+/* Copies up to st->cap bytes from the stack pointer; a thread's stack
+ * ends where its mapping does, so a short read is the whole stack. */
+static void copy_stack(int pid, sonde_native_stack *st)
+{
+    struct iovec local = { st->data, st->cap };
+    struct iovec remote = { (void *)(uintptr_t)st->regs[SONDE_CFI_RSP], st->cap };
+    ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    st->len = n > 0 ? (uint32_t)n : 0;
+}
+
+int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (*held)(void *ctx),
+                                void *ctx, uint64_t *stopped_ns)
+{
+    st->tid = tid;
+    st->len = 0;
+    if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0)
+        return errno == ESRCH ? -ESRCH : -EPERM;
+    uint64_t t0 = now_ns();
+    int deliver = 0, rc = ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ? -ESRCH : 0;
+    if (rc == 0)
+        rc = wait_stop(pid, tid, &deliver);
+    struct user_regs_struct regs;
+    if (rc == 0 && ptrace(PTRACE_GETREGS, tid, 0, &regs) < 0)
+        rc = -EIO;
+    if (rc == 0) {
+        dwarf_regs(&regs, st->regs);
+        copy_stack(pid, st);
+        if (held)
+            held(ctx);
+    }
+    /* Detach even after a failure: a stopped thread resumes. */
+    ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)deliver);
+    if (stopped_ns)
+        *stopped_ns = now_ns() - t0;
+    return rc;
+}

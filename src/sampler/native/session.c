@@ -1,0 +1,493 @@
+/* session.c - one process's threads captured, unwound, named and merged; see session.h. */
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../core/grow.h"
+#include "merge.h"
+#include "perf.h"
+#include "ptrace.h"
+#include "symbols.h"
+#include "unwind.h"
+
+#define MAX_NAMED (4u << 20)   /* distinct addresses named per process */
+#define PERF_STACK (32u * 1024)   /* bytes of stack each perf sample copies */
+#define PERF_PAGES 128u           /* data pages of each thread's perf ring: 16 samples */
+
+typedef struct stream {        /* the perf samples of one thread that runs no Python */
+    int tid;
+    int seen;                  /* listed in /proc at this tick */
+    sonde_native_perf perf;
+} stream;
+
+typedef struct named {         /* what one address (as a pc or a return address) is */
+    uint32_t func;             /* in the walker's profile */
+    int32_t line;              /* its source line, 0 when unknown */
+    uint8_t kind;              /* enum sonde_merge_kind */
+    uint8_t unmapped;          /* in no mapped object */
+} named;
+
+typedef struct session {
+    int pid;
+    int keep_interp;
+    sonde_native_objects objects;
+    sonde_native_stack st;                      /* data: SONDE_NATIVE_STACK_MAX bytes */
+    sonde_native_frame frames[SONDE_NATIVE_MAX_DEPTH];
+    uint8_t kinds[SONDE_NATIVE_MAX_DEPTH];
+    uint32_t which[SONDE_NATIVE_MAX_DEPTH];     /* frames[i]'s named[] index */
+    sonde_merge_out merged[SONDE_WALK_MAX_DEPTH];
+    sonde_u64map index;                         /* pc << 1 | return address -> named[] */
+    named *named;
+    size_t named_cap;
+    uint32_t nnamed;
+    sonde_native_symbol sym;                    /* one address's name while it is made */
+    sonde_thread_sample *python;                /* the walker's threads before the stops */
+    sonde_thread_sample *during;                /* ... read during one thread's stop */
+    sonde_thread_sample *current;               /* the thread being read, or NULL */
+    sonde_walker *walker;                       /* for held(): the walker of this tick */
+    int current_tid;
+    uint64_t period_ns;                         /* perf: one sample per this much CPU time */
+    int perf;                                   /* 1: threads without Python go by perf */
+    stream *streams;
+    uint32_t nstreams;
+    size_t streams_cap;
+} session;
+
+/* The lines that explain a refused ptrace stop, and what to do. */
+static void explain_refused(int pid, char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "cannot stop the threads of process %d to read their native stacks (ptrace was "
+             "refused: another tracer such as gdb or strace is attached, kernel.yama."
+             "ptrace_scope forbids it, or a container lacks CAP_SYS_PTRACE): detach the other "
+             "tracer, run sonde as root or with 'sysctl kernel.yama.ptrace_scope=0', or add "
+             "--cap-add SYS_PTRACE",
+             pid);
+}
+
+static void session_close(void *state)
+{
+    session *s = state;
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        sonde_native_perf_close(&s->streams[i].perf);
+    free(s->streams);
+    sonde_native_objects_free(&s->objects);
+    sonde_u64map_free(&s->index);
+    free(s->named);
+    free(s->st.data);
+    free(s->python);
+    free(s->during);
+    free(s);
+}
+
+static void *session_open(const sonde_walker *w, int keep_interp, double rate, char *err,
+                          size_t errlen)
+{
+    session *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->pid = w->proc.pid;
+    s->keep_interp = keep_interp;
+    sonde_u64map_init(&s->index);
+    s->st.data = malloc(SONDE_NATIVE_STACK_MAX);
+    s->st.cap = SONDE_NATIVE_STACK_MAX;
+    s->python = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->python);
+    s->during = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->during);
+    int rc = s->st.data && s->python && s->during ? sonde_native_objects_init(&s->objects, s->pid)
+                                                 : -ENOMEM;
+    if (rc < 0) {
+        snprintf(err, errlen, "cannot read the memory map of process %d: %s", s->pid,
+                 strerror(-rc));
+        free(s->st.data);
+        free(s->python);
+        free(s->during);
+        sonde_u64map_free(&s->index);
+        free(s);
+        return NULL;
+    }
+    /* One capture of the main thread first: a refusal is said once, here. */
+    rc = sonde_native_ptrace_capture(s->pid, s->pid, &s->st, NULL, NULL, NULL);
+    if (rc == -EPERM) {
+        explain_refused(s->pid, err, errlen);
+        session_close(s);
+        return NULL;
+    }
+    /* Threads that run no Python need no consistent Python frames: where
+     * perf_event_open is allowed, the kernel samples them, never stopped. */
+    if (rate > 0) {
+        sonde_native_perf probe;
+        s->period_ns = (uint64_t)(1e9 / rate);
+        s->perf = sonde_native_perf_open(&probe, s->pid, s->period_ns, PERF_STACK, 1) == 0;
+        if (s->perf)
+            sonde_native_perf_close(&probe);
+    }
+    return s;
+}
+
+/* The thread's state letter from /proc/PID/task/TID/stat, or 0 when it
+ * has gone. */
+static char thread_state(int pid, int tid)
+{
+    char path[96], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = '\0';
+    char *paren = strrchr(buf, ')'); /* "tid (comm) S ...": the state follows the last ')' */
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+/* The thread ids of the process, at most max.  -ESRCH when it has gone. */
+static int list_threads(int pid, int *tids, uint32_t max, uint32_t *n)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    *n = 0;
+    if (!d)
+        return -ESRCH;
+    struct dirent *e;
+    while (*n < max && (e = readdir(d)) != NULL) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (*end == '\0' && tid > 0)
+            tids[(*n)++] = (int)tid;
+    }
+    closedir(d);
+    return *n ? 0 : -ESRCH;
+}
+
+/* While the thread is stopped: its Python frames of this very moment. */
+static void held(void *ctx)
+{
+    session *s = ctx;
+    uint32_t n = 0;
+    s->current = NULL;
+    if (sonde_walker_sample(s->walker, s->during, SONDE_WALK_MAX_THREADS, &n) < 0)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        if (s->during[i].native_id == (uint64_t)s->current_tid) {
+            s->current = &s->during[i];
+            return;
+        }
+}
+
+/* Gives native function func its object's mapping and the address addr
+ * (pprof's Mapping and Location address), when it has none yet.  0, or
+ * -1 on out of memory. */
+static int place(session *s, sonde_profile *p, const sonde_native_object *ob, uint32_t func,
+                 uint64_t addr)
+{
+    if (p->funcs[func].mapping)
+        return 0;
+    const sonde_native_range *r = sonde_native_objects_range(&s->objects, addr);
+    unsigned char id[64];
+    char hex[2 * sizeof id + 1] = "";
+    size_t n = sonde_elf_build_id(&ob->elf, id, sizeof id);
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    uint32_t m = r ? sonde_profile_mapping(p, ob->path, hex, r->start, r->end, r->offset) : 0;
+    if (r && !m)
+        return -1;
+    p->funcs[func].mapping = m;
+    p->funcs[func].address = addr;
+    return 0;
+}
+
+/* The named[] index of frame i's address, named on first sight.
+ * SONDE_U64MAP_NONE on out of memory. */
+static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f, int i)
+{
+    int ra = i > 0; /* a return address: the call before it is what ran */
+    uint64_t key = f->pc << 1 | (uint64_t)ra;
+    uint32_t known = sonde_u64map_get(&s->index, key);
+    if (known != SONDE_U64MAP_NONE)
+        return known;
+    named *grown = sonde_grow(s->named, &s->named_cap, (size_t)s->nnamed + 1, sizeof *s->named,
+                              MAX_NAMED);
+    if (!grown)
+        return SONDE_U64MAP_NONE;
+    s->named = grown;
+    named nm = { .func = SONDE_NO_FUNC };
+    sonde_native_object *ob = sonde_native_objects_find(&s->objects, f->pc - (uint64_t)ra);
+    sonde_native_symbol *sym = &s->sym;
+    if (!ob) {
+        char label[48];
+        snprintf(label, sizeof label, "0x%" PRIx64, f->pc);
+        nm.func = sonde_profile_func(w->profile, "[unmapped]", 0, label, label,
+                                     SONDE_FUNC_NATIVE);
+        nm.kind = SONDE_MERGE_NATIVE;
+        nm.unmapped = 1;
+    } else if (sonde_native_symbolize(ob, s->pid, f->pc, ra, 0, sym) == 0) {
+        /* The interpreter: the file holding _PyRuntime, and a python
+         * program that links it from libpython (its main and _start). */
+        int interp = strcmp(ob->path, w->runtime.path) == 0 || strncmp(ob->name, "python", 6) == 0;
+        nm.kind = (uint8_t)sonde_merge_kind_of(sym->has_symbol ? sym->name : NULL, interp);
+        /* Lines only for frames that are shown (the interpreter's lines
+         * are large and read for nothing otherwise). */
+        if ((nm.kind == SONDE_MERGE_NATIVE || (nm.kind == SONDE_MERGE_INTERP && s->keep_interp)) &&
+            sonde_native_symbolize(ob, s->pid, f->pc, ra, 1, sym) < 0)
+            return SONDE_U64MAP_NONE;
+        const char *file = sym->file[0] ? sym->file : ob->path;
+        nm.func = sonde_profile_func(w->profile, file, 0, sym->name, sym->name,
+                                     SONDE_FUNC_NATIVE);
+        nm.line = sym->line;
+        if (nm.func != SONDE_NO_FUNC && place(s, w->profile, ob, nm.func, f->pc - (uint64_t)ra) < 0)
+            return SONDE_U64MAP_NONE;
+    }
+    if (nm.func == SONDE_NO_FUNC)
+        return SONDE_U64MAP_NONE;
+    uint32_t *slot = sonde_u64map_slot(&s->index, key, s->nnamed);
+    if (!slot)
+        return SONDE_U64MAP_NONE;
+    s->named[s->nnamed] = nm;
+    return s->nnamed++;
+}
+
+/* The capture in s->st of thread tid, unwound, named and merged with its
+ * Python frames py (NULL: none) into out.  1 when out holds a stack (torn
+ * when its Python frames could not be read whole), 0 when empty, -1 on
+ * out of memory. */
+static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_sample *py,
+                      int on_cpu, sonde_thread_sample *out, sonde_native_tally *t)
+{
+    memset(out, 0, offsetof(sonde_thread_sample, frames));
+    out->native_id = (uint64_t)tid;
+    out->on_cpu = on_cpu;
+    if (py && py->torn) {
+        out->torn = 1;
+        return 1;
+    }
+    uint32_t nn = 0;
+    int end = sonde_native_unwind(&s->objects, &s->st, s->frames, SONDE_NATIVE_MAX_DEPTH, &nn,
+                                  &(sonde_native_counts){ 0 });
+    t->ends[end]++;
+    for (uint32_t i = 0; i < nn; i++) {
+        uint32_t k = name_of(s, w, &s->frames[i], (int)i);
+        if (k == SONDE_U64MAP_NONE)
+            return -1;
+        s->which[i] = k;
+        s->kinds[i] = s->named[k].kind;
+        t->unmapped += s->named[k].unmapped;
+    }
+    static const uint8_t no_entries[1]; /* read-only */
+    uint32_t n = 0;
+    int result = sonde_merge(s->kinds, nn, py ? py->entry : no_entries, py ? py->depth : 0,
+                             end == SONDE_NATIVE_COMPLETE, s->keep_interp, s->merged,
+                             SONDE_WALK_MAX_DEPTH, &n);
+    t->merges[result]++;
+    if (py) {
+        out->thread_id = py->thread_id;
+        out->holds_gil = py->holds_gil;
+        out->outer_frame = py->outer_frame;
+    }
+    out->truncated = n == SONDE_WALK_MAX_DEPTH || (py && py->truncated);
+    for (uint32_t i = 0; i < n; i++) {
+        const sonde_merge_out *m = &s->merged[i];
+        if (m->python) {
+            out->frames[i] = py->frames[m->index];
+        } else {
+            const named *nm = &s->named[s->which[m->index]];
+            out->frames[i].func = nm->func;
+            out->frames[i].line = nm->line;
+        }
+    }
+    out->depth = n;
+    return n > 0;
+}
+
+/* Thread tid's stack into out, from a ptrace stop; runs_python: its
+ * Python frames are read during the stop.  As merge_into, and 0 when the
+ * thread could not be captured (counted). */
+static int read_thread(session *s, sonde_walker *w, int tid, int runs_python, char state,
+                       sonde_thread_sample *out, sonde_native_tally *t)
+{
+    uint64_t stopped = 0;
+    s->walker = w;
+    s->current_tid = tid;
+    s->current = NULL;
+    int rc = sonde_native_ptrace_capture(s->pid, tid, &s->st, runs_python ? held : NULL, s,
+                                         &stopped);
+    t->stopped_ns += stopped;
+    t->stops++;
+    if (stopped > t->stopped_max_ns)
+        t->stopped_max_ns = stopped;
+    if (rc < 0) {
+        t->gone++; /* ended, or (refused after the first capture) counted as gone */
+        return 0;
+    }
+    t->captured++;
+    return merge_into(s, w, tid, s->current, state == 'R', out, t);
+}
+
+/* The perf stream of thread tid, opened on first sight; NULL when perf
+ * cannot sample it (the thread is then stopped with ptrace instead). */
+static stream *stream_of(session *s, int tid)
+{
+    for (uint32_t i = 0; i < s->nstreams; i++)
+        if (s->streams[i].tid == tid)
+            return &s->streams[i];
+    stream *grown = sonde_grow(s->streams, &s->streams_cap, (size_t)s->nstreams + 1,
+                               sizeof *s->streams, SONDE_WALK_MAX_THREADS);
+    if (!grown)
+        return NULL;
+    s->streams = grown;
+    stream *st = &s->streams[s->nstreams];
+    if (sonde_native_perf_open(&st->perf, tid, s->period_ns, PERF_STACK, PERF_PAGES) < 0)
+        return NULL;
+    st->tid = tid;
+    s->nstreams++;
+    return st;
+}
+
+/* Every sample the kernel took of st's thread since the last tick, into
+ * out[*n ..) up to max (the rest counted as lost).  -1 on out of memory,
+ * else 0. */
+static int drain(session *s, sonde_walker *w, stream *st, sonde_thread_sample *out,
+                 uint32_t max, uint32_t *n, sonde_native_tally *t)
+{
+    uint64_t at;
+    int got;
+    while ((got = sonde_native_perf_next(&st->perf, &s->st, &at)) == 1) {
+        t->captured++;
+        t->perf_samples++;
+        if (*n == max) {
+            t->lost++;
+            continue;
+        }
+        int kept = merge_into(s, w, st->tid, NULL, 1, &out[*n], t);
+        if (kept < 0)
+            return -1;
+        *n += (uint32_t)kept;
+    }
+    if (got < 0)
+        t->lost++; /* a record that made no sense: the rest of the ring is skipped */
+    t->lost += st->perf.lost;
+    st->perf.lost = 0;
+    return 0;
+}
+
+/* Closes the streams of threads that were not listed this tick (ended). */
+static void close_ended(session *s)
+{
+    for (uint32_t i = 0; i < s->nstreams;) {
+        if (s->streams[i].seen) {
+            s->streams[i++].seen = 0;
+            continue;
+        }
+        sonde_native_perf_close(&s->streams[i].perf);
+        s->streams[i] = s->streams[--s->nstreams];
+    }
+}
+
+static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_sample *out,
+                          uint32_t max, uint32_t *n, uint64_t *idle_count, sonde_native_tally *t)
+{
+    session *s = state;
+    int tids[SONDE_WALK_MAX_THREADS];
+    uint32_t ntids, npython = 0;
+    *n = 0;
+    /* Which threads run Python (no stop): only theirs are walked again
+     * while they are stopped. */
+    if (sonde_walker_sample(w, s->python, SONDE_WALK_MAX_THREADS, &npython) == -ESRCH)
+        return -ESRCH;
+    if (list_threads(s->pid, tids, max < SONDE_WALK_MAX_THREADS ? max : SONDE_WALK_MAX_THREADS,
+                     &ntids) < 0)
+        return -ESRCH;
+    for (uint32_t i = 0; i < ntids && *n < max; i++) {
+        char st = thread_state(s->pid, tids[i]);
+        int runs_python = 0;
+        for (uint32_t k = 0; k < npython && !runs_python; k++)
+            runs_python = s->python[k].native_id == (uint64_t)tids[i];
+        /* A thread without Python: the kernel's samples of its CPU time
+         * (it is stopped only when idle ones are kept and it is idle). */
+        stream *perf = s->perf && !runs_python && st ? stream_of(s, tids[i]) : NULL;
+        if (perf) {
+            perf->seen = 1;
+            if (drain(s, w, perf, out, max, n, t) < 0)
+                return -1;
+            if (st == 'R' || *n == max)
+                continue;
+        }
+        if (st == 0) {
+            t->gone++;
+            continue;
+        }
+        if (!idle && st != 'R') {
+            (*idle_count)++;
+            continue;
+        }
+        int got = read_thread(s, w, tids[i], runs_python, st, &out[*n], t);
+        if (got < 0)
+            return -1;
+        *n += (uint32_t)got;
+    }
+    close_ended(s);
+    return 0;
+}
+
+/* Appends ", N what" to the line when n is not 0. */
+static void part(FILE *f, int *first, uint64_t n, const char *what)
+{
+    if (!n)
+        return;
+    fprintf(f, "%s%llu %s", *first ? "" : ", ", (unsigned long long)n, what);
+    *first = 0;
+}
+
+static void session_summary(FILE *f, const sonde_native_tally *t)
+{
+    fprintf(f, "sonde: native: %llu thread stacks captured: %llu by ptrace stops (%.1f us on "
+            "average, %.1f us at most), %llu by perf_event_open (no stop)",
+            (unsigned long long)t->captured, (unsigned long long)t->stops,
+            t->stops ? (double)t->stopped_ns / (double)t->stops / 1e3 : 0.0,
+            (double)t->stopped_max_ns / 1e3, (unsigned long long)t->perf_samples);
+    if (t->gone)
+        fprintf(f, ", %llu threads gone mid-sample", (unsigned long long)t->gone);
+    if (t->lost)
+        fprintf(f, ", %llu perf samples lost (the ring was full)", (unsigned long long)t->lost);
+    fprintf(f, "\nsonde: native: unwinds: ");
+    int first = 1;
+    part(f, &first, t->ends[SONDE_NATIVE_COMPLETE], "complete");
+    part(f, &first, t->ends[SONDE_NATIVE_DEPTH], "deeper than 512 frames");
+    part(f, &first, t->ends[SONDE_NATIVE_OUT_OF_COPY], "cut at the stack copy's end");
+    part(f, &first, t->ends[SONDE_NATIVE_NO_UNWIND_INFO], "stopped at code without unwind info");
+    part(f, &first, t->ends[SONDE_NATIVE_BAD_FRAME], "stopped at a frame that goes nowhere");
+    fprintf(f, "%s; merges with Python frames: ", first ? "none" : "");
+    first = 1;
+    part(f, &first, t->merges[SONDE_MERGE_EXACT], "exact");
+    part(f, &first, t->merges[SONDE_MERGE_TOLERATED], "with an eval frame entering a call");
+    part(f, &first, t->merges[SONDE_MERGE_PARTIAL], "of incomplete unwinds");
+    part(f, &first, t->merges[SONDE_MERGE_AMBIGUOUS],
+         "ambiguous (kept whole under the Python stack)");
+    fprintf(f, "%s", first ? "none" : "");
+    if (t->unmapped)
+        fprintf(f, "; %llu frames in no mapped object (unmapped, or JIT code)",
+                (unsigned long long)t->unmapped);
+    fprintf(f, "\n");
+}
+
+/* Read-only: the command's main() hands it to the commands. */
+const sonde_native_ops sonde_native_sampler = {
+    .open = session_open,
+    .close = session_close,
+    .sample = session_sample,
+    .summary = session_summary,
+};

@@ -1,0 +1,302 @@
+/* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
+#include "symbols.h"
+
+#include <elf.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* libstdc++'s demangler (cxxabi.h is C++ only). */
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+typedef struct symbol {
+    uint64_t start, size;
+    const char *name;   /* inside the object's or the debug file's mapping */
+    uint8_t rank;       /* binding: global 2, weak 1, local 0 (aliases: highest wins) */
+} symbol;
+
+struct sonde_native_symbols {
+    symbol *v;
+    uint32_t n;
+    int has_debug;      /* debug is open */
+    sonde_elf debug;    /* the separate debug file, when found */
+    char debug_path[512];
+    int dwarf_tried;
+    int dwarf_fd;
+    Dwarf *dwarf;       /* libdw over the file with .debug_line, or NULL */
+};
+
+/* Adds the function symbols of symbol table section index i of e. */
+static int add_table(sonde_native_symbols *s, uint32_t *cap, const sonde_elf *e,
+                     const sonde_elf_sect *tab)
+{
+    sonde_elf_sect str;
+    if (!tab->data || tab->entsize != sizeof(Elf64_Sym) ||
+        sonde_elf_section_at(e, tab->link, &str) < 0 || !str.data)
+        return 0;
+    uint64_t count = tab->size / sizeof(Elf64_Sym);
+    for (uint64_t i = 0; i < count && s->n < SONDE_NATIVE_MAX_SYMBOLS; i++) {
+        Elf64_Sym sym;
+        memcpy(&sym, tab->data + i * sizeof sym, sizeof sym);
+        int type = ELF64_ST_TYPE(sym.st_info), bind = ELF64_ST_BIND(sym.st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
+            sym.st_size == 0 || sym.st_name >= str.size ||
+            !memchr(str.data + sym.st_name, '\0', str.size - sym.st_name))
+            continue;
+        if (s->n == *cap) {
+            *cap = *cap ? *cap * 2 : 1024;
+            symbol *v = realloc(s->v, *cap * sizeof *v);
+            if (!v)
+                return -ENOMEM;
+            s->v = v;
+        }
+        s->v[s->n++] = (symbol){ sym.st_value, sym.st_size, (const char *)str.data + sym.st_name,
+                                 (uint8_t)(bind == STB_GLOBAL ? 2 : bind == STB_WEAK) };
+    }
+    return 0;
+}
+
+static int add_tables(sonde_native_symbols *s, uint32_t *cap, const sonde_elf *e)
+{
+    for (uint64_t i = 1; i < e->shnum; i++) {
+        sonde_elf_sect sec;
+        if (sonde_elf_section_at(e, i, &sec) == 0 &&
+            (sec.type == SHT_SYMTAB || sec.type == SHT_DYNSYM) && add_table(s, cap, e, &sec) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+static size_t underscores(const char *s)
+{
+    size_t n = 0;
+    while (s[n] == '_')
+        n++;
+    return n;
+}
+
+/* Same start: the widest symbol first; among aliases the name users
+ * know (libc's read before __read and __GI___libc_read): fewest leading
+ * underscores, then the strongest binding, then by name. */
+static int by_start(const void *a, const void *b)
+{
+    const symbol *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    size_t ux = underscores(x->name), uy = underscores(y->name);
+    if (ux != uy)
+        return ux < uy ? -1 : 1;
+    if (x->rank != y->rank)
+        return (int)y->rank - (int)x->rank;
+    return strcmp(x->name, y->name);
+}
+
+/* Opens the debug file named by ob's build id, if installed. */
+static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, int pid)
+{
+    unsigned char id[64];
+    size_t n = sonde_elf_build_id(&ob->elf, id, sizeof id);
+    if (n < 2)
+        return;
+    char hex[2 * sizeof id + 1];
+    for (size_t i = 0; i < n; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
+    char path[512];
+    /* The process's own root first (a container's), then sonde's. */
+    snprintf(path, sizeof path, "/proc/%d/root/usr/lib/debug/.build-id/%.2s/%s.debug", pid, hex,
+             hex + 2);
+    const char *tries[2] = { path, strstr(path, "/usr/lib/debug") };
+    for (int t = 0; t < 2 && !s->has_debug; t++) {
+        if (sonde_elf_open(&s->debug, tries[t]) < 0)
+            continue;
+        unsigned char again[64];
+        /* A debug file of another build would name wrong functions. */
+        if (sonde_elf_build_id(&s->debug, again, sizeof again) == n && memcmp(again, id, n) == 0) {
+            s->has_debug = 1;
+            snprintf(s->debug_path, sizeof s->debug_path, "%s", tries[t]);
+        } else {
+            sonde_elf_close(&s->debug);
+        }
+    }
+}
+
+static sonde_native_symbols *load(sonde_native_object *ob, int pid)
+{
+    sonde_native_symbols *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->dwarf_fd = -1;
+    open_debug(s, ob, pid);
+    uint32_t cap = 0;
+    if (add_tables(s, &cap, &ob->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0)) {
+        sonde_native_symbols_free(s);
+        return NULL;
+    }
+    if (s->n)
+        qsort(s->v, s->n, sizeof *s->v, by_start);
+    return s;
+}
+
+/* The symbol covering addr (link-time), or NULL.  Symbols may nest (a
+ * local label inside a function): the innermost that covers addr wins,
+ * looking back only over symbols that could still reach it. */
+static const symbol *covering(const sonde_native_symbols *s, uint64_t addr)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint32_t i = lo, looked = 0; i-- > 0 && looked < 64; looked++) {
+        const symbol *y = &s->v[i];
+        if (addr - y->start < y->size) {
+            /* The first entry of this start is the one to take. */
+            while (i > 0 && s->v[i - 1].start == y->start && addr - s->v[i - 1].start <
+                                                                 s->v[i - 1].size)
+                y = &s->v[--i];
+            return y;
+        }
+    }
+    return NULL;
+}
+
+/* libdw over whichever of the object and its debug file has a line table. */
+static Dwarf *dwarf_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid)
+{
+    if (s->dwarf_tried)
+        return s->dwarf;
+    s->dwarf_tried = 1;
+    sonde_elf_sect sec;
+    char path[4200];
+    if (sonde_elf_section_find(&ob->elf, ".debug_line", &sec) == 0)
+        snprintf(path, sizeof path, "/proc/%d/root%s", pid, ob->path);
+    else if (s->has_debug && sonde_elf_section_find(&s->debug, ".debug_line", &sec) == 0)
+        snprintf(path, sizeof path, "%s", s->debug_path);
+    else
+        return NULL;
+    s->dwarf_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (s->dwarf_fd >= 0)
+        s->dwarf = dwarf_begin(s->dwarf_fd, DWARF_C_READ);
+    return s->dwarf;
+}
+
+/* The outermost inlined call that covers addr below die: through
+ * namespaces, the function that covers addr, and its blocks.  0 with
+ * *out, or -1. */
+static int outer_inline(Dwarf_Die *die, uint64_t addr, Dwarf_Die *out, int depth)
+{
+    Dwarf_Die child;
+    if (depth > 32 || dwarf_child(die, &child) != 0)
+        return -1;
+    int looked = 0;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag == DW_TAG_inlined_subroutine && depth > 0 && dwarf_haspc(&child, addr) == 1) {
+            *out = child;
+            return 0;
+        }
+        int into = tag == DW_TAG_namespace ||
+                   ((tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block) &&
+                    dwarf_haspc(&child, addr) == 1);
+        if (into && outer_inline(&child, addr, out, depth + (tag != DW_TAG_namespace)) == 0)
+            return 0;
+    } while (++looked < 1000000 && dwarf_siblingof(&child, &child) == 0);
+    return -1;
+}
+
+/* Where a function that was inlined at addr was called from, in the
+ * function that holds the code.  0, or -1 when addr is not in inlined
+ * code.  (dwarf_getscopes would not do: past the innermost inlined scope
+ * it follows the abstract definition, not the function it sits in.) */
+static int call_site(Dwarf_Die *cu, uint64_t addr, const char **file, int *line)
+{
+    Dwarf_Die in;
+    Dwarf_Attribute a;
+    Dwarf_Word f, l;
+    Dwarf_Files *files;
+    size_t nfiles;
+    if (outer_inline(cu, addr, &in, 0) < 0 ||
+        dwarf_formudata(dwarf_attr(&in, DW_AT_call_file, &a), &f) != 0 ||
+        dwarf_formudata(dwarf_attr(&in, DW_AT_call_line, &a), &l) != 0 ||
+        dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles ||
+        !(*file = dwarf_filesrc(files, f, NULL, NULL)))
+        return -1;
+    *line = (int)l;
+    return 0;
+}
+
+/* The source line of addr in the function that holds its code: the line
+ * table's, or for inlined code the line that called the inlined
+ * function (as a debugger's frame of that function shows it). */
+static void line_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid,
+                    uint64_t addr, sonde_native_symbol *out)
+{
+    Dwarf *dw = dwarf_of(s, ob, pid);
+    Dwarf_Die cu;
+    if (!dw || !dwarf_addrdie(dw, addr, &cu))
+        return;
+    const char *file = NULL;
+    int lineno = 0;
+    if (call_site(&cu, addr, &file, &lineno) < 0) {
+        Dwarf_Line *line = dwarf_getsrc_die(&cu, addr);
+        file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+        if (!file || dwarf_lineno(line, &lineno) != 0)
+            return;
+    }
+    snprintf(out->file, sizeof out->file, "%s", file);
+    out->line = lineno;
+}
+
+static void set_name(sonde_native_symbol *out, const char *name)
+{
+    int status = -1;
+    char *plain = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
+    snprintf(out->name, sizeof out->name, "%s", status == 0 && plain ? plain : name);
+    free(plain);
+}
+
+int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
+                           int with_line, sonde_native_symbol *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!ob->symbols && !(ob->symbols = load(ob, pid)))
+        return -ENOMEM;
+    sonde_native_symbols *s = ob->symbols;
+    uint64_t addr = pc - ob->bias, at = return_address ? addr - 1 : addr;
+    const symbol *sym = covering(s, at);
+    if (sym) {
+        set_name(out, sym->name);
+        out->has_symbol = 1;
+        out->offset = addr - sym->start;
+    } else {
+        snprintf(out->name, sizeof out->name, "%s+0x%llx", ob->name, (unsigned long long)addr);
+        out->offset = addr;
+    }
+    if (with_line)
+        line_of(s, ob, pid, at, out);
+    return 0;
+}
+
+void sonde_native_symbols_free(sonde_native_symbols *s)
+{
+    if (!s)
+        return;
+    if (s->dwarf)
+        dwarf_end(s->dwarf);
+    if (s->dwarf_fd >= 0)
+        close(s->dwarf_fd);
+    if (s->has_debug)
+        sonde_elf_close(&s->debug);
+    free(s->v);
+    free(s);
+}

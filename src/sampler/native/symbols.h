@@ -1,0 +1,52 @@
+/* symbols.h - names and source lines of native addresses.
+ *
+ * An object's function symbols come from its .symtab and .dynsym, and
+ * from the .symtab of its separate debug file when there is one (found by
+ * build id under /usr/lib/debug/.build-id/xx/yyyy.debug, as the
+ * distribution's -dbg packages install them): all kept in one table
+ * sorted by address, loaded on the object's first lookup.  An address
+ * takes a symbol's name only when it lies within the symbol's size: an
+ * address no symbol covers (a static function of a stripped library) is
+ * named "object+0xADDR" (its link-time address), never after the symbol
+ * before it.  C++ names are demangled with libstdc++'s __cxa_demangle
+ * (the demangler g++ itself uses; its output is the reference users
+ * compare with).  File and line come from the DWARF line table
+ * (.debug_line) of the object or its debug file, read by elfutils' libdw,
+ * which handles DWARF 2-5 and compressed sections; it is opened on the
+ * first address that asks for a line.  Code inlined into a function is
+ * given the line of the call in that function, as a debugger shows the
+ * frame of the function itself; inlined frames are not listed apart.
+ *
+ * Lookups are not cached here: each costs a binary search plus, for
+ * lines, libdw's own per-unit cache; callers that see one address many
+ * times keep their own table keyed by address. */
+#ifndef SONDE_NATIVE_SYMBOLS_H
+#define SONDE_NATIVE_SYMBOLS_H
+
+#include <stdint.h>
+
+#include "objects.h"
+
+#define SONDE_NATIVE_MAX_SYMBOLS (8u << 20)   /* function symbols kept per object */
+
+typedef struct sonde_native_symbol {
+    char name[1024];      /* demangled; "object+0x1234" when no symbol covers the address */
+    int has_symbol;       /* 1 when name is a symbol's */
+    uint64_t offset;      /* from the symbol's start (or the link-time address) */
+    char file[1024];      /* "" when there is no line table for it */
+    int line;             /* 0 when unknown */
+} sonde_native_symbol;
+
+/* Names the process address pc of object ob.  return_address: pc is a
+ * caller's return address (every frame but the innermost and those
+ * interrupted by a signal), so the call instruction before it is what is
+ * named and given a line.  with_line: look its line up too (the costly
+ * part: the first lookup in an object reads its line tables).  Fills out
+ * and returns 0, or -ENOMEM. */
+int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
+                           int with_line, sonde_native_symbol *out);
+
+/* Frees what an object's lookups loaded (NULL is fine). */
+void sonde_native_symbols_free(sonde_native_symbols *s);
+
+#endif

@@ -1,0 +1,459 @@
+"""record/dump/top --native on every interpreter: native frames merged with
+Python frames, against independent references: the CPU time a program
+measured of its own C calls (shares), the source of the test libraries
+(names, file:line), c++filt (demangled names), gdb's stack of the same
+stopped process, /proc's thread states after sonde is killed mid-sample,
+and every error case.  The test libraries are built by the Makefile
+(build/tests/native: -O2 -g, no frame pointers, one copy stripped)."""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PKG, ROOT, SONDE, need, version_params
+
+LIBS = os.path.join(ROOT, "build", "tests", "native")
+SHARE_LIB = os.path.join(LIBS, "libshare.so")
+SHARE_SRC = os.path.join(ROOT, "tests", "native", "sharelib.c")
+
+# Calls three C functions that spend CPU in proportion to their argument,
+# 60/30/10, from two Python functions, timing each call with the thread's
+# own CPU clock; prints its measured shares at the end.
+SHARES_PROGRAM = r'''
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+N = 100000
+spent = {"sl_a": 0.0, "sl_b": 0.0, "sl_c": 0.0}
+
+def timed(f, n):
+    t = time.thread_time()
+    f(n)
+    spent[f.__name__] += time.thread_time() - t
+
+def first():
+    timed(lib.sl_a, 6 * N)  # line 13: calls sl_a
+    timed(lib.sl_b, 3 * N)  # line 14: calls sl_b
+
+def second():
+    timed(lib.sl_c, N)  # line 17: calls sl_c
+
+print("ready", flush=True)
+end = time.perf_counter() + float(sys.argv[2])
+while time.perf_counter() < end:
+    first()
+    second()
+total = sum(spent.values())
+print("measured " + " ".join("%s=%.3f" % (k, 100 * v / total) for k, v in spent.items()))
+'''
+CALLERS = {"sl_a": ("first", 13), "sl_b": ("first", 14), "sl_c": ("second", 17)}
+
+# Starts two threads in C that never run Python, then sleeps.
+SPINNERS_PROGRAM = r'''
+import ctypes, sys, time
+lib = ctypes.CDLL(sys.argv[1])
+assert lib.sl_spinners(2) == 2
+print("ready", flush=True)
+time.sleep(600)
+'''
+
+
+def sonde(*args, **kw):
+    return subprocess.run([SONDE] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=kw.pop("timeout", 120), **kw)
+
+
+def start(python, tmp_path, text, *args, prefix=()):
+    """Starts the program and returns once it has printed "ready"."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(text)
+    proc = subprocess.Popen(list(prefix) + [python, str(prog)] + [str(a) for a in args],
+                            cwd=str(tmp_path), stdout=subprocess.PIPE, universal_newlines=True)
+    line = proc.stdout.readline()
+    if line != "ready\n":
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the program never got going: %r" % line)
+    return proc
+
+
+def stop(proc):
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+
+
+def frames_of(stack):
+    """[(name, file, line)] of one collapsed stack, outermost first."""
+    out = []
+    for f in stack.split(";"):
+        m = re.match(r"^(.*) \((.*):(-?\d+)\)$", f)
+        assert m, f
+        out.append((m.group(1), m.group(2), int(m.group(3))))
+    return out
+
+
+def collapsed(path):
+    """[(frames, count)] of a collapsed file."""
+    rows = []
+    for line in path.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        rows.append((frames_of(stack), int(n)))
+    return rows
+
+
+def source_line(needle):
+    """The line of sharelib.c that holds needle: where its function is."""
+    with open(SHARE_SRC) as f:
+        for i, text in enumerate(f, 1):
+            if needle in text:
+                return i
+    raise AssertionError(needle)
+
+
+def kept_its_rate(rec):
+    taken = int(re.search(r"(\d+) samples", rec.stderr).group(1))
+    missed = int(re.search(r"(\d+) missed", rec.stderr).group(1))
+    return missed <= 0.05 * (taken + missed), (missed, taken + missed)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_native_known_shares_callers_and_lines(python, tmp_path):
+    python = need(python)
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--native", "-r", "1000", "-f", "collapsed", "-o", str(out), "--",
+                python, str(tmp_path / "prog.py"), SHARE_LIB, "3", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    assert "sonde: native:" in rec.stderr and "ambiguous" not in rec.stderr, rec.stderr
+    counts = {"sl_a": 0, "sl_b": 0, "sl_c": 0}
+    for frames, n in collapsed(out):
+        leaf = frames[-1][0]
+        if leaf not in counts:
+            continue
+        counts[leaf] += n
+        # The C function: its own name, its file and the line it is on.
+        name, file, line = frames[-1]
+        assert os.path.basename(file) == "sharelib.c", frames[-1]
+        assert line == source_line("KEEP void %s(" % leaf), frames[-1]
+        # Under the Python function and line that called it, with only
+        # ctypes' and libffi's frames between (no interpreter frames).
+        python_frames = [i for i, f in enumerate(frames) if f[1].endswith("prog.py")]
+        callers = [(frames[i][0], frames[i][2]) for i in python_frames[-2:]]
+        assert callers == [CALLERS[leaf], ("timed", 9)], frames
+        between = frames[python_frames[-1] + 1:-1]
+        assert between and all("ffi" in f[0] or "ffi" in f[1] or "ctypes" in f[1] or
+                               "PyCFuncPtr" in f[0] or "_ctypes" in f[0] for f in between), between
+        # The stack starts at the interpreter's start-up, not mid-way.
+        assert frames[0][0].startswith("__libc_start") or frames[0][0] == "_start", frames[0]
+    total = sum(counts.values())
+    assert total > 100, (counts, rec.stderr)
+    kept, missed = kept_its_rate(rec)
+    if not kept:
+        pytest.skip("names, callers and lines right; shares not checked: the machine was too "
+                    "busy (%d of %d ticks missed)" % missed)
+    measured = rec.stdout.strip().splitlines()[-1].split()[1:]
+    truth = {k: float(v) for k, v in (kv.split("=") for kv in measured)}
+    for name, share in truth.items():
+        got = 100.0 * counts[name] / total
+        assert abs(got - share) <= 2, (name, got, truth, counts)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_threads_that_never_ran_python(python, tmp_path):
+    python = need(python)
+    proc = start(python, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    out = tmp_path / "p.txt"
+    try:
+        rec = sonde("record", "--native", "-d", "1", "--threads", "-f", "collapsed", "-o",
+                    str(out), "-p", str(proc.pid))
+    finally:
+        stop(proc)
+    assert rec.returncode == 0, rec.stderr
+    rows = collapsed(out)
+    workers = [(f, n) for f, n in rows if f[-1][0] == "sl_worker"]
+    assert sum(n for _, n in workers) > 0.8 * sum(n for _, n in rows), rows
+    threads = set()
+    for frames, _ in workers:
+        threads.add(frames[0][0])
+        names = [f[0] for f in frames]
+        # Native only: the thread's start in libc, sharelib's thread
+        # function, the spinning loop; not one Python frame.
+        assert not [f for f in frames if f[1].endswith(".py")], frames
+        assert "worker_main" in names and ("start_thread" in names or "clone3" in names), names
+    assert len(threads) == 2, threads  # both threads, each its own root
+    # The main thread sleeps: dropped as idle, and said so.
+    assert "idle ones dropped" in rec.stderr, rec.stderr
+
+
+def gdb_frames(pid):
+    """[(symbol or None, pc)] of the stopped main thread, as gdb sees it."""
+    text = subprocess.run(
+        ["gdb", "-nx", "-batch", "-iex", "set auto-load python-scripts off", "-p", str(pid),
+         "-x", os.path.join(ROOT, "tests", "native", "gdb_frames.py")],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, universal_newlines=True,
+        timeout=120).stdout
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^FRAME ([0-9a-f]+) \d+ [^\t]*\t([^\t]*)\t$", line)
+        if m:
+            out.append((None if m.group(2) == "?" else m.group(2), int(m.group(1), 16)))
+    return out
+
+
+def blocked_in_read(pid):
+    """Returns once the process's main thread is in read(2) (it said "ready"
+    just before it calls it): its stack no longer changes."""
+    deadline = time.time() + 60  # a guard: the thread is on its way there
+    while True:
+        with open("/proc/%d/syscall" % pid) as f:
+            if f.read().split()[0] == "0":  # x86-64's read
+                return
+        assert time.time() < deadline, "never blocked in read"
+
+
+def main_thread(dump):
+    threads = dump.split("\nThread ")[1:]
+    (main,) = [t for t in threads if "MainThread" in t.splitlines()[0]]
+    return re.findall(r"^    (.+) \((.*):(-?\d+)\)$", main, re.M)
+
+
+def demangled(lib, part):
+    """c++filt's name of the library's symbol that holds part."""
+    syms = subprocess.run(["nm", lib], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    (mangled,) = [l.split()[-1] for l in syms.splitlines() if part in l]
+    return subprocess.run(["c++filt", mangled], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout.strip()
+
+
+@pytest.mark.parametrize("lib,function", [("libtl.so", "tl_outer"),
+                                          ("libtl_stripped.so", "tl_outer"),
+                                          ("libtlx.so", "tlx_outer")])
+@pytest.mark.parametrize("python", version_params())
+def test_dump_native_against_gdb(python, lib, function, tmp_path):
+    """The native frames dump --native-all shows are gdb's frames of the
+    same stopped thread, eval frames excepted (each is replaced by the
+    Python frames it ran); dump --native leaves the interpreter's out."""
+    python = need(python)
+    path = os.path.join(LIBS, lib)
+    proc = subprocess.Popen([python, os.path.join(ROOT, "tests", "native", "block.py"), path,
+                             function], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            universal_newlines=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        blocked_in_read(proc.pid)
+        every = sonde("dump", "--native-all", "-p", str(proc.pid))
+        shown = sonde("dump", "--native", "-p", str(proc.pid))
+        gdb = gdb_frames(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert every.returncode == 0 and shown.returncode == 0, every.stderr + shown.stderr
+    ours = [f for f in main_thread(every.stdout) if not f[1].endswith(".py")]
+    theirs = [g for g in gdb if g[0] is None or not g[0].startswith("_PyEval_EvalFrameDefault")]
+    assert len(ours) == len(theirs), (ours, theirs)
+    for (name, _file, _line), (symbol, _pc) in zip(ours, theirs):
+        if symbol is None:  # gdb has no name: ours is lib+0xOFF
+            assert re.match(r"^[\w.+-]+\+0x[0-9a-f]+$", name), (name, ours, theirs)
+        elif "(" in name:  # a C++ name: gdb's minimal symbol is the demangled one, args left out
+            assert name.startswith(symbol.split("(")[0]), (name, symbol)
+        else:
+            assert re.sub(r"\.\d+$", "", name) == re.sub(r"\.\d+$", "", symbol), (name, symbol)
+    frames = main_thread(shown.stdout)
+    names = [f[0] for f in frames]
+    assert [n for n in names[names.index("inner"):] if n in ("inner", "outer", "<module>")] == \
+        ["inner", "outer", "<module>"]
+    assert not [n for n in names if n.startswith("_PyEval") or n.startswith("_PyObject_")], names
+    if lib == "libtl.so":
+        assert names[1:4] == ["tl_leaf_static", "tl_middle", "tl_outer"], names
+        assert frames[1][1].endswith("testlib.c")
+    elif lib == "libtl_stripped.so":
+        # tl_leaf_static is in no symbol table of the stripped copy.
+        assert re.match(r"^libtl_stripped\.so\+0x[0-9a-f]+$", names[1]), names
+        assert names[2:4] == ["tl_middle", "tl_outer"], names
+    else:
+        want = demangled(path, "Kernel")
+        assert want == "(anonymous namespace)::Kernel<3>::run(int, int)"
+        assert names[1] == want and frames[1][1].endswith("testlib_cxx.cpp"), names
+    assert "merges with Python frames: 1 exact" in shown.stdout, shown.stdout
+
+
+def stopped_threads(pid):
+    """The threads of pid in state t or T."""
+    found = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state in "tT":
+            found.append((tid, state))
+    return found
+
+
+def traced_by(pid, tracer):
+    """1 when a thread of pid is traced by tracer right now."""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                if "\nTracerPid:\t%d\n" % tracer in f.read():
+                    return 1
+        except OSError:
+            pass
+    return 0
+
+
+def test_sigkill_mid_sample_leaves_no_thread_stopped(tmp_path):
+    """sonde killed with SIGKILL while it holds a thread of its target
+    (seen traced by it): every thread of the target runs on."""
+    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    try:
+        for attempt in range(5):
+            rec = subprocess.Popen([SONDE, "record", "--native", "--idle", "-r", "1000", "-p",
+                                    str(proc.pid), "-o", str(tmp_path / "p.svg")],
+                                   stderr=subprocess.DEVNULL)
+            deadline = time.time() + 60  # a guard: sonde stops a thread every tick
+            while not traced_by(proc.pid, rec.pid):
+                assert rec.poll() is None, "sonde ended"
+                assert time.time() < deadline, "sonde never stopped a thread"
+            rec.kill()
+            rec.wait()
+            assert stopped_threads(proc.pid) == [], attempt
+            assert not traced_by(proc.pid, rec.pid)
+        # The target still runs: its spinning threads are on a CPU or ready.
+        assert proc.poll() is None
+    finally:
+        stop(proc)
+
+
+def test_sigterm_and_duration_leave_no_thread_stopped(tmp_path):
+    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    try:
+        rec = subprocess.Popen([SONDE, "record", "--native", "--idle", "-r", "1000", "-p",
+                                str(proc.pid), "-f", "collapsed", "-o", str(tmp_path / "t.txt")],
+                               stderr=subprocess.PIPE, universal_newlines=True)
+        deadline = time.time() + 60
+        while not traced_by(proc.pid, rec.pid):
+            assert time.time() < deadline and rec.poll() is None
+        rec.send_signal(signal.SIGTERM)
+        _, err = rec.communicate(timeout=60)
+        assert rec.returncode == 0, err
+        assert stopped_threads(proc.pid) == []
+        assert "prog.py" in (tmp_path / "t.txt").read_text()  # at least the tick it was at
+        rec = sonde("record", "--native", "-d", "0.5", "-p", str(proc.pid), "-f", "collapsed",
+                    "-o", str(tmp_path / "d.txt"))
+        assert rec.returncode == 0, rec.stderr
+        assert stopped_threads(proc.pid) == []
+    finally:
+        stop(proc)
+
+
+def one_line(proc, code):
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
+    return lines[0]
+
+
+def test_native_errors(tmp_path):
+    # A thread that another tracer holds (strace here) cannot be stopped:
+    # one line that says why and what to do, for each command.
+    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB,
+                 prefix=("strace", "-f", "-qq", "-o", os.devnull))
+    try:
+        target = [p for p in os.listdir("/proc") if p.isdigit() and
+                  open("/proc/%s/cmdline" % p, "rb").read().startswith(
+                      sys.executable.encode() + b"\0" + str(tmp_path / "prog.py").encode())]
+        (pid,) = target
+        for args in (["record", "-d", "1", "-o", str(tmp_path / "x.svg")], ["dump"],
+                     ["top"]):
+            line = one_line(sonde(args[0], "--native", "-p", pid, *args[1:],
+                                  stdin=subprocess.DEVNULL), 1)
+            assert "ptrace was refused" in line and "another tracer" in line, line
+    finally:
+        stop(proc)
+    assert "no process" in one_line(sonde("dump", "--native", "-p", "999999"), 1)
+    one_line(sonde("record", "--native"), 2)
+    one_line(sonde("dump", "--native-all"), 2)
+    # python3 -m sonde has no native frames (no libdw in the extension).
+    env = dict(os.environ, PYTHONPATH=PKG)
+    ext = subprocess.run([sys.executable, "-m", "sonde", "record", "--native", "-p",
+                          str(os.getpid())], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True)
+    assert "needs the sonde command" in one_line(ext, 1)
+
+
+NUMPY_PROGRAM = r'''
+import numpy as np
+a = np.random.default_rng(1).random((300, 300))
+print("ready", flush=True)
+for _ in range(400):
+    np.linalg.inv(a)  # line 6
+'''
+
+
+def test_numpy_blas_frames_under_the_calling_line(tmp_path):
+    pytest.importorskip("numpy")
+    (tmp_path / "prog.py").write_text(NUMPY_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--native", "-r", "200", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, str(tmp_path / "prog.py"), cwd=str(tmp_path),
+                env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    assert rec.returncode == 0, rec.stderr
+    blas = [(f, n) for f, n in collapsed(out)
+            if "openblas" in f[-1][1].lower() or "openblas" in f[-1][0].lower()]
+    assert sum(n for _, n in blas) > 0, out.read_text()[:3000]
+    for frames, _ in blas:
+        py = [f for f in frames if f[1].endswith("prog.py")]
+        # Under numpy's inv, under line 6 of the program.
+        assert py and py[-1][0] == "<module>" and py[-1][2] == 6, frames
+        assert [f for f in frames if f[0] == "inv" and "linalg" in f[1]], frames
+
+
+def test_record_native_passes_the_exit_code(tmp_path):
+    """The command's exit code comes back even when it ends while sonde
+    holds its main thread (sonde only looks at that end, never reaps it)."""
+    (tmp_path / "prog.py").write_text(
+        "import ctypes, sys\nlib = ctypes.CDLL(sys.argv[1])\n"
+        "for _ in range(20):\n    lib.sl_a(100000)\nsys.exit(7)\n")
+    for _ in range(5):
+        rec = sonde("record", "--native", "-r", "2000", "-f", "collapsed", "-o",
+                    str(tmp_path / "p.txt"), "--", sys.executable, str(tmp_path / "prog.py"),
+                    SHARE_LIB)
+        assert rec.returncode == 7, rec.stderr
+
+
+def test_record_native_pprof_mappings_and_addresses(tmp_path):
+    """record --native -f pprof: native frames are Locations in their
+    object's Mapping (path, range, build id as readelf reads it) at an
+    address inside it, read back by go tool pprof."""
+    if not shutil.which("go"):
+        pytest.skip("go is not installed (go tool pprof reads the file)")
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "p.pb.gz"
+    rec = sonde("record", "--native", "-r", "500", "-f", "pprof", "-o", str(out), "--",
+                sys.executable, str(tmp_path / "prog.py"), SHARE_LIB, "1", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", str(out)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, timeout=120).stdout
+    mappings = {}
+    for m in re.finditer(r"^(\d+): 0x([0-9a-f]+)/0x([0-9a-f]+)/0x([0-9a-f]+) (\S+) (\S*) ?\[",
+                         raw, re.M):
+        mappings[m.group(1)] = (int(m.group(2), 16), int(m.group(3), 16), m.group(5),
+                                m.group(6))
+    (share,) = [k for k, v in mappings.items() if v[2] == SHARE_LIB]
+    notes = subprocess.run(["readelf", "-n", SHARE_LIB], stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout
+    assert mappings[share][3] == re.search(r"Build ID: ([0-9a-f]+)", notes).group(1)
+    locations = re.findall(r"^\s+\d+: 0x([0-9a-f]+) M=(\d+) (sl_[abc]) (\S+):(\d+)", raw, re.M)
+    assert {l[2] for l in locations} == {"sl_a", "sl_b", "sl_c"}, raw[-3000:]
+    for address, mapping, name, file, line in locations:
+        start, limit = mappings[mapping][:2]
+        assert mapping == share and start <= int(address, 16) < limit, (address, name)
+        assert file.endswith("sharelib.c") and int(line) == source_line("KEEP void %s(" % name)
