@@ -32,7 +32,21 @@
 enum sonde_func_kind {
     SONDE_FUNC_PYTHON = 0,  /* Python code: file, first line, name */
     SONDE_FUNC_C = 1,       /* C function: file "~", line 0, cProfile's label */
+    SONDE_FUNC_TORCH = 2,   /* PyTorch operator or record_function region: file
+                             * "~torch", line 0, its name ("aten::addmm") */
 };
+
+/* The file of every SONDE_FUNC_TORCH function: pstats keys read
+ * ('~torch', 0, 'aten::addmm'). */
+#define SONDE_TORCH_FILE "~torch"
+
+/* The kind a (file, line) label names: "~" and "~torch" at line 0 are C
+ * functions and torch operators, anything else Python code. */
+enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line);
+/* The kind's name in sonde's JSON ("python", "c", "torch"), and back
+ * (an unknown name is Python code). */
+const char *sonde_func_kind_name(enum sonde_func_kind kind);
+enum sonde_func_kind sonde_func_kind_named(const char *name);
 
 typedef struct sonde_func {
     uint32_t file;       /* string ids */

@@ -1,0 +1,165 @@
+"""sonde run --torch and Profile(torch=True): PyTorch operators and
+record_function regions in sonde's tree, checked against torch.profiler on
+the same programs (torch_workloads.py): operator names and counts equal
+key_averages()' exactly, self CPU shares within 10% for operators over 1%
+of the total, region nesting equal to record_function's, Python callers
+equal to with_stack=True's.
+
+torch is optional: these tests run with the test environment's
+interpreter (build/venv, where `make test` installs torch==2.13.0 on
+Python 3.11) and are skipped with a note where torch is missing."""
+
+import json
+import os
+import pstats
+import subprocess
+import sys
+
+import pytest
+
+from conftest import HERE, run_sonde, with_pkg_env
+
+torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
+                            "(make test installs torch==2.13.0 for Python 3.11)")
+
+WORKLOADS = os.path.join(HERE, "torch_workloads.py")
+
+
+def reference(tmp_path, workload, *mode):
+    """What torch.profiler saw of the workload (torch_workloads.py)."""
+    out = tmp_path / ("ref-%s-%s.json" % (workload, "-".join(mode)))
+    proc = subprocess.run([sys.executable, WORKLOADS, workload, str(out), "reference"] +
+                          list(mode), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, env=with_pkg_env())
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(out.read_text())
+
+
+def sonde_torch(tmp_path, workload, fmt="json", *extra):
+    """sonde run --torch of the workload: (its profile in fmt, the
+    driver's own figures, the run)."""
+    out = tmp_path / ("sonde-%s.%s" % (workload, fmt))
+    side = tmp_path / ("side-%s.json" % workload)
+    r = run_sonde(["run", "--torch", "-f", fmt, "-o", str(out)] + list(extra) +
+                  [WORKLOADS, workload, str(side)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    return out, json.loads(side.read_text()), r
+
+
+class Tree:
+    """sonde's -f json profile, walked by function kind."""
+
+    def __init__(self, path):
+        doc = json.loads(path.read_text())
+        self.funcs = doc["functions"]
+        self.nodes = doc["nodes"]  # [function, parent, calls, total, self]
+
+    def func(self, node):
+        f = self.nodes[node][0]
+        return self.funcs[f] if f >= 0 else None
+
+    def torch_nodes(self):
+        for i in range(1, len(self.nodes)):
+            f = self.func(i)
+            if f is not None and f["kind"] == "torch":
+                yield i, f
+
+    def ops(self):
+        """name -> [calls, self seconds]."""
+        got = {}
+        for i, f in self.torch_nodes():
+            entry = got.setdefault(f["name"], [0, 0.0])
+            entry[0] += self.nodes[i][2]
+            entry[1] += self.nodes[i][4]
+        return got
+
+    def up(self, node):
+        """The ancestors of node, nearest first."""
+        node = self.nodes[node][1]
+        while node > 0 and self.func(node) is not None:
+            yield node
+            node = self.nodes[node][1]
+
+    def regions(self, names):
+        pairs = set()
+        for i, f in self.torch_nodes():
+            if f["name"] not in names:
+                continue
+            outer = next((self.func(a)["name"] for a in self.up(i)
+                          if self.func(a)["kind"] == "torch" and self.func(a)["name"] in names),
+                         None)
+            pairs.add((f["name"], outer))
+        return pairs
+
+    def callers(self, regions):
+        """(operator, caller's file base name, first line, name) of every
+        top-level operator, as torch_workloads.callers() reads with_stack."""
+        found = set()
+        for i, f in self.torch_nodes():
+            if f["name"] in regions:
+                continue
+            for a in self.up(i):
+                g = self.func(a)
+                if g["kind"] == "torch" and g["name"] not in regions:
+                    break  # inside another operator
+                if g["kind"] == "python":
+                    found.add((f["name"], os.path.basename(g["file"]), g["line"], g["name"]))
+                    break
+        return found
+
+
+def region_names(ref):
+    return {name for name, _outer in ref["regions"]}
+
+
+@pytest.mark.parametrize("workload", ["mlp", "cnn", "training", "labelled"])
+def test_operator_counts_equal_key_averages(tmp_path, workload):
+    ref = reference(tmp_path, workload)
+    out, _side, _r = sonde_torch(tmp_path, workload)
+    got = Tree(out).ops()
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in ref["ops"].items()}
+
+
+def busy(*sides):
+    """Skips a timing comparison when either run waited for a CPU more
+    than a fifth of the time it ran: another process's turn then lands in
+    whichever operator was running, and no share is the program's own."""
+    for side in sides:
+        if side["waited_ns"] > 0.2 * side["ran_ns"]:
+            pytest.skip("the machine was too busy: waited %.2f s for a CPU over %.2f s run"
+                        % (side["waited_ns"] / 1e9, side["ran_ns"] / 1e9))
+
+
+@pytest.mark.parametrize("workload", ["cnn", "training"])
+def test_self_cpu_shares_match_key_averages(tmp_path, workload):
+    ref = reference(tmp_path, workload)
+    out, side, _r = sonde_torch(tmp_path, workload)
+    busy(ref, side)
+    regions = region_names(ref)
+    got = {k: v[1] for k, v in Tree(out).ops().items() if k not in regions}
+    want = {k: v[1] for k, v in ref["ops"].items() if k not in regions}
+    got_total, want_total = sum(got.values()), sum(want.values())
+    compared = 0
+    for name, self_us in want.items():
+        share = self_us / want_total
+        if share < 0.01:
+            continue
+        compared += 1
+        assert abs(got[name] / got_total - share) <= 0.1 * share, (name, got[name] / got_total,
+                                                                    share)
+    assert compared >= 3
+
+
+def test_regions_nest_as_record_function(tmp_path):
+    ref = reference(tmp_path, "labelled")
+    out, _side, _r = sonde_torch(tmp_path, "labelled")
+    assert ref["regions"]  # step > forward, step > loss
+    assert Tree(out).regions(region_names(ref)) == {tuple(p) for p in ref["regions"]}
+
+
+@pytest.mark.parametrize("workload", ["mlp", "cnn", "labelled"])
+def test_python_callers_equal_with_stack(tmp_path, workload):
+    ref = reference(tmp_path, workload, "with_stack")
+    plain = reference(tmp_path, workload)
+    out, _side, _r = sonde_torch(tmp_path, workload)
+    assert Tree(out).callers(region_names(plain)) == {tuple(c) for c in ref["callers"]}
