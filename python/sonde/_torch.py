@@ -64,7 +64,28 @@ class Session:
         self.running = True
         self.prof._torch_begin()
         self.regions = {}  # name -> regions sonde opened as frames
+        self.handed = None  # the operators recorded when the program took torch's profiler
         self._patch_regions()
+        self._patch_enable()
+
+    def _patch_enable(self):
+        """A torch.profiler the program starts takes torch's profiler over
+        (its _prepare_profiler would drop what sonde's recorded): sonde's
+        recording ends there, keeping what it recorded so far."""
+        module = self.torch.autograd.profiler
+        self.enable_patched = module._prepare_profiler, module._enable_profiler
+        session = self
+
+        def handing_over(original):
+            def take_over(*args, **kwargs):
+                if session.handed is None and session.running:
+                    session.handed = _operators(session.torch, session.torch.autograd
+                                                ._disable_profiler(), session.regions)
+                return original(*args, **kwargs)
+            return take_over
+
+        module._prepare_profiler, module._enable_profiler = map(handing_over,
+                                                                self.enable_patched)
 
     def _patch_regions(self):
         """record_function's regions become frames of sonde's stacks (the
@@ -90,9 +111,11 @@ class Session:
 
         cls.__enter__, cls.__exit__ = __enter__, __exit__
 
-    def _unpatch_regions(self):
+    def _unpatch(self):
         cls, enter, leave = self.patched
         cls.__enter__, cls.__exit__ = enter, leave
+        module = self.torch.autograd.profiler
+        module._prepare_profiler, module._enable_profiler = self.enable_patched
 
     def stop(self):
         """Stops recording and places the operators (the sonde profiler
@@ -100,17 +123,16 @@ class Session:
         if not self.running:
             return []
         self.running = False
-        self._unpatch_regions()
-        try:
-            result = self.torch.autograd._disable_profiler()
-        except RuntimeError as e:
-            # The program stopped or replaced the profiler itself.
-            self.prof._torch_place([], [], [], [])
-            return ["sonde: --torch: operators lost: the program's own torch.profiler "
-                    "took over torch's profiler (%s)" % str(e).splitlines()[0]]
-        tids, names, starts, ends = _operators(self.torch, result, self.regions)
-        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends)
+        self._unpatch()
         said = []
+        if self.handed is not None:
+            tids, names, starts, ends = self.handed
+            said.append("sonde: --torch: the program started its own torch.profiler, which "
+                        "took torch's profiler over: sonde's operators end there")
+        else:
+            tids, names, starts, ends = _operators(
+                self.torch, self.torch.autograd._disable_profiler(), self.regions)
+        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends)
         if spans_full:
             said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
                         "of 0.5 us or more); later operators are placed under their "
@@ -129,7 +151,10 @@ def _operators(torch, result, regions):
     cpu = torch._C._autograd.DeviceType.CPU
     tids, names, starts, ends = [], [], [], []
     for e in result.events():
-        name = e.name()
+        try:
+            name = e.name()
+        except UnicodeDecodeError:  # seen with torch 2.13's Python events
+            continue
         if (e.device_type() != cpu or _filter_name(name) or e.is_hidden_event()
                 or (name in regions and e.is_user_annotation())):
             continue

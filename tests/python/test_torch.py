@@ -163,3 +163,100 @@ def test_python_callers_equal_with_stack(tmp_path, workload):
     plain = reference(tmp_path, workload)
     out, _side, _r = sonde_torch(tmp_path, workload)
     assert Tree(out).callers(region_names(plain)) == {tuple(c) for c in ref["callers"]}
+
+
+def test_profile_api_places_operators_under_their_caller(tmp_path):
+    """Profile(torch=True): the same tree from the in-process API; the
+    .prof file keys operators ('~torch', 0, NAME), as pstats reads them."""
+    script = tmp_path / "api.py"
+    script.write_text(
+        "import sonde, torch\n"
+        "m = torch.nn.Linear(64, 64)\n"
+        "x = torch.randn(32, 64)\n"
+        "def work():\n"
+        "    for _ in range(5):\n"
+        "        m(x).sum().backward()\n"
+        "prof = sonde.Profile(torch=True)\n"
+        "with prof:\n"
+        "    work()\n"
+        "prof.dump_stats(%r)\n" % str(tmp_path / "api.prof"))
+    proc = subprocess.run([sys.executable, str(script)], env=with_pkg_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    stats = pstats.Stats(str(tmp_path / "api.prof")).stats
+    cc, nc, tt, ct, callers = stats[("~torch", 0, "aten::addmm")]
+    assert nc == 5 and ct >= tt > 0
+    # Inside aten::linear, run by F.linear, a C function under Linear.forward.
+    assert list(callers) == [("~torch", 0, "aten::linear")]
+    [(file, line, label)] = stats[("~torch", 0, "aten::linear")][4]
+    assert (file, line) == ("~", 0) and label.endswith("linear>")
+    assert stats[("~torch", 0, "aten::sum")][1] >= 5
+
+
+def test_program_own_torch_profiler_takes_over(tmp_path):
+    """A program that starts torch.profiler while sonde's records: its own
+    profiler works, sonde says it stopped there and keeps the operators
+    recorded before."""
+    script = tmp_path / "own.py"
+    script.write_text(
+        "import torch\n"
+        "from torch.profiler import profile, ProfilerActivity\n"
+        "x = torch.randn(64, 64)\n"
+        "y = x @ x\n"
+        "with profile(activities=[ProfilerActivity.CPU]) as prof:\n"
+        "    z = x + x\n"
+        "print(sorted(e.key for e in prof.key_averages()))\n")
+    out = tmp_path / "own.prof"
+    r = run_sonde(["run", "--torch", "-o", str(out), str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['aten::add']"
+    assert "started its own torch.profiler" in r.stderr
+    stats = pstats.Stats(str(out)).stats
+    assert stats[("~torch", 0, "aten::matmul")][1] == 1
+    assert ("~torch", 0, "aten::add") not in stats
+
+
+def test_program_that_never_imports_torch(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text("print(sum(range(10)))\n")
+    r = run_sonde(["run", "--torch", str(script)], tmp_path)
+    assert r.returncode == 0 and r.stdout == "45\n"
+    said = [l for l in r.stderr.splitlines() if l.startswith("sonde:")]
+    assert said == ["sonde: --torch: the program never imported torch: no operators to record"]
+
+
+def test_unsupported_torch_says_so(tmp_path):
+    """A torch without the 2.x profiler API: one line naming its version;
+    the program runs and its profile is written."""
+    fake = tmp_path / "torch"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("__version__ = '1.4.0'\n")
+    script = tmp_path / "old.py"
+    script.write_text("import torch\nprint(torch.__version__)\n")
+    out = tmp_path / "old.prof"
+    r = run_sonde(["run", "--torch", "-o", str(out), str(script)], tmp_path)
+    assert r.returncode == 0 and r.stdout == "1.4.0\n", r.stderr
+    said = [l for l in r.stderr.splitlines() if l.startswith("sonde:")]
+    assert len(said) == 1 and "torch 1.4.0 is not supported" in said[0], said
+    assert any(k[2] == "<module>" for k in pstats.Stats(str(out)).stats)
+
+
+def test_crash_inside_an_operator_keeps_the_profile(tmp_path):
+    """An operator that raises: the program's traceback and exit status,
+    and a profile with the operators, the failed one included."""
+    script = tmp_path / "crash.py"
+    script.write_text(
+        "import torch\n"
+        "def bad():\n"
+        "    return torch.zeros(2, 3) @ torch.zeros(4, 5)\n"
+        "torch.ones(3).sum()\n"
+        "bad()\n")
+    out = tmp_path / "crash.prof"
+    r = run_sonde(["run", "--torch", "-o", str(out), str(script)], tmp_path)
+    assert r.returncode == 1
+    assert "RuntimeError" in r.stderr and "mat1 and mat2 shapes cannot be multiplied" in r.stderr
+    stats = pstats.Stats(str(out)).stats
+    assert stats[("~torch", 0, "aten::sum")][1] == 1
+    callers = stats[("~torch", 0, "aten::zeros")][4]
+    assert [k[2] for k in callers] == ["<built-in method zeros of type object>"] or \
+        any("zeros" in k[2] for k in callers)
