@@ -28,9 +28,14 @@ WORKLOADS = os.path.join(HERE, "torch_workloads.py")
 def reference(tmp_path, workload, *mode):
     """What torch.profiler saw of the workload (torch_workloads.py)."""
     out = tmp_path / ("ref-%s-%s.json" % (workload, "-".join(mode)))
-    proc = subprocess.run([sys.executable, WORKLOADS, workload, str(out), "reference"] +
-                          list(mode), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, env=with_pkg_env())
+    for _attempt in range(3):
+        proc = subprocess.run([sys.executable, WORKLOADS, workload, str(out), "reference"] +
+                              list(mode), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, env=with_pkg_env())
+        # torch 2.13 with with_stack=True now and then names an event with
+        # bytes that are not UTF-8, and its own key_averages() fails on it.
+        if proc.returncode == 0 or "UnicodeDecodeError" not in proc.stderr:
+            break
     assert proc.returncode == 0, proc.stderr
     return json.loads(out.read_text())
 
@@ -260,3 +265,86 @@ def test_crash_inside_an_operator_keeps_the_profile(tmp_path):
     callers = stats[("~torch", 0, "aten::zeros")][4]
     assert [k[2] for k in callers] == ["<built-in method zeros of type object>"] or \
         any("zeros" in k[2] for k in callers)
+
+
+def torch_name(name):
+    """A name as key_averages().table() shows it: cut past 51 characters."""
+    return name if len(name) < 52 else name[:52] + "..."
+
+
+def table_rows(text):
+    """(headers, {name: count}) of a key_averages().table()-shaped text:
+    the rows between its second and third rules, columns two spaces or
+    more apart, the name first and the count last (before the Python
+    caller, when there is that column); names cut as torch cuts them."""
+    lines = text.splitlines()
+    rules = [i for i, l in enumerate(lines) if l.startswith("---")]
+    split = lambda l: [c.strip() for c in l.strip().split("  ") if c.strip()]
+    headers = split(lines[rules[0] + 1])
+    count = headers.index("# of Calls")
+    counts = {}
+    for line in lines[rules[1] + 1:rules[2]]:
+        cols = split(line)
+        name = torch_name(cols[0])
+        counts[name] = counts.get(name, 0) + int(cols[count])
+    return headers, counts
+
+
+@pytest.mark.parametrize("profile_format", ["json", "pstats"])
+def test_report_ops_is_key_averages_table(tmp_path, profile_format):
+    """sonde report --ops: torch's columns, its operators and counts,
+    sorted by CPU total as key_averages().table(sort_by="cpu_time_total"),
+    from the JSON profile and from the .prof file alike."""
+    ref = reference(tmp_path, "training")
+    out, _side, _r = sonde_torch(tmp_path, "training", profile_format)
+    r = run_sonde(["report", str(out), "--ops", "-l", "0"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    want_headers, want = table_rows(ref["table"])
+    got_headers, got = table_rows(r.stdout)
+    assert got_headers == want_headers
+    assert got == want
+    # The figures are the profile's own: self seconds as pstats reads them.
+    if profile_format == "pstats":
+        stats = pstats.Stats(str(out)).stats
+        total = sum(v[2] for k, v in stats.items() if k[0] == "~torch")
+        assert r.stdout.splitlines()[-1] == "Self CPU time total: %.3fms" % (total * 1e3)
+
+
+def test_report_ops_by_caller_splits_by_python_function(tmp_path):
+    """--by-caller: each operator's rows are its top-level runs' Python
+    callers (with_stack's), and their counts add up to the operator's."""
+    ref = reference(tmp_path, "labelled", "with_stack")
+    out, _side, _r = sonde_torch(tmp_path, "labelled")
+    plain = run_sonde(["report", str(out), "--ops", "-l", "0"], tmp_path)
+    split = run_sonde(["report", str(out), "--ops", "--by-caller", "-l", "0", "-s", "name"],
+                      tmp_path)
+    assert split.returncode == 0, split.stderr
+    _h, totals = table_rows(plain.stdout)
+    _h, per_caller = table_rows(split.stdout)
+    assert per_caller == totals
+    callers = {}
+    for line in split.stdout.splitlines():
+        if line.rstrip().endswith(")"):
+            name, where = line.strip().split("  ")[0], line.rsplit("  ", 1)[1]
+            path, func = where[:-1].split("(", 1)
+            file, first = path.rsplit(":", 1)
+            callers.setdefault(name, set()).add((os.path.basename(file), int(first), func))
+    for op, file, first, func in ref["callers"]:
+        assert (file, first, func) in callers[op], (op, file, func, callers.get(op))
+
+
+def test_report_ops_bad_input(tmp_path):
+    plain = tmp_path / "plain.py"
+    plain.write_text("print(1)\n")
+    prof = tmp_path / "plain.prof"
+    assert run_sonde(["run", "-o", str(prof), str(plain)], tmp_path).returncode == 0
+    r = run_sonde(["report", str(prof), "--ops"], tmp_path)
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("sonde: no PyTorch operators in this profile (record "
+                                "them with sonde run --torch)")
+    r = run_sonde(["report", str(prof), "--ops", "--by-caller"], tmp_path)
+    assert r.returncode == 1 and "no call tree" in r.stderr
+    r = run_sonde(["report", str(prof), "--ops", "-s", "bogus"], tmp_path)
+    assert r.returncode == 2 and "unknown sort key 'bogus' for --ops" in r.stderr
+    r = run_sonde(["report", str(prof), "--by-caller"], tmp_path)
+    assert r.returncode == 2 and "--by-caller goes with --ops" in r.stderr

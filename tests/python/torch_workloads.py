@@ -157,6 +157,7 @@ def main():
             workload()
         doc["ops"] = {e.key: [e.count, e.self_cpu_time_total] for e in prof.key_averages()}
         doc["regions"] = regions_nesting(prof.events())
+        doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
         if "with_stack" in mode:
             doc["callers"] = callers(prof.events())
     else:
