@@ -218,10 +218,11 @@ class _RunTool:
         self.start, self.pause_thread, self.halt = (self.prof.enable, self.prof.pause_thread,
                                                     self.prof.disable)
         # --torch: operators once the program imports torch (_torch.py).
+        self.options = {}
         if options != "{}":
             import json  # only then: a bare `sonde run` imports nothing for the program
-            options = json.loads(options)
-        self.torch_wanted = options != "{}" and options.get("torch", False)
+            self.options = json.loads(options)
+        self.torch_wanted = self.options.get("torch", False)
         self.torch = None
         if self.torch_wanted:
             from . import _torch
@@ -233,7 +234,7 @@ class _RunTool:
         ends (this call shows in the profile, under that import)."""
         from . import _torch
         try:
-            self.torch = _torch.Session(self.prof, torch)
+            self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False))
             self.torch.start()
         except _torch.TorchError as e:
             self.torch = None

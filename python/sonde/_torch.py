@@ -36,8 +36,8 @@ def _lookup(torch, dotted):
 class Session:
     """One stretch of operator recording, joined to one sonde profiler."""
 
-    def __init__(self, prof, torch):
-        self.prof, self.torch = prof, torch
+    def __init__(self, prof, torch, shapes=False):
+        self.prof, self.torch, self.shapes = prof, torch, shapes
         try:
             for dotted in _NEEDS:
                 _lookup(torch, dotted)
@@ -50,7 +50,7 @@ class Session:
         self.activities = {ProfilerActivity.CPU}
         # state, record_shapes, profile_memory, with_stack, with_flops,
         # with_modules, experimental: torch.profiler's defaults.
-        self.config = ProfilerConfig(ProfilerState.KINETO, False, False, False, False, False,
+        self.config = ProfilerConfig(ProfilerState.KINETO, shapes, False, False, False, False,
                                      _ExperimentalConfig())
         self.running = False
 
@@ -80,7 +80,8 @@ class Session:
             def take_over(*args, **kwargs):
                 if session.handed is None and session.running:
                     session.handed = _operators(session.torch, session.torch.autograd
-                                                ._disable_profiler(), session.regions)
+                                                ._disable_profiler(), session.regions,
+                                                session.shapes)
                 return original(*args, **kwargs)
             return take_over
 
@@ -131,8 +132,9 @@ class Session:
                         "took torch's profiler over: sonde's operators end there")
         else:
             tids, names, starts, ends = _operators(
-                self.torch, self.torch.autograd._disable_profiler(), self.regions)
-        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends)
+                self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes)
+        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends,
+                                                            self.shapes)
         if spans_full:
             said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
                         "of 0.5 us or more); later operators are placed under their "
@@ -143,10 +145,11 @@ class Session:
         return said
 
 
-def _operators(torch, result, regions):
+def _operators(torch, result, regions, shapes):
     """The CPU operators and regions key_averages() counts, less the
     regions sonde recorded itself as frames (their names in `regions`):
-    four lists."""
+    four lists.  With shapes, each name is followed by a space and the
+    input shapes as key_averages(group_by_input_shape=True) writes them."""
     from torch.autograd.profiler_util import _filter_name, _rewrite_name
     cpu = torch._C._autograd.DeviceType.CPU
     tids, names, starts, ends = [], [], [], []
@@ -159,7 +162,8 @@ def _operators(torch, result, regions):
                 or (name in regions and e.is_user_annotation())):
             continue
         tids.append(e.device_resource_id())
-        names.append(_rewrite_name(name, with_wildcard=True))
+        name = _rewrite_name(name, with_wildcard=True)
+        names.append("%s %s" % (name, e.shapes()) if shapes else name)
         starts.append(e.start_ns())
         ends.append(e.end_ns())
     return tids, names, starts, ends

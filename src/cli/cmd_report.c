@@ -29,7 +29,7 @@ typedef struct report_opts {
     double node_thres, edge_thres;  /* -f dot, svg, png */
     int short_paths;
     long min_count;          /* -1 when not given */
-    int ops, by_caller;      /* --ops, --by-caller */
+    int ops, by_caller, by_shape; /* --ops, --by-caller, --by-shape */
 } report_opts;
 
 static const cli_opt option_table[] = {
@@ -53,6 +53,10 @@ static const cli_opt option_table[] = {
       .set = 1,
       .help = "--ops: a row per operator and Python function that\n"
               "ran it (needs the tree: sonde run --torch -f json)" },
+    { .long_name = "by-shape", .type = CLI_FLAG, .offset = offsetof(report_opts, by_shape),
+      .set = 1,
+      .help = "--ops: a row per operator and input shapes\n"
+              "(recorded by sonde run --torch-shapes)" },
     { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
       .offset = offsetof(report_opts, format),
       .help = "table (default), pstats, json, collapsed, speedscope,\n"
@@ -87,7 +91,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_report = {
     .name = "report",
     .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
-    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller]]\n"
+    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller] [--by-shape]]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
@@ -171,8 +175,8 @@ static int parse(int argc, char **argv, report_opts *o, const char **file, cli_o
     *file = words.word[0];
     if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
         return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
-    if (o->by_caller && !o->ops)
-        return cli_usage_error("report", "--by-caller goes with --ops");
+    if ((o->by_caller || o->by_shape) && !o->ops)
+        return cli_usage_error("report", "--by-caller and --by-shape go with --ops");
     if (o->ops && (strcmp(o->format, "table") != 0 || o->table.callers_re ||
                    o->table.callees_re))
         return cli_usage_error("report", "--ops prints a table: it goes with neither -f, "
@@ -226,7 +230,7 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
         *written = 1;
     } else if (o->ops) {
         sonde_ops_opts oo = { .sort = o->table.sort, .limit = o->table.limit,
-                              .by_caller = o->by_caller };
+                              .by_caller = o->by_caller, .by_shape = o->by_shape };
         if (sonde_ops_table_write(b, &p, &s, &oo, err, sizeof err) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0) {

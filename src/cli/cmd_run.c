@@ -22,7 +22,7 @@
 typedef struct run_opts {
     const char *out, *format, *sort;
     long limit;
-    int torch;
+    int torch, torch_shapes;
     cli_program prog;
 } run_opts;
 
@@ -45,6 +45,10 @@ static const cli_opt option_table[] = {
       .help = "add PyTorch operators and record_function regions\n"
               "beneath the Python calls that ran them (once the\n"
               "program imports torch)" },
+    { .long_name = "torch-shapes", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, torch_shapes),
+      .help = "--torch, each operator named with its input shapes\n"
+              "(as record_shapes=True; report --ops --by-shape)" },
     CLI_PROGRAM_OPTIONS(run_opts, prog),
     { 0 },
 };
@@ -54,8 +58,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
-    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--torch] [--python PY]\n"
-                "(SCRIPT | -m MODULE | -c CODE) [ARGS...]",
+    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--torch [--torch-shapes]]\n"
+                "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
              "and a resource summary with a verdict (CPU-bound, waiting, memory) on\n"
@@ -162,7 +166,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
         .format = out.name ? o.format : "",
-        .options = o.torch ? "{\"torch\": true}" : "{}", .mode = o.prog.mode,
+        .options = o.torch_shapes ? "{\"torch\": true, \"shapes\": true}"
+                   : o.torch ? "{\"torch\": true}" : "{}", .mode = o.prog.mode,
         .target = o.prog.target, .args = o.prog.args, .nargs = o.prog.nargs,
     };
     launcher_session run;

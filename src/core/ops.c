@@ -127,7 +127,7 @@ int sonde_ops_place(sonde_profile *p, uint32_t root, sonde_span *spans, size_t n
         /* torch.profiler's _remove_dup_nodes: an operator that is the only
          * one in an operator of its own name (a dispatch re-entering
          * itself) is not counted; what ran in it runs in its parent. */
-        if (up != NONE && ops[up].func == ops[i].func && at[up].nkids == 1) {
+        if (up != NONE && ops[up].same == ops[i].same && at[up].nkids == 1) {
             at[up].nkids = at[i].nkids;
             at[i].node = at[up].node;
             continue;

@@ -28,10 +28,12 @@ typedef struct sonde_span {
 } sonde_span;
 
 /* One operator run, in the profile's ticks; func is a SONDE_FUNC_TORCH
- * function of the profile. */
+ * function of the profile, `same` the same number for every run of one
+ * operator whatever its input shapes (the string id of its plain name). */
 typedef struct sonde_op {
     uint64_t start, end;
     uint32_t func;
+    uint32_t same;
 } sonde_op;
 
 /* Places one thread's ops beneath its spans (both in any order: they are

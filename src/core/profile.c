@@ -332,11 +332,19 @@ int sonde_profile_merged_tree(const sonde_profile *p, int by_line, sonde_node **
 
 enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line)
 {
+    if (line == SONDE_TORCH_SHAPES_LINE && strcmp(file, SONDE_TORCH_FILE) == 0)
+        return SONDE_FUNC_TORCH;
     if (line != 0)
         return SONDE_FUNC_PYTHON;
     if (strcmp(file, "~") == 0)
         return SONDE_FUNC_C;
     return strcmp(file, SONDE_TORCH_FILE) == 0 ? SONDE_FUNC_TORCH : SONDE_FUNC_PYTHON;
+}
+
+size_t sonde_torch_name_len(const sonde_func *f, const char *name)
+{
+    const char *shapes = f->line == SONDE_TORCH_SHAPES_LINE ? strstr(name, " [") : NULL;
+    return shapes ? (size_t)(shapes - name) : strlen(name);
 }
 
 /* Indexed by enum sonde_func_kind; constant. */

@@ -40,8 +40,14 @@ enum sonde_func_kind {
  * ('~torch', 0, 'aten::addmm'). */
 #define SONDE_TORCH_FILE "~torch"
 
-/* The kind a (file, line) label names: "~" and "~torch" at line 0 are C
- * functions and torch operators, anything else Python code. */
+/* A torch operator recorded with its input shapes (--torch-shapes) has
+ * this line, and its name is the operator's, a space and the shapes as
+ * torch writes them: "aten::addmm [[16, 10], [16, 64], [64, 10], [], []]". */
+#define SONDE_TORCH_SHAPES_LINE 1
+
+/* The kind a (file, line) label names: "~" at line 0 is a C function,
+ * "~torch" at line 0 or SONDE_TORCH_SHAPES_LINE a torch operator or
+ * region, anything else Python code. */
 enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line);
 /* The kind's name in sonde's JSON ("python", "c", "torch"), and back
  * (an unknown name is Python code). */
@@ -55,6 +61,10 @@ typedef struct sonde_func {
     int32_t line;
     uint32_t kind;
 } sonde_func;
+
+/* The length of the operator's name in a torch function's name (without
+ * the shapes a SONDE_TORCH_SHAPES_LINE function adds). */
+size_t sonde_torch_name_len(const sonde_func *f, const char *name);
 
 typedef struct sonde_node {
     const void *key;     /* the tracer's identity for the callee (may be NULL) */

@@ -32,7 +32,8 @@ static int find_key(const char *name)
 
 int sonde_ops_sort_known(const char *key) { return find_key(key) >= 0; }
 
-/* One row: an operator (and, by caller, the Python function above it). */
+/* One row: an operator (and, by caller, the Python function above it);
+ * func is its first function (of its shapes, by shape). */
 typedef struct op_row {
     uint32_t func;
     uint32_t caller;    /* SONDE_NO_FUNC when not split by caller */
@@ -41,14 +42,35 @@ typedef struct op_row {
 } op_row;
 
 typedef struct rows {
+    const sonde_profile *p;
+    int by_shape;
     op_row *row;
     size_t n, cap;
 } rows;
 
+/* The name a row shows: the operator's, without its shapes. */
+static size_t name_len(const sonde_profile *p, uint32_t func)
+{
+    return sonde_torch_name_len(&p->funcs[func], sonde_profile_str(p, p->funcs[func].name));
+}
+
+/* Whether functions a and b fall in one row: one function by shape, else
+ * one operator name. */
+static int same_row(const rows *r, uint32_t a, uint32_t b)
+{
+    if (a == b)
+        return 1;
+    if (r->by_shape)
+        return 0;
+    size_t n = name_len(r->p, a);
+    return n == name_len(r->p, b) && memcmp(sonde_profile_str(r->p, r->p->funcs[a].name),
+                                            sonde_profile_str(r->p, r->p->funcs[b].name), n) == 0;
+}
+
 static op_row *row_for(rows *r, uint32_t func, uint32_t caller)
 {
     for (size_t i = 0; i < r->n; i++)
-        if (r->row[i].func == func && r->row[i].caller == caller)
+        if (r->row[i].caller == caller && same_row(r, r->row[i].func, func))
             return &r->row[i];
     op_row *grown = sonde_grow(r->row, &r->cap, r->n + 1, sizeof *grown, SIZE_MAX);
     if (!grown)
@@ -67,7 +89,9 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
         op_row *row = row_for(r, f, SONDE_NO_FUNC);
         if (!row)
             return -1;
-        *row = (op_row){ f, SONDE_NO_FUNC, fs->ncalls, fs->tottime, fs->cumtime };
+        row->calls += fs->ncalls;
+        row->self += fs->tottime;
+        row->total += fs->cumtime;
     }
     return 0;
 }
@@ -159,13 +183,27 @@ static void put_time(sonde_buf *b, double seconds, int width)
     sonde_buf_printf(b, "%*s  ", width, text);
 }
 
-static void put_rule(sonde_buf *b, int name_width, int columns)
+/* A rule under columns this wide: the name's, `columns` of 12, then the
+ * shapes' when shapes_width is not 0. */
+static void put_rule(sonde_buf *b, int name_width, int columns, int shapes_width)
 {
     for (int i = 0; i < name_width; i++)
         sonde_buf_putc(b, '-');
     for (int c = 0; c < columns; c++)
         sonde_buf_puts(b, "  ------------");
+    if (shapes_width)
+        sonde_buf_puts(b, "  ");
+    for (int i = 0; i < shapes_width; i++)
+        sonde_buf_putc(b, '-');
     sonde_buf_puts(b, "  \n");
+}
+
+/* The input shapes part of a torch function's name ("[]" for none). */
+static const char *shapes_of(const sonde_profile *p, uint32_t func)
+{
+    const char *name = sonde_profile_str(p, p->funcs[func].name);
+    size_t len = name_len(p, func);
+    return name[len] ? name + len + 1 : "[]";
 }
 
 static const char *const headers[] = { "Self CPU %", "Self CPU", "CPU total %", "CPU total",
@@ -175,36 +213,48 @@ static const char *const headers[] = { "Self CPU %", "Self CPU", "CPU total %", 
 static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, size_t n,
                       const sonde_ops_opts *o, double self_total)
 {
-    int width = 4;
+    int width = 4, shapes_width = o->by_shape ? 12 : 0;
     for (size_t i = 0; i < n; i++) {
-        int w = (int)strlen(sonde_profile_str(p, p->funcs[row[i].func].name));
+        int w = (int)name_len(p, row[i].func);
         width = w > width ? w : width;
+        w = o->by_shape ? (int)strlen(shapes_of(p, row[i].func)) : 0;
+        shapes_width = w > shapes_width ? w : shapes_width;
     }
-    put_rule(b, width, NCOLUMNS);
+    put_rule(b, width, NCOLUMNS, shapes_width);
     sonde_buf_printf(b, "%*s", width, "Name");
     for (int c = 0; c < NCOLUMNS; c++)
         sonde_buf_printf(b, "  %12s", headers[c]);
+    if (o->by_shape)
+        sonde_buf_printf(b, "  %*s", shapes_width, "Input Shapes");
     sonde_buf_puts(b, o->by_caller ? "  Python caller\n" : "  \n");
-    put_rule(b, width, NCOLUMNS);
+    put_rule(b, width, NCOLUMNS, shapes_width);
     double scale = self_total > 0 ? 100.0 / self_total : 0;
     for (size_t i = 0; i < n; i++) {
         const op_row *r = &row[i];
         const char *name = sonde_profile_str(p, p->funcs[r->func].name);
-        sonde_buf_printf(b, "%*s", width - (int)strlen(name), "");
-        sonde_buf_text_str(b, name);
+        size_t len = name_len(p, r->func);
+        char *shown = strndup(name, len);
+        sonde_buf_printf(b, "%*s", width - (int)len, "");
+        if (shown)
+            sonde_buf_text_str(b, shown);
+        else
+            b->oom = 1;
+        free(shown);
         sonde_buf_printf(b, "  %11.2f%%  ", r->self * scale);
         put_time(b, r->self, 12);
         sonde_buf_printf(b, "%11.2f%%  ", r->total * scale);
         put_time(b, r->total, 12);
         put_time(b, r->calls ? r->total / (double)r->calls : 0, 12);
         sonde_buf_printf(b, "%12llu  ", (unsigned long long)r->calls);
+        if (o->by_shape) /* a region, or an operator recorded without shapes: [] */
+            sonde_buf_printf(b, "%*s  ", shapes_width, shapes_of(p, r->func));
         if (r->caller != SONDE_NO_FUNC)
             sonde_table_func_label(b, p, r->caller);
         else if (o->by_caller)
             sonde_buf_puts(b, "(no Python caller)");
         sonde_buf_putc(b, '\n');
     }
-    put_rule(b, width, NCOLUMNS);
+    put_rule(b, width, NCOLUMNS, shapes_width);
     char text[64];
     format_time(text, sizeof text, self_total);
     sonde_buf_printf(b, "Self CPU time total: %s\n", text);
@@ -224,7 +274,15 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
                  "with sonde run --torch -f json -o FILE");
         return -1;
     }
-    rows r = { 0 };
+    int shapes = 0;
+    for (uint32_t f = 0; f < p->nfuncs; f++)
+        shapes |= p->funcs[f].kind == SONDE_FUNC_TORCH && p->funcs[f].line == SONDE_TORCH_SHAPES_LINE;
+    if (o->by_shape && !shapes) {
+        snprintf(err, errlen, "this profile has no input shapes: record them with sonde run "
+                 "--torch-shapes");
+        return -1;
+    }
+    rows r = { .p = p, .by_shape = o->by_shape };
     if ((o->by_caller ? from_tree(&r, p) : from_stats(&r, p, s)) < 0) {
         free(r.row);
         snprintf(err, errlen, "out of memory");

@@ -7,7 +7,10 @@
  * "Self CPU time total" line.  Percentages are of the operators' self
  * time together, as torch's are.  With by_caller, a row per operator and
  * Python function that ran it (the nearest Python function above it in
- * the tree, which a .prof file does not keep: the tree must be there). */
+ * the tree, which a .prof file does not keep: the tree must be there).
+ * Operators recorded with their shapes (--torch-shapes) make one row per
+ * operator, or with by_shape one per operator and input shapes, with
+ * torch's "Input Shapes" column. */
 #ifndef SONDE_OPS_TABLE_H
 #define SONDE_OPS_TABLE_H
 
@@ -21,6 +24,7 @@ typedef struct sonde_ops_opts {
     const char *sort;   /* see sonde_ops_sort_known */
     long limit;         /* rows; 0 = all */
     int by_caller;
+    int by_shape;
 } sonde_ops_opts;
 
 /* 1 when key names an order of the operator table: cpu_time_total (or
@@ -29,7 +33,7 @@ typedef struct sonde_ops_opts {
 int sonde_ops_sort_known(const char *key);
 
 /* Appends the table to b.  0, or -1 with a message (no operators in the
- * profile, no tree for by_caller). */
+ * profile, no tree for by_caller, no shapes for by_shape). */
 int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                           const sonde_ops_opts *o, char *err, size_t errlen);
 

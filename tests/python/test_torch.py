@@ -333,6 +333,27 @@ def test_report_ops_by_caller_splits_by_python_function(tmp_path):
         assert (file, first, func) in callers[op], (op, file, func, callers.get(op))
 
 
+def test_report_ops_by_shape_is_group_by_input_shape(tmp_path):
+    """run --torch-shapes, report --ops --by-shape: a row per operator and
+    input shapes, with key_averages(group_by_input_shape=True)'s counts;
+    plain --ops of the same file still has key_averages()' counts."""
+    ref = reference(tmp_path, "cnn", "shapes")
+    out, _side, _r = sonde_torch(tmp_path, "cnn", "json", "--torch-shapes")
+    r = run_sonde(["report", str(out), "--ops", "--by-shape", "-l", "0"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    rules = [i for i, l in enumerate(lines) if l.startswith("---")]
+    headers = [c.strip() for c in lines[rules[0] + 1].split("  ") if c.strip()]
+    assert headers[-2:] == ["# of Calls", "Input Shapes"]
+    got = {}
+    for line in lines[rules[1] + 1:rules[2]]:
+        cols = [c.strip() for c in line.strip().split("  ") if c.strip()]
+        got[(cols[0], cols[-1])] = got.get((cols[0], cols[-1]), 0) + int(cols[-2])
+    assert got == {(name, shapes): count for name, shapes, count in ref["by_shape"]}
+    _h, plain = table_rows(run_sonde(["report", str(out), "--ops", "-l", "0"], tmp_path).stdout)
+    assert plain == {torch_name(k): v[0] for k, v in ref["ops"].items()}
+
+
 def test_report_ops_bad_input(tmp_path):
     plain = tmp_path / "plain.py"
     plain.write_text("print(1)\n")
@@ -346,5 +367,7 @@ def test_report_ops_bad_input(tmp_path):
     assert r.returncode == 1 and "no call tree" in r.stderr
     r = run_sonde(["report", str(prof), "--ops", "-s", "bogus"], tmp_path)
     assert r.returncode == 2 and "unknown sort key 'bogus' for --ops" in r.stderr
+    r = run_sonde(["report", str(prof), "--ops", "--by-shape"], tmp_path)
+    assert r.returncode == 1 and "no input shapes" in r.stderr
     r = run_sonde(["report", str(prof), "--by-caller"], tmp_path)
-    assert r.returncode == 2 and "--by-caller goes with --ops" in r.stderr
+    assert r.returncode == 2 and "--by-caller and --by-shape go with --ops" in r.stderr

@@ -1,6 +1,6 @@
 """Plain-torch models for the --torch tests, and a driver that runs one.
 
-    python torch_workloads.py WORKLOAD OUT_JSON [reference [with_stack]]
+    python torch_workloads.py WORKLOAD OUT_JSON [reference [with_stack] [shapes]]
 
 runs WORKLOAD (an MLP's inference, a small CNN's, a CNN training step with
 backward and an SGD step, a record_function-labelled loop) and writes to
@@ -10,7 +10,8 @@ inside torch.profiler.profile (CPU activity, started right after `import
 torch`, where `sonde run --torch` starts), and OUT_JSON also gets
 key_averages(): each operator's count and self CPU time, the nesting of
 record_function regions, and with `with_stack`, the Python caller of
-each top-level operator.
+each top-level operator, and with `shapes` (record_shapes=True) the
+counts of key_averages(group_by_input_shape=True).
 """
 
 import json
@@ -153,13 +154,17 @@ def main():
     doc = {}
     if "reference" in mode:
         from torch.profiler import ProfilerActivity, profile
-        with profile(activities=[ProfilerActivity.CPU], with_stack="with_stack" in mode) as prof:
+        with profile(activities=[ProfilerActivity.CPU], with_stack="with_stack" in mode,
+                     record_shapes="shapes" in mode) as prof:
             workload()
         doc["ops"] = {e.key: [e.count, e.self_cpu_time_total] for e in prof.key_averages()}
         doc["regions"] = regions_nesting(prof.events())
         doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
         if "with_stack" in mode:
             doc["callers"] = callers(prof.events())
+        if "shapes" in mode:
+            doc["by_shape"] = [[e.key, str(e.input_shapes), e.count]
+                               for e in prof.key_averages(group_by_input_shape=True)]
     else:
         workload()
     after = schedstat()

@@ -232,14 +232,15 @@ static PyObject *profiler_torch_begin(profiler_object *self, PyObject *unused)
 static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
     PyObject *tids, *names, *starts, *ends;
-    if (!PyArg_ParseTuple(args, "OOOO:_torch_place", &tids, &names, &starts, &ends) ||
+    int shapes = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|p:_torch_place", &tids, &names, &starts, &ends, &shapes) ||
         !check_ready(self))
         return NULL;
     if (tracer_active == &self->t) {
         PyErr_SetString(PyExc_RuntimeError, "disable the profiler before placing operators");
         return NULL;
     }
-    return torch_ops_place(&self->t, tids, names, starts, ends);
+    return torch_ops_place(&self->t, tids, names, starts, ends, shapes);
 }
 
 static PyObject *profiler_region(profiler_object *self, PyObject *name, int enter)
@@ -295,7 +296,8 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
     [PROFILER_TORCH_BEGIN] = { "_torch_begin", (PyCFunction)profiler_torch_begin, METH_NOARGS,
                                "Log calls as spans from now on, for _torch_place." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
-                               "_torch_place(tids, names, starts_ns, ends_ns): operators into "
+                               "_torch_place(tids, names, starts_ns, ends_ns, shapes=False): "
+                               "operators into "
                                "the tree beneath the calls that ran them; returns (operators, "
                                "top-level, placed beneath a call, spans_full)." },
     [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,

@@ -47,7 +47,8 @@ static tracer_thread *thread_of(tracer *t, unsigned long long tid)
 /* The operators of the input, converted, in *ops (malloc'd), with each
  * one's thread in *threads.  0, or -1 with an exception. */
 static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                    PyObject *ends, sonde_op **ops, tracer_thread ***threads, Py_ssize_t *n)
+                    PyObject *ends, int shapes, sonde_op **ops, tracer_thread ***threads,
+                    Py_ssize_t *n)
 {
     *n = PyList_Check(tids) ? PyList_GET_SIZE(tids) : -1;
     if (*n < 0 || !PyList_Check(names) || !PyList_Check(starts) || !PyList_Check(ends) ||
@@ -74,16 +75,20 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
         const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
         if (PyErr_Occurred())
             return -1;
-        uint32_t f = sonde_profile_func(&t->profile, SONDE_TORCH_FILE, 0, name, name,
+        int32_t line = shapes ? SONDE_TORCH_SHAPES_LINE : 0;
+        uint32_t f = sonde_profile_func(&t->profile, SONDE_TORCH_FILE, line, name, name,
                                         SONDE_FUNC_TORCH);
-        if (f == SONDE_NO_FUNC) {
+        int64_t same = f == SONDE_NO_FUNC ? -1 : sonde_strtab_intern(
+            &t->profile.strings, name, sonde_torch_name_len(&t->profile.funcs[f], name));
+        if (same < 0) {
             PyErr_NoMemory();
             return -1;
         }
         double from0 = (double)(start - t->span_realtime0) * per_ns;
         double length = (double)(end > start ? end - start : 0) * per_ns;
         uint64_t s = (uint64_t)((double)t->span_ticks0 + from0);
-        (*ops)[i] = (sonde_op){ .start = s, .end = s + (uint64_t)length, .func = f };
+        (*ops)[i] = (sonde_op){ .start = s, .end = s + (uint64_t)length, .func = f,
+                                .same = (uint32_t)same };
         (*threads)[i] = thread_of(t, tid);
     }
     return 0;
@@ -118,14 +123,14 @@ static void free_spans(tracer *t)
 }
 
 PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends)
+                          PyObject *ends, int shapes)
 {
     sonde_op *ops = NULL, *mine = NULL;
     tracer_thread **threads = NULL;
     Py_ssize_t n = 0;
     size_t top = 0, placed = 0;
     PyObject *r = NULL;
-    if (read_ops(t, tids, names, starts, ends, &ops, &threads, &n) == 0) {
+    if (read_ops(t, tids, names, starts, ends, shapes, &ops, &threads, &n) == 0) {
         mine = malloc(((size_t)n + 1) * sizeof *mine);
         if (!mine || place_all(t, ops, threads, n, mine, &top, &placed) < 0)
             PyErr_NoMemory();

@@ -13,13 +13,15 @@
 /* Starts logging spans; notes the clocks and the calling thread. */
 void torch_ops_begin(tracer *t);
 
-/* Places operators given as four equal-length sequences: the native
- * thread id each ran on, its name, and its start and end in CLOCK_REALTIME
- * nanoseconds (torch's _KinetoEvent.start_ns / end_ns).  Stops logging
- * spans and frees them.  Returns (operators, top-level operators, of
- * which placed beneath a call, spans_full), or NULL with an exception. */
+/* Places operators given as four equal-length lists: the native thread
+ * id each ran on, its name (with shapes: then a space and its input
+ * shapes, see SONDE_TORCH_SHAPES_LINE), and its start and end in
+ * CLOCK_REALTIME nanoseconds (torch's _KinetoEvent.start_ns / end_ns).
+ * Stops logging spans and frees them.  Returns (operators, top-level
+ * operators, of which placed beneath a call, spans_full), or NULL with an
+ * exception. */
 PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends);
+                          PyObject *ends, int shapes);
 
 /* record_function regions as frames of the calling thread's stack, so
  * that the calls made inside a region become its children.  enter: the
