@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../core/grow.h"
+#include "../core/short_path.h"
 #include "../formats/load.h"
 #include "table.h"
 
@@ -248,8 +249,13 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
         sonde_buf_printf(b, "%12llu  ", (unsigned long long)r->calls);
         if (o->by_shape) /* a region, or an operator recorded without shapes: [] */
             sonde_buf_printf(b, "%*s  ", shapes_width, shapes_of(p, r->func));
-        if (r->caller != SONDE_NO_FUNC)
-            sonde_table_func_label(b, p, r->caller);
+        if (r->caller != SONDE_NO_FUNC) {
+            const sonde_func *f = &p->funcs[r->caller];
+            sonde_buf_text_str(b, sonde_short_path(sonde_profile_str(p, f->file), NULL));
+            sonde_buf_printf(b, ":%d(", f->line);
+            sonde_buf_text_str(b, sonde_profile_str(p, f->name));
+            sonde_buf_putc(b, ')');
+        }
         else if (o->by_caller)
             sonde_buf_puts(b, "(no Python caller)");
         sonde_buf_putc(b, '\n');

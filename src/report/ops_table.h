@@ -7,7 +7,8 @@
  * "Self CPU time total" line.  Percentages are of the operators' self
  * time together, as torch's are.  With by_caller, a row per operator and
  * Python function that ran it (the nearest Python function above it in
- * the tree, which a .prof file does not keep: the tree must be there).
+ * the tree, which a .prof file does not keep: the tree must be there),
+ * shown as file:first line(name), the file as py-spy shows it.
  * Operators recorded with their shapes (--torch-shapes) make one row per
  * operator, or with by_shape one per operator and input shapes, with
  * torch's "Input Shapes" column. */

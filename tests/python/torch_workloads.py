@@ -64,7 +64,7 @@ def cnn():
     model = CNN().eval()
     x = torch.randn(16, 3, 32, 32)
     with torch.no_grad():
-        for _ in range(10):
+        for _ in range(30):
             model(x)
 
 
@@ -81,7 +81,7 @@ def training():
     model = CNN()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x, y = torch.randn(16, 3, 32, 32), torch.randint(0, 10, (16,))
-    for _ in range(5):
+    for _ in range(15):
         train_step(model, opt, x, y)
 
 
