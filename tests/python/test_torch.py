@@ -117,7 +117,7 @@ def region_names(ref):
     return {name for name, _outer in ref["regions"]}
 
 
-@pytest.mark.parametrize("workload", ["mlp", "cnn", "training", "labelled"])
+@pytest.mark.parametrize("workload", ["mlp", "cnn", "training", "labelled", "threads"])
 def test_operator_counts_equal_key_averages(tmp_path, workload):
     ref = reference(tmp_path, workload)
     out, _side, _r = sonde_torch(tmp_path, workload)
@@ -126,23 +126,31 @@ def test_operator_counts_equal_key_averages(tmp_path, workload):
 
 
 def busy(*sides):
-    """Skips a timing comparison when either run waited for a CPU more
-    than a fifth of the time it ran: another process's turn then lands in
+    """Skips a timing comparison when a run waited for a CPU more than a
+    tenth of the time it ran: another process's turn then lands in
     whichever operator was running, and no share is the program's own."""
     for side in sides:
-        if side["waited_ns"] > 0.2 * side["ran_ns"]:
+        if side["waited_ns"] > 0.1 * side["ran_ns"]:
             pytest.skip("the machine was too busy: waited %.2f s for a CPU over %.2f s run"
                         % (side["waited_ns"] / 1e9, side["ran_ns"] / 1e9))
 
 
+def shortest(runs):
+    """Each operator's least self time over several runs: a preemption
+    that landed in one run's operator is not the operator's."""
+    return {name: min(run[name] for run in runs) for name in runs[0]}
+
+
 @pytest.mark.parametrize("workload", ["cnn", "training"])
 def test_self_cpu_shares_match_key_averages(tmp_path, workload):
-    ref = reference(tmp_path, workload)
-    out, side, _r = sonde_torch(tmp_path, workload)
-    busy(ref, side)
-    regions = region_names(ref)
-    got = {k: v[1] for k, v in Tree(out).ops().items() if k not in regions}
-    want = {k: v[1] for k, v in ref["ops"].items() if k not in regions}
+    refs = [reference(tmp_path, workload) for _ in range(3)]
+    runs = [sonde_torch(tmp_path, workload) for _ in range(3)]
+    busy(*refs, *(side for _out, side, _r in runs))
+    regions = region_names(refs[0])
+    got = shortest([{k: v[1] for k, v in Tree(out).ops().items() if k not in regions}
+                    for out, _side, _r in runs])
+    want = shortest([{k: v[1] for k, v in ref["ops"].items() if k not in regions}
+                     for ref in refs])
     got_total, want_total = sum(got.values()), sum(want.values())
     compared = 0
     for name, self_us in want.items():

@@ -3,7 +3,8 @@
     python torch_workloads.py WORKLOAD OUT_JSON [reference [with_stack] [shapes]]
 
 runs WORKLOAD (an MLP's inference, a small CNN's, a CNN training step with
-backward and an SGD step, a record_function-labelled loop) and writes to
+backward and an SGD step, a record_function-labelled loop, an MLP on two
+threads) and writes to
 OUT_JSON what the machine did meanwhile (CPU time and time spent waiting
 for a CPU, from /proc/self/schedstat).  With `reference`, the workload runs
 inside torch.profiler.profile (CPU activity, started right after `import
@@ -98,7 +99,28 @@ def labelled():
             loss.backward()
 
 
-WORKLOADS = {"mlp": mlp, "cnn": cnn, "training": training, "labelled": labelled}
+def threads():
+    """Operators on the main thread and on a Python thread it starts (which
+    torch.profiler, following the thread that started it, does not see)."""
+    import threading
+    torch.manual_seed(0)
+    model = MLP()
+    x = torch.randn(64, 256)
+
+    def worker():
+        with torch.no_grad():
+            for _ in range(3):
+                model(x)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    for _ in range(3):
+        model(x).sum().backward()
+    t.join()
+
+
+WORKLOADS = {"mlp": mlp, "cnn": cnn, "training": training, "labelled": labelled,
+             "threads": threads}
 
 
 def schedstat():
