@@ -69,5 +69,29 @@ if command -v dot >/dev/null; then
     echo "   drawn: $out/julia-calls.svg"
 fi
 echo
+# PyTorch: a small CNN's forward and backward passes, operators included,
+# with the first interpreter here that has torch (make test installs it
+# into build/venv).
+torch_py=""
+for py in ${SONDE_PYTHON:-} python3 build/venv/bin/python; do
+    if [ -n "$py" ] && "$py" -c "import torch" 2>/dev/null; then torch_py=$py; break; fi
+done
+if [ -n "$torch_py" ]; then
+    echo "== sonde run --torch -f json -o $out/cnn.json examples/torch_cnn.py  (PyTorch operators)"
+    $sonde run --torch --python "$torch_py" -f json -o "$out/cnn.json" -s tottime -l 10 \
+        examples/torch_cnn.py 2>&1 | grep -v '^USDT:'
+    echo
+    echo "== sonde report $out/cnn.json --ops -l 8  (key_averages().table(), from the file)"
+    $sonde report "$out/cnn.json" --ops -l 8
+    echo
+    echo "== sonde report $out/cnn.json --ops --by-caller -s self_cpu_time_total -l 5"
+    $sonde report "$out/cnn.json" --ops --by-caller -s self_cpu_time_total -l 5
+    $sonde view "$out/cnn.json" >/dev/null
+    echo "   open $out/cnn.html: operators are the blue-green frames"
+else
+    echo "== (no interpreter here imports torch: the PyTorch demo is skipped;"
+    echo "   pip install torch==2.13.0, or make test, which installs it into build/venv)"
+fi
+echo
 echo "files written:"
 ls -l "$out"

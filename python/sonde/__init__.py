@@ -77,14 +77,38 @@ class Profile(_Engine):
     json; table() returns the text report print_stats() prints.
     """
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, torch=False, torch_shapes=False, **kwargs):
         # cProfile.Profile takes (timer, timeunit, subcalls, builtins);
         # sonde keeps its own clock and reads subcalls/builtins here.
+        # torch=True adds PyTorch operators and record_function regions
+        # beneath the calls that ran them (imports torch); torch_shapes
+        # names each operator with its input shapes too.
         self._builtins = bool(kwargs.pop("builtins", args[3] if len(args) > 3 else True))
         super().__init__()
+        self._torch = None
+        if torch or torch_shapes:
+            import torch as torch_module
+            from ._torch import Session, TorchError
+            try:
+                self._torch = Session(self, torch_module, torch_shapes)
+            except TorchError as e:
+                raise RuntimeError(str(e)) from None
+            self.disable = self._disable_torch  # without torch, disable() stays the C method
 
     def enable(self, subcalls=True, builtins=None):
+        if self._torch is not None and not self._torch.running:
+            from ._torch import TorchError
+            try:
+                self._torch.start()
+            except TorchError as e:
+                raise RuntimeError(str(e)) from None
         super().enable(subcalls, self._builtins if builtins is None else builtins)
+
+    def _disable_torch(self):
+        """disable(), then the operators recorded meanwhile join the tree."""
+        super().disable()
+        for line in self._torch.stop():
+            sys.stderr.write(line + "\n")
 
     def __enter__(self):
         self.enable()

@@ -215,9 +215,42 @@ class _RunTool:
         self.prof = Profiler()
         # The profiler's own C methods, which it does not record: a Python
         # method here would show up in the program's profile.
-        self.start, self.pause_thread, self.stop = (self.prof.enable, self.prof.pause_thread,
+        self.start, self.pause_thread, self.halt = (self.prof.enable, self.prof.pause_thread,
                                                     self.prof.disable)
-        self.halt = self.stop
+        # --torch: operators once the program imports torch (_torch.py).
+        self.options = {}
+        if options != "{}":
+            import json  # only then: a bare `sonde run` imports nothing for the program
+            self.options = json.loads(options)
+        self.torch_wanted = self.options.get("torch", False)
+        self.torch = None
+        if self.torch_wanted:
+            from . import _torch
+            self.watcher = _torch.ImportWatcher(self.torch_imported)
+            sys.meta_path.insert(0, self.watcher)
+
+    def torch_imported(self, torch):
+        """Starts recording operators as the program's `import torch`
+        ends (this call shows in the profile, under that import)."""
+        from . import _torch
+        try:
+            self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False))
+            self.torch.start()
+        except _torch.TorchError as e:
+            self.torch = None
+            self.folder.say("sonde: --torch: %s" % e)
+
+    def stop(self):
+        self.prof.disable()
+        if not self.torch_wanted:
+            return
+        self.watcher._leave()
+        if self.torch is not None:
+            for line in self.torch.stop():
+                self.folder.say(line)
+        elif "torch" not in _modules:
+            self.folder.say("sonde: --torch: the program never imported torch: no operators "
+                            "to record")
 
     def save(self):
         if self.out_format:

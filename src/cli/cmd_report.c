@@ -16,6 +16,7 @@
 #include "../report/lines_table.h"
 #include "../report/mem_plot.h"
 #include "../report/mem_table.h"
+#include "../report/ops_table.h"
 #include "../report/table.h"
 #include "commands.h"
 #include "launch.h"
@@ -28,6 +29,7 @@ typedef struct report_opts {
     double node_thres, edge_thres;  /* -f dot, svg, png */
     int short_paths;
     long min_count;          /* -1 when not given */
+    int ops, by_caller, by_shape; /* --ops, --by-caller, --by-shape */
 } report_opts;
 
 static const cli_opt option_table[] = {
@@ -43,6 +45,18 @@ static const cli_opt option_table[] = {
     { .long_name = "callees", .arg = "RE", .type = CLI_STRING,
       .offset = offsetof(report_opts, table.callees_re),
       .help = "what the functions matching RE called (idem)" },
+    { .long_name = "ops", .type = CLI_FLAG, .offset = offsetof(report_opts, ops), .set = 1,
+      .help = "the PyTorch operator table (sonde run --torch), as\n"
+              "key_averages().table() prints it; -s cpu_time_total\n"
+              "(default), self_cpu_time_total, count, cpu_time, name" },
+    { .long_name = "by-caller", .type = CLI_FLAG, .offset = offsetof(report_opts, by_caller),
+      .set = 1,
+      .help = "--ops: a row per operator and Python function that\n"
+              "ran it (needs the tree: sonde run --torch -f json)" },
+    { .long_name = "by-shape", .type = CLI_FLAG, .offset = offsetof(report_opts, by_shape),
+      .set = 1,
+      .help = "--ops: a row per operator and input shapes\n"
+              "(recorded by sonde run --torch-shapes)" },
     { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
       .offset = offsetof(report_opts, format),
       .help = "table (default), pstats, json, collapsed, speedscope,\n"
@@ -77,7 +91,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_report = {
     .name = "report",
     .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
-    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
+    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller] [--by-shape]]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
@@ -161,9 +175,17 @@ static int parse(int argc, char **argv, report_opts *o, const char **file, cli_o
     *file = words.word[0];
     if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
         return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
-    if (!sonde_table_sort_known(o->table.sort))
-        return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, "
-                               "ncalls, pcalls, name, file or line)", o->table.sort);
+    if ((o->by_caller || o->by_shape) && !o->ops)
+        return cli_usage_error("report", "--by-caller and --by-shape go with --ops");
+    if (o->ops && (strcmp(o->format, "table") != 0 || o->table.callers_re ||
+                   o->table.callees_re))
+        return cli_usage_error("report", "--ops prints a table: it goes with neither -f, "
+                               "--callers nor --callees");
+    if (o->ops ? !sonde_ops_sort_known(o->table.sort) : !sonde_table_sort_known(o->table.sort))
+        return cli_usage_error("report", o->ops ? "unknown sort key '%s' for --ops (use "
+                               "cpu_time_total, self_cpu_time_total, count, cpu_time or name)"
+                               : "unknown sort key '%s' (use tottime, cumtime, ncalls, "
+                               "pcalls, name, file or line)", o->table.sort);
     if (strcmp(o->format, "table") != 0 && !graphviz_format(o->format) &&
         !sonde_format_find(o->format))
         return cli_usage_error("report", "unknown format '%s' (use table, svg, png, %s)",
@@ -206,6 +228,11 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
     } else if (fmt) {
         rc = cli_output_fill(out, sonde_format_fill, &job);
         *written = 1;
+    } else if (o->ops) {
+        sonde_ops_opts oo = { .sort = o->table.sort, .limit = o->table.limit,
+                              .by_caller = o->by_caller, .by_shape = o->by_shape };
+        if (sonde_ops_table_write(b, &p, &s, &oo, err, sizeof err) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0) {
         rc = cli_usage_error("report", "%s", err);
     }

@@ -22,6 +22,7 @@
 typedef struct run_opts {
     const char *out, *format, *sort;
     long limit;
+    int torch, torch_shapes;
     cli_program prog;
 } run_opts;
 
@@ -40,6 +41,14 @@ static const cli_opt option_table[] = {
       .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },
     { .short_name = 'l', .long_name = "limit", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, limit), .help = "rows to show (default 30; 0 = all)" },
+    { .long_name = "torch", .type = CLI_FLAG, .set = 1, .offset = offsetof(run_opts, torch),
+      .help = "add PyTorch operators and record_function regions\n"
+              "beneath the Python calls that ran them (once the\n"
+              "program imports torch)" },
+    { .long_name = "torch-shapes", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, torch_shapes),
+      .help = "--torch, each operator named with its input shapes\n"
+              "(as record_shapes=True; report --ops --by-shape)" },
     CLI_PROGRAM_OPTIONS(run_opts, prog),
     { 0 },
 };
@@ -49,8 +58,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
-    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--python PY]\n"
-                "(SCRIPT | -m MODULE | -c CODE) [ARGS...]",
+    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--torch [--torch-shapes]]\n"
+                "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
              "and a resource summary with a verdict (CPU-bound, waiting, memory) on\n"
@@ -156,7 +165,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_exit(rc);
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
-        .format = out.name ? o.format : "", .options = "{}", .mode = o.prog.mode,
+        .format = out.name ? o.format : "",
+        .options = o.torch_shapes ? "{\"torch\": true, \"shapes\": true}"
+                   : o.torch ? "{\"torch\": true}" : "{}", .mode = o.prog.mode,
         .target = o.prog.target, .args = o.prog.args, .nargs = o.prog.nargs,
     };
     launcher_session run;

@@ -73,11 +73,17 @@ int sonde_flame_layout_compute(sonde_flame_layout *l, const sonde_time_tree *t,
     return 0;
 }
 
-void sonde_flame_colour(const char *name, int *r, int *g, int *b)
+void sonde_flame_colour(const char *name, uint32_t kind, int *r, int *g, int *b)
 {
     uint32_t h = 2166136261u;
     for (const char *c = name; *c; c++)
         h = (h ^ (unsigned char)*c) * 16777619u;
+    if (kind == SONDE_FUNC_TORCH) {
+        *r = 40 + (int)(h % 60);
+        *g = 150 + (int)((h >> 8) % 80);
+        *b = 200 + (int)((h >> 16) % 55);
+        return;
+    }
     *r = 205 + (int)(h % 50);
     *g = 80 + (int)((h >> 8) % 150);
     *b = 40 + (int)((h >> 16) % 55);

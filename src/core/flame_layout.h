@@ -22,8 +22,9 @@ int sonde_flame_layout_compute(sonde_flame_layout *l, const sonde_time_tree *t,
                                const sonde_profile *p);
 void sonde_flame_layout_free(sonde_flame_layout *l);
 
-/* A warm colour that depends only on the name, so a function keeps its
- * colour from one picture to the next. */
-void sonde_flame_colour(const char *name, int *r, int *g, int *b);
+/* A colour that depends only on the name and the kind, so a function
+ * keeps its colour from one picture to the next: warm for Python and C
+ * functions, blue-green for torch operators (enum sonde_func_kind). */
+void sonde_flame_colour(const char *name, uint32_t kind, int *r, int *g, int *b);
 
 #endif

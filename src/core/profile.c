@@ -348,3 +348,36 @@ int sonde_profile_merged_tree(const sonde_profile *p, int by_line, sonde_node **
     sonde_profile_free(&m);
     return 0;
 }
+
+enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line)
+{
+    if (line == SONDE_TORCH_SHAPES_LINE && strcmp(file, SONDE_TORCH_FILE) == 0)
+        return SONDE_FUNC_TORCH;
+    if (line != 0)
+        return SONDE_FUNC_PYTHON;
+    if (strcmp(file, "~") == 0)
+        return SONDE_FUNC_C;
+    return strcmp(file, SONDE_TORCH_FILE) == 0 ? SONDE_FUNC_TORCH : SONDE_FUNC_PYTHON;
+}
+
+size_t sonde_torch_name_len(const sonde_func *f, const char *name)
+{
+    const char *shapes = f->line == SONDE_TORCH_SHAPES_LINE ? strstr(name, " [") : NULL;
+    return shapes ? (size_t)(shapes - name) : strlen(name);
+}
+
+/* Indexed by enum sonde_func_kind; constant. */
+static const char *const kind_names[] = { "python", "c", "native", "torch" };
+
+const char *sonde_func_kind_name(enum sonde_func_kind kind)
+{
+    return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "python";
+}
+
+enum sonde_func_kind sonde_func_kind_named(const char *name)
+{
+    for (unsigned k = 0; k < sizeof kind_names / sizeof *kind_names; k++)
+        if (strcmp(name, kind_names[k]) == 0)
+            return (enum sonde_func_kind)k;
+    return SONDE_FUNC_PYTHON;
+}

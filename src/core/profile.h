@@ -34,7 +34,27 @@ enum sonde_func_kind {
     SONDE_FUNC_C = 1,       /* C function: file "~", line 0, cProfile's label */
     SONDE_FUNC_NATIVE = 2,  /* native code (record --native): its symbol (or "lib.so+0xOFF"),
                                its source file from DWARF (or its object's path), line 0 */
+    SONDE_FUNC_TORCH = 3,   /* PyTorch operator or record_function region: file
+                             * "~torch", line 0, its name ("aten::addmm") */
 };
+
+/* The file of every SONDE_FUNC_TORCH function: pstats keys read
+ * ('~torch', 0, 'aten::addmm'). */
+#define SONDE_TORCH_FILE "~torch"
+
+/* A torch operator recorded with its input shapes (--torch-shapes) has
+ * this line, and its name is the operator's, a space and the shapes as
+ * torch writes them: "aten::addmm [[16, 10], [16, 64], [64, 10], [], []]". */
+#define SONDE_TORCH_SHAPES_LINE 1
+
+/* The kind a (file, line) label names: "~" at line 0 is a C function,
+ * "~torch" at line 0 or SONDE_TORCH_SHAPES_LINE a torch operator or
+ * region, anything else Python code. */
+enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line);
+/* The kind's name in sonde's JSON ("python", "c", "native", "torch"), and back
+ * (an unknown name is Python code). */
+const char *sonde_func_kind_name(enum sonde_func_kind kind);
+enum sonde_func_kind sonde_func_kind_named(const char *name);
 
 typedef struct sonde_func {
     uint32_t file;       /* string ids */
@@ -53,6 +73,10 @@ typedef struct sonde_mapping {
     uint64_t start, limit;   /* its executable mapping in the process */
     uint64_t offset;     /* the file offset mapped at start */
 } sonde_mapping;
+
+/* The length of the operator's name in a torch function's name (without
+ * the shapes a SONDE_TORCH_SHAPES_LINE function adds). */
+size_t sonde_torch_name_len(const sonde_func *f, const char *name);
 
 typedef struct sonde_node {
     const void *key;     /* the tracer's identity for the callee (may be NULL) */

@@ -59,7 +59,7 @@ static void put_frame(sonde_buf *b, const sonde_profile *p, const sonde_time_tre
     const sonde_func *f = &p->funcs[t->nodes[n].func];
     const char *name = sonde_profile_str(p, f->qualname);
     int r, g, bl;
-    sonde_flame_colour(name, &r, &g, &bl);
+    sonde_flame_colour(name, f->kind, &r, &g, &bl);
     double y = height - (depth + 1) * FRAME_H;
     sonde_buf_printf(b, "<g class=\"f\" data-x=\"%.3f\" data-w=\"%.3f\" data-n=\"", x, w);
     sonde_buf_xml_str(b, name);

@@ -25,9 +25,7 @@ static void put_functions(sonde_buf *b, const sonde_profile *p)
         sonde_buf_puts(b, ", \"file\": ");
         sonde_buf_json_str(b, sonde_profile_str(p, f->file));
         sonde_buf_printf(b, ", \"line\": %d, \"kind\": \"%s\"}", f->line,
-                         f->kind == SONDE_FUNC_C        ? "c"
-                         : f->kind == SONDE_FUNC_NATIVE ? "native"
-                                                        : "python");
+                         sonde_func_kind_name((enum sonde_func_kind)f->kind));
     }
     sonde_buf_puts(b, "],\n");
 }

@@ -38,9 +38,7 @@ static int read_functions(const sonde_jtree *t, const sonde_jval *fs, sonde_prof
                                                                    INT32_MIN, INT32_MAX),
                                          name,
                                          *qualname ? qualname : name,
-                                         strcmp(kind, "c") == 0        ? SONDE_FUNC_C
-                                         : strcmp(kind, "native") == 0 ? SONDE_FUNC_NATIVE
-                                                                       : SONDE_FUNC_PYTHON);
+                                         sonde_func_kind_named(kind));
         if (id == SONDE_NO_FUNC) {
             snprintf(err, errlen, "out of memory");
             return -1;

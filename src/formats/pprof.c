@@ -40,6 +40,8 @@ static uint64_t function_id(writer *w, uint32_t func)
     if (w->function_of[func])
         return w->function_of[func];
     const sonde_func *f = &w->p->funcs[func];
+    /* C functions have no file; torch operators keep theirs ("~torch"),
+     * which names their kind when the file is read back. */
     int c = f->kind == SONDE_FUNC_C;
     w->function_of[func] = sonde_pprof_function(
         &w->out, sonde_profile_str(w->p, f->qualname), sonde_profile_str(w->p, f->name),
@@ -77,6 +79,7 @@ static uint64_t location_id(writer *w, uint32_t node)
     switch ((enum sonde_func_kind)f->kind) {
     case SONDE_FUNC_PYTHON:
     case SONDE_FUNC_C:
+    case SONDE_FUNC_TORCH:
         w->location_of[node] = sonde_pprof_line_location(&w->out, function_id(w, n->func), line);
         break;
     case SONDE_FUNC_NATIVE:

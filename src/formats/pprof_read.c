@@ -403,8 +403,9 @@ static uint32_t func_of(reader *r, uint32_t i)
     const char *file = str(r, fn->file);
     name = *name ? name : *qualname ? qualname : "(unnamed)";
     qualname = *qualname ? qualname : name;
-    fn->func = *file ? sonde_profile_func(r->p, file, to_line(fn->start_line), name, qualname,
-                                          SONDE_FUNC_PYTHON)
+    int32_t line = to_line(fn->start_line);
+    fn->func = *file ? sonde_profile_func(r->p, file, line, name, qualname,
+                                          sonde_func_kind_of(file, line))
                      : sonde_profile_func(r->p, "~", 0, name, qualname, SONDE_FUNC_C);
     return fn->func;
 }

@@ -81,9 +81,8 @@ static uint32_t read_key(const sonde_mtree *t, const sonde_mval *k,
     char *fs = sonde_mval_str(t, file), *ns = sonde_mval_str(t, name);
     uint32_t id = SONDE_NO_FUNC;
     if (fs && ns) {
-        int is_c = strcmp(fs, "~") == 0 && line->i == 0;
         id = sonde_profile_func(p, fs, (int32_t)line->i, ns, ns,
-                                is_c ? SONDE_FUNC_C : SONDE_FUNC_PYTHON);
+                                sonde_func_kind_of(fs, (int32_t)line->i));
     }
     *oom = id == SONDE_NO_FUNC;
     free(fs);

@@ -64,7 +64,7 @@ static void put_funcs(sonde_buf *b, const sonde_profile *p)
         const sonde_func *f = &p->funcs[i];
         const char *name = sonde_profile_str(p, f->qualname);
         int r, g, bl;
-        sonde_flame_colour(name, &r, &g, &bl);
+        sonde_flame_colour(name, f->kind, &r, &g, &bl);
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
         sonde_buf_json_str(b, name);
         sonde_buf_putc(b, ',');

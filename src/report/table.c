@@ -42,6 +42,11 @@ void sonde_table_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func)
     const char *name = sonde_profile_str(p, f->name);
     const char *file = sonde_profile_str(p, f->file);
     size_t n = strlen(name);
+    if (f->kind == SONDE_FUNC_TORCH) {
+        sonde_buf_puts(b, "torch:");
+        sonde_buf_text_str(b, name);
+        return;
+    }
     if (strcmp(file, "~") == 0 && f->line == 0) {
         if (n >= 2 && name[0] == '<' && name[n - 1] == '>') {
             char *inner = strndup(name + 1, n - 2);

@@ -56,6 +56,7 @@ int main(void)
     test_u64map();
     test_livemap();
     test_profile();
+    test_ops();
     test_stats();
     test_marshal();
     test_pstats();

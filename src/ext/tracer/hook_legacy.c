@@ -307,6 +307,13 @@ void hook_pause_current(tracer *t)
     unhook(ts);
 }
 
+tracer_thread *hook_current(tracer *t)
+{
+    (void)t;
+    PyThreadState *ts = PyThreadState_Get();
+    return ts->c_profilefunc == callback ? ((handle_object *)ts->c_profileobj)->th : NULL;
+}
+
 int hook_remove(tracer *t)
 {
     (void)t;

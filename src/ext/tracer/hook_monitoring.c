@@ -150,6 +150,12 @@ void hook_pause_current(tracer *t)
     tls_generation = active_generation;
 }
 
+tracer_thread *hook_current(tracer *t)
+{
+    (void)t;
+    return current();
+}
+
 int hook_remove(tracer *t)
 {
     (void)t;

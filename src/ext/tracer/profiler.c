@@ -7,6 +7,7 @@
  * table).  At most one tracer records at a time: tracer_active. */
 #include "profiler.h"
 
+#include "torch_ops.h"
 #include "tracer.h"
 
 #include "../../core/stats.h"
@@ -219,6 +220,55 @@ static PyObject *profiler_table(profiler_object *self, PyObject *args, PyObject 
     return r;
 }
 
+static PyObject *profiler_torch_begin(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!check_ready(self))
+        return NULL;
+    torch_ops_begin(&self->t);
+    Py_RETURN_NONE;
+}
+
+static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
+{
+    PyObject *tids, *names, *starts, *ends;
+    int shapes = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|p:_torch_place", &tids, &names, &starts, &ends, &shapes) ||
+        !check_ready(self))
+        return NULL;
+    if (tracer_active == &self->t) {
+        PyErr_SetString(PyExc_RuntimeError, "disable the profiler before placing operators");
+        return NULL;
+    }
+    return torch_ops_place(&self->t, tids, names, starts, ends, shapes);
+}
+
+static PyObject *profiler_region(profiler_object *self, PyObject *name, int enter)
+{
+    if (!check_ready(self))
+        return NULL;
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "a region's name is a str");
+        return NULL;
+    }
+    if (tracer_active != &self->t)
+        Py_RETURN_FALSE;
+    int done = enter ? torch_region_enter(&self->t, name) : torch_region_exit(&self->t, name);
+    if (done < 0)
+        return NULL;
+    return PyBool_FromLong(done);
+}
+
+static PyObject *profiler_region_enter(profiler_object *self, PyObject *name)
+{
+    return profiler_region(self, name, 1);
+}
+
+static PyObject *profiler_region_exit(profiler_object *self, PyObject *name)
+{
+    return profiler_region(self, name, 0);
+}
+
 /* The type and its methods: readied once under the GIL at import, then
  * constant. */
 PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
@@ -243,6 +293,20 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                          METH_VARARGS | METH_KEYWORDS,
                          "table(sort='cumtime', limit=0, callers=None, callees=None): the text "
                          "report." },
+    [PROFILER_TORCH_BEGIN] = { "_torch_begin", (PyCFunction)profiler_torch_begin, METH_NOARGS,
+                               "Log calls as spans from now on, for _torch_place." },
+    [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
+                               "_torch_place(tids, names, starts_ns, ends_ns, shapes=False): "
+                               "operators into "
+                               "the tree beneath the calls that ran them; returns (operators, "
+                               "top-level, placed beneath a call, spans_full)." },
+    [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,
+                                "_region_enter(name): a torch region opens beneath the "
+                                "caller's caller (record_function.__enter__'s); whether "
+                                "this thread is recorded." },
+    [PROFILER_REGION_EXIT] = { "_region_exit", (PyCFunction)profiler_region_exit, METH_O,
+                               "_region_exit(name): the region of that name open on this "
+                               "thread closes; whether there was one." },
     [PROFILER_NMETHODS] = { NULL, NULL, 0, NULL },
 };
 

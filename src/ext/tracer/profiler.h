@@ -16,6 +16,10 @@ enum profiler_method {
     PROFILER_PSTATS,
     PROFILER_WRITE,
     PROFILER_TABLE,
+    PROFILER_TORCH_BEGIN,
+    PROFILER_TORCH_PLACE,
+    PROFILER_REGION_ENTER,
+    PROFILER_REGION_EXIT,
     PROFILER_NMETHODS
 };
 
@@ -23,12 +27,16 @@ enum profiler_method {
  * constant once the module is loaded. */
 extern PyMethodDef profiler_methods[PROFILER_NMETHODS + 1];
 
-/* Whether key (a C call's PyMethodDef) is enable, disable or pause_thread. */
+/* Whether key (a C call's PyMethodDef) is enable, disable, pause_thread
+ * or the region methods (which work on the stack of calls as their
+ * caller left it). */
 static inline int profiler_is_own(const void *key)
 {
     return key == &profiler_methods[PROFILER_ENABLE] ||
            key == &profiler_methods[PROFILER_DISABLE] ||
-           key == &profiler_methods[PROFILER_PAUSE_THREAD];
+           key == &profiler_methods[PROFILER_PAUSE_THREAD] ||
+           key == &profiler_methods[PROFILER_REGION_ENTER] ||
+           key == &profiler_methods[PROFILER_REGION_EXIT];
 }
 
 /* Adds the Profiler type to the module.  0, or -1 with an exception. */

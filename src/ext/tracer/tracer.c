@@ -29,6 +29,7 @@ void tracer_clear(tracer *t)
     while (th) {
         tracer_thread *next = th->next;
         free(th->stack);
+        free(th->spans);
         free(th);
         th = next;
     }
@@ -68,6 +69,26 @@ int tracer_grow_stack(tracer_thread *th)
     return 0;
 }
 
+void tracer_log_span(tracer_thread *th, uint32_t node, uint64_t start, uint64_t end)
+{
+    tracer *t = th->owner;
+    if (t->nspans >= TRACER_MAX_SPANS) {
+        t->spans_full = 1;
+        return;
+    }
+    if (th->nspans == th->spans_cap) {
+        sonde_span *s = sonde_grow(th->spans, &th->spans_cap, th->nspans + 1, sizeof *s,
+                                   TRACER_MAX_SPANS);
+        if (!s) {
+            t->spans_full = 1;
+            return;
+        }
+        th->spans = s;
+    }
+    th->spans[th->nspans++] = (sonde_span){ .start = start, .end = end, .node = node };
+    t->nspans++;
+}
+
 static int hold(tracer *t, PyObject *obj)
 {
     if (t->nheld == t->held_cap) {
@@ -85,6 +106,18 @@ static uint32_t python_func(tracer *t, PyCodeObject *code)
 {
     uint32_t f = sonde_code_func(&t->profile, code);
     if (f != SONDE_NO_FUNC && hold(t, (PyObject *)code) < 0)
+        return SONDE_NO_FUNC;
+    return f;
+}
+
+/* A torch region's function, held by its interned name (the key). */
+static uint32_t region_func(tracer *t, PyObject *name)
+{
+    const char *text = PyUnicode_AsUTF8(name);
+    uint32_t f = text ? sonde_profile_func(&t->profile, SONDE_TORCH_FILE, 0, text, text,
+                                           SONDE_FUNC_TORCH)
+                      : SONDE_NO_FUNC;
+    if (f != SONDE_NO_FUNC && hold(t, name) < 0)
         return SONDE_NO_FUNC;
     return f;
 }
@@ -152,7 +185,8 @@ uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
          * profiled program intact around it. */
         saved_error saved = error_save();
         f = PyCode_Check(what) ? python_func(t, (PyCodeObject *)what)
-                               : c_func(t, what, self_arg);
+            : PyUnicode_Check(what) ? region_func(t, what)
+                                    : c_func(t, what, self_arg);
         error_restore(saved);
         uint32_t *slot = f == SONDE_NO_FUNC ? NULL
                          : sonde_u64map_slot(&t->func_by_key, (uint64_t)(uintptr_t)key, f);

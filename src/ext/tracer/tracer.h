@@ -24,6 +24,7 @@
 
 #include "../../core/clock.h"
 #include "../interp/pyerr.h"
+#include "../../core/ops.h"
 #include "../../core/profile.h"
 #include "../../core/u64map.h"
 
@@ -48,6 +49,9 @@ typedef struct tracer_thread {
     uint64_t generation;   /* owner->generation when attached */
     int named;             /* the threading module's name was found */
     int paused;            /* pause_thread(): not hooked again (up to 3.11) */
+    sonde_span *spans;     /* with spans_on: this thread's calls that lasted
+                            * TRACER_SPAN_MIN ticks or more, in end order */
+    size_t nspans, spans_cap;
     struct tracer_thread *next;
 } tracer_thread;
 
@@ -62,7 +66,20 @@ struct tracer {
     int failed;                 /* sticky: out of memory while recording */
     int calibrated;
     sonde_clock_mark start, end;
+    int spans_on;               /* log calls as spans (for torch operators) */
+    size_t nspans;              /* spans logged, every thread together */
+    int spans_full;             /* sticky: TRACER_MAX_SPANS reached, logging stopped */
+    uint64_t span_ticks0;       /* ticks and CLOCK_REALTIME ns read together when */
+    int64_t span_realtime0;     /* spans_on was set (torch's clock is the latter) */
+    unsigned long span_native;  /* the thread that set spans_on */
 };
+
+/* Calls shorter than this many ticks (0.3-0.5 us of TSC, 1 us of the
+ * nanosecond clock) are not logged as spans: no operator fits in one
+ * (an operator under the profiler lasts over 1 us with its call).  */
+#define TRACER_SPAN_MIN 1000u
+/* Spans kept at most, all threads together (24 bytes each: 96 MiB). */
+#define TRACER_MAX_SPANS (4u * 1024 * 1024)
 
 int tracer_init(tracer *t);
 /* Releases everything; the tracer must be disabled. */
@@ -79,11 +96,14 @@ void tracer_name_threads(tracer *t);
 void tracer_calibrate(tracer *t);
 
 /* Slow path of tracer_enter: a new node under parent for key; `what` is
- * the code object or C function object the key came from, `self_arg` the
- * bound object for an unbound method descriptor (else NULL). */
+ * the code object or C function object the key came from (or, for a
+ * torch region, its interned name: the key), `self_arg` the bound object
+ * for an unbound method descriptor (else NULL). */
 uint32_t tracer_new_node(tracer_thread *th, uint32_t parent, const void *key,
                          PyObject *what, PyObject *self_arg);
 int tracer_grow_stack(tracer_thread *th);
+/* Logs a call of node from start to end as a span of th (spans_on). */
+void tracer_log_span(tracer_thread *th, uint32_t node, uint64_t start, uint64_t end);
 /* Slow path of tracer_leave: a return whose call is not the open call on
  * top.  When key's call is open deeper, it and the calls above it end
  * (their returns were not seen: another profiler had the hook); else the
@@ -129,6 +149,8 @@ static inline void tracer_leave_at(tracer_thread *th, uint64_t now)
     n->self += elapsed - f->child_ticks;
     if (th->depth)
         th->stack[th->depth - 1].child_ticks += elapsed;
+    if (th->owner->spans_on && elapsed >= TRACER_SPAN_MIN)
+        tracer_log_span(th, f->node, f->start, now);
 }
 
 /* The return of the call of key. */
@@ -173,6 +195,8 @@ int hook_install(tracer *t);
 int hook_remove(tracer *t);
 /* Stops recording the calling thread only: its open calls end now. */
 void hook_pause_current(tracer *t);
+/* The calling thread's record while t records it, else NULL. */
+tracer_thread *hook_current(tracer *t);
 
 /* Closes the open calls of one thread at the current time. */
 static inline void tracer_unwind(tracer_thread *th)

@@ -1,0 +1,218 @@
+"""PyTorch operators in sonde's profile (`sonde run --torch`, Profile(torch=True)).
+
+torch's own profiler machinery (RecordFunction and Kineto, through
+torch.autograd's _enable_profiler / _disable_profiler, what
+torch.profiler.profile calls) records every operator and record_function
+region with its thread and its start and end; meanwhile sonde's tracer
+logs its calls as spans.  When both stop, the engine (_torch_place, in
+src/ext/tracer/torch_ops.c) puts each operator beneath the call that was
+running it, nested as torch nests them, so that names, counts and self
+times are torch.profiler's key_averages() figures, each under its Python
+caller.
+
+Nothing here imports torch before the program does: the launcher waits
+for the program's own `import torch` (ImportWatcher) before starting.
+"""
+
+import sys
+
+# What the profiler API needs (torch 2.x); checked before starting.
+_NEEDS = ("autograd._enable_profiler", "autograd._disable_profiler",
+          "autograd._prepare_profiler", "_C._profiler._ExperimentalConfig",
+          "_C._profiler.ProfilerConfig")
+
+
+class TorchError(Exception):
+    """torch cannot be profiled here: the message says why, in one line."""
+
+
+def _lookup(torch, dotted):
+    value = torch
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+class Session:
+    """One stretch of operator recording, joined to one sonde profiler."""
+
+    def __init__(self, prof, torch, shapes=False):
+        self.prof, self.torch, self.shapes = prof, torch, shapes
+        try:
+            for dotted in _NEEDS:
+                _lookup(torch, dotted)
+        except AttributeError:
+            raise TorchError("torch %s is not supported by --torch (it needs torch 2.x's "
+                             "profiler API; tested with 2.11 and 2.13)"
+                             % getattr(torch, "__version__", "?")) from None
+        from torch._C._profiler import (ProfilerActivity, ProfilerConfig, ProfilerState,
+                                        _ExperimentalConfig)
+        self.activities = {ProfilerActivity.CPU}
+        # state, record_shapes, profile_memory, with_stack, with_flops,
+        # with_modules, experimental: torch.profiler's defaults.
+        self.config = ProfilerConfig(ProfilerState.KINETO, shapes, False, False, False, False,
+                                     _ExperimentalConfig())
+        self.running = False
+
+    def start(self):
+        autograd = self.torch.autograd
+        if self.torch._C._autograd._profiler_enabled():
+            raise TorchError("the program is already running torch.profiler: sonde's "
+                             "--torch cannot record operators alongside it")
+        autograd._prepare_profiler(self.config, self.activities)
+        autograd._enable_profiler(self.config, self.activities, set())
+        self.running = True
+        self.prof._torch_begin()
+        self.regions = {}  # name -> regions sonde opened as frames
+        self.handed = None  # the operators recorded when the program took torch's profiler
+        self._patch_regions()
+        self._patch_enable()
+
+    def _patch_enable(self):
+        """A torch.profiler the program starts takes torch's profiler over
+        (its _prepare_profiler would drop what sonde's recorded): sonde's
+        recording ends there, keeping what it recorded so far."""
+        module = self.torch.autograd.profiler
+        self.enable_patched = module._prepare_profiler, module._enable_profiler
+        session = self
+
+        def handing_over(original):
+            def take_over(*args, **kwargs):
+                if session.handed is None and session.running:
+                    session.handed = _operators(session.torch, session.torch.autograd
+                                                ._disable_profiler(), session.regions,
+                                                session.shapes)
+                return original(*args, **kwargs)
+            return take_over
+
+        module._prepare_profiler, module._enable_profiler = map(handing_over,
+                                                                self.enable_patched)
+
+    def _patch_regions(self):
+        """record_function's regions become frames of sonde's stacks (the
+        calls made inside one are its children): its __enter__ and
+        __exit__ tell the engine, until stop()."""
+        cls = self.torch.autograd.profiler.record_function
+        self.patched = cls, cls.__dict__["__enter__"], cls.__dict__["__exit__"]
+        _, enter, leave = self.patched
+        region_enter, region_exit, regions = (self.prof._region_enter, self.prof._region_exit,
+                                              self.regions)
+
+        def __enter__(self):
+            value = enter(self)
+            if region_enter(self.name):
+                regions[self.name] = regions.get(self.name, 0) + 1
+            return value
+
+        def __exit__(self, *exc_info):
+            try:
+                return leave(self, *exc_info)
+            finally:
+                region_exit(self.name)
+
+        cls.__enter__, cls.__exit__ = __enter__, __exit__
+
+    def _unpatch(self):
+        cls, enter, leave = self.patched
+        cls.__enter__, cls.__exit__ = enter, leave
+        module = self.torch.autograd.profiler
+        module._prepare_profiler, module._enable_profiler = self.enable_patched
+
+    def stop(self):
+        """Stops recording and places the operators (the sonde profiler
+        must be disabled).  Returns lines to tell the user."""
+        if not self.running:
+            return []
+        self.running = False
+        self._unpatch()
+        said = []
+        if self.handed is not None:
+            tids, names, starts, ends = self.handed
+            said.append("sonde: --torch: the program started its own torch.profiler, which "
+                        "took torch's profiler over: sonde's operators end there")
+        else:
+            tids, names, starts, ends = _operators(
+                self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes)
+        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends,
+                                                            self.shapes)
+        if spans_full:
+            said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
+                        "of 0.5 us or more); later operators are placed under their "
+                        "thread, not their caller")
+        if top > placed:
+            said.append("sonde: --torch: %d of %d top-level operators ran outside any "
+                        "recorded call (placed under their thread)" % (top - placed, top))
+        return said
+
+
+def _operators(torch, result, regions, shapes):
+    """The CPU operators and regions key_averages() counts, less the
+    regions sonde recorded itself as frames (their names in `regions`):
+    four lists.  With shapes, each name is followed by a space and the
+    input shapes as key_averages(group_by_input_shape=True) writes them."""
+    from torch.autograd.profiler_util import _filter_name, _rewrite_name
+    cpu = torch._C._autograd.DeviceType.CPU
+    tids, names, starts, ends = [], [], [], []
+    for e in result.events():
+        try:
+            name = e.name()
+        except UnicodeDecodeError:  # seen with torch 2.13's Python events
+            continue
+        if (e.device_type() != cpu or _filter_name(name) or e.is_hidden_event()
+                or (name in regions and e.is_user_annotation())):
+            continue
+        tids.append(e.device_resource_id())
+        name = _rewrite_name(name, with_wildcard=True)
+        names.append("%s %s" % (name, e.shapes()) if shapes else name)
+        starts.append(e.start_ns())
+        ends.append(e.end_ns())
+    return tids, names, starts, ends
+
+
+class _Loader:
+    """A module loader that calls `done` once the module has run."""
+
+    def __init__(self, loader, done):
+        self._loader, self._done = loader, done
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        module.__loader__ = self._loader
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self._loader
+        self._done(module)
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+
+class ImportWatcher:
+    """On sys.meta_path until the program imports torch: then calls
+    on_import(torch) once torch's own module code has run, and leaves."""
+
+    def __init__(self, on_import):
+        self.on_import, self.busy = on_import, False
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch" or self.busy:
+            return None
+        self.busy = True
+        try:
+            self._leave()
+            import importlib.util
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        spec.loader = _Loader(spec.loader, self.on_import)
+        return spec
+
+    def _leave(self):
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass

@@ -1,0 +1,37 @@
+/* torch_ops.h - PyTorch operators joined to the tracer's calls.
+ *
+ * While sonde runs with torch, the tracer logs its calls as spans
+ * (tracer.h, spans_on) and torch.profiler's machinery records operators
+ * and record_function regions; when both have stopped, torch_ops_place
+ * turns each operator into a node of the tracer's tree, beneath the call
+ * that ran it (core/ops.h), on the tracer's clock. */
+#ifndef SONDE_TORCH_OPS_H
+#define SONDE_TORCH_OPS_H
+
+#include "tracer.h"
+
+/* Starts logging spans; notes the clocks and the calling thread. */
+void torch_ops_begin(tracer *t);
+
+/* Places operators given as four equal-length lists: the native thread
+ * id each ran on, its name (with shapes: then a space and its input
+ * shapes, see SONDE_TORCH_SHAPES_LINE), and its start and end in
+ * CLOCK_REALTIME nanoseconds (torch's _KinetoEvent.start_ns / end_ns).
+ * Stops logging spans and frees them.  Returns (operators, top-level
+ * operators, of which placed beneath a call, spans_full), or NULL with an
+ * exception. */
+PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
+                          PyObject *ends, int shapes);
+
+/* record_function regions as frames of the calling thread's stack, so
+ * that the calls made inside a region become its children.  enter: the
+ * region opens beneath the innermost open call (record_function's
+ * __enter__, which is returning), as if it began with that call; exit:
+ * the innermost open region of that name closes, the calls still open
+ * above it staying open.  1 when done, 0 when the thread is not recorded
+ * (or, on exit, has no such region), -1 on out of memory with an
+ * exception. */
+int torch_region_enter(tracer *t, PyObject *name);
+int torch_region_exit(tracer *t, PyObject *name);
+
+#endif

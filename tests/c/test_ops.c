@@ -1,0 +1,83 @@
+/* test_ops.c - operators placed into a calling-context tree (core/ops.c):
+ * beneath the innermost span open at their start, nested as
+ * torch.profiler nests them (its _remove_dup_nodes included), their time
+ * taken from their parent's self time. */
+#include "core/ops.h"
+#include "harness.h"
+
+/* A torch function named name; its id (`same` is its string id). */
+static uint32_t op_func(sonde_profile *p, const char *name, uint32_t *same)
+{
+    uint32_t f = sonde_profile_func(p, SONDE_TORCH_FILE, 0, name, name, SONDE_FUNC_TORCH);
+    *same = p->funcs[f].name;
+    return f;
+}
+
+static uint32_t child(const sonde_profile *p, uint32_t parent, uint32_t func)
+{
+    uint32_t c = p->nodes[parent].first_child;
+    while (c != SONDE_NO_NODE && p->nodes[c].func != func)
+        c = p->nodes[c].next_sibling;
+    return c;
+}
+
+static void test_placement(void)
+{
+    sonde_profile p;
+    check(sonde_profile_init(&p) == 0, "init");
+    int64_t t = sonde_profile_add_thread(&p, 1, 1, "main");
+    uint32_t root = p.threads[t].root;
+    uint32_t fmain = sonde_profile_func(&p, "a.py", 1, "main", "main", SONDE_FUNC_PYTHON);
+    uint32_t fwork = sonde_profile_func(&p, "a.py", 9, "work", "work", SONDE_FUNC_PYTHON);
+    uint32_t nmain = sonde_profile_child_for(&p, root, fmain, 0);
+    uint32_t nwork = sonde_profile_child_for(&p, nmain, fwork, 0);
+    p.nodes[nmain].calls = 1;
+    p.nodes[nmain].total = 1000;
+    p.nodes[nmain].self = 400;
+    p.nodes[nwork].calls = 2;
+    p.nodes[nwork].total = p.nodes[nwork].self = 600;
+    /* main [0, 1000) calls work twice: [100, 400) and [500, 800). */
+    sonde_span spans[] = { { 500, 800, nwork }, { 0, 1000, nmain }, { 100, 400, nwork } };
+    uint32_t s_mm, s_mean, s_sum, s_add;
+    uint32_t mm = op_func(&p, "aten::mm", &s_mm), mean = op_func(&p, "aten::mean", &s_mean);
+    uint32_t sum = op_func(&p, "aten::sum", &s_sum), add = op_func(&p, "aten::add", &s_add);
+    sonde_op ops[] = {
+        /* in work's first call: mm [110, 300) with sum [150, 200) in it */
+        { 150, 200, sum, s_sum }, { 110, 300, mm, s_mm },
+        /* in work's second: mean [510, 700) > mean [520, 690) (its only
+         * child, of its name: not counted) > sum [530, 600) */
+        { 520, 690, mean, s_mean }, { 530, 600, sum, s_sum }, { 510, 700, mean, s_mean },
+        /* in main itself, between the calls of work: add [420, 480) */
+        { 420, 480, add, s_add },
+        /* after main: under the thread */
+        { 1100, 1150, add, s_add },
+    };
+    size_t top = 0, placed = 0;
+    check(sonde_ops_place(&p, root, spans, 3, ops, sizeof ops / sizeof *ops, &top, &placed) == 0,
+          "place");
+    check_u64(top, 4);
+    check_u64(placed, 3);
+    uint32_t n_mm = child(&p, nwork, mm), n_mean = child(&p, nwork, mean);
+    check(n_mm != SONDE_NO_NODE && n_mean != SONDE_NO_NODE, "operators beneath work");
+    check_u64(p.nodes[n_mm].calls, 1);
+    check_u64(p.nodes[n_mm].total, 190);
+    check_u64(p.nodes[n_mm].self, 140);
+    check_u64(p.nodes[child(&p, n_mm, sum)].total, 50);
+    check_u64(p.nodes[n_mean].calls, 1);
+    check_u64(p.nodes[n_mean].total, 190);
+    check(child(&p, n_mean, mean) == SONDE_NO_NODE, "the duplicate mean is not a node");
+    check_u64(p.nodes[child(&p, n_mean, sum)].total, 70);
+    check_u64(p.nodes[n_mean].self, 120);
+    /* work's self time lost its operators' time; main's the add's. */
+    check_u64(p.nodes[nwork].self, 600 - 190 - 190);
+    check_u64(p.nodes[nwork].total, 600);
+    check_u64(p.nodes[child(&p, nmain, add)].total, 60);
+    check_u64(p.nodes[nmain].self, 400 - 60);
+    check_u64(p.nodes[child(&p, root, add)].total, 50);
+    sonde_profile_free(&p);
+}
+
+void test_ops(void)
+{
+    test_placement();
+}
