@@ -48,5 +48,10 @@ if command -v dot >/dev/null; then
     echo "   drawn: $out/julia-calls.svg"
 fi
 echo
+echo "== sonde timeit -o $out/sum.json fn_expressive() fn_terse()  (the seeds' %timeit comparison)"
+$sonde timeit -s "from examples.sum_versions import fn_expressive, fn_terse" \
+    -o "$out/sum.json" "fn_expressive()" "fn_terse()"
+echo "   $out/sum.json is pyperf's format: python -m pyperf stats $out/sum.json reads it"
+echo
 echo "files written:"
 ls -l "$out"

@@ -14,7 +14,8 @@ minimum time, and the empty loop's cost; then rounds of one process per
 statement, in rotating order so that a change of the machine's load
 falls on all of them alike, each process giving warmups (discarded) and
 values.  After the mode's minimum of processes, it stops once every
-statement's 95% interval is as tight as the mode asks.
+statement's 95% interval is as tight as the mode asks, or its time is
+spent (-p fixes the number of processes instead).
 """
 
 import json
@@ -28,11 +29,13 @@ import time
 from . import _timeit_stats as stats
 
 # mode -> (minimum ns per value, warmups, values per process, minimum and
-# maximum processes, the relative half-width of the 95% interval to stop at)
+# maximum processes per statement, the relative half-width of the 95%
+# interval to stop at, and seconds after which it stops at the interval
+# it has once the minimum of processes is reached)
 MODES = {
-    "fast": (5e6, 1, 3, 6, 10, 0.02),
-    "default": (1e7, 1, 5, 10, 20, 0.01),
-    "rigorous": (2e7, 2, 5, 20, 40, 0.005),
+    "fast": (5e6, 1, 3, 6, 10, 0.02, 1.0),
+    "default": (1e7, 1, 5, 10, 40, 0.01, 8.0),
+    "rigorous": (2e7, 2, 5, 20, 80, 0.005, 60.0),
 }
 
 # A difference is called significant below this p-value of the Mann-Whitney
@@ -252,7 +255,8 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
     pythons = list(pythons or [sys.executable])
     if user_globals is not None and pythons != [sys.executable]:
         raise TimeitError("globals can only be used in this interpreter", 2)
-    min_ns, warmups, values, pmin, pmax, target = MODES[mode]
+    min_ns, warmups, values, pmin, pmax, target, budget = MODES[mode]
+    begin = time.monotonic()
     if runs:
         values = runs
     if processes:
@@ -276,7 +280,8 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
                 v.runs.append([x * 1e-9 for x in r["values"]])
                 v.warmups.append([x * 1e-9 for x in r["warmups"]])
                 v.waited += r.get("waited", 0) * 1e-9
-            if k + 1 >= pmin and all(v.halfwidth() <= target for v in variants):
+            if k + 1 >= pmin and (all(v.halfwidth() <= target for v in variants)
+                                  or time.monotonic() - begin > budget * len(variants)):
                 break
     load_after = _busy()
     results = []

@@ -53,10 +53,11 @@ static const cli_opt option_table[] = {
       .offset = offsetof(timeit_opts, processes), .min = 1, .max = 1000,
       .what = "takes a number of processes from 1 to 1000",
       .help = "worker processes per statement (default: from 10 until\n"
-              "the 95% interval is within 1% of the mean, at most 20;\n"
-              "6-10 and 2% --fast, 20-40 and 0.5% --rigorous)" },
+              "the 95% interval is within 1% of the mean, at most 40\n"
+              "or about 8 s a statement; --fast 6-10, 2%, 1 s;\n"
+              "--rigorous 20-80, 0.5%, 60 s)" },
     { .long_name = "fast", .type = CLI_FLAG, .offset = offsetof(timeit_opts, fast), .set = 1,
-      .help = "a usable answer quickly (about 1 s for 1 us)" },
+      .help = "a usable answer quickly (within 2 s for 1 us)" },
     { .long_name = "rigorous", .type = CLI_FLAG, .offset = offsetof(timeit_opts, rigorous),
       .set = 1, .help = "a tighter interval, more processes" },
     { .long_name = "python", .arg = "PY", .type = CLI_CALL,
