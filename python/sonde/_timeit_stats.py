@@ -41,13 +41,14 @@ def t975(df):
 
 
 def mean_ci(units):
-    """(low, high): the 95% interval of the mean of units (process means)."""
+    """(low, high): the 95% interval of the mean of units (process means),
+    cut at 0 (a time is not negative; few processes can reach below)."""
     n = len(units)
     m = statistics.fmean(units)
     if n < 2:
         return (m, m)
     half = t975(n - 1) * statistics.stdev(units) / math.sqrt(n)
-    return (m - half, m + half)
+    return (max(0.0, m - half), m + half)
 
 
 def outliers(values):

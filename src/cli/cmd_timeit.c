@@ -15,9 +15,11 @@
 #include "commands.h"
 #include "launch.h"
 #include "options.h"
+#include "tool_args.h"
 
 typedef struct timeit_opts {
-    sonde_buf setup;     /* the -s values as JSON strings, ", "-separated */
+    sonde_buf setup;     /* the -s values as JSON strings, ", "-separated
+                            (tool_args_function appends them) */
     sonde_buf python;    /* the --python values, likewise */
     const char *out;
     long loops, runs, processes;
@@ -25,19 +27,9 @@ typedef struct timeit_opts {
     double timeout;
 } timeit_opts;
 
-/* -s's and --python's reader: appends the value to the sonde_buf dest. */
-static int take_repeated(const char *cmd, void *dest, const char *value)
-{
-    (void)cmd;
-    sonde_buf *list = dest;
-    sonde_buf_puts(list, list->len ? ", " : "");
-    sonde_buf_json_str(list, value);
-    return 0;
-}
-
 static const cli_opt option_table[] = {
     { .short_name = 's', .long_name = "setup", .arg = "SETUP", .type = CLI_CALL,
-      .offset = offsetof(timeit_opts, setup), .call = take_repeated,
+      .offset = offsetof(timeit_opts, setup), .call = tool_args_function,
       .help = "run once before each value, not timed (repeat it\n"
               "for several lines)" },
     { .short_name = 'n', .long_name = "loops", .arg = "LOOPS", .type = CLI_COUNT,
@@ -61,7 +53,7 @@ static const cli_opt option_table[] = {
     { .long_name = "rigorous", .type = CLI_FLAG, .offset = offsetof(timeit_opts, rigorous),
       .set = 1, .help = "a tighter interval, more processes" },
     { .long_name = "python", .arg = "PY", .type = CLI_CALL,
-      .offset = offsetof(timeit_opts, python), .call = take_repeated,
+      .offset = offsetof(timeit_opts, python), .call = tool_args_function,
       .help = "interpreter to time under (default: $SONDE_PYTHON,\n"
               "else python3); repeat it to compare interpreters" },
     { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
