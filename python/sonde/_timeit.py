@@ -444,6 +444,9 @@ def run_command(o):
     _print_results(results)
     for c in compare(results):
         print(c.line())
+    if o.get("profile"):
+        for r in results:
+            profile(r, len(results) > 1)
     if o.get("output"):
         try:
             with open(o["output"], "w") as f:
@@ -452,6 +455,31 @@ def run_command(o):
         except OSError as e:
             raise TimeitError("cannot write %s: %s" % (o["output"], e.strerror))
     return 0
+
+
+def profile(r, named):
+    """--profile: the statement's loop (setup, then one value's worth of
+    loops) run under `sonde run`'s engine in a fresh process of its
+    interpreter; sonde run prints the top of its table on stderr."""
+    body = "\n".join("    " + line for line in r.stmt.splitlines()) or "    pass"
+    code = "%s\nfor _sonde_loop in range(%d):\n%s\n" % (r.setup, r.loops, body)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "from sonde.__main__ import main; sys.exit(main())")
+    sys.stdout.flush()
+    if named:
+        sys.stderr.write("\n== %s\n" % r.name)
+    sys.stderr.flush()
+    p = subprocess.run([sys.executable, "-c", boot, pkg, "run", "-l", "15", "--python", r.python,
+                        "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if "No module named 'sonde._sonde'" in p.stderr:
+        raise TimeitError("--profile needs sonde's extension built for %s (make PYTHON=%s)"
+                          % (sys.executable, sys.executable))
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        raise TimeitError("the profile of '%s' failed (exit status %d)"
+                          % (_short(r.stmt), p.returncode))
 
 
 def main(options_json):

@@ -23,7 +23,7 @@ typedef struct timeit_opts {
     sonde_buf python;    /* the --python values, likewise */
     const char *out;
     long loops, runs, processes;
-    int fast, rigorous, compare;
+    int fast, rigorous, compare, profile;
     double timeout;
 } timeit_opts;
 
@@ -63,6 +63,9 @@ static const cli_opt option_table[] = {
     { .long_name = "compare", .type = CLI_FLAG, .offset = offsetof(timeit_opts, compare),
       .set = 1, .help = "compare two pyperf JSON files (BEFORE AFTER) instead\n"
                         "of timing statements" },
+    { .long_name = "profile", .type = CLI_FLAG, .offset = offsetof(timeit_opts, profile),
+      .set = 1, .help = "then profile one value's loop of each statement with\n"
+                        "sonde run's engine: the top of its table, on stderr" },
     { .long_name = "timeout", .arg = "SECS", .type = CLI_REAL,
       .offset = offsetof(timeit_opts, timeout), .min = 0.001, .max = 1e6,
       .what = "takes seconds from 0.001",
@@ -76,7 +79,7 @@ const cli_command cmd_timeit = {
     .name = "timeit",
     .summary = "benchmark statements, compare them (replaces timeit, pyperf)",
     .synopsis = "[-s SETUP]... [-n LOOPS] [-r RUNS] [-p P] [--fast | --rigorous]\n"
-                "[--python PY]... [-o FILE] [--timeout SECS] STMT...\n"
+                "[--python PY]... [-o FILE] [--timeout SECS] [--profile] STMT...\n"
                 "--compare BEFORE.json AFTER.json",
     .about = "Times each statement in fresh worker processes (warmups discarded, the\n"
              "garbage collector left on, as the program has it) and prints one line\n"
@@ -102,9 +105,9 @@ static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w)
                      o->setup.data ? o->setup.data : "", o->python.data ? o->python.data : "");
     sonde_buf_printf(b, ", \"loops\": %ld, \"runs\": %ld, \"processes\": %ld, \"timeout\": %g",
                      o->loops, o->runs, o->processes, o->timeout);
-    sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"output\": ",
+    sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, \"output\": ",
                      o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
-                     o->compare ? "true" : "false");
+                     o->compare ? "true" : "false", o->profile ? "true" : "false");
     if (o->out)
         sonde_buf_json_str(b, o->out);
     else
@@ -117,6 +120,8 @@ static int check(const timeit_opts *o, const cli_words *w)
 {
     if (o->fast && o->rigorous)
         return cli_usage_error("timeit", "--fast or --rigorous, not both");
+    if (o->compare && o->profile)
+        return cli_usage_error("timeit", "--profile profiles statements, not --compare's files");
     if (o->compare && w->count != 2)
         return cli_usage_error("timeit", "--compare takes two pyperf files: BEFORE.json "
                                "AFTER.json");

@@ -241,6 +241,19 @@ def test_api_with_globals(tmp_path):
     assert r.ci[0] <= r.mean <= r.ci[1]
 
 
+def test_profile_counts_one_value_of_loops(tmp_path):
+    # --profile runs one value's loop under sonde run's engine: the
+    # statement's function is called exactly `loops` times (the count the
+    # timing line gives), as cProfile would count it.
+    (tmp_path / "work.py").write_text("def encode(d):\n    return sorted(d)\n")
+    p = sonde_timeit(["--profile", "-n", "700", "-p", "1", "-r", "1", "-s",
+                      "import work; d = list(range(50))", "work.encode(d)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    rows = re.findall(r"^\s+(\d+)\s.*work\.py:1\(encode\)$", p.stderr, re.M)
+    assert rows == [str(r["loops"])] == ["700"], p.stderr
+
+
 # ---------------------------------------------------------------- bad input
 
 def one_line(p):
@@ -292,6 +305,7 @@ def test_missing_interpreter(tmp_path):
     (["--fast", "--rigorous", "pass"], "--fast or --rigorous, not both"),
     (["--compare", "a.json"], "--compare takes two pyperf files"),
     (["-n", "0", "pass"], "-n takes a number of loops from 1"),
+    (["--profile", "--compare", "a.json", "b.json"], "--profile profiles statements"),
 ])
 def test_usage_errors(tmp_path, args, message):
     p = sonde_timeit(args, tmp_path)
