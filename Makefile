@@ -12,6 +12,7 @@
 #   make bench-mem            sonde mem against memory_profiler, memray, Scalene
 #   make bench-native         the stop and cost of a native stack sample, per method;
 #                             record --native against py-spy --native on numpy
+#   make bench-timeit         sonde timeit against pyperf timeit and stdlib timeit
 #   make install PREFIX=...   install the command and the Python package
 
 PYTHON ?= python3
@@ -50,7 +51,7 @@ EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
 .PHONY: all check-python print-sources test test-asan test-valgrind demo bench bench-sampler \
-        bench-lines bench-mem bench-native install clean
+        bench-lines bench-mem bench-native bench-timeit install clean
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -253,6 +254,12 @@ bench-lines: all
 	done
 	$(BENCH_VENV)/bin/python bench/bench_lines.py --python $(BENCH_VENV)/bin/python \
 	  $(if $(PY312),--python $(BENCH_VENV312)/bin/python)
+
+# pyperf comes from PyPI into build/benchvenv.
+bench-timeit: all
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check pyperf
+	$(BENCH_VENV)/bin/python bench/bench_timeit.py
 
 # The peers come from PyPI into build/benchvenv, and for pyenv's 3.12.1,
 # when present, into build/benchvenv312.

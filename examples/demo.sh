@@ -93,5 +93,10 @@ else
     echo "   pip install torch==2.13.0, or make test, which installs it into build/venv)"
 fi
 echo
+echo "== sonde timeit -o $out/sum.json fn_expressive() fn_terse()  (the seeds' %timeit comparison)"
+$sonde timeit -s "from examples.sum_versions import fn_expressive, fn_terse" \
+    -o "$out/sum.json" "fn_expressive()" "fn_terse()"
+echo "   $out/sum.json is pyperf's format: python -m pyperf stats $out/sum.json reads it"
+echo
 echo "files written:"
 ls -l "$out"

@@ -21,13 +21,18 @@ sonde.MemoryProfiler (bytes allocated and kept, as memory_profiler)::
     with mem:
         work()
     mem.print_stats()
+
+Benchmarks, calibrated over fresh processes (sonde timeit)::
+
+    r = sonde.timeit("sorted(data)", setup="data = list(range(1000))[::-1]")
+    r.mean, r.ci, r.values                # seconds per loop
 """
 
 import sys
 
 from ._sonde import Profiler as _Engine
 
-__all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx"]
+__all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx", "timeit"]
 __version__ = "0.1.0"
 
 
@@ -41,6 +46,8 @@ def __getattr__(name):
         from ._lines import LineProfiler as value
     elif name == "MemoryProfiler":
         from ._mem import MemoryProfiler as value
+    elif name == "timeit":
+        from ._timeit import timeit as value
     else:
         raise AttributeError("module 'sonde' has no attribute %r" % name)
     globals()[name] = value
@@ -48,7 +55,7 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler"})
+    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler", "timeit"})
 
 
 _getstats_made = []  # the three tuple types below, made once (protected by the GIL)

@@ -1,0 +1,498 @@
+"""sonde timeit: calibrated multi-process benchmarks, their statistics,
+comparisons, and pyperf's JSON files.
+
+The driver runs in one Python (the one `sonde timeit` starts, or the one
+calling sonde.timeit()); every value comes from a fresh worker process
+of the interpreter under test running _timeit_worker.py.  The processes
+are started from Python rather than from the C command so that the
+command line and sonde.timeit() share one implementation, and because an
+interpreter's start dominates a worker's cost whoever forks it.
+
+Method (README, "sonde timeit"): per statement (and interpreter), one
+calibration process finds the loop count whose value lasts the mode's
+minimum time, and the empty loop's cost; then rounds of one process per
+statement, in rotating order so that a change of the machine's load
+falls on all of them alike, each process giving warmups (discarded) and
+values.  After the mode's minimum of processes, it stops once every
+statement's 95% interval is as tight as the mode asks, or its time is
+spent (-p fixes the number of processes instead).
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from . import _timeit_stats as stats
+
+# mode -> (minimum ns per value, warmups, values per process, minimum and
+# maximum processes per statement, the relative half-width of the 95%
+# interval to stop at, and seconds after which it stops at the interval
+# it has once the minimum of processes is reached)
+MODES = {
+    "fast": (5e6, 1, 3, 6, 10, 0.02, 1.0),
+    "default": (1e7, 1, 5, 10, 40, 0.01, 8.0),
+    "rigorous": (2e7, 2, 5, 20, 80, 0.005, 60.0),
+}
+
+# A difference is called significant below this p-value of the Mann-Whitney
+# test (1%: two identical statements are called different once in 100).
+ALPHA = 0.01
+
+_WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_timeit_worker.py")
+
+
+class TimeitError(Exception):
+    """What went wrong, in one line (message), with the user's traceback
+    (detail) when their code failed; code is the exit status to give."""
+
+    def __init__(self, message, code=1, detail=""):
+        Exception.__init__(self, message)
+        self.message = message
+        self.code = code
+        self.detail = detail
+
+
+class Result:
+    """One statement's timing: values in seconds per loop, grouped by process.
+
+    runs: the values of each process; loops: loops per value; empty: the
+    empty loop's cost in seconds per loop (included in the values, as
+    timeit and pyperf include it); waited: the share of the wall time the
+    processes spent waiting for a CPU, taken off the values; mean, stdev, median over all values;
+    ci: the 95% interval of the mean (over process means); warnings."""
+
+    def __init__(self, name, stmt, setup, python, loops, empty, runs, warmups):
+        self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
+        self.loops, self.empty = loops, empty
+        self.runs, self.warmups = runs, warmups
+        self.values = [v for run in runs for v in run]
+        self.process_means = [stats.statistics.fmean(run) for run in runs]
+        self.mean = stats.statistics.fmean(self.values)
+        self.stdev = stats.statistics.stdev(self.values) if len(self.values) > 1 else 0.0
+        self.median = stats.statistics.median(self.values)
+        self.ci = stats.mean_ci(self.process_means)
+        self.warnings = []
+        self.waited = 0.0  # the share of the wall time spent waiting for a CPU
+
+    @property
+    def processes(self):
+        return len(self.runs)
+
+    def __repr__(self):
+        return "<sonde timeit %s>" % self.line()
+
+    def line(self):
+        """%timeit's line, and what a careful reader needs."""
+        unit, scale = _unit(self.mean)
+        f = lambda x: _fmt(x * scale)
+        return ("%s %s +- %s %s per loop (mean +- std. dev. of %d values, %d processes, "
+                "%d loops each); median %s %s, 95%% CI %s-%s %s; empty loop %s"
+                % (f(self.mean), unit, f(self.stdev), unit, len(self.values), self.processes,
+                   self.loops, f(self.median), unit, _fmt(self.ci[0] * scale, 4),
+                   _fmt(self.ci[1] * scale, 4), unit, _duration(self.empty)))
+
+
+class Comparison:
+    """`other` against `base`: ratio = base.mean / other.mean (above 1:
+    other is faster), its 95% bootstrap interval, the Mann-Whitney p."""
+
+    def __init__(self, base, other):
+        self.base, self.other = base, other
+        self.ratio = base.mean / other.mean
+        self.ci = stats.ratio_ci(base.process_means, other.process_means)
+        self.p = stats.mann_whitney(base.process_means, other.process_means)
+        self.significant = self.p < ALPHA
+
+    def line(self):
+        verdict = "significant" if self.significant else "not significant"
+        if self.ratio >= 1:
+            r, lo, hi, word = self.ratio, self.ci[0], self.ci[1], "faster"
+        else:
+            r, lo, hi, word = 1 / self.ratio, 1 / self.ci[1], 1 / self.ci[0], "slower"
+        return ("%s is %.2fx %s than %s (95%% CI %.2f-%.2fx, %s, Mann-Whitney p=%.2g)"
+                % (self.other.name, r, word, self.base.name, lo, hi, verdict, self.p))
+
+
+def _unit(seconds):
+    for unit, scale in (("ns", 1e9), ("us", 1e6), ("ms", 1e3)):
+        if abs(seconds) * scale < 1000:
+            return unit, scale
+    return "s", 1.0
+
+
+def _fmt(x, digits=3):
+    """x with `digits` significant digits, plain notation."""
+    if x == 0 or x != x:
+        return "0"
+    decimals = max(0, digits - 1 - int(math.floor(math.log10(abs(x)))))
+    return "%.*f" % (decimals, x)
+
+
+def _duration(seconds):
+    unit, scale = _unit(seconds)
+    return "%s %s" % (_fmt(seconds * scale), unit)
+
+
+# ---------------------------------------------------------------- workers
+
+class _Variant:
+    """A statement under one interpreter, and what its processes gave."""
+
+    def __init__(self, name, stmt, setup, python):
+        self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
+        self.loops, self.empty = 0, 0.0
+        self.runs, self.warmups = [], []
+        self.waited = 0.0  # seconds taken off the values: waiting for a CPU
+
+    def halfwidth(self):
+        means = [stats.statistics.fmean(r) for r in self.runs]
+        lo, hi = stats.mean_ci(means)
+        return (hi - lo) / 2 / stats.statistics.fmean(means)
+
+
+def _worker_source():
+    with open(_WORKER) as f:
+        return f.read()
+
+
+def _run_worker(variant, task, timeout, tmp, user_globals):
+    """The worker's result for task (a dict), from a fresh process, or in
+    this one when the user's globals were given (they cannot travel)."""
+    task = dict(task, stmt=variant.stmt, setup=variant.setup)
+    if user_globals is not None:
+        from . import _timeit_worker as w
+        try:
+            return w.measure(task, user_globals)
+        except w._UserError as e:
+            raise _user_failed(variant, e.where, e.text)
+    task["result"] = os.path.join(tmp, "result.json")
+    try:
+        os.unlink(task["result"])
+    except OSError:
+        pass
+    try:
+        proc = subprocess.run([variant.python, "-c", _worker_source()],
+                              input=json.dumps(task), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, universal_newlines=True,
+                              timeout=timeout)
+    except FileNotFoundError:
+        raise TimeitError("interpreter '%s' not found (give a path or a name on PATH "
+                          "to --python)" % variant.python)
+    except PermissionError:
+        raise TimeitError("interpreter '%s' cannot be run (permission denied)" % variant.python)
+    except subprocess.TimeoutExpired:
+        raise TimeitError("%s did not finish within --timeout %g s" % (_what(variant), timeout))
+    try:
+        with open(task["result"]) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        tail = proc.stderr.strip().splitlines()[-1:] or ["no message"]
+        raise TimeitError("%s: the worker process ended with status %d and no result (%s)"
+                          % (_what(variant), proc.returncode, tail[0]))
+    if "error" in result:
+        raise _user_failed(variant, result["where"], result["error"])
+    return result
+
+
+def _what(variant):
+    return "the statement '%s'" % _short(variant.stmt)
+
+
+def _short(text, width=40):
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def _user_failed(variant, where, text):
+    last = text.strip().splitlines()[-1] if text.strip() else "an error"
+    what = "the setup of '%s'" % _short(variant.stmt) if where == "setup" else _what(variant)
+    if last.startswith(("SyntaxError", "IndentationError", "TabError")):
+        msg = "%s is not valid Python (%s)" % (what, last)
+    else:
+        msg = "%s raised %s (traceback above)" % (what, last)
+    return TimeitError(msg, 1, text)
+
+
+def _name(stmts, pythons, stmt, python):
+    if len(pythons) > 1 and len(stmts) > 1:
+        return "%s [%s]" % (stmt, python)
+    if len(pythons) > 1:
+        return python
+    return stmt
+
+
+def _busy():
+    """The 1-minute load average and the number of CPUs, or None."""
+    try:
+        with open("/proc/loadavg") as f:
+            load = float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return load, os.cpu_count() or 1
+
+
+def _frequency_scaling():
+    """The CPU frequency governor when it is not 'performance', else None."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") as f:
+            gov = f.read().strip()
+    except OSError:
+        return None
+    return gov if gov != "performance" else None
+
+
+def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, processes=0,
+          timeout=None, user_globals=None):
+    """Times each statement under each interpreter; a list of Result."""
+    if mode not in MODES:
+        raise TimeitError("unknown mode '%s' (use fast, default or rigorous)" % mode, 2)
+    if not stmts:
+        raise TimeitError("no statement to time", 2)
+    pythons = list(pythons or [sys.executable])
+    if user_globals is not None and pythons != [sys.executable]:
+        raise TimeitError("globals can only be used in this interpreter", 2)
+    min_ns, warmups, values, pmin, pmax, target, budget = MODES[mode]
+    begin = time.monotonic()
+    if runs:
+        values = runs
+    if processes:
+        pmin = pmax = processes
+    if user_globals is not None:
+        pmin, pmax = min(pmin, 3), min(pmax, 3)
+    variants = [_Variant(_name(stmts, pythons, s, p), s, setup, p)
+                for p in pythons for s in stmts]
+    load_before = _busy()
+    with tempfile.TemporaryDirectory(prefix="sonde-timeit-") as tmp:
+        for v in variants:
+            cal = _run_worker(v, {"calibrate": min_ns, "loops": loops}, timeout, tmp,
+                              user_globals)
+            v.loops = cal["loops"]
+            v.empty = cal["empty"] * 1e-9
+        task = {"warmups": warmups, "values": values}
+        for k in range(pmax):
+            order = variants[k % len(variants):] + variants[:k % len(variants)]
+            for v in order:
+                r = _run_worker(v, dict(task, loops=v.loops), timeout, tmp, user_globals)
+                v.runs.append([x * 1e-9 for x in r["values"]])
+                v.warmups.append([x * 1e-9 for x in r["warmups"]])
+                v.waited += r.get("waited", 0) * 1e-9
+            if k + 1 >= pmin and (all(v.halfwidth() <= target for v in variants)
+                                  or time.monotonic() - begin > budget * len(variants)):
+                break
+    load_after = _busy()
+    results = []
+    for v in variants:
+        r = Result(v.name, v.stmt, v.setup, v.python, v.loops, v.empty, v.runs, v.warmups)
+        r.waited = v.waited / (v.waited + math.fsum(r.values) * v.loops)
+        _check(r, [load_before, load_after], user_globals is not None)
+        results.append(r)
+    return results
+
+
+def _check(r, loads, in_process):
+    """pyperf check's warnings, and what /proc says of the machine."""
+    if r.mean > 0 and r.stdev > 0.1 * r.mean:
+        r.warnings.append("the standard deviation is %.0f%% of the mean (over 10%%): the "
+                          "values are unstable" % (100 * r.stdev / r.mean))
+    n = stats.outliers(r.values)
+    if n:
+        r.warnings.append("%d of %d values are outliers (beyond 3 interquartile ranges)"
+                          % (n, len(r.values)))
+    if r.mean * r.loops < 1e-3:
+        r.warnings.append("a value lasts %s, under 1 ms: clock and loop overhead weigh on it "
+                          "(give more loops with -n)" % _duration(r.mean * r.loops))
+    gov = _frequency_scaling()
+    if gov:
+        r.warnings.append("CPU frequency scaling is on (governor '%s'): the clock speed "
+                          "may vary" % gov)
+    for seen in loads:
+        if seen and seen[0] >= seen[1]:
+            r.warnings.append("the machine was busy (load average %.1f on %d CPUs): values "
+                              "may be noisy" % seen)
+            break
+    if r.waited > 0.01:
+        r.warnings.append("the processes waited for a CPU %.0f%% of the time, taken off the "
+                          "values (another program was running)" % (100 * r.waited))
+    if in_process:
+        r.warnings.append("globals given: the values come from this process, not fresh ones")
+
+
+def timeit(stmt, setup="pass", globals=None, *, mode="default", python=None, number=0,
+           repeat=0, processes=0, timeout=None):
+    """Times stmt (a string, or a list of them: a list of Results then) as
+    `sonde timeit` does: a Result with .mean, .stdev, .median, .ci (95%),
+    .values (seconds per loop), .runs, .loops, .empty, .warnings, .line().
+    With globals (a dict), the statement runs in this process (a dict of
+    objects cannot travel to fresh ones).  number, repeat, processes: -n,
+    -r, -p; mode: "fast", "default" or "rigorous".  Raises TimeitError."""
+    many = not isinstance(stmt, str)
+    results = bench(list(stmt) if many else [stmt], setup,
+                    [python] if python else None, mode, number, repeat, processes,
+                    timeout, globals)
+    return results if many else results[0]
+
+
+def compare(results):
+    """Each result after the first against the first."""
+    return [Comparison(results[0], r) for r in results[1:]]
+
+
+# ---------------------------------------------------------------- pyperf files
+
+def to_pyperf(results):
+    """pyperf's JSON benchmark suite (format 1.0) of results.  One
+    statement is named 'timeit', as pyperf timeit names it, so the two
+    tools' files of it compare; several are named by their statement or
+    interpreter."""
+    import datetime
+    date = datetime.datetime.now().isoformat(" ")
+    benchmarks = []
+    for r in results:
+        runs = [{"metadata": {"date": date}, "warmups": [[r.loops, w] for w in warm],
+                 "values": vals} for vals, warm in zip(r.runs, r.warmups)]
+        benchmarks.append({
+            "metadata": {"name": r.name if len(results) > 1 else "timeit", "loops": r.loops, "unit": "second",
+                         "timer": "time.perf_counter_ns", "python_executable": r.python,
+                         "description": "sonde timeit: %s" % r.stmt},
+            "runs": runs})
+    return {"version": "1.0", "metadata": {}, "benchmarks": benchmarks}
+
+
+def from_pyperf(path, label):
+    """The benchmarks of a pyperf file as Results (name -> Result)."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise TimeitError("cannot read %s: %s" % (path, e.strerror))
+    except ValueError:
+        raise TimeitError("%s is not a pyperf JSON file (not JSON)" % path)
+    try:
+        if data.get("version") != "1.0":
+            raise TimeitError("%s: pyperf file format %r is not supported (1.0 is)"
+                              % (path, data.get("version")))
+        common = data.get("metadata") or {}
+        out = {}
+        for b in data["benchmarks"]:
+            meta = dict(common, **(b.get("metadata") or {}))
+            runs, loops = [], meta.get("loops", 0)
+            for run in b["runs"]:
+                vals = [float(v) for v in run.get("values") or []]
+                rmeta = dict(meta, **(run.get("metadata") or {}))
+                if vals:
+                    runs.append(vals)
+                    loops = rmeta.get("loops", loops)
+            if not runs:
+                continue
+            name = meta.get("name", "?")
+            r = Result(label, name, "", meta.get("python_executable", ""), int(loops or 0),
+                       0.0, runs, [])
+            r.bench_name = name
+            out[name] = r
+        if not out:
+            raise TimeitError("%s holds no benchmark values" % path)
+        return out
+    except (KeyError, TypeError, AttributeError, ValueError):
+        raise TimeitError("%s is not a pyperf JSON benchmark file" % path)
+
+
+def compare_files(before, after):
+    """Results and comparisons of the benchmarks of two pyperf files."""
+    a = from_pyperf(before, before)
+    b = from_pyperf(after, after)
+    common = [n for n in a if n in b]
+    if not common:
+        raise TimeitError("%s and %s hold different benchmarks (%s against %s): compare "
+                          "files of the same benchmark" % (before, after, ", ".join(a),
+                                                            ", ".join(b)))
+    pairs = []
+    for n in common:
+        if len(common) > 1:
+            a[n].name, b[n].name = "%s (%s)" % (before, n), "%s (%s)" % (after, n)
+        pairs.append((a[n], b[n]))
+    return pairs
+
+
+# ---------------------------------------------------------------- command line
+
+def _print_results(results):
+    for r in results:
+        prefix = "" if len(results) == 1 else "%s: " % r.name
+        print(prefix + r.line())
+    for r in results:
+        for w in r.warnings:
+            sys.stderr.write("warning: %s%s\n" % ("" if len(results) == 1 else r.name + ": ", w))
+
+
+def run_command(o):
+    """sonde timeit with the options the C command parsed (a dict)."""
+    if o.get("compare"):
+        if len(o["words"]) != 2:
+            raise TimeitError("--compare takes two pyperf files: BEFORE.json AFTER.json", 2)
+        for before, after in compare_files(*o["words"]):
+            _print_results([before, after])
+            print(Comparison(before, after).line())
+        return 0
+    setup = "\n".join(o.get("setup") or []) or "pass"
+    results = bench(o["words"], setup, o.get("python") or [sys.executable], o["mode"],
+                    o.get("loops", 0), o.get("runs", 0), o.get("processes", 0),
+                    o.get("timeout") or None)
+    _print_results(results)
+    for c in compare(results):
+        print(c.line())
+    if o.get("profile"):
+        for r in results:
+            profile(r, len(results) > 1)
+    if o.get("output"):
+        try:
+            with open(o["output"], "w") as f:
+                json.dump(to_pyperf(results), f)
+                f.write("\n")
+        except OSError as e:
+            raise TimeitError("cannot write %s: %s" % (o["output"], e.strerror))
+    return 0
+
+
+def profile(r, named):
+    """--profile: the statement's loop (setup, then one value's worth of
+    loops) run under `sonde run`'s engine in a fresh process of its
+    interpreter; sonde run prints the top of its table on stderr."""
+    body = "\n".join("    " + line for line in r.stmt.splitlines()) or "    pass"
+    code = "%s\nfor _sonde_loop in range(%d):\n%s\n" % (r.setup, r.loops, body)
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+            "from sonde.__main__ import main; sys.exit(main())")
+    sys.stdout.flush()
+    if named:
+        sys.stderr.write("\n== %s\n" % r.name)
+    sys.stderr.flush()
+    p = subprocess.run([sys.executable, "-c", boot, pkg, "run", "-l", "15", "--python", r.python,
+                        "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if "No module named 'sonde._sonde'" in p.stderr:
+        raise TimeitError("--profile needs sonde's extension built for %s (make PYTHON=%s)"
+                          % (sys.executable, sys.executable))
+    sys.stderr.write(p.stderr)
+    if p.returncode != 0:
+        raise TimeitError("the profile of '%s' failed (exit status %d)"
+                          % (_short(r.stmt), p.returncode))
+
+
+def main(options_json):
+    """Entry point of the C command: the exit code."""
+    try:
+        sys.stdout.flush()
+        return run_command(json.loads(options_json))
+    except TimeitError as e:
+        sys.stdout.flush()
+        if e.detail:
+            sys.stderr.write(e.detail if e.detail.endswith("\n") else e.detail + "\n")
+        sys.stderr.write("sonde timeit: %s\n" % e.message)
+        return e.code
+    except KeyboardInterrupt:
+        sys.stderr.write("sonde timeit: interrupted\n")
+        return 130

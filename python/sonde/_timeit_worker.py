@@ -1,0 +1,157 @@
+"""One fresh process of sonde timeit: the statement's timing loop.
+
+The driver (_timeit.py) runs this file's text with `PYTHON -c`, so that
+the interpreter under test needs nothing of sonde's, and the folder it
+was started in is on sys.path as with `python -m timeit`.  It reads its
+task as JSON on stdin and writes the result as JSON to the file the task
+names:
+
+  {"stmt", "setup", "loops", "warmups", "values", "result"} -> {"warmups":
+      [ns per loop...], "values": [ns per loop...]}
+  {"stmt", "setup", "calibrate": min_ns, "result"} -> {"loops", "empty"}:
+      the loop count whose value lasts at least min_ns (or "loops" when
+      the task gives it), and the cost of the empty loop (ns per loop)
+      at that count
+
+The loop is timeit's own (timeit.Timer compiles the statement inlined in
+a `for` loop) timed with time.perf_counter_ns, with the garbage collector
+left as the program has it (timeit.Timer.timeit would disable it).  The
+time the kernel kept the process waiting for a CPU during a value (its
+run delay, /proc/self/schedstat) is taken off the value: on a shared
+machine that is the other programs' time, not the statement's.  Each
+result also says how much was taken off ("waited", ns).  When
+the user's code fails, the result is {"error": "the user's traceback",
+"where": "setup" | "statement"}; this file's own frames are left out.
+Runs on every interpreter sonde supports (3.8 and later).
+"""
+
+import itertools
+import json
+import linecache
+import sys
+import time
+import timeit
+import traceback
+
+_OWN_FILES = ("<string>", __file__ if "__file__" in globals() else "<string>")
+
+
+def _user_traceback(exc, timer_src):
+    """The traceback of the user's own code: frames of sonde's worker and
+    of the timeit module dropped, the timing loop shown as <timeit-src>."""
+    if timer_src:
+        linecache.cache["<timeit-src>"] = (len(timer_src), None,
+                                           timer_src.splitlines(True), "<timeit-src>")
+    tb = traceback.extract_tb(exc.__traceback__)
+    frames = [f for f in tb if f.filename not in _OWN_FILES
+              and not f.filename.endswith("timeit.py")]
+    text = ""
+    if frames:
+        text = "Traceback (most recent call last):\n" + "".join(traceback.format_list(frames))
+    return text + "".join(traceback.format_exception_only(type(exc), exc))
+
+
+class _UserError(Exception):
+    def __init__(self, where, text):
+        Exception.__init__(self, text)
+        self.where = where
+        self.text = text
+
+
+def _timer(stmt, setup, user_globals):
+    """timeit's Timer for the statement, its syntax checked first so a
+    mistake is reported against the user's own line."""
+    for where, code in (("setup", setup), ("statement", stmt)):
+        try:
+            compile(code, "<%s>" % where, "exec")
+        except SyntaxError as e:
+            raise _UserError(where, _user_traceback(e, None))
+    return timeit.Timer(stmt, setup, timer=time.perf_counter_ns, globals=user_globals)
+
+
+def _run_delay():
+    """ns this thread has waited for a CPU so far, or 0 when unknown."""
+    try:
+        with open("/proc/self/schedstat") as f:
+            return int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+_waited = [0]  # ns taken off the values so far (one thread: the worker's)
+
+
+def _run(timer, loops):
+    """One value: `loops` passes of the loop, in ns, less the time spent
+    waiting for a CPU (setup run by the call but not timed, as timeit)."""
+    try:
+        before = _run_delay()
+        t = timer.inner(itertools.repeat(None, loops), timer.timer)
+        waited = min(t, _run_delay() - before)
+        _waited[0] += waited
+        return t - waited
+    except (Exception, SystemExit) as e:
+        src = getattr(timer, "src", None)
+        raise _UserError(_where(e, src), _user_traceback(e, src))
+
+
+def _where(exc, src):
+    """"setup" when the loop function failed before its clock started,
+    else "statement" (timeit runs both in one function)."""
+    lines = (src or "").splitlines()
+    start = next((i + 1 for i, line in enumerate(lines) if "_t0 = _timer()" in line), 0)
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == "<timeit-src>":
+            return "setup" if frame.lineno < start else "statement"
+    return "statement"
+
+
+def calibrate(timer, min_ns):
+    """The loop count whose value lasts at least min_ns (as timeit's
+    autorange, aiming straight at the target once a value is measurable);
+    the count is checked on the fastest of three values, so that a value
+    stretched by preemption does not leave it short."""
+    loops = 1
+    while True:
+        t = _run(timer, loops)
+        if t >= min_ns:
+            t = min(t, _run(timer, loops), _run(timer, loops))
+            if t >= min_ns:
+                return loops
+        if t <= 0:
+            loops *= 10
+        else:
+            loops = max(loops + 1, min(loops * 10, int(loops * min_ns * 1.05 / t) + 1))
+
+
+def measure(task, user_globals=None):
+    """The result for one task (see the module's comment); raises
+    _UserError when the user's code fails."""
+    timer = _timer(task["stmt"], task.get("setup", "pass"), user_globals)
+    if "calibrate" in task:
+        loops = task.get("loops") or calibrate(timer, task["calibrate"])
+        empty = timeit.Timer("pass", timer=time.perf_counter_ns)
+        cost = min(_run(empty, loops) for _ in range(3)) / loops
+        return {"loops": loops, "empty": cost}
+    loops = task["loops"]
+    warmups = [_run(timer, loops) / loops for _ in range(task["warmups"])]
+    _waited[0] = 0
+    values = [_run(timer, loops) / loops for _ in range(task["values"])]
+    return {"warmups": warmups, "values": values, "waited": _waited[0]}
+
+
+def main():
+    task = json.loads(sys.stdin.read())
+    try:
+        result = measure(task)
+        code = 0
+    except _UserError as e:
+        result = {"error": e.text, "where": e.where}
+        code = 3
+    with open(task["result"], "w") as f:
+        json.dump(result, f)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

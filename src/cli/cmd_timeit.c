@@ -1,0 +1,173 @@
+/* cmd_timeit.c - sonde timeit: calibrated multi-process benchmarks
+ * (replaces timeit, %timeit, pyperf timeit and compare_to).
+ *
+ * This side reads and checks the command line against the table below,
+ * then hands the options, as JSON, to the driver in Python
+ * (python/sonde/_timeit.py), which starts the worker processes, does the
+ * statistics and prints the lines: sonde.timeit() uses the same driver,
+ * so the command and the API cannot drift apart.  The driver's exit code
+ * is the command's. */
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "../core/buf.h"
+#include "commands.h"
+#include "launch.h"
+#include "options.h"
+#include "tool_args.h"
+
+typedef struct timeit_opts {
+    sonde_buf setup;     /* the -s values as JSON strings, ", "-separated
+                            (tool_args_function appends them) */
+    sonde_buf python;    /* the --python values, likewise */
+    const char *out;
+    long loops, runs, processes;
+    int fast, rigorous, compare, profile;
+    double timeout;
+} timeit_opts;
+
+static const cli_opt option_table[] = {
+    { .short_name = 's', .long_name = "setup", .arg = "SETUP", .type = CLI_CALL,
+      .offset = offsetof(timeit_opts, setup), .call = tool_args_function,
+      .help = "run once before each value, not timed (repeat it\n"
+              "for several lines)" },
+    { .short_name = 'n', .long_name = "loops", .arg = "LOOPS", .type = CLI_COUNT,
+      .offset = offsetof(timeit_opts, loops), .min = 1, .max = 1e12,
+      .what = "takes a number of loops from 1",
+      .help = "loops per value (default: calibrated so a value lasts\n"
+              "5 ms --fast, 10 ms, 20 ms --rigorous)" },
+    { .short_name = 'r', .long_name = "runs", .arg = "RUNS", .type = CLI_COUNT,
+      .offset = offsetof(timeit_opts, runs), .min = 1, .max = 1000,
+      .what = "takes a number of values from 1 to 1000",
+      .help = "values per process (default 3 --fast, else 5)" },
+    { .short_name = 'p', .long_name = "processes", .arg = "P", .type = CLI_COUNT,
+      .offset = offsetof(timeit_opts, processes), .min = 1, .max = 1000,
+      .what = "takes a number of processes from 1 to 1000",
+      .help = "worker processes per statement (default: from 10 until\n"
+              "the 95% interval is within 1% of the mean, at most 40\n"
+              "or about 8 s a statement; --fast 6-10, 2%, 1 s;\n"
+              "--rigorous 20-80, 0.5%, 60 s)" },
+    { .long_name = "fast", .type = CLI_FLAG, .offset = offsetof(timeit_opts, fast), .set = 1,
+      .help = "a usable answer quickly (within 2 s for 1 us)" },
+    { .long_name = "rigorous", .type = CLI_FLAG, .offset = offsetof(timeit_opts, rigorous),
+      .set = 1, .help = "a tighter interval, more processes" },
+    { .long_name = "python", .arg = "PY", .type = CLI_CALL,
+      .offset = offsetof(timeit_opts, python), .call = tool_args_function,
+      .help = "interpreter to time under (default: $SONDE_PYTHON,\n"
+              "else python3); repeat it to compare interpreters" },
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+      .offset = offsetof(timeit_opts, out),
+      .help = "write the values as pyperf's JSON (pyperf stats,\n"
+              "pyperf compare_to and sonde timeit --compare read it)" },
+    { .long_name = "compare", .type = CLI_FLAG, .offset = offsetof(timeit_opts, compare),
+      .set = 1, .help = "compare two pyperf JSON files (BEFORE AFTER) instead\n"
+                        "of timing statements" },
+    { .long_name = "profile", .type = CLI_FLAG, .offset = offsetof(timeit_opts, profile),
+      .set = 1, .help = "then profile one value's loop of each statement with\n"
+                        "sonde run's engine: the top of its table, on stderr" },
+    { .long_name = "timeout", .arg = "SECS", .type = CLI_REAL,
+      .offset = offsetof(timeit_opts, timeout), .min = 0.001, .max = 1e6,
+      .what = "takes seconds from 0.001",
+      .help = "give up when a worker process runs longer than this" },
+    { 0 },
+};
+
+static int cmd_main(int argc, char **argv, const sonde_env *env);
+
+const cli_command cmd_timeit = {
+    .name = "timeit",
+    .summary = "benchmark statements, compare them (replaces timeit, pyperf)",
+    .synopsis = "[-s SETUP]... [-n LOOPS] [-r RUNS] [-p P] [--fast | --rigorous]\n"
+                "[--python PY]... [-o FILE] [--timeout SECS] [--profile] STMT...\n"
+                "--compare BEFORE.json AFTER.json",
+    .about = "Times each statement in fresh worker processes (warmups discarded, the\n"
+             "garbage collector left on, as the program has it) and prints one line\n"
+             "each: mean and std. dev., median, the 95% interval of the mean and the\n"
+             "empty loop's cost, with pyperf's warnings.  Two or more statements, or\n"
+             "interpreters, are compared with the first: the ratio of the means with\n"
+             "its bootstrap interval, and whether the Mann-Whitney test calls the\n"
+             "difference significant.  Lines go to stdout, warnings to stderr.",
+    .words = CLI_WORDS_ANYWHERE,
+    .opts = option_table,
+    .run = cmd_main,
+};
+
+/* The driver's options: {"words": [...], "setup": [...], ...}. */
+static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w)
+{
+    sonde_buf_puts(b, "{\"words\": [");
+    for (int i = 0; i < w->count; i++) {
+        sonde_buf_puts(b, i ? ", " : "");
+        sonde_buf_json_str(b, w->word[i]);
+    }
+    sonde_buf_printf(b, "], \"setup\": [%s], \"python\": [%s]",
+                     o->setup.data ? o->setup.data : "", o->python.data ? o->python.data : "");
+    sonde_buf_printf(b, ", \"loops\": %ld, \"runs\": %ld, \"processes\": %ld, \"timeout\": %g",
+                     o->loops, o->runs, o->processes, o->timeout);
+    sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, \"output\": ",
+                     o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
+                     o->compare ? "true" : "false", o->profile ? "true" : "false");
+    if (o->out)
+        sonde_buf_json_str(b, o->out);
+    else
+        sonde_buf_puts(b, "null");
+    sonde_buf_puts(b, "}");
+}
+
+/* Checks what the table cannot.  0, or an exit code after printing why. */
+static int check(const timeit_opts *o, const cli_words *w)
+{
+    if (o->fast && o->rigorous)
+        return cli_usage_error("timeit", "--fast or --rigorous, not both");
+    if (o->compare && o->profile)
+        return cli_usage_error("timeit", "--profile profiles statements, not --compare's files");
+    if (o->compare && w->count != 2)
+        return cli_usage_error("timeit", "--compare takes two pyperf files: BEFORE.json "
+                               "AFTER.json");
+    if (!o->compare && w->count == 0)
+        return cli_usage_error("timeit", "which statement? give one or more to time");
+    return 0;
+}
+
+/* The driver, run in the interpreter sonde launches (not necessarily one
+ * the extension was built for: the package's __init__ is not loaded). */
+static const char boot[] =
+    "import sys, types\n"
+    "pkg = types.ModuleType('sonde')\n"
+    "pkg.__path__ = [sys.argv[1] + '/sonde']\n"
+    "sys.modules['sonde'] = pkg\n"
+    "from sonde._timeit import main\n"
+    "sys.exit(main(sys.argv[2]))\n";
+
+static int cmd_main(int argc, char **argv, const sonde_env *env)
+{
+    timeit_opts o = { .loops = 0 };
+    sonde_buf_init(&o.setup);
+    sonde_buf_init(&o.python);
+    sonde_buf opts;
+    sonde_buf_init(&opts);
+    cli_words words;
+    char pkg[PATH_MAX];
+    int rc = cli_parse(&cmd_timeit, argc, argv, &o, &words);
+    if (rc == 0)
+        rc = check(&o, &words);
+    if (rc == 0 && launch_package_dir(env, pkg, sizeof pkg) < 0)
+        rc = SONDE_EXIT_FAILED;
+    if (rc == 0) {
+        options_json(&opts, &o, &words);
+        if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python))
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    }
+    if (rc == 0) {
+        char *run[] = { (char *)launch_python(env, NULL), "-c", (char *)boot, pkg, opts.data,
+                        NULL };
+        launch_result r;
+        fflush(stdout);
+        rc = launch_run(run, &r) < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
+    }
+    sonde_buf_free(&opts);
+    sonde_buf_free(&o.python);
+    sonde_buf_free(&o.setup);
+    return cli_exit(rc);
+}

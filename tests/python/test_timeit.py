@@ -1,0 +1,322 @@
+"""sonde timeit: its figures against pyperf's reading of the same values,
+its files read by pyperf (stats, compare_to) and pyperf's by sonde, the
+truth claims of statements of known relative cost, and bad input.
+
+The truth checks are statistical.  They compare within one run (the
+statements' processes are interleaved, so a change of the machine's load
+falls on both), and they are only asserted when sonde's own figures say
+the measurement was clean: on a machine too busy for that (a 95%
+interval wider than asked, or more than a tenth of the time spent
+waiting for a CPU), they skip with the figures as the note, as
+test_sampler.py does with missed ticks."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import PKG, need, run_sonde, version_params
+
+pyperf = pytest.importorskip("pyperf")
+
+LINE = re.compile(r"^(?:(?P<name>.+): )?(?P<mean>[\d.]+) (?P<unit>ns|us|ms|s) \+- "
+                  r"(?P<std>[\d.]+) (?P=unit) per loop \(mean \+- std\. dev\. of (?P<nvalues>\d+) "
+                  r"values, (?P<procs>\d+) processes, (?P<loops>\d+) loops each\); median "
+                  r"(?P<median>[\d.]+) (?P=unit), 95% CI (?P<lo>[\d.]+)-(?P<hi>[\d.]+) (?P=unit); "
+                  r"empty loop [\d.]+ (?:ns|us|ms|s)$")
+COMPARE = re.compile(r"^(?P<other>.+) is (?P<ratio>[\d.]+)x (?P<word>faster|slower) than "
+                     r"(?P<base>.+) \(95% CI (?P<lo>[\d.]+)-(?P<hi>[\d.]+)x, "
+                     r"(?P<verdict>significant|not significant), Mann-Whitney p=\S+\)$")
+SCALE = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+# Two statements whose costs are 1:2 up to a few ns out of 100 us: the same
+# loop of additions over 5000 and 10000 items (a + b of small ints: no
+# allocation, so each pass costs the same).
+SETUP = ["a = 1; b = 2", "r1 = range(5000); r2 = range(10000)"]
+ONE, TWO = "for _ in r1: a + b", "for _ in r2: a + b"
+
+
+def sonde_timeit(args, tmp_path, **kw):
+    return run_sonde(["timeit"] + list(args), tmp_path, **kw)
+
+
+def lines_of(out):
+    """The result lines of stdout, as dicts of floats (seconds)."""
+    found = []
+    for line in out.splitlines():
+        m = LINE.match(line)
+        if m:
+            d = m.groupdict()
+            s = SCALE[d["unit"]]
+            found.append(dict(name=d["name"], mean=float(d["mean"]) * s,
+                              std=float(d["std"]) * s, median=float(d["median"]) * s,
+                              lo=float(d["lo"]) * s, hi=float(d["hi"]) * s,
+                              nvalues=int(d["nvalues"]), procs=int(d["procs"]),
+                              loops=int(d["loops"])))
+    return found
+
+
+def comparisons(out):
+    return [COMPARE.match(line).groupdict() for line in out.splitlines() if COMPARE.match(line)]
+
+
+def quiet_or_skip():
+    """Skips a truth check at once when /proc/loadavg shows twice as many
+    runnable tasks as CPUs: its figures could only say 'too busy'."""
+    with open("/proc/loadavg") as f:
+        load = float(f.read().split()[0])
+    cpus = os.cpu_count() or 1
+    if load >= 2 * cpus:
+        pytest.skip("the machine is too busy: load average %.1f on %d CPUs" % (load, cpus))
+
+
+def clean_or_skip(result_lines, err, target=0.012):
+    """Skips when sonde's own figures say the machine was too busy."""
+    for r in result_lines:
+        half = (r["hi"] - r["lo"]) / 2 / r["mean"]
+        if half > target:
+            pytest.skip("the machine was too busy: a 95%% interval of +-%.1f%%" % (100 * half))
+    m = re.search(r"waited for a CPU (\d+)%", err)
+    if m and int(m.group(1)) > 10:
+        pytest.skip("the machine was too busy: %s%% of the time waiting for a CPU" % m.group(1))
+
+
+def test_line_agrees_with_pyperf_reading_the_file(tmp_path):
+    # The figures of the line against pyperf's own statistics of the values
+    # sonde wrote: the count, mean, std. dev. and median.
+    out = tmp_path / "t.json"
+    p = sonde_timeit(["-n", "2000", "-r", "3", "-p", "4", "-o", str(out),
+                      "-s", "d = {i: i for i in range(100)}", "sorted(d)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    bench = pyperf.Benchmark.load(str(out))
+    assert bench.get_name() == "timeit"
+    assert bench.get_nvalue() == r["nvalues"] == 12
+    assert bench.get_nrun() == r["procs"] == 4
+    assert bench.get_loops() == r["loops"] == 2000
+    for ours, theirs in ((r["mean"], bench.mean()), (r["std"], bench.stdev()),
+                         (r["median"], bench.median())):
+        assert abs(ours - theirs) <= 0.006 * theirs, (ours, theirs)
+    assert r["lo"] <= r["mean"] <= r["hi"]
+
+
+def test_pyperf_commands_read_sondes_files(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for path, stmt in ((a, "sum(range(100))"), (b, "sum(range(300))")):
+        p = sonde_timeit(["--fast", "-o", str(path), stmt], tmp_path)
+        assert p.returncode == 0, p.stderr
+    venv_py = sys.executable
+    p = subprocess.run([venv_py, "-m", "pyperf", "stats", str(a)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    assert "Mean +- std dev" in p.stdout
+    p = subprocess.run([venv_py, "-m", "pyperf", "compare_to", str(a), str(b)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    assert "slower" in p.stdout
+
+
+def test_compare_reads_pyperf_files(tmp_path):
+    # pyperf writes both files; sonde's comparison of them must agree with
+    # the means pyperf itself reads from them.
+    files = []
+    for i, stmt in enumerate(("sum(range(100))", "sum(range(400))")):
+        path = tmp_path / ("p%d.json" % i)
+        p = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-p", "3", "-n", "3",
+                            "-w", "1", "-l", "2000", "-o", str(path), stmt], cwd=str(tmp_path),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        assert p.returncode == 0, p.stderr
+        files.append(str(path))
+    p = sonde_timeit(["--compare"] + files, tmp_path)
+    assert p.returncode == 0, p.stderr
+    before, after = lines_of(p.stdout)
+    (c,) = comparisons(p.stdout)
+    m0, m1 = (pyperf.Benchmark.load(f).mean() for f in files)
+    assert abs(before["mean"] - m0) <= 0.006 * m0 and abs(after["mean"] - m1) <= 0.006 * m1
+    assert c["word"] == "slower" and abs(float(c["ratio"]) - m1 / m0) <= 0.01 * m1 / m0
+
+
+def test_compare_refuses_another_benchmark(tmp_path):
+    files = []
+    for name in ("timeit", "json_dumps"):
+        path = tmp_path / (name + ".json")
+        p = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-p", "1", "-n", "2",
+                            "-w", "0", "-l", "100", "--name", name, "-o", str(path), "pass"],
+                           cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        assert p.returncode == 0, p.stderr
+        files.append(str(path))
+    p = sonde_timeit(["--compare"] + files, tmp_path)
+    assert p.returncode == 1
+    assert p.stderr.count("\n") == 1 and "different benchmarks" in p.stderr
+    (tmp_path / "bad.json").write_text('{"version": "1.0", "benchmarks": 3}')
+    p = sonde_timeit(["--compare", files[0], str(tmp_path / "bad.json")], tmp_path)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "not a pyperf JSON benchmark file" in p.stderr
+
+
+def test_known_ratio_and_significance(tmp_path):
+    # 1:2 by construction, and a 5% difference (10000 against 10500
+    # additions): both called significant, the ratios within 3%.
+    quiet_or_skip()
+    p = sonde_timeit(sum((["-s", s] for s in SETUP + ["r3 = range(10500)"]), [])
+                     + [TWO, "for _ in r3: a + b", ONE], tmp_path)
+    assert p.returncode == 0, p.stderr
+    results = lines_of(p.stdout)
+    assert len(results) == 3
+    clean_or_skip(results, p.stderr)
+    five, half = comparisons(p.stdout)
+    assert five["word"] == "slower" and five["verdict"] == "significant", p.stdout
+    assert abs(float(five["ratio"]) - 1.05) <= 0.03 * 1.05, p.stdout
+    assert half["word"] == "faster" and half["verdict"] == "significant", p.stdout
+    assert abs(float(half["ratio"]) - 2.0) <= 0.03 * 2.0, p.stdout
+
+
+def test_mean_agrees_with_pyperf(tmp_path):
+    # pyperf timeit on the same statement in the same minute: sonde's mean
+    # within 3% of pyperf's, and sonde's 95% interval covering it.
+    args = ["-s", SETUP[0], "-s", SETUP[1], ONE]
+    quiet_or_skip()
+    p = sonde_timeit(args, tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    clean_or_skip([r], p.stderr)
+    ref = tmp_path / "pyperf.json"
+    q = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-o", str(ref),
+                        "-p", "10", "-n", "5", "-w", "1"] + args, cwd=str(tmp_path),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert q.returncode == 0, q.stderr
+    theirs = pyperf.Benchmark.load(str(ref)).mean()
+    assert abs(r["mean"] - theirs) <= 0.03 * theirs, (r, theirs)
+    assert r["lo"] <= theirs <= r["hi"], (r, theirs)
+
+
+def test_identical_statements_not_significant(tmp_path):
+    # 20 comparisons of a statement with itself: at most one called
+    # significant (the test's level is 1%).
+    sys.path.insert(0, PKG)
+    try:
+        import importlib
+        timeit_mod = importlib.import_module("sonde._timeit")
+    finally:
+        sys.path.remove(PKG)
+    called = 0
+    for _ in range(20):
+        a, b = timeit_mod.timeit(["sum(range(50))", "sum(range(50)) "], mode="fast")
+        called += timeit_mod.Comparison(a, b).significant
+    assert called <= 1
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_interpreters_compared(python, tmp_path):
+    # One statement under the matrix's interpreter and the one running the
+    # tests: a line each, named by the interpreter, and their comparison.
+    need(python)
+    p = sonde_timeit(["--fast", "-n", "1000", "-p", "2", "--python", python, "--python",
+                      sys.executable, "x = [1, 2, 3][1]"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    names = [r["name"] for r in lines_of(p.stdout)]
+    assert names == [python, sys.executable]
+    (c,) = comparisons(p.stdout)
+    assert c["base"] == python and c["other"] == sys.executable
+
+
+def test_api_with_globals(tmp_path):
+    sys.path.insert(0, PKG)
+    try:
+        import importlib
+        timeit_mod = importlib.import_module("sonde._timeit")
+    finally:
+        sys.path.remove(PKG)
+    calls = []
+    r = timeit_mod.timeit("f()", globals={"f": lambda: calls.append(1)}, number=100, repeat=2,
+                          processes=2)
+    # in this process, 100 loops a value: 2 "processes" of 1 warmup and 2
+    # values (-n given: no calibration runs the statement)
+    assert len(calls) == 100 * 2 * (1 + 2)
+    assert r.loops == 100 and len(r.values) == 4 and r.processes == 2
+    assert r.ci[0] <= r.mean <= r.ci[1]
+
+
+def test_profile_counts_one_value_of_loops(tmp_path):
+    # --profile runs one value's loop under sonde run's engine: the
+    # statement's function is called exactly `loops` times (the count the
+    # timing line gives), as cProfile would count it.
+    (tmp_path / "work.py").write_text("def encode(d):\n    return sorted(d)\n")
+    p = sonde_timeit(["--profile", "-n", "700", "-p", "1", "-r", "1", "-s",
+                      "import work; d = list(range(50))", "work.encode(d)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    rows = re.findall(r"^\s+(\d+)\s.*work\.py:1\(encode\)$", p.stderr, re.M)
+    assert rows == [str(r["loops"])] == ["700"], p.stderr
+
+
+# ---------------------------------------------------------------- bad input
+
+def one_line(p):
+    lines = p.stderr.strip().splitlines()
+    return lines[-1]
+
+
+def test_syntax_error_is_the_users(tmp_path):
+    p = sonde_timeit(["--fast", "x = (1,"], tmp_path)
+    assert p.returncode == 1
+    assert "SyntaxError" in p.stderr and "_timeit" not in p.stderr
+    assert one_line(p).startswith("sonde timeit: the statement 'x = (1,' is not valid Python "
+                              "(SyntaxError")
+
+
+def test_setup_that_raises(tmp_path):
+    (tmp_path / "mod.py").write_text("def boom():\n    raise KeyError('nope')\n")
+    p = sonde_timeit(["--fast", "-s", "import mod; mod.boom()", "pass"], tmp_path)
+    assert p.returncode == 1
+    assert 'mod.py", line 2, in boom' in p.stderr and "_timeit" not in p.stderr
+    assert one_line(p) == ("sonde timeit: the setup of 'pass' raised KeyError: 'nope' "
+                           "(traceback above)")
+
+
+def test_statement_raising_on_nth_loop(tmp_path):
+    (tmp_path / "mod.py").write_text("n = [0]\ndef step():\n    n[0] += 1\n"
+                                     "    if n[0] == 5000:\n        raise ValueError('5000th')\n")
+    p = sonde_timeit(["--fast", "-s", "import mod", "mod.step()"], tmp_path)
+    assert p.returncode == 1
+    assert 'mod.py", line 5, in step' in p.stderr and "_timeit" not in p.stderr
+    assert one_line(p).endswith("raised ValueError: 5000th (traceback above)")
+
+
+def test_timeout(tmp_path):
+    p = sonde_timeit(["--timeout", "1", "-s", "import threading; e = threading.Event()",
+                      "e.wait()"], tmp_path)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1
+    assert "did not finish within --timeout 1 s" in p.stderr
+
+
+def test_missing_interpreter(tmp_path):
+    p = sonde_timeit(["--python", str(tmp_path / "python9"), "pass"], tmp_path)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1
+    assert "interpreter '%s' not found" % (tmp_path / "python9") in p.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    ([], "which statement?"),
+    (["--fast", "--rigorous", "pass"], "--fast or --rigorous, not both"),
+    (["--compare", "a.json"], "--compare takes two pyperf files"),
+    (["-n", "0", "pass"], "-n takes a number of loops from 1"),
+    (["--profile", "--compare", "a.json", "b.json"], "--profile profiles statements"),
+])
+def test_usage_errors(tmp_path, args, message):
+    p = sonde_timeit(args, tmp_path)
+    assert p.returncode == 2 and p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+def test_python_m_sonde_timeit(tmp_path):
+    env = dict(os.environ, PYTHONPATH=PKG)
+    p = subprocess.run([sys.executable, "-m", "sonde", "timeit", "--fast", "-n", "100", "-p",
+                        "2", "pass"], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    assert r["procs"] == 2 and r["loops"] == 100 and r["nvalues"] == 6
