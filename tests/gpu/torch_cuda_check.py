@@ -1,9 +1,10 @@
 """A check for a machine with a CUDA GPU (run by hand on a lent one; CI
 never runs it): a small CNN trained on the GPU, profiled by `sonde run
---torch` and by torch.profiler(activities=[CPU, CUDA]) in turn.  The
-operators' names and call counts on the CPU side must be equal; what torch
-saw on the GPU (kernels, CUDA time), which sonde does not record yet, is
-printed for the record.  Prints PASS or FAIL lines; exit status 1 on a
+--torch` and by torch.profiler in turn.  The names and call counts must
+equal torch.profiler's with CPU activity (what sonde records); a second
+reference with CPU and CUDA activity shows what torch saw on the GPU
+(kernels, CUDA time, and the CUDA runtime's own events), which sonde does
+not record yet, printed for the record.  Prints PASS or FAIL lines; exit status 1 on a
 FAIL.
 
     python3 tests/gpu/torch_cuda_check.py [SONDE]   (default build/bin/sonde)
@@ -43,9 +44,12 @@ def body():
 def main():
     # sonde --torch records from the end of `import torch` on: the
     # reference profiles the same span, everything after the import.
-    if sys.argv[1] == "reference":
+    if sys.argv[1] in ("reference", "reference-cuda"):
         from torch.profiler import profile, ProfilerActivity
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        activities = [ProfilerActivity.CPU]
+        if sys.argv[1] == "reference-cuda":
+            activities.append(ProfilerActivity.CUDA)
+        with profile(activities=activities) as prof:
             body()
         rows = []
         for e in prof.key_averages():
@@ -75,12 +79,14 @@ def main():
     prog = os.path.join(tmp, "cnn_cuda.py")
     with open(prog, "w") as f:
         f.write(PROGRAM)
-    ref_path = os.path.join(tmp, "ref.json")
-    subprocess.run([sys.executable, prog, "reference", ref_path], check=True)
-    with open(ref_path) as f:
-        ref = json.load(f)
-    cpu = {r["name"]: r["count"] for r in ref if "CUDA" not in r["device"]}
-    gpu = [r for r in ref if r["cuda_us"]]
+    refs = {}
+    for mode in ("reference", "reference-cuda"):
+        path = os.path.join(tmp, mode + ".json")
+        subprocess.run([sys.executable, prog, mode, path], check=True)
+        with open(path) as f:
+            refs[mode] = json.load(f)
+    cpu = {r["name"]: r["count"] for r in refs["reference"]}
+    gpu = [r for r in refs["reference-cuda"] if r["cuda_us"]]
     prof = os.path.join(tmp, "sonde.json")
     env = dict(os.environ, SONDE_PYTHON=sys.executable)
     run = subprocess.run([sonde, "run", "--torch", "-f", "json", "-o", prof, prog, "plain"],
