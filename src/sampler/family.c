@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/maps.h"
+#include "proc/task.h"
 
 /* Where the member's interpreter file is mapped now (0 when not at all). */
 static uint64_t image_of(int pid, const char *path)
@@ -49,19 +50,8 @@ static void label_of(int pid, char *out, size_t outlen)
 /* 1 while pid runs: it exists and is no zombie. */
 static int alive(int pid)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* "pid (comm) S ...": the state follows the last ')'. */
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != '\0';
+    char state = sonde_proc_task_state(pid, 0);
+    return state && state != 'Z' && state != 'X';
 }
 
 /* The executable of pid (its device and inode); -1 when it cannot be seen. */

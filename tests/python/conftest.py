@@ -69,3 +69,25 @@ def sonde_seed(monkeypatch):
     monkeypatch.setenv("SONDE_SEED", seed)
     print("SONDE_SEED=%s (set it to replay this test's memory samples)" % seed)
     return seed
+
+
+def start_ready(python, tmp_path, text, *args, prefix=()):
+    """Starts the program text (as tmp_path/prog.py, under prefix) and
+    returns it once it has printed "ready", its readiness signal."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(text)
+    proc = subprocess.Popen(list(prefix) + [python, str(prog)] + [str(a) for a in args],
+                            cwd=str(tmp_path), stdout=subprocess.PIPE, universal_newlines=True)
+    line = proc.stdout.readline()
+    if line != "ready\n":
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the program never got going: %r" % line)
+    return proc
+
+
+def stop_ready(proc):
+    """Ends a program start_ready started."""
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import PKG, ROOT, SONDE, need, version_params
+from conftest import PKG, ROOT, SONDE, need, start_ready, stop_ready, version_params
 
 LIBS = os.path.join(ROOT, "build", "tests", "native")
 SHARE_LIB = os.path.join(LIBS, "libshare.so")
@@ -66,26 +66,6 @@ time.sleep(600)
 def sonde(*args, **kw):
     return subprocess.run([SONDE] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=kw.pop("timeout", 120), **kw)
-
-
-def start(python, tmp_path, text, *args, prefix=()):
-    """Starts the program and returns once it has printed "ready"."""
-    prog = tmp_path / "prog.py"
-    prog.write_text(text)
-    proc = subprocess.Popen(list(prefix) + [python, str(prog)] + [str(a) for a in args],
-                            cwd=str(tmp_path), stdout=subprocess.PIPE, universal_newlines=True)
-    line = proc.stdout.readline()
-    if line != "ready\n":
-        proc.kill()
-        proc.wait()
-        raise AssertionError("the program never got going: %r" % line)
-    return proc
-
-
-def stop(proc):
-    proc.kill()
-    proc.wait()
-    proc.stdout.close()
 
 
 def frames_of(stack):
@@ -167,13 +147,13 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
 @pytest.mark.parametrize("python", version_params())
 def test_threads_that_never_ran_python(python, tmp_path):
     python = need(python)
-    proc = start(python, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    proc = start_ready(python, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
     out = tmp_path / "p.txt"
     try:
         rec = sonde("record", "--native", "-d", "1", "--threads", "-f", "collapsed", "-o",
                     str(out), "-p", str(proc.pid))
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert rec.returncode == 0, rec.stderr
     rows = collapsed(out)
     workers = [(f, n) for f, n in rows if f[-1][0] == "sl_worker"]
@@ -312,7 +292,7 @@ def traced_by(pid, tracer):
 def test_sigkill_mid_sample_leaves_no_thread_stopped(tmp_path):
     """sonde killed with SIGKILL while it holds a thread of its target
     (seen traced by it): every thread of the target runs on."""
-    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    proc = start_ready(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
     try:
         for attempt in range(5):
             rec = subprocess.Popen([SONDE, "record", "--native", "--idle", "-r", "1000", "-p",
@@ -329,11 +309,11 @@ def test_sigkill_mid_sample_leaves_no_thread_stopped(tmp_path):
         # The target still runs: its spinning threads are on a CPU or ready.
         assert proc.poll() is None
     finally:
-        stop(proc)
+        stop_ready(proc)
 
 
 def test_sigterm_and_duration_leave_no_thread_stopped(tmp_path):
-    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
+    proc = start_ready(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
     try:
         rec = subprocess.Popen([SONDE, "record", "--native", "--idle", "-r", "1000", "-p",
                                 str(proc.pid), "-f", "collapsed", "-o", str(tmp_path / "t.txt")],
@@ -351,7 +331,7 @@ def test_sigterm_and_duration_leave_no_thread_stopped(tmp_path):
         assert rec.returncode == 0, rec.stderr
         assert stopped_threads(proc.pid) == []
     finally:
-        stop(proc)
+        stop_ready(proc)
 
 
 def one_line(proc, code):
@@ -364,7 +344,7 @@ def one_line(proc, code):
 def test_native_errors(tmp_path):
     # A thread that another tracer holds (strace here) cannot be stopped:
     # one line that says why and what to do, for each command.
-    proc = start(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB,
+    proc = start_ready(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB,
                  prefix=("strace", "-f", "-qq", "-o", os.devnull))
     try:
         target = [p for p in os.listdir("/proc") if p.isdigit() and
@@ -377,7 +357,7 @@ def test_native_errors(tmp_path):
                                   stdin=subprocess.DEVNULL), 1)
             assert "ptrace was refused" in line and "another tracer" in line, line
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert "no process" in one_line(sonde("dump", "--native", "-p", "999999"), 1)
     one_line(sonde("record", "--native"), 2)
     one_line(sonde("dump", "--native-all"), 2)

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import SONDE, need, version_params
+from conftest import SONDE, need, start_ready, stop_ready, version_params
 
 # Writes its own stack (as traceback sees it) to a file, then spins on a
 # known line until killed (one line: a two-line loop may be caught on either).
@@ -94,26 +94,6 @@ def measured(text):
     return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
 
 
-def start(python, tmp_path, text, *args):
-    """Starts the program and returns once it has printed "ready"."""
-    prog = tmp_path / "prog.py"
-    prog.write_text(text)
-    proc = subprocess.Popen([python, str(prog)] + [str(a) for a in args], cwd=str(tmp_path),
-                            stdout=subprocess.PIPE, universal_newlines=True)
-    line = proc.stdout.readline()
-    if line != "ready\n":
-        proc.kill()
-        proc.wait()
-        raise AssertionError("the program never got going: %r" % line)
-    return proc
-
-
-def stop(proc):
-    proc.kill()
-    proc.wait()
-    proc.stdout.close()
-
-
 def dump_at(proc, line, *options):
     """sonde dump of proc, once its main thread's innermost frame is at
     `line` (it prints "ready" just before it gets there)."""
@@ -135,12 +115,12 @@ def sonde(*args, **kw):
 @pytest.mark.parametrize("python", version_params())
 def test_dump_shows_every_thread(python, tmp_path):
     python = need(python)
-    proc = start(python, tmp_path, STACK_PROGRAM, tmp_path / "stack.json")
+    proc = start_ready(python, tmp_path, STACK_PROGRAM, tmp_path / "stack.json")
     try:
         expected = json.loads((tmp_path / "stack.json").read_text())
         out = dump_at(proc, expected[0][1], "--nonblocking")
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert out.returncode == 0, out.stderr
     threads = out.stdout.split("\nThread ")[1:]
     assert len(threads) == 2
@@ -207,7 +187,7 @@ def test_record_known_shares(python, tmp_path):
 
 def test_record_attached_at_100hz(tmp_path):
     """Attaching to a running process (the -p path) at the default rate."""
-    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
+    proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 30)
     out = tmp_path / "p.txt"
     try:
         proc.send_signal(signal.SIGUSR1)  # measure from here...
@@ -216,7 +196,7 @@ def test_record_attached_at_100hz(tmp_path):
         proc.send_signal(signal.SIGUSR2)  # ...to here
         truth = measured(proc.stdout.readline())
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert rec.returncode == 0, rec.stderr
     samples = int(re.search(r"(\d+) samples", rec.stderr).group(1))
     missed = int(re.search(r"(\d+) missed", rec.stderr).group(1))
@@ -257,7 +237,7 @@ def wait_sampling(sampler, target, timeout=60):
 
 
 def test_record_ctrl_c_writes_what_it_has(tmp_path):
-    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 60)
     out = tmp_path / "p.txt"
     try:
         rec = subprocess.Popen([SONDE, "record", "-p", str(proc.pid), "-f", "collapsed",
@@ -267,7 +247,7 @@ def test_record_ctrl_c_writes_what_it_has(tmp_path):
         rec.send_signal(signal.SIGINT)
         _, err = rec.communicate(timeout=30)
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert rec.returncode == 0, err
     assert "prog.py" in out.read_text()  # at least the tick it was reading when stopped
 
@@ -345,7 +325,7 @@ def test_shares_agree_with_py_spy(tmp_path):
     py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
     if not os.path.exists(py_spy):
         pytest.skip("py-spy is not installed")
-    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 30)
+    proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 30)
     try:
         theirs = subprocess.Popen([py_spy, "record", "--pid", str(proc.pid), "--duration", "5",
                                    "--rate", "1000", "--format", "raw", "--nonblocking",
@@ -355,7 +335,7 @@ def test_shares_agree_with_py_spy(tmp_path):
                      "-o", str(tmp_path / "sonde.txt"))
         theirs.communicate(timeout=60)
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr
     a, b = shares((tmp_path / "sonde.txt").read_text()), shares((tmp_path / "py-spy.txt").read_text())
     for name in ("half", "third", "fifth"):
@@ -365,7 +345,7 @@ def test_shares_agree_with_py_spy(tmp_path):
 def test_top_under_a_terminal_quits_on_q(tmp_path):
     import pty
     import select
-    proc = start(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 60)
     header = ("sonde top: pid %d" % proc.pid).encode()
     try:
         pid, fd = pty.fork()
@@ -387,7 +367,7 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
             pass  # the terminal closed with the program
         os.close(fd)
     finally:
-        stop(proc)
+        stop_ready(proc)
     text = screen.decode("utf-8", "replace")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     assert "half" in text and "%Own" in text
@@ -525,7 +505,7 @@ def leaf_counts(path):
 
 
 def test_idle_gil_and_thread_options(tmp_path):
-    proc = start(sys.executable, tmp_path, THREADS_PROGRAM)
+    proc = start_ready(sys.executable, tmp_path, THREADS_PROGRAM)
     try:
         runs, summaries = {}, {}
         for opts in ((), ("--idle",), ("--idle", "--gil"), ("--threads",)):
@@ -536,7 +516,7 @@ def test_idle_gil_and_thread_options(tmp_path):
             runs[opts] = out
             summaries[opts] = rec.stderr
     finally:
-        stop(proc)
+        stop_ready(proc)
     # Shares of the snapshots each run took (the summary's count: a busy
     # machine makes sonde take fewer in its second, not the shares change).
     ticks = {opts: int(re.search(r"^sonde: (\d+) samples in ", text).group(1))
@@ -701,14 +681,14 @@ def test_deep_stacks_keep_their_innermost_frames(python, tmp_path):
     says it is truncated; record keeps every sample under [truncated] with
     those same frames, and says so."""
     python = need(python)
-    proc = start(python, tmp_path, DEEP_PROGRAM, tmp_path / "stack.json")
+    proc = start_ready(python, tmp_path, DEEP_PROGRAM, tmp_path / "stack.json")
     out = tmp_path / "p.txt"
     try:
         expected = [tuple(e) for e in json.loads((tmp_path / "stack.json").read_text())][:1024]
         dump = dump_at(proc, expected[0][1])
         rec = sonde("record", "-p", str(proc.pid), "-d", "1", "-f", "collapsed", "-o", str(out))
     finally:
-        stop(proc)
+        stop_ready(proc)
     assert dump.returncode == 0, dump.stderr
     (main,) = [t for t in dump.stdout.split("\nThread ")[1:] if "MainThread" in t.splitlines()[0]]
     assert "[truncated]" in main.splitlines()[0]

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "../../core/grow.h"
+#include "../proc/task.h"
 #include "merge.h"
 #include "perf.h"
 #include "ptrace.h"
@@ -134,24 +135,6 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
             sonde_native_perf_close(&probe);
     }
     return s;
-}
-
-/* The thread's state letter from /proc/PID/task/TID/stat, or 0 when it
- * has gone. */
-static char thread_state(int pid, int tid)
-{
-    char path[96], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t got = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (got <= 0)
-        return 0;
-    buf[got] = '\0';
-    char *paren = strrchr(buf, ')'); /* "tid (comm) S ...": the state follows the last ')' */
-    return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
 /* The thread ids of the process, at most max.  -ESRCH when it has gone. */
@@ -412,7 +395,7 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
                      &ntids) < 0)
         return -ESRCH;
     for (uint32_t i = 0; i < ntids && *n < max; i++) {
-        char st = thread_state(s->pid, tids[i]);
+        char st = sonde_proc_task_state(s->pid, tids[i]);
         int runs_python = 0;
         for (uint32_t k = 0; k < npython && !runs_python; k++)
             runs_python = s->python[k].native_id == (uint64_t)tids[i];

@@ -1,0 +1,11 @@
+/* task.h - a process's or a thread's scheduling state, as /proc/PID/stat
+ * (or /proc/PID/task/TID/stat) gives it. */
+#ifndef SONDE_PROC_TASK_H
+#define SONDE_PROC_TASK_H
+
+/* The state letter of thread tid of pid (tid 0: the process itself): 'R',
+ * 'S', 'D', 't', 'T', 'Z', 'X' ...; 0 when it cannot be read (gone, or not
+ * ours to see). */
+char sonde_proc_task_state(int pid, int tid);
+
+#endif
