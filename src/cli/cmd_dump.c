@@ -18,14 +18,9 @@ typedef struct dump_opts {
 static const cli_opt option_table[] = {
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(dump_opts, pid), .help = "the running process to read" },
-    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(dump_opts, native), .set = 1,
-      .help = "native frames too, on every thread (each is stopped for the\n"
-              "microseconds its stack takes to copy)" },
-    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(dump_opts, native_all),
-      .set = 1, .help = "--native, keeping the interpreter's own frames" },
-    { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: without --native sonde never\n"
-              "stops the target" },
+    CLI_NATIVE_OPTIONS(dump_opts, native, native_all,
+                       "native frames too, on every thread (each is stopped for the\n"
+                       "microseconds its stack takes to copy)"),
     { 0 },
 };
 

@@ -71,15 +71,10 @@ static const cli_opt option_table[] = {
       .offset = offsetof(record_opts, s.subprocesses), .set = 1,
       .help = "sample every Python process it starts too (multiprocessing\n"
               "workers, subprocesses), each under \"process PID (command)\"" },
-    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(record_opts, native),
-      .set = 1, .help = "native frames too: the C/C++ functions of extensions and\n"
-                        "libraries, under the Python lines that called them, on every\n"
-                        "thread (each is stopped for some microseconds per sample)" },
-    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(record_opts, s.native_all),
-      .set = 1, .help = "--native, keeping the interpreter's own frames" },
-    { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: without --native sonde never\n"
-              "stops the target" },
+    CLI_NATIVE_OPTIONS(record_opts, native, s.native_all,
+                       "native frames too: the C/C++ functions of extensions and\n"
+                       "libraries, under the Python lines that called them, on every\n"
+                       "thread (each is stopped for some microseconds per sample)"),
     { 0 },
 };
 

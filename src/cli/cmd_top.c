@@ -42,14 +42,9 @@ static const cli_opt option_table[] = {
       .help = "samples per second (default 100)" },
     { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(top_opts, idle), .set = 1,
       .help = "count threads that are sleeping or blocked too" },
-    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(top_opts, native), .set = 1,
-      .help = "native functions too, on every thread (each is stopped\n"
-              "for the microseconds its stack takes to copy)" },
-    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(top_opts, native_all),
-      .set = 1, .help = "--native, keeping the interpreter's own functions" },
-    { .long_name = "nonblocking", .type = CLI_IGNORED,
-      .help = "accepted for py-spy's sake: without --native sonde never\n"
-              "stops the target" },
+    CLI_NATIVE_OPTIONS(top_opts, native, native_all,
+                       "native functions too, on every thread (each is stopped\n"
+                       "for the microseconds its stack takes to copy)"),
     { 0 },
 };
 

@@ -110,6 +110,18 @@ typedef struct cli_program {
       .help = "interpreter to run the program with (default:\n"                               \
               "$SONDE_PYTHON, else python3)" }
 
+/* The options of the commands that read native frames (record, dump, top):
+ * --native (its help says what it adds there), --native-all, and py-spy's
+ * --nonblocking, accepted. */
+#define CLI_NATIVE_OPTIONS(T, native_field, all_field, native_help)                         \
+    { .long_name = "native", .type = CLI_FLAG, .offset = offsetof(T, native_field), .set = 1, \
+      .help = native_help },                                                                 \
+    { .long_name = "native-all", .type = CLI_FLAG, .offset = offsetof(T, all_field), .set = 1, \
+      .help = "--native, keeping the interpreter's own frames" },                            \
+    { .long_name = "nonblocking", .type = CLI_IGNORED,                                        \
+      .help = "accepted for py-spy's sake: without --native sonde never\n"                    \
+              "stops the target" }
+
 /* Reads argv (argv[0]: the command's name; argv[argc] NULL, as main's)
  * against cmd's table into the struct at opts, which holds the defaults.  The other words go to
  * *words.  0 to go on, CLI_DONE after printing the help (-h, --help), or

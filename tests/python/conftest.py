@@ -91,3 +91,11 @@ def stop_ready(proc):
     proc.kill()
     proc.wait()
     proc.stdout.close()
+
+
+def one_line(proc, code):
+    """The one line sonde printed on stderr, checking the exit code."""
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
+    return lines[0]

@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from conftest import PKG, ROOT, SONDE, need, start_ready, stop_ready, version_params
+from conftest import (PKG, ROOT, SONDE, need, one_line, start_ready, stop_ready,
+                      version_params)
 
 LIBS = os.path.join(ROOT, "build", "tests", "native")
 SHARE_LIB = os.path.join(LIBS, "libshare.so")
@@ -332,13 +333,6 @@ def test_sigterm_and_duration_leave_no_thread_stopped(tmp_path):
         assert stopped_threads(proc.pid) == []
     finally:
         stop_ready(proc)
-
-
-def one_line(proc, code):
-    assert proc.returncode == code, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
-    return lines[0]
 
 
 def test_native_errors(tmp_path):

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import SONDE, need, start_ready, stop_ready, version_params
+from conftest import SONDE, need, one_line, start_ready, stop_ready, version_params
 
 # Writes its own stack (as traceback sees it) to a file, then spins on a
 # known line until killed (one line: a two-line loop may be caught on either).
@@ -250,13 +250,6 @@ def test_record_ctrl_c_writes_what_it_has(tmp_path):
         stop_ready(proc)
     assert rec.returncode == 0, err
     assert "prog.py" in out.read_text()  # at least the tick it was reading when stopped
-
-
-def one_line(proc, code):
-    assert proc.returncode == code, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("sonde"), proc.stderr
-    return lines[0]
 
 
 def test_sampler_errors(tmp_path):
