@@ -14,7 +14,9 @@
 #include "../core/buf.h"
 #include "commands.h"
 #include "launch.h"
+#include "launcher.h"
 #include "options.h"
+#include "output.h"
 #include "tool_args.h"
 
 typedef struct timeit_opts {
@@ -93,8 +95,10 @@ const cli_command cmd_timeit = {
     .run = cmd_main,
 };
 
-/* The driver's options: {"words": [...], "setup": [...], ...}. */
-static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w)
+/* The driver's options: {"words": [...], "setup": [...], ...}; output is
+ * where the driver writes the pyperf file (NULL: none). */
+static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w,
+                         const char *output)
 {
     sonde_buf_puts(b, "{\"words\": [");
     for (int i = 0; i < w->count; i++) {
@@ -108,8 +112,8 @@ static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w)
     sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, \"output\": ",
                      o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
                      o->compare ? "true" : "false", o->profile ? "true" : "false");
-    if (o->out)
-        sonde_buf_json_str(b, o->out);
+    if (output)
+        sonde_buf_json_str(b, output);
     else
         sonde_buf_puts(b, "null");
     sonde_buf_puts(b, "}");
@@ -148,14 +152,21 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf opts;
     sonde_buf_init(&opts);
     cli_words words;
-    char pkg[PATH_MAX];
+    char pkg[PATH_MAX], file[PATH_MAX];
+    cli_output out = { .name = NULL };
+    launcher_session folder = { .dir = "" }; /* where the driver leaves -o's file */
     int rc = cli_parse(&cmd_timeit, argc, argv, &o, &words);
     if (rc == 0)
         rc = check(&o, &words);
+    if (rc == 0 && o.out) /* checked before any timing, delivered after */
+        rc = cli_output_open(&out, o.out);
+    if (rc == 0 && o.out &&
+        (launcher_open(&folder) < 0 || launcher_path(&folder, "out.json", file, sizeof file) < 0))
+        rc = SONDE_EXIT_FAILED;
     if (rc == 0 && launch_package_dir(env, pkg, sizeof pkg) < 0)
         rc = SONDE_EXIT_FAILED;
     if (rc == 0) {
-        options_json(&opts, &o, &words);
+        options_json(&opts, &o, &words, o.out ? file : NULL);
         if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
@@ -166,6 +177,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         fflush(stdout);
         rc = launch_run(run, &r) < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
     }
+    if (rc == 0 && o.out)
+        rc = launcher_deliver(&folder, "out.json", &out);
+    launcher_close(&folder);
     sonde_buf_free(&opts);
     sonde_buf_free(&o.python);
     sonde_buf_free(&o.setup);

@@ -64,9 +64,7 @@ static int preload_set(const char *lib)
     return rc ? cli_fail(-1, "cannot set LD_PRELOAD: %s", strerror(errno)) : 0;
 }
 
-/* A fresh private folder under $TMPDIR (else /tmp), absolute: the
- * program may change its working folder.  0, or -1 after printing why. */
-static int make_folder(launcher_session *s)
+int launcher_open(launcher_session *s)
 {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp)
@@ -156,7 +154,7 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
     memset(s, 0, sizeof *s);
     s->outcome = LAUNCHER_NOT_RUN;
     char pkg[PATH_MAX];
-    if (launch_package_dir(env, pkg, sizeof pkg) < 0 || make_folder(s) < 0)
+    if (launch_package_dir(env, pkg, sizeof pkg) < 0 || launcher_open(s) < 0)
         return s->outcome;
     /* python -c BOOT DIR PKG TOOL FORMAT OPTIONS MODE TARGET ARGS... */
     char **argv = calloc((size_t)prog->nargs + 12, sizeof *argv);

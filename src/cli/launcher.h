@@ -52,6 +52,11 @@ typedef struct launcher_session {
 enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program *prog,
                                    const char *profile, launcher_session *s);
 
+/* Makes s's fresh private folder under $TMPDIR (else /tmp), absolute: the
+ * program may change its working folder (launcher_run calls it; a command
+ * that runs another driver may too).  0, or -1 after printing why. */
+int launcher_open(launcher_session *s);
+
 /* The path of the folder's file `name`, into out: 0, or -1 if too long. */
 int launcher_path(const launcher_session *s, const char *name, char *out, size_t len);
 
