@@ -339,7 +339,8 @@ def test_native_errors(tmp_path):
     # A thread that another tracer holds (strace here) cannot be stopped:
     # one line that says why and what to do, for each command.
     proc = start_ready(sys.executable, tmp_path, SPINNERS_PROGRAM, SHARE_LIB,
-                 prefix=("strace", "-f", "-qq", "-o", os.devnull))
+                       prefix=("strace", "-f", "-qq", "-o", os.devnull))
+    target = []
     try:
         target = [p for p in os.listdir("/proc") if p.isdigit() and
                   open("/proc/%s/cmdline" % p, "rb").read().startswith(
@@ -351,7 +352,9 @@ def test_native_errors(tmp_path):
                                   stdin=subprocess.DEVNULL), 1)
             assert "ptrace was refused" in line and "another tracer" in line, line
     finally:
-        stop_ready(proc)
+        stop_ready(proc)  # strace: it leaves the program it traced running
+        for pid in target:
+            os.kill(int(pid), signal.SIGKILL)
     assert "no process" in one_line(sonde("dump", "--native", "-p", "999999"), 1)
     one_line(sonde("record", "--native"), 2)
     one_line(sonde("dump", "--native-all"), 2)
