@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../core/clock.h"
+#include "proc/task.h"
 
 /* The profile thread for a sampled thread of process pid, created on
  * first sight.  Thread states are told apart by address and process (user
@@ -158,8 +159,10 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
         return got;
     }
     void *state = native_state(ns, o, m->walker, counts);
-    if (!state)
-        return -2;
+    if (!state) { /* a process that ended as it was first seen is gone, not a failure */
+        char st = sonde_proc_task_state(m->walker->proc.pid, 0);
+        return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : -2;
+    }
     return o->native->sample(state, m->walker, o->idle, threads, SONDE_WALK_MAX_THREADS, n,
                              &counts->idle, &counts->native);
 }
