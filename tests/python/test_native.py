@@ -434,4 +434,3 @@ def test_record_native_pprof_mappings_and_addresses(tmp_path):
         start, limit = mappings[mapping][:2]
         assert mapping == share and start <= int(address, 16) < limit, (address, name)
         assert file.endswith("sharelib.c") and int(line) == source_line("KEEP void %s(" % name)
-
