@@ -406,6 +406,40 @@ def test_record_native_passes_the_exit_code(tmp_path):
         assert rec.returncode == 7, rec.stderr
 
 
+POOL_PROGRAM = r'''
+import hashlib, multiprocessing
+
+def work(n):
+    for _ in range(n):
+        hashlib.sha1(b"y" * 50000).digest()
+    return n
+
+if __name__ == "__main__":
+    with multiprocessing.Pool(2, maxtasksperchild=1) as pool:
+        print(sum(pool.map(work, [10] * 40, chunksize=1)))
+'''
+
+
+def test_pool_workers_that_end_while_held_go_back_to_their_parent(tmp_path):
+    """A worker that ends while sonde holds it is waited for by sonde, which
+    hands it back to its parent: multiprocessing's pool waits for each
+    worker it replaces (maxtasksperchild=1), and waited for ever, its main
+    thread blocked, when sonde kept such a zombie (about one run in two at
+    1000 Hz here).  The program's own answer is the reference."""
+    (tmp_path / "pool.py").write_text(POOL_PROGRAM)
+    for attempt in range(8):
+        out = tmp_path / ("p%d.txt" % attempt)
+        try:
+            rec = sonde("record", "--native", "--subprocesses", "-r", "1000", "-f", "collapsed",
+                        "-o", str(out), "--", sys.executable, str(tmp_path / "pool.py"),
+                        cwd=str(tmp_path), timeout=60)  # a guard: a run takes about 1 s
+        except subprocess.TimeoutExpired:
+            pytest.fail("the pool never ended (attempt %d): a worker kept by sonde" % attempt)
+        assert rec.returncode == 0, rec.stderr
+        assert rec.stdout.strip() == "400"
+        assert "pool.py" in out.read_text()
+
+
 def test_record_native_pprof_mappings_and_addresses(tmp_path):
     """record --native -f pprof: native frames are Locations in their
     object's Mapping (path, range, build id as readelf reads it) at an

@@ -9,6 +9,9 @@
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "../proc/task.h"
 
 static uint64_t now_ns(void)
 {
@@ -20,14 +23,20 @@ static uint64_t now_ns(void)
 /* Waits for tid's stop after PTRACE_INTERRUPT.  Signals that arrive first
  * (signal-delivery stops) are handed on at once; the stop they end in is
  * as good as the interrupt's for reading.  The signal to deliver on
- * detach goes to *deliver.  0, or -ESRCH when the thread ended.  The end
- * of the process's main thread (tid == pid) is only looked at, never
- * waited for: when sonde started the process, that status is its exit
- * code, for record's own wait. */
+ * detach goes to *deliver.  0, or -ESRCH when the thread ended.
+ *
+ * A thread that ends while sonde traces it stays a zombie that only sonde
+ * sees, until sonde waits for it: only then does the kernel hand it to its
+ * real parent (a multiprocessing pool that waits for a worker would wait
+ * for ever).  So its end is waited for here, with one exception: the main
+ * thread of sonde's own child is only looked at, since its status is the
+ * program's exit code, for record's own wait.  Waiting is only ever cut
+ * short by sonde's own signals, and then resumed: returning with the
+ * thread still traced would leave it to stop at its next signal, for ever. */
 static int wait_stop(int pid, int tid, int *deliver)
 {
     *deliver = 0;
-    for (int tries = 0; tries < 16; tries++) {
+    for (;;) {
         int status;
         siginfo_t si;
         memset(&si, 0, sizeof si);
@@ -37,8 +46,9 @@ static int wait_stop(int pid, int tid, int *deliver)
                     continue;
                 return -ESRCH;
             }
-            if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED)
-                return -ESRCH; /* ended: left for whoever waits for it */
+            if (si.si_code != CLD_TRAPPED && si.si_code != CLD_STOPPED &&
+                sonde_proc_task_parent(pid) == getpid())
+                return -ESRCH; /* sonde's child ended: left for record's wait */
         }
         if (waitpid(tid, &status, __WALL) < 0) {
             if (errno == EINTR)
@@ -46,7 +56,7 @@ static int wait_stop(int pid, int tid, int *deliver)
             return -ESRCH;
         }
         if (!WIFSTOPPED(status))
-            return -ESRCH;   /* exited or killed */
+            return -ESRCH;   /* exited or killed, and now its parent's to wait for */
         int sig = WSTOPSIG(status);
         if (status >> 16 == PTRACE_EVENT_STOP) {
             /* The interrupt (SIGTRAP), or a group stop (a stop signal):
@@ -57,7 +67,6 @@ static int wait_stop(int pid, int tid, int *deliver)
         *deliver = sig;
         return 0;
     }
-    return -ESRCH;
 }
 
 /* The user registers in DWARF order. */

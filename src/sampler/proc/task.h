@@ -1,5 +1,5 @@
-/* task.h - a process's or a thread's scheduling state, as /proc/PID/stat
- * (or /proc/PID/task/TID/stat) gives it. */
+/* task.h - a process's or a thread's scheduling state and a process's
+ * parent, as /proc/PID/stat (or /proc/PID/task/TID/stat) gives them. */
 #ifndef SONDE_PROC_TASK_H
 #define SONDE_PROC_TASK_H
 
@@ -7,5 +7,9 @@
  * 'S', 'D', 't', 'T', 'Z', 'X' ...; 0 when it cannot be read (gone, or not
  * ours to see). */
 char sonde_proc_task_state(int pid, int tid);
+
+/* The process id of pid's parent (its real parent, also while a tracer
+ * is attached); 0 when it cannot be read. */
+int sonde_proc_task_parent(int pid);
 
 #endif
