@@ -116,7 +116,8 @@ COMMAND_LIB_OBJ := $(filter-out $(BUILD)/obj/command/cli/main.o,$(COMMAND_OBJ))
 NATIVE_TEST := $(BUILD)/tests/native
 NATIVE_TEST_FLAGS := -O2 -g -fomit-frame-pointer -fPIC -Wall -Werror
 NATIVE_TEST_FILES := $(NATIVE_TEST)/libtl.so $(NATIVE_TEST)/libtl_stripped.so \
-                     $(NATIVE_TEST)/libtlx.so $(NATIVE_TEST)/testprog $(NATIVE_TEST)/libshare.so
+                     $(NATIVE_TEST)/libtlx.so $(NATIVE_TEST)/testprog $(NATIVE_TEST)/libshare.so \
+                     $(NATIVE_TEST)/libnoperf.so
 $(NATIVE_TEST)/libtl.so: tests/native/testlib.c
 	@mkdir -p $(dir $@)
 	cc $(NATIVE_TEST_FLAGS) -shared $< -o $@
@@ -128,6 +129,9 @@ $(NATIVE_TEST)/libtlx.so: tests/native/testlib_cxx.cpp
 $(NATIVE_TEST)/libshare.so: tests/native/sharelib.c
 	@mkdir -p $(dir $@)
 	cc $(NATIVE_TEST_FLAGS) -shared -pthread $< -o $@
+$(NATIVE_TEST)/libnoperf.so: tests/native/noperf.c
+	@mkdir -p $(dir $@)
+	cc $(NATIVE_TEST_FLAGS) -shared $< -o $@ -ldl
 $(NATIVE_TEST)/testprog: tests/native/testprog.c
 	@mkdir -p $(dir $@)
 	cc $(NATIVE_TEST_FLAGS) $< -o $@ -ldl

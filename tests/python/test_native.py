@@ -145,14 +145,14 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
         assert abs(got - share) <= 2, (name, got, truth, counts)
 
 
-@pytest.mark.parametrize("python", version_params())
-def test_threads_that_never_ran_python(python, tmp_path):
-    python = need(python)
+def record_spinners(python, tmp_path, env=None):
+    """record --native of SPINNERS_PROGRAM's two C threads that never ran
+    Python: both threads, each its own root, only native frames."""
     proc = start_ready(python, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
     out = tmp_path / "p.txt"
     try:
         rec = sonde("record", "--native", "-d", "1", "--threads", "-f", "collapsed", "-o",
-                    str(out), "-p", str(proc.pid))
+                    str(out), "-p", str(proc.pid), env=env)
     finally:
         stop_ready(proc)
     assert rec.returncode == 0, rec.stderr
@@ -170,6 +170,25 @@ def test_threads_that_never_ran_python(python, tmp_path):
     assert len(threads) == 2, threads  # both threads, each its own root
     # The main thread sleeps: dropped as idle, and said so.
     assert "idle ones dropped" in rec.stderr, rec.stderr
+    return rec
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_threads_that_never_ran_python(python, tmp_path):
+    record_spinners(need(python), tmp_path)
+
+
+def test_threads_without_python_when_perf_is_refused(tmp_path):
+    """Where perf_event_open is refused (paranoid settings, a container's
+    seccomp profile: here a preloaded library refuses it), the threads that
+    never ran Python are stopped with ptrace instead, and still counted."""
+    noperf = os.path.join(LIBS, "libnoperf.so")
+    rec = record_spinners(sys.executable, tmp_path, env=dict(os.environ, LD_PRELOAD=noperf))
+    m = re.search(r"(\d+) thread stacks captured: (\d+) by ptrace stops .* (\d+) by "
+                  r"perf_event_open", rec.stderr)
+    assert m, rec.stderr
+    captured, stops, perf = map(int, m.groups())
+    assert perf == 0 and stops == captured > 0, rec.stderr
 
 
 def gdb_frames(pid):
