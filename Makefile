@@ -290,12 +290,19 @@ $(BUILD)/bench/native_target: bench/native_target.c
 	cc -O2 -fomit-frame-pointer -pthread $< -o $@
 # Then sonde record --native against py-spy record --native on a numpy
 # program (numpy and py-spy from PyPI into the test venv).
-bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target all $(VENV)/.ready
+$(BUILD)/bench/libstall_probe.so: bench/stall_probe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared $< -o $@
+
+bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $(BUILD)/bench/libstall_probe.so all
+	@test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --disable-pip-version-check py-spy austin-dist==3.7.0 numpy
 	@for threads in 1 8; do for rate in 100 1000; do \
 	  echo "== $$threads thread(s), $$rate Hz"; \
 	  $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $$rate 3 $$threads || exit 1; \
 	done; done
-	$(VENV)/bin/python bench/bench_native.py --rounds 3 --threads 1,32 --rate 100
+	$(BENCH_VENV)/bin/python bench/bench_native.py --rounds 3 --threads 1,32 --rate 100
+	$(BENCH_VENV)/bin/python bench/bench_native.py --rounds 3 --stalls 1,32,128 --rates 100,1000
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde

@@ -25,8 +25,20 @@ Per measurement:
 A round runs bare, sonde and py-spy for each thread count, in an order that
 rotates between rounds; the report gives medians over rounds (default 3).
 
+With --stalls THREADS (e.g. 1,32,128) it measures instead how long a
+sampler keeps a thread from running, as the thread sees it: target_stalls.py
+spins in C on its Python main thread for --seconds beside THREADS - 1
+Python threads that wait (a process with many threads), and records every
+gap of over 5 us between two reads of the clock (stall_probe.c). Per tool
+and rate (--rates, default 100,1000): the share of the time the thread did
+not run, less bare's in the same round (the target's slowdown), the median
+and 99th percentile gap (bare's gaps are the scheduler's; a sampler's stops
+add to them), the sampler's CPU and the rate kept.
+
     python3 bench/bench_native.py [--rounds N] [--threads 1,32] [--rate HZ]
                                   [--work ROUNDS] [--size N] [--python PY]
+    python3 bench/bench_native.py --stalls 1,32,128 [--rates 100,1000]
+                                  [--seconds S] [--rounds N] [--python PY]
 """
 
 import argparse
@@ -44,6 +56,8 @@ BENCH = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(BENCH)
 SONDE = os.path.join(ROOT, "build", "bin", "sonde")
 TARGET = os.path.join(BENCH, "target_numpy.py")
+STALLS = os.path.join(BENCH, "target_stalls.py")
+PROBE = os.path.join(ROOT, "build", "bench", "libstall_probe.so")
 
 
 def children_cpu():
@@ -51,9 +65,8 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def measure(tool, python, threads, rate, work, size, out):
-    """(target wall, target cpu, sampler cpu, samples per second or None)."""
-    cmd = [python, TARGET, str(work), str(size)]
+def sampled(tool, python, rate, cmd, out):
+    """cmd as tool starts it, sampling at rate Hz into out."""
     if tool == "sonde":
         cmd = [SONDE, "record", "--native", "-r", str(rate), "-f", "collapsed", "-o", out,
                "--"] + cmd
@@ -61,30 +74,66 @@ def measure(tool, python, threads, rate, work, size, out):
         cmd = [find("py-spy", python), "record", "--native", "-r", str(rate), "--format", "raw", "-o", out, "--"] + cmd
     elif tool == "austinp":
         cmd = [find("austinp", python), "-i", str(1000000 // rate), "-o", out] + cmd
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    before = children_cpu()
-    t0 = time.perf_counter()
-    run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True)
-    wall = time.perf_counter() - t0
-    used = children_cpu() - before
-    m = re.search(r"elapsed ([\d.]+) cpu ([\d.]+)", run.stdout)
-    if run.returncode != 0 or not m:
-        raise SystemExit("%s failed: %s" % (tool, run.stderr[-2000:]))
-    target_wall, target_cpu = float(m.group(1)), float(m.group(2))
-    rate_kept = None
+    return cmd
+
+
+def started(tool, python, rate, cmd, out, env=None):
+    """(the run, its wall time, the CPU time it and its children used).  A
+    run that fails is tried again, twice (py-spy sometimes fails to read a
+    process that is starting: "No such file or directory")."""
+    for attempt in range(3):
+        before = children_cpu()
+        t0 = time.perf_counter()
+        run = subprocess.run(sampled(tool, python, rate, cmd, out), env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        wall = time.perf_counter() - t0
+        if run.returncode == 0:
+            return run, wall, children_cpu() - before
+        print("%s failed (attempt %d): %s" % (tool, attempt + 1, run.stderr[-300:]),
+              file=sys.stderr)
+    raise SystemExit("%s failed three times" % tool)
+
+
+def kept_rate(tool, run, wall, out):
+    """Samples per second of the run, or None where the tool does not say."""
     if tool == "sonde":
         s = re.search(r"(\d+) samples in ([\d.]+) s", run.stderr)
-        rate_kept = int(s.group(1)) / float(s.group(2))
-    elif tool == "py-spy":
+        return int(s.group(1)) / float(s.group(2))
+    if tool == "py-spy":
         s = re.search(r"Samples: (\d+)", run.stderr + run.stdout)
-        rate_kept = int(s.group(1)) / wall if s else None
-    elif tool == "austinp":
+        return int(s.group(1)) / wall if s else None
+    if tool == "austinp":
         with open(out, errors="replace") as f:
             main = [l for l in f if l.startswith("P") and main_thread(l) and "INVALID" not in l]
-        rate_kept = len(main) / wall
-    return target_wall, target_cpu, max(used - target_cpu, 0.0) / wall, rate_kept
+        return len(main) / wall
+    return None
 
+
+def measure(tool, python, threads, rate, work, size, out):
+    """(target wall, target cpu, sampler cpu, samples per second or None)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    run, wall, used = started(tool, python, rate, [python, TARGET, str(work), str(size)], out,
+                              env)
+    m = re.search(r"elapsed ([\d.]+) cpu ([\d.]+)", run.stdout)
+    if not m:
+        raise SystemExit("%s printed no figures: %s" % (tool, run.stdout[-2000:]))
+    target_wall, target_cpu = float(m.group(1)), float(m.group(2))
+    return target_wall, target_cpu, max(used - target_cpu, 0.0) / wall, kept_rate(tool, run,
+                                                                                  wall, out)
+
+
+def measure_stalls(tool, python, threads, rate, seconds, out):
+    """(stalled share, p50 gap us, p99 gap us, sampler cpu, rate kept)."""
+    run, wall, used = started(tool, python, rate,
+                              [python, STALLS, PROBE, str(seconds), str(threads)], out)
+    m = re.search(r"stalled ([\d.]+) p50 ([\d.]+) p99 ([\d.]+)", run.stdout)
+    if not m:
+        raise SystemExit("%s printed no figures: %s" % (tool, run.stdout[-2000:]))
+    stalled, p50, p99 = map(float, m.groups())
+    # The target's own CPU is the spinning thread's run time; the rest is the sampler's.
+    sampler = max(used - seconds * (1 - stalled), 0.0) / wall
+    return stalled, p50, p99, sampler, kept_rate(tool, run, wall, out)
 
 def main_thread(line):
     """Whether an austin sample line ("P<pid>;T<iid>:<tid>;...") is of the
@@ -107,8 +156,13 @@ def main():
     ap.add_argument("--work", type=int, default=60, help="inversions per run")
     ap.add_argument("--size", type=int, default=400, help="matrix size")
     ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--stalls", help="thread counts: measure stalls instead (see above)")
+    ap.add_argument("--rates", default="100,1000", help="with --stalls")
+    ap.add_argument("--seconds", type=float, default=3.0, help="with --stalls")
     a = ap.parse_args()
     tools = ["bare", "sonde", "py-spy"] + (["austinp"] if find("austinp", a.python) else [])
+    if a.stalls:
+        return stalls(a, tools)
     results = {}
     tmp = tempfile.mkdtemp(prefix="sonde-bench-native-")
     for r in range(a.rounds):
@@ -135,6 +189,40 @@ def main():
         print("%-8d %-7s %10.2f %9.1f%% %13.1f%% %9s" % (
             threads, tool, med(3), 100 * med(0), 100 * med(1),
             "%.0f Hz" % statistics.median(kept) if kept else "?"))
+
+
+def stalls(a, tools):
+    if not os.path.exists(PROBE):
+        raise SystemExit("bench_native.py: %s is missing: run 'make bench-native' (it builds it)"
+                         % PROBE)
+    results = {}
+    tmp = tempfile.mkdtemp(prefix="sonde-bench-stalls-")
+    counts = [int(t) for t in a.stalls.split(",")]
+    rates = [int(r) for r in a.rates.split(",")]
+    for r in range(a.rounds):
+        for threads in counts:
+            for rate in rates:
+                order = tools[r % len(tools):] + tools[:r % len(tools)]
+                got = {tool: measure_stalls(tool, a.python, threads, rate, a.seconds,
+                                            os.path.join(tmp, "%s.out" % tool))
+                       for tool in order}
+                for tool in tools:
+                    results.setdefault((threads, rate, tool), []).append(
+                        (got[tool][0] - got["bare"][0],) + got[tool][1:])
+                print("round %d, %d threads, %d Hz: " % (r + 1, threads, rate) +
+                      ", ".join("%s %.1f%%" % (t, 100 * got[t][0]) for t in tools),
+                      file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print("stalls of a spinning Python thread, %.1f s per run, %s, medians of %d rounds"
+          % (a.seconds, a.python, a.rounds))
+    print("%-8s %-6s %-8s %11s %10s %10s %12s %10s" % (
+        "threads", "rate", "tool", "slowdown", "gap p50", "gap p99", "sampler CPU", "rate kept"))
+    for (threads, rate, tool), rows in sorted(results.items()):
+        med = lambda i: statistics.median(row[i] for row in rows)  # noqa: E731
+        kept = [row[4] for row in rows if row[4] is not None]
+        print("%-8d %-6d %-8s %10.2f%% %7.0f us %7.0f us %11.1f%% %10s" % (
+            threads, rate, tool, 100 * med(0), med(1), med(2), 100 * med(3),
+            "%.0f Hz" % statistics.median(kept) if kept else "-"))
 
 
 if __name__ == "__main__":
