@@ -33,7 +33,8 @@ gap of over 5 us between two reads of the clock (stall_probe.c). Per tool
 and rate (--rates, default 100,1000): the share of the time the thread did
 not run, less bare's in the same round (the target's slowdown), the median
 and 99th percentile gap (bare's gaps are the scheduler's; a sampler's stops
-add to them), the sampler's CPU and the rate kept.
+add to them), the sampler's CPU and the rate kept; "sonde-py" is sonde
+record without --native, the Python-only walk that --native adds to.
 
     python3 bench/bench_native.py [--rounds N] [--threads 1,32] [--rate HZ]
                                   [--work ROUNDS] [--size N] [--python PY]
@@ -67,9 +68,10 @@ def children_cpu():
 
 def sampled(tool, python, rate, cmd, out):
     """cmd as tool starts it, sampling at rate Hz into out."""
-    if tool == "sonde":
-        cmd = [SONDE, "record", "--native", "-r", str(rate), "-f", "collapsed", "-o", out,
-               "--"] + cmd
+    if tool in ("sonde", "sonde-py"):
+        native = ["--native"] if tool == "sonde" else []
+        cmd = [SONDE, "record"] + native + ["-r", str(rate), "-f", "collapsed", "-o", out,
+                                            "--"] + cmd
     elif tool == "py-spy":
         cmd = [find("py-spy", python), "record", "--native", "-r", str(rate), "--format", "raw", "-o", out, "--"] + cmd
     elif tool == "austinp":
@@ -97,7 +99,7 @@ def started(tool, python, rate, cmd, out, env=None):
 
 def kept_rate(tool, run, wall, out):
     """Samples per second of the run, or None where the tool does not say."""
-    if tool == "sonde":
+    if tool in ("sonde", "sonde-py"):
         s = re.search(r"(\d+) samples in ([\d.]+) s", run.stderr)
         return int(s.group(1)) / float(s.group(2))
     if tool == "py-spy":
@@ -197,6 +199,7 @@ def stalls(a, tools):
                          % PROBE)
     results = {}
     tmp = tempfile.mkdtemp(prefix="sonde-bench-stalls-")
+    tools = tools[:2] + ["sonde-py"] + tools[2:]  # the Python-only walk, for its CPU
     counts = [int(t) for t in a.stalls.split(",")]
     rates = [int(r) for r in a.rates.split(",")]
     for r in range(a.rounds):
@@ -215,12 +218,12 @@ def stalls(a, tools):
     shutil.rmtree(tmp, ignore_errors=True)
     print("stalls of a spinning Python thread, %.1f s per run, %s, medians of %d rounds"
           % (a.seconds, a.python, a.rounds))
-    print("%-8s %-6s %-8s %11s %10s %10s %12s %10s" % (
+    print("%-8s %-6s %-9s %11s %10s %10s %12s %10s" % (
         "threads", "rate", "tool", "slowdown", "gap p50", "gap p99", "sampler CPU", "rate kept"))
     for (threads, rate, tool), rows in sorted(results.items()):
         med = lambda i: statistics.median(row[i] for row in rows)  # noqa: E731
         kept = [row[4] for row in rows if row[4] is not None]
-        print("%-8d %-6d %-8s %10.2f%% %7.0f us %7.0f us %11.1f%% %10s" % (
+        print("%-8d %-6d %-9s %10.2f%% %7.0f us %7.0f us %11.1f%% %10s" % (
             threads, rate, tool, 100 * med(0), med(1), med(2), 100 * med(3),
             "%.0f Hz" % statistics.median(kept) if kept else "-"))
 
