@@ -177,6 +177,34 @@ static void test_ambiguous_and_native_only(void)
     check_str(m.text, "dgemm_kernel blas_thread_server start_thread clone3");
 }
 
+/* The interpreter at work with no Python frame standing for it: inside a
+ * builtin the innermost Python frame called, and at shutdown. */
+static void test_interpreter_frames_no_python_frame_stands_for(void)
+{
+    const char *names[] = { "unsafe_latin_compare", "list_sort_impl", "builtin_sorted",
+                            "cfunction_call", "eval", "run", "main" };
+    const uint8_t kinds[] = { I, I, I, I, E, I, I };
+    const char *py[] = { "f" };
+    const uint8_t marks[] = { 0 };
+    merged m = run(names, kinds, COUNT(kinds), py, marks, 1, MARKS_NONE, 1, 0, 128);
+    check_u64(m.result, SONDE_MERGE_EXACT);
+    check_str(m.text, "unsafe_latin_compare list_sort_impl builtin_sorted cfunction_call f");
+    /* A C library's frames in between: the call machinery is dropped. */
+    const char *lib_names[] = { "sqlite3_step", "pysqlite_step", "cfunction_call", "eval",
+                                "main" };
+    const uint8_t lib_kinds[] = { N, N, I, E, I };
+    m = run(lib_names, lib_kinds, COUNT(lib_kinds), py, marks, 1, MARKS_NONE, 1, 0, 128);
+    check_str(m.text, "sqlite3_step pysqlite_step f");
+    const char *shutdown[] = { "dict_dealloc", "finalize_modules", "Py_FinalizeEx",
+                               "Py_RunMain", "main", "__libc_start_call_main" };
+    const uint8_t shutdown_kinds[] = { I, I, I, I, I, N };
+    m = run(shutdown, shutdown_kinds, COUNT(shutdown_kinds), NULL, NULL, 0, MARKS_NONE, 1, 0,
+            128);
+    check_u64(m.result, SONDE_MERGE_EXACT);
+    check_str(m.text, "dict_dealloc finalize_modules Py_FinalizeEx Py_RunMain main "
+                      "__libc_start_call_main");
+}
+
 static void test_cut_at_max(void)
 {
     const char *names[] = { "lib", "eval", "main" };
@@ -206,6 +234,7 @@ void test_native_merge(void)
     test_one_eval_too_many();
     test_incomplete_native_stack();
     test_ambiguous_and_native_only();
+    test_interpreter_frames_no_python_frame_stands_for();
     test_cut_at_max();
     test_kinds();
 }

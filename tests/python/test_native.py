@@ -151,7 +151,9 @@ def record_spinners(python, tmp_path, env=None):
     proc = start_ready(python, tmp_path, SPINNERS_PROGRAM, SHARE_LIB)
     out = tmp_path / "p.txt"
     try:
-        rec = sonde("record", "--native", "-d", "1", "--threads", "-f", "collapsed", "-o",
+        # 3 s: the first ticks read the libraries' symbols, which on a
+        # loaded machine can take most of a second.
+        rec = sonde("record", "--native", "-d", "3", "--threads", "-f", "collapsed", "-o",
                     str(out), "-p", str(proc.pid), env=env)
     finally:
         stop_ready(proc)

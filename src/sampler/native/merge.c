@@ -47,6 +47,16 @@ int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_
         result = SONDE_MERGE_PARTIAL;
     else
         result = SONDE_MERGE_AMBIGUOUS;
+    /* The interpreter's frames that no Python frame stands for: those
+     * innermost (the interpreter's own code at work for the innermost
+     * Python frame: a builtin such as sorted, the garbage collector), and
+     * all of a stack without Python (start-up, shutdown). */
+    uint32_t own = 0;
+    if (np == 0 && evals == 0)
+        own = nn;
+    else
+        while (own < nn && kinds[own] == SONDE_MERGE_INTERP)
+            own++;
     *n = 0;
     uint32_t next = 0, skip_empty = result == SONDE_MERGE_TOLERATED;
     for (uint32_t i = 0; i < nn; i++) {
@@ -57,7 +67,7 @@ int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_
                 skip_empty = 0;   /* the innermost eval frame: no Python frame yet */
             else
                 next = put_run(entry, np, next, out, max, n);
-        } else if (kinds[i] == SONDE_MERGE_NATIVE || keep_interp) {
+        } else if (kinds[i] == SONDE_MERGE_NATIVE || keep_interp || i < own) {
             put(out, max, n, 0, i);
         }
     }

@@ -12,7 +12,11 @@
  * each run (walker.h: entry[]), so one rule serves every version: runs (innermost first) are
  * matched to eval frames (innermost first).  Other frames of the
  * interpreter (the call machinery between eval frames) are dropped unless
- * asked for; every other native frame is kept where it is.
+ * asked for, where Python frames stand for them; those no Python frame
+ * stands for are kept: the innermost ones (the interpreter's own code at
+ * work, as in sorted() or the garbage collector) and every frame of a
+ * stack without Python (start-up, shutdown).  Every other native frame is
+ * kept where it is.
  *
  * The match is exact when the counts agree.  One eval frame more than
  * runs is tolerated: it is the innermost, caught entering or leaving a
