@@ -12,7 +12,7 @@
 #include "sampler/native/merge.h"
 #include "sampler_tests.h"
 
-enum { N = SONDE_MERGE_NATIVE, E = SONDE_MERGE_EVAL, I = SONDE_MERGE_INTERP };
+enum { N = SONDE_MERGE_NATIVE, E = SONDE_MERGE_EVAL, I = SONDE_MERGE_INTERP, C = SONDE_MERGE_CALL };
 
 /* How a version marks the first Python frame of each eval call. */
 enum marks_kind {
@@ -177,32 +177,32 @@ static void test_ambiguous_and_native_only(void)
     check_str(m.text, "dgemm_kernel blas_thread_server start_thread clone3");
 }
 
-/* The interpreter at work with no Python frame standing for it: inside a
- * builtin the innermost Python frame called, and at shutdown. */
+/* The interpreter's own work inside the innermost eval frame stays, its
+ * call machinery does not; a stack with no Python frame keeps everything. */
 static void test_interpreter_frames_no_python_frame_stands_for(void)
 {
-    const char *names[] = { "unsafe_latin_compare", "list_sort_impl", "builtin_sorted",
-                            "cfunction_call", "eval", "run", "main" };
-    const uint8_t kinds[] = { I, I, I, I, E, I, I };
-    const char *py[] = { "f" };
-    const uint8_t marks[] = { 0 };
-    merged m = run(names, kinds, COUNT(kinds), py, marks, 1, MARKS_NONE, 1, 0, 128);
+    const char *names[] = { "memcmp", "unsafe_latin_compare", "list_sort", "builtin_sorted",
+                            "cfunction_vectorcall", "eval", "list_sort", "eval", "main" };
+    const uint8_t kinds[] = { N, I, I, I, C, E, I, E, I };
+    const char *py[] = { "g", "f" };
+    const uint8_t marks[] = { 0, 0 };
+    merged m = run(names, kinds, COUNT(kinds), py, marks, 2, MARKS_NONE, 1, 0, 128);
     check_u64(m.result, SONDE_MERGE_EXACT);
-    check_str(m.text, "unsafe_latin_compare list_sort_impl builtin_sorted cfunction_call f");
-    /* A C library's frames in between: the call machinery is dropped. */
+    check_str(m.text, "memcmp unsafe_latin_compare list_sort builtin_sorted g f");
+    /* An extension called through the call machinery. */
     const char *lib_names[] = { "sqlite3_step", "pysqlite_step", "cfunction_call", "eval",
                                 "main" };
-    const uint8_t lib_kinds[] = { N, N, I, E, I };
+    const uint8_t lib_kinds[] = { N, N, C, E, I };
     m = run(lib_names, lib_kinds, COUNT(lib_kinds), py, marks, 1, MARKS_NONE, 1, 0, 128);
-    check_str(m.text, "sqlite3_step pysqlite_step f");
-    const char *shutdown[] = { "dict_dealloc", "finalize_modules", "Py_FinalizeEx",
-                               "Py_RunMain", "main", "__libc_start_call_main" };
-    const uint8_t shutdown_kinds[] = { I, I, I, I, I, N };
+    check_str(m.text, "sqlite3_step pysqlite_step g");
+    const char *shutdown[] = { "dict_dealloc", "PyObject_CallOneArg", "finalize_modules",
+                               "Py_FinalizeEx", "Py_RunMain", "main", "__libc_start_call_main" };
+    const uint8_t shutdown_kinds[] = { I, C, I, I, I, I, N };
     m = run(shutdown, shutdown_kinds, COUNT(shutdown_kinds), NULL, NULL, 0, MARKS_NONE, 1, 0,
             128);
     check_u64(m.result, SONDE_MERGE_EXACT);
-    check_str(m.text, "dict_dealloc finalize_modules Py_FinalizeEx Py_RunMain main "
-                      "__libc_start_call_main");
+    check_str(m.text, "dict_dealloc PyObject_CallOneArg finalize_modules Py_FinalizeEx "
+                      "Py_RunMain main __libc_start_call_main");
 }
 
 static void test_cut_at_max(void)
@@ -219,9 +219,12 @@ static void test_kinds(void)
 {
     check_u64(sonde_merge_kind_of("_PyEval_EvalFrameDefault", 1), SONDE_MERGE_EVAL);
     check_u64(sonde_merge_kind_of("_PyEval_EvalFrameDefault.cold", 1), SONDE_MERGE_EVAL);
-    check_u64(sonde_merge_kind_of("_PyEval_EvalFrameDefaultX", 1), SONDE_MERGE_INTERP);
-    check_u64(sonde_merge_kind_of("_PyEval_Vector", 1), SONDE_MERGE_INTERP);
-    check_u64(sonde_merge_kind_of(NULL, 1), SONDE_MERGE_INTERP);
+    check_u64(sonde_merge_kind_of("_PyEval_EvalFrameDefaultX", 1), SONDE_MERGE_CALL);
+    check_u64(sonde_merge_kind_of("_PyEval_Vector", 1), SONDE_MERGE_CALL);
+    check_u64(sonde_merge_kind_of("PyObject_Vectorcall", 1), SONDE_MERGE_CALL);
+    check_u64(sonde_merge_kind_of("_PyObject_MakeTpCall", 1), SONDE_MERGE_CALL);
+    check_u64(sonde_merge_kind_of("list_sort", 1), SONDE_MERGE_INTERP);
+    check_u64(sonde_merge_kind_of(NULL, 1), SONDE_MERGE_CALL);
     check_u64(sonde_merge_kind_of("ffi_call", 0), SONDE_MERGE_NATIVE);
     check_u64(sonde_merge_kind_of(NULL, 0), SONDE_MERGE_NATIVE);
 }

@@ -427,6 +427,40 @@ def test_record_native_passes_the_exit_code(tmp_path):
         assert rec.returncode == 7, rec.stderr
 
 
+SORT_PROGRAM = r'''
+import random
+words = ["%08d" % random.randrange(10 ** 8) for _ in range(200000)]
+for _ in range(15):
+    sorted(words)  # line 5
+'''
+
+
+def test_the_interpreters_own_work_shows_under_the_python_line(tmp_path):
+    """sorted() runs in the interpreter's own C code (list_sort_impl and
+    its compare functions, in libpython): those frames stay, under the
+    line that called sorted(), since no Python frame stands for them; the
+    call machinery between Python frames is still left out.  And the
+    interpreter's shutdown, a stack with no Python frame, keeps its frames
+    rather than showing as time in __libc_start_call_main."""
+    (tmp_path / "prog.py").write_text(SORT_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--native", "-r", "200", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, str(tmp_path / "prog.py"))
+    assert rec.returncode == 0, rec.stderr
+    rows = collapsed(out)
+    at_line = [(f, n) for f, n in rows if ("<module>", str(tmp_path / "prog.py"), 5) in f]
+    assert sum(n for _, n in at_line) > 0, rows
+    inside = 0
+    for frames, n in at_line:
+        below = [f[0] for f in frames[frames.index(("<module>", str(tmp_path / "prog.py"),
+                                                    5)) + 1:]]
+        assert not [b for b in below if b.startswith("_PyEval_EvalFrame")], below
+        inside += n if [b for b in below if "sort" in b or "compare" in b] else 0
+    assert inside > 0.8 * sum(n for _, n in at_line), at_line
+    for frames, _ in rows:
+        assert frames[-1][0] != "__libc_start_call_main", frames
+
+
 POOL_PROGRAM = r'''
 import hashlib, multiprocessing
 

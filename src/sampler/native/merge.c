@@ -47,16 +47,11 @@ int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_
         result = SONDE_MERGE_PARTIAL;
     else
         result = SONDE_MERGE_AMBIGUOUS;
-    /* The interpreter's frames that no Python frame stands for: those
-     * innermost (the interpreter's own code at work for the innermost
-     * Python frame: a builtin such as sorted, the garbage collector), and
-     * all of a stack without Python (start-up, shutdown). */
-    uint32_t own = 0;
-    if (np == 0 && evals == 0)
-        own = nn;
-    else
-        while (own < nn && kinds[own] == SONDE_MERGE_INTERP)
-            own++;
+    /* Frames [0, inner) are inside the innermost eval frame. */
+    uint32_t inner = 0;
+    while (inner < nn && kinds[inner] != SONDE_MERGE_EVAL)
+        inner++;
+    int keep_all = keep_interp || (np == 0 && evals == 0);
     *n = 0;
     uint32_t next = 0, skip_empty = result == SONDE_MERGE_TOLERATED;
     for (uint32_t i = 0; i < nn; i++) {
@@ -67,7 +62,8 @@ int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_
                 skip_empty = 0;   /* the innermost eval frame: no Python frame yet */
             else
                 next = put_run(entry, np, next, out, max, n);
-        } else if (kinds[i] == SONDE_MERGE_NATIVE || keep_interp || i < own) {
+        } else if (kinds[i] == SONDE_MERGE_NATIVE || keep_all ||
+                   (i < inner && kinds[i] == SONDE_MERGE_INTERP)) {
             put(out, max, n, 0, i);
         }
     }
@@ -82,5 +78,10 @@ enum sonde_merge_kind sonde_merge_kind_of(const char *symbol, int in_interpreter
     size_t len = sizeof eval - 1;
     if (symbol && strncmp(symbol, eval, len) == 0 && (symbol[len] == '\0' || symbol[len] == '.'))
         return SONDE_MERGE_EVAL;
-    return in_interpreter ? SONDE_MERGE_INTERP : SONDE_MERGE_NATIVE;
+    if (!in_interpreter)
+        return SONDE_MERGE_NATIVE;
+    if (!symbol || strstr(symbol, "call") || strstr(symbol, "Call") ||
+        strncmp(symbol, "_PyEval_", 8) == 0)
+        return SONDE_MERGE_CALL;
+    return SONDE_MERGE_INTERP;
 }

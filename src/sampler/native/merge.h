@@ -10,12 +10,14 @@
  * (owned by the C stack) under the first frame of each eval call.  The
  * walker turns either mark into `entry` on the outermost Python frame of
  * each run (walker.h: entry[]), so one rule serves every version: runs (innermost first) are
- * matched to eval frames (innermost first).  Other frames of the
- * interpreter (the call machinery between eval frames) are dropped unless
- * asked for, where Python frames stand for them; those no Python frame
- * stands for are kept: the innermost ones (the interpreter's own code at
- * work, as in sorted() or the garbage collector) and every frame of a
- * stack without Python (start-up, shutdown).  Every other native frame is
+ * matched to eval frames (innermost first).  The interpreter's other
+ * frames are dropped unless asked for where Python frames stand for them
+ * (between eval frames, and outside the outermost); inside the innermost
+ * eval frame its own work is kept (sorted()'s list_sort, the garbage
+ * collector, the libc calls they make), its call machinery is not (the
+ * functions that take a call to a builtin or an extension:
+ * PyObject_Vectorcall, cfunction_call ...); a stack without Python
+ * (start-up, shutdown) keeps every frame.  Every other native frame is
  * kept where it is.
  *
  * The match is exact when the counts agree.  One eval frame more than
@@ -35,7 +37,8 @@
 enum sonde_merge_kind {
     SONDE_MERGE_NATIVE = 0,   /* a frame to keep: extension, library, program */
     SONDE_MERGE_EVAL,         /* the evaluation loop: replaced by Python frames */
-    SONDE_MERGE_INTERP,       /* another frame of the interpreter: dropped by default */
+    SONDE_MERGE_INTERP,       /* the interpreter's own work: kept inside the innermost eval frame */
+    SONDE_MERGE_CALL,         /* its call machinery, or code without a name: dropped by default */
 };
 
 enum sonde_merge_result {
@@ -53,7 +56,7 @@ typedef struct sonde_merge_out {   /* one frame of the merged stack */
 /* Merges native kinds[0 .. nn) and Python frames with entry marks
  * entry[0 .. np) (both innermost first) into out[0 .. *n), innermost
  * first, at most max (the outer end is cut beyond).  keep_interp keeps
- * SONDE_MERGE_INTERP frames; native_complete says the unwind reached the
+ * every frame of the interpreter; native_complete says the unwind reached the
  * outermost frame.  Returns an enum sonde_merge_result. */
 int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_t np,
                 int native_complete, int keep_interp, sonde_merge_out *out, uint32_t max,
@@ -61,7 +64,9 @@ int sonde_merge(const uint8_t *kinds, uint32_t nn, const uint8_t *entry, uint32_
 
 /* The kind of a native frame: its symbol name (NULL when none covers it)
  * and whether its object is the interpreter (libpython, or a python
- * executable with the interpreter linked in). */
+ * executable with the interpreter linked in).  Call machinery: a name
+ * that says "call" (PyObject_Vectorcall, _PyObject_MakeTpCall,
+ * cfunction_call, method_vectorcall_O ...) or _PyEval's other functions. */
 enum sonde_merge_kind sonde_merge_kind_of(const char *symbol, int in_interpreter);
 
 #endif

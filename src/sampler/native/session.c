@@ -223,9 +223,9 @@ static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f
          * program that links it from libpython (its main and _start). */
         int interp = strcmp(ob->path, w->runtime.path) == 0 || strncmp(ob->name, "python", 6) == 0;
         nm.kind = (uint8_t)sonde_merge_kind_of(sym->has_symbol ? sym->name : NULL, interp);
-        /* Lines only for frames that are shown (the interpreter's lines
-         * are large and read for nothing otherwise). */
-        if ((nm.kind == SONDE_MERGE_NATIVE || (nm.kind == SONDE_MERGE_INTERP && s->keep_interp)) &&
+        /* Lines only for frames that can be shown (the interpreter's
+         * lines are large and read for nothing otherwise). */
+        if ((nm.kind == SONDE_MERGE_NATIVE || nm.kind == SONDE_MERGE_INTERP || s->keep_interp) &&
             sonde_native_symbolize(ob, s->pid, f->pc, ra, 1, sym) < 0)
             return SONDE_U64MAP_NONE;
         const char *file = sym->file[0] ? sym->file : ob->path;
