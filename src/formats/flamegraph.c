@@ -102,6 +102,8 @@ static const char script[] =
     "document.getElementById('search').addEventListener('click',search);\n"
     "document.addEventListener('keydown',e=>{if(e.key==='Escape')reset();\n"
     " if((e.ctrlKey||e.metaKey)&&e.key==='f'){e.preventDefault();search();}});\n"
+    "/* A graph taller than the window opens at its foot: the root and the widest frames. */\n"
+    "scrollTo(0,1e9);\n"
     "]]></script>\n";
 
 int sonde_flamegraph_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,

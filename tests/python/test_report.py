@@ -280,3 +280,41 @@ def test_json_numbers_stay_json(tmp_path):
     def refuse(token):
         raise ValueError(token)
     json.load(open(str(tmp_path / "big.json")), parse_constant=refuse)
+
+
+DEEP = """
+def down(n):
+    return sum(range(3000)) if n == 0 else down(n - 1)
+
+for _ in range(20):
+    down(120)
+"""
+
+
+def test_deep_flame_graph_opens_at_its_foot(tmp_path):
+    """A flame graph taller than the window opens scrolled to its foot, where
+    the root and the widest frames are: the root's bar is on the first
+    1280x800 screen (Chromium reports where it scrolled and how tall the
+    window is; the graph's own script does the scrolling)."""
+    from pages import CHROMIUM
+    if not CHROMIUM:
+        pytest.skip("no chromium (.ci/run installs it)")
+    (tmp_path / "deep.py").write_text(DEEP)
+    proc = run_sonde(["run", "-f", "flamegraph", "-o", "deep.svg", "deep.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    svg = (tmp_path / "deep.svg").read_text()
+    height = float(re.search(r'<svg [^>]*height="([\d.]+)"', svg).group(1))
+    assert height > 2 * 800  # 120 levels: far taller than the window
+    (root_y,) = [float(y) for y in re.findall(r'<rect x="0" y="([\d.]+)" width="1200" height'
+                                              r'="\d+" fill="rgb\(220,220,220\)"', svg)]
+    # Where the window is, written into the DOM once the page has loaded.
+    probe = tmp_path / "probe.svg"
+    probe.write_text(svg.replace("</svg>", "<script>addEventListener('load', () => "
+                                 "document.documentElement.setAttribute('data-view', scrollY + "
+                                 "',' + innerHeight));</script></svg>"))
+    dom = subprocess.run([CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1280,800", "--virtual-time-budget=3000", "--dump-dom",
+                          "file://" + str(probe)], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, universal_newlines=True, timeout=120).stdout
+    top, window = map(float, re.search(r'data-view="([\d.]+),([\d.]+)"', dom).groups())
+    assert top <= root_y and root_y + 15 <= top + window, (top, window, root_y)
