@@ -3,10 +3,12 @@
  * sl_a, sl_b and sl_c each run the same loop in their own body, n rounds,
  * so their CPU time goes in proportion to n and each is the innermost
  * frame of its own samples.  sl_spinners starts threads that never run
- * Python: each spins in sl_worker until the process ends.  Built -O2 -g
+ * Python: each spins in sl_worker until the process ends.  sl_clock reads
+ * the clock n times: its time is spent in the kernel's vdso.  Built -O2 -g
  * without frame pointers (the Makefile); noipa keeps every call a call. */
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #define KEEP __attribute__((noipa))
 
@@ -23,6 +25,17 @@ static volatile uint64_t sink; /* written by every spinning thread at once: only
 KEEP void sl_a(long n) { SPIN(n); }
 KEEP void sl_b(long n) { SPIN(n); }
 KEEP void sl_c(long n) { SPIN(n); }
+
+KEEP long sl_clock(long n)
+{
+    struct timespec ts;
+    long sum = 0;
+    for (long i = 0; i < n; i++) {
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        sum += ts.tv_nsec & 1;
+    }
+    return sum;
+}
 
 KEEP static void sl_worker(void) { for (;;) SPIN(1000000); }
 

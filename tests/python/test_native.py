@@ -461,6 +461,28 @@ def test_the_interpreters_own_work_shows_under_the_python_line(tmp_path):
         assert frames[-1][0] != "__libc_start_call_main", frames
 
 
+def test_time_in_the_vdso_is_named(tmp_path):
+    """clock_gettime runs in the kernel's vdso, a mapping with no file: its
+    frames are named from the image in the process's memory (symbols and
+    CFI), under sl_clock and the Python line, never [unmapped]."""
+    (tmp_path / "prog.py").write_text(
+        "import ctypes, sys\nlib = ctypes.CDLL(sys.argv[1])\n"
+        "for _ in range(40):\n    lib.sl_clock(200000)  # line 4\n")
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--native", "-r", "500", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, str(tmp_path / "prog.py"), SHARE_LIB)
+    assert rec.returncode == 0, rec.stderr
+    rows = collapsed(out)
+    in_vdso = [(f, n) for f, n in rows if f[-1][1] == "[vdso]"]
+    assert sum(n for _, n in in_vdso) > 0, rows
+    for frames, _ in in_vdso:
+        assert "clock_gettime" in frames[-1][0], frames
+        names = [f[0] for f in frames]
+        assert "sl_clock" in names and ("<module>", str(tmp_path / "prog.py"), 4) in frames
+    assert not [f for f, _ in rows if f[-1][1] == "[unmapped]"], rows
+    assert "no mapped object" not in rec.stderr, rec.stderr
+
+
 POOL_PROGRAM = r'''
 import hashlib, multiprocessing
 

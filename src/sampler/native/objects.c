@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
 
 #include "../proc/maps.h"
 #include "symbols.h"
@@ -18,9 +20,32 @@ static uint64_t anchor_of(const sonde_maps *maps, const sonde_map *m)
     return base ? base->start : m->start - m->offset;
 }
 
-/* The objects[] index of path anchored at anchor, opened on first sight;
- * -1 when the table is full or out of memory. */
-static int64_t object_for(sonde_native_objects *o, const char *path, uint64_t anchor)
+#define VDSO "[vdso]"
+#define VDSO_MAX (1u << 20)   /* the kernel's is two to four pages */
+
+/* The vdso mapped at [start, end) of process pid, copied out of it: the
+ * kernel's own small ELF image (clock_gettime, gettimeofday ...), with
+ * symbols and CFI like any library's but no file behind it. */
+static int open_vdso(sonde_elf *e, int pid, uint64_t start, uint64_t end)
+{
+    size_t size = (size_t)(end - start);
+    if (end <= start || size > VDSO_MAX)
+        return -ENOEXEC;
+    void *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (image == MAP_FAILED)
+        return -ENOMEM;
+    struct iovec local = { image, size }, remote = { (void *)(uintptr_t)start, size };
+    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size) {
+        munmap(image, size);
+        return -EIO;
+    }
+    return sonde_elf_adopt(e, image, size);
+}
+
+/* The objects[] index of path anchored at anchor (its mapping ends at
+ * end), opened on first sight; -1 when the table is full or out of memory. */
+static int64_t object_for(sonde_native_objects *o, const char *path, uint64_t anchor,
+                          uint64_t end)
 {
     for (uint32_t i = 0; i < o->nobjects; i++)
         if (o->objects[i].anchor == anchor && strcmp(o->objects[i].path, path) == 0)
@@ -45,8 +70,9 @@ static int64_t object_for(sonde_native_objects *o, const char *path, uint64_t an
     char full[4200];
     snprintf(full, sizeof full, "/proc/%d/root%s", o->pid, path);
     uint64_t link = 0;
-    ob->usable = sonde_elf_open(&ob->elf, full) == 0 &&
-                 sonde_elf_load_base(&ob->elf, &link) == 0 &&
+    int opened = strcmp(path, VDSO) == 0 ? open_vdso(&ob->elf, o->pid, anchor, end)
+                                         : sonde_elf_open(&ob->elf, full);
+    ob->usable = opened == 0 && sonde_elf_load_base(&ob->elf, &link) == 0 &&
                  sonde_cfi_init(&ob->cfi, &ob->elf) == 0;
     ob->bias = anchor - link;
     return o->nobjects++;
@@ -63,9 +89,10 @@ int sonde_native_objects_refresh(sonde_native_objects *o)
     uint32_t n = 0;
     for (size_t i = 0; ranges && i < maps.count; i++) {
         const sonde_map *m = &maps.v[i];
-        if (m->perms[2] != 'x' || m->path[0] != '/')
+        int vdso = strcmp(m->path, VDSO) == 0;
+        if (m->perms[2] != 'x' || (m->path[0] != '/' && !vdso))
             continue;
-        int64_t ob = object_for(o, m->path, anchor_of(&maps, m));
+        int64_t ob = object_for(o, m->path, vdso ? m->start : anchor_of(&maps, m), m->end);
         if (ob >= 0)
             ranges[n++] = (sonde_native_range){ m->start, m->end, m->offset, (uint32_t)ob };
     }

@@ -7,8 +7,9 @@
  * /proc/PID/root/<path> (right inside containers), mapped read-only, and
  * kept until sonde_native_objects_free: a refresh after a dlopen or
  * dlclose re-reads /proc/PID/maps and keeps the objects it still sees
- * (same path, mapped at the same place).  The symbols and line tables of an object are
- * loaded on first use (symbols.h); its CFI when it is opened. */
+ * (same path, mapped at the same place).  The vdso, which has no file, is
+ * copied out of the process's memory.  The symbols and line tables of an
+ * object are loaded on first use (symbols.h); its CFI when it is opened. */
 #ifndef SONDE_NATIVE_OBJECTS_H
 #define SONDE_NATIVE_OBJECTS_H
 
@@ -55,7 +56,7 @@ int sonde_native_objects_refresh(sonde_native_objects *o);
 void sonde_native_objects_free(sonde_native_objects *o);
 
 /* The object mapped executable at addr, or NULL (anonymous or JIT memory,
- * the vdso, or a file that could not be opened). */
+ * or a file that could not be opened). */
 sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr);
 
 /* The executable file mapping holding addr, or NULL. */

@@ -84,6 +84,17 @@ int sonde_elf_open(sonde_elf *e, const char *path)
     return rc;
 }
 
+int sonde_elf_adopt(sonde_elf *e, void *image, size_t size)
+{
+    memset(e, 0, sizeof *e);
+    e->data = image;
+    e->size = size;
+    int rc = size < sizeof(Elf64_Ehdr) ? -ENOEXEC : check_header(e);
+    if (rc < 0)
+        sonde_elf_close(e);
+    return rc;
+}
+
 void sonde_elf_close(sonde_elf *e)
 {
     if (e->data)

@@ -24,6 +24,10 @@ typedef struct sonde_elf {
  * it.  0, or a negative errno: -ENOEXEC when it is not such a file (or is
  * not a regular file, or is over SONDE_ELF_MAX_SIZE), others from open. */
 int sonde_elf_open(sonde_elf *e, const char *path);
+/* The same for an image copied out of a process (its vdso): `image` is a
+ * private mapping of size bytes, which e owns from then on, also when
+ * the check fails (it is unmapped then). */
+int sonde_elf_adopt(sonde_elf *e, void *image, size_t size);
 void sonde_elf_close(sonde_elf *e);
 
 /* The defined symbol name from .dynsym, else .symtab: its value (an
