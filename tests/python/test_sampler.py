@@ -96,13 +96,17 @@ def measured(text):
 
 def dump_at(proc, line, *options):
     """sonde dump of proc, once its main thread's innermost frame is at
-    `line` (it prints "ready" just before it gets there)."""
+    `line` (it prints "ready" just before it gets there) and its other
+    threads are blocked (STACK_PROGRAM's sleeper may still be on its way
+    to its wait, or waiting for a CPU, when main gets there)."""
     deadline = time.time() + 60  # a guard: the program is on its way there
     while True:
         out = sonde("dump", "-p", str(proc.pid), *options)
-        main = [t for t in out.stdout.split("\nThread ")[1:] if "MainThread" in t.splitlines()[0]]
+        threads = out.stdout.split("\nThread ")[1:]
+        main = [t for t in threads if "MainThread" in t.splitlines()[0]]
         first = re.search(r"^    \S+ \(.*:(\d+)\)$", main[0], re.M) if main else None
-        if out.returncode or (first and int(first.group(1)) == line):
+        others_idle = all("(idle)" in t.splitlines()[0] for t in threads if t not in main)
+        if out.returncode or (first and int(first.group(1)) == line and others_idle):
             return out
         assert time.time() < deadline, out.stdout[:2000]
 
