@@ -282,7 +282,7 @@ def test_json_numbers_stay_json(tmp_path):
     json.load(open(str(tmp_path / "big.json")), parse_constant=refuse)
 
 
-DEEP = """
+TALL = """
 def down(n):
     return sum(range(3000)) if n == 0 else down(n - 1)
 
@@ -299,7 +299,7 @@ def test_deep_flame_graph_opens_at_its_foot(tmp_path):
     from pages import CHROMIUM
     if not CHROMIUM:
         pytest.skip("no chromium (.ci/run installs it)")
-    (tmp_path / "deep.py").write_text(DEEP)
+    (tmp_path / "deep.py").write_text(TALL)
     proc = run_sonde(["run", "-f", "flamegraph", "-o", "deep.svg", "deep.py"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     svg = (tmp_path / "deep.svg").read_text()
