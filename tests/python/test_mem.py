@@ -14,7 +14,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import HERE, PKG, SONDE, need, run_sonde, version_params, with_pkg_env
+from conftest import HERE, SONDE, need, run_sonde, version_params, with_pkg_env
 
 MB = 1 << 20
 WORKLOADS = os.path.join(HERE, "mem_workloads.py")
