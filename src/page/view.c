@@ -23,7 +23,10 @@ static void page_begin(sonde_buf *b)
                       "data:\">\n<title>sonde view</title>\n<style>\n");
     sonde_buf_puts(b, sonde_view_css);
     sonde_buf_puts(b, "</style></head>\n<body>\n<header><h1 id=\"title\"></h1>"
-                      "<nav id=\"tabs\"></nav>\n"
+                      "<span id=\"about\"></span>\n<nav id=\"tabs\"></nav>\n"
+                      "<label title=\"import machinery and sonde's launcher folded into their "
+                      "caller\"><input id=\"fold\" type=\"checkbox\" checked> fold imports"
+                      "</label>\n"
                       "<label>search <input id=\"search\" type=\"search\" "
                       "placeholder=\"regular expression\"></label>\n"
                       "<label>filter <input id=\"filter\" type=\"search\" "
@@ -31,6 +34,7 @@ static void page_begin(sonde_buf *b)
                       "<label>depth <input id=\"depth\" type=\"number\" min=\"0\"></label>\n"
                       "<label>cutoff % <input id=\"cutoff\" type=\"number\" min=\"0\" "
                       "step=\"0.1\"></label>\n"
+                      "<button id=\"savesvg\" type=\"button\">save SVG</button>\n"
                       "<span id=\"found\"></span> <span id=\"status\" class=\"note\"></span>"
                       "</header>\n<div id=\"crumbs\"></div>\n<main><div id=\"view\"></div>"
                       "<aside id=\"side\"></aside></main>\n<div id=\"tip\"></div>\n");
@@ -129,11 +133,27 @@ static int tree_of(sonde_time_tree *t, const sonde_profile *p, const sonde_stats
     return has_tree ? sonde_time_tree_from_profile(t, p) : sonde_time_tree_from_stats(t, s);
 }
 
+/* What the header says of how the profile was taken: the sampling rate
+ * (0: every call), the process and the threads' names. */
+static void put_about(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, ",\n\"about\": {\"rate\": ");
+    put_num(b, p->sample_rate);
+    sonde_buf_printf(b, ", \"pid\": %d, \"threads\": [", p->pid);
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        if (i)
+            sonde_buf_putc(b, ',');
+        sonde_buf_json_str(b, sonde_profile_str(p, p->threads[i].name));
+    }
+    sonde_buf_puts(b, "]}");
+}
+
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                                const sonde_time_tree *t, int has_tree)
 {
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
+    put_about(b, p);
     put_funcs(b, p);
     if (put_tree(b, t, p) < 0)
         b->oom = 1;
