@@ -428,6 +428,107 @@
     render();
   }
 
+  /* ---------------- sandwich ---------------- */
+
+  /* A merged tree: {func, total, self, kids: Map func -> tree}. */
+  function mtree(f) { return { func: f, total: 0, self: 0, kids: new Map() }; }
+
+  function mchild(t, f) {
+    var k = t.kids.get(f);
+    if (!k) { k = mtree(f); t.kids.set(f, k); }
+    return k;
+  }
+
+  /* Function f's sandwich, from the frames of f not inside another frame
+   * of f (a recursion counted once): what called it, merged over all its
+   * call paths, f first and its callers after; and what it called, merged. */
+  function sandwich(f) {
+    var callers = mtree(f), callees = mtree(f), stack = [[0, false]], paths = 0;
+    function merge(into, i) {
+      into.total += T.total[i]; into.self += T.self[i];
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) merge(mchild(into, T.func[c]), c);
+    }
+    while (stack.length) {
+      var top = stack.pop(), i = top[0], mine = i > 0 && T.func[i] === f;
+      if (mine && !top[1]) {
+        paths++;
+        merge(callees, i);
+        callers.total += T.total[i]; callers.self += T.self[i];
+        for (var a = T.parent[i], at = callers; a > 0; a = T.parent[a]) {
+          at = mchild(at, T.func[a]);
+          at.total += T.total[i];
+        }
+      }
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push([c, top[1] || mine]);
+    }
+    return { callers: callers, callees: callees, paths: paths };
+  }
+
+  var sandwiched = []; /* the sandwich's frames: [tree, part, level, x, y, w] */
+
+  /* One merged tree as an icicle (callees, downwards) or a flame graph
+   * (callers, upwards: f at the bottom, next to its callees). */
+  function drawMerged(canvas, root, part, up) {
+    var W = Math.max(300, viewWidth()), levels = 0, scale = W / (root.total || 1);
+    (function deep(t, d) { levels = Math.max(levels, d); t.kids.forEach(function (k) { if (k.total * scale >= 0.5) deep(k, d + 1); }); })(root, 0);
+    var H = (levels + 1) * ROW + 2, g = sized(canvas, W, H);
+    g.font = "11px sans-serif"; g.textBaseline = "middle";
+    (function put(t, x, d) {
+      var w = t.total * scale, y = up ? H - (d + 1) * ROW : d * ROW;
+      if (w < 0.5) return;
+      g.fillStyle = t.func < 0 ? "rgb(220,220,220)" : D.funcs[t.func][3];
+      g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
+      if (w > 28) {
+        var label = funcLabel(t.func), fits = Math.floor((w - 6) / 6.2);
+        if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
+        g.fillStyle = "#000";
+        g.fillText(label, x + 3, y + ROW / 2);
+      }
+      sandwiched.push([t, part, d, x, y, w, canvas]);
+      var kids = Array.from(t.kids.values()).sort(function (a, b) { return b.total - a.total; });
+      kids.forEach(function (k) { put(k, x, d + 1); x += k.total * scale; });
+    })(root, 0, 0);
+    canvas.onmousemove = function (ev) {
+      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top, tip = $("tip");
+      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      if (!s) { tip.style.display = "none"; return; }
+      tip.textContent = funcLabel(s[0].func) + "\n" + funcWhere(s[0].func) + "\n" + (part === "callers" && s[2] ?
+        "calls it: " : "total ") + fmtValue(s[0].total) + " (" + pct(s[0].total / (T.total[0] || 1)) + ")";
+      tip.style.display = "block";
+      tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 400) + "px";
+      tip.style.top = (ev.clientY + 14) + "px";
+    };
+    canvas.onmouseleave = function () { $("tip").style.display = "none"; };
+    canvas.onclick = function (ev) {
+      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      if (s && s[0].func >= 0) select(s[0].func);
+    };
+  }
+
+  /* The selected function's sandwich; without a selection, the function
+   * with the most own time. */
+  function drawSandwich(box) {
+    var f = S.select;
+    if (f < 0 && D.stats && D.stats.length) f = D.stats.reduce(function (a, b) { return b[3] > a[3] ? b : a; })[0];
+    sandwiched = [];
+    if (f < 0) { box.appendChild(el("p", "select a function (in a picture or the table)", "note")); return; }
+    var sw = sandwich(f), half = Math.max(120, Math.floor(box.clientHeight / 2) - 40);
+    /* each half of the pane scrolls alone; the callers' opens on f, at its bottom */
+    [["callers of " + funcLabel(f) + " (merged over " + sw.paths + " call paths; each as wide as the time spent calling it)",
+      "callers", sw.callers, true],
+     ["what " + funcLabel(f) + " called (merged)", "callees", sw.callees, false]].forEach(function (part) {
+      box.appendChild(el("div", part[0], "fn"));
+      var pane = el("div", null, "half"), c = el("canvas");
+      pane.style.maxHeight = half + "px";
+      c.id = part[1] + "-chart";
+      pane.appendChild(c);
+      box.appendChild(pane);
+      drawMerged(c, part[2], part[1], part[3]);
+      if (part[3]) pane.scrollTop = pane.scrollHeight;
+    });
+  }
+
   /* ---------------- lines and mem: source with bars ---------------- */
 
   function drawSource(box) {
@@ -517,6 +618,7 @@
     icicle: ["icicle", function (box) { var c = canvas(box); drawFlame(c, true); }],
     sunburst: ["sunburst", function (box) { var c = canvas(box); drawSunburst(c); }],
     table: ["table", drawTable],
+    sandwich: ["sandwich", drawSandwich],
     changes: ["changes", drawChanges],
     source: ["source", drawSource],
     memory: ["memory over time", function (box) {
@@ -528,7 +630,7 @@
   var available = D.kind === "lines" ? ["source"]
                 : D.kind === "mem" ? ["source", "memory"]
                 : D.kind === "diff" ? ["flame", "icicle", "changes"]
-                : ["flame", "icicle", "sunburst", "table"];
+                : ["flame", "icicle", "sunburst", "sandwich", "table"];
 
   function canvas(box) {
     var c = el("canvas");
@@ -799,6 +901,13 @@
 
   /* What a test reads: the frames drawn, where they are in the window. */
   window.sondeView = {
+    sandwich: function () {
+      return sandwiched.map(function (e) {
+        var r = e[6].getBoundingClientRect();
+        return { name: funcLabel(e[0].func), func: e[0].func, total: e[0].total, part: e[1], level: e[2],
+                 x: r.left + e[3], y: r.top + e[4], w: e[5], h: ROW - 1 };
+      });
+    },
     frames: function () {
       var c = $("chart"), r = c ? c.getBoundingClientRect() : null;
       return drawn.map(function (f) {

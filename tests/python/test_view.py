@@ -577,3 +577,25 @@ def test_saved_svg_parses(browser, profiles, tmp_path, picture):
     assert len(shapes) == len(frames) > 10
     names = sorted(s.find(ns + "title").text.split("\n")[0] for s in shapes)
     assert names == sorted(f["name"] for f in frames)
+
+
+@pytest.mark.parametrize("name", ["w.json", "w.prof", "c.prof"])
+def test_sandwich_figures_are_the_callers_and_callees(browser, profiles, name):
+    """main's sandwich: the callers and callees next to it are as wide as
+    the time pstats gives each caller edge (the page's own callers and
+    callees tables show the same)."""
+    ref = pstats.Stats(str(profiles / REFERENCE[name])).stats
+    (key,) = [k for k in ref if k[2] == "main"]
+    callers = {k[2]: v[3] for k, v in ref[key][4].items()}
+    callees = {k[2]: v[4][key][3] for k, v in ref.items() if key in v[4]}
+    tab = open_page(browser, view(profiles, name), "view=sandwich&select=^main$")
+    frames = tab.evaluate("window.sondeView.sandwich()")
+    side = {part: tab.evaluate("[].map.call(document.querySelectorAll('#%s tr'), function (r) {"
+                               " return r.lastChild.textContent; }).slice(1)" % part)
+            for part in ("callers", "callees")}
+    tab.close()
+    for part, expected in (("callers", callers), ("callees", callees)):
+        drawn = {f["name"]: f["total"] for f in frames if f["part"] == part and f["level"] == 1}
+        assert sorted(drawn) == sorted(expected) == sorted(side[part]), part
+        for fn, seconds in expected.items():
+            assert abs(drawn[fn] - seconds) <= 2e-6 + 1e-3 * seconds, (part, fn)
