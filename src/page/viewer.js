@@ -67,6 +67,7 @@
 
   var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
   var R = null; /* the tree as the data holds it, every frame */
+  var trees = {}; /* T folded and unfolded, once built */
 
   function funcLabel(f) {
     return f < 0 ? "all" : D.funcs[f][0];
@@ -92,7 +93,15 @@
   function readTree() {
     var n = D.tree.length, i;
     R = { n: n, func: new Int32Array(n), parent: new Int32Array(n), total: new Float64Array(n),
-          self: new Float64Array(n), x: new Float64Array(n), base: D.base ? new Float64Array(n) : null };
+          self: new Float64Array(n), x: new Float64Array(n), base: D.base ? new Float64Array(n) : null,
+          machinery: new Uint8Array(D.funcs.length), launcher: new Uint8Array(D.funcs.length),
+          runs: new Uint8Array(D.funcs.length) };
+    /* each function's part in folding, once */
+    D.funcs.forEach(function (fn, f) {
+      R.machinery[f] = MACHINERY.test(fn[1]) ? 1 : 0;
+      R.launcher[f] = LAUNCHER.test(fn[1]) ? 1 : 0;
+      R.runs[f] = RUNS.test(fn[0]) ? 1 : 0;
+    });
     for (i = 0; i < n; i++) {
       var r = D.tree[i];
       R.func[i] = r[0]; R.parent[i] = i ? r[1] : -1; R.total[i] = r[2]; R.self[i] = r[3];
@@ -113,11 +122,11 @@
     func.push(-1); parent.push(-1); total.push(R.total[0]); self.push(R.self[0]);
     base.push(R.base ? R.base[0] : 0); x.push(0); imp.push(false);
     for (i = 1; i < n; i++) {
-      var up = m[R.parent[i]], f = R.func[i], file = f >= 0 ? D.funcs[f][1] : "";
-      var machinery = fold && MACHINERY.test(file), inside = fold && inImport[R.parent[i]];
-      var runs = f >= 0 && RUNS.test(D.funcs[f][0]);
+      var up = m[R.parent[i]], f = R.func[i];
+      var machinery = fold && f >= 0 && R.machinery[f] === 1, inside = fold && inImport[R.parent[i]];
+      var runs = f >= 0 && R.runs[f] === 1;
       inImport[i] = machinery || (inside && runs) ? 1 : 0;
-      launcher[i] = fold && (LAUNCHER.test(file) || (runs && launcher[R.parent[i]])) ? 1 : 0;
+      launcher[i] = fold && f >= 0 && (R.launcher[f] === 1 || (runs && launcher[R.parent[i]])) ? 1 : 0;
       if ((inside && inImport[i]) || launcher[i]) {
         m[i] = up; self[up] += R.self[i];
         continue;
@@ -357,17 +366,16 @@
 
   function drawTable(box) {
     var cols = statColumns(), filter = matcher($("filter").value), rows = [];
-    D.stats.forEach(function (r) {
-      var label = funcLabel(r[0]) + " " + funcWhere(r[0]);
-      if (!filter || filter.test(label)) rows.push(r);
-    });
     var key = sortKey === null ? 3 : sortKey; /* cumtime, or total %: the biggest first */
+    D.stats.forEach(function (r) {
+      if (!filter || filter.test(funcLabel(r[0]) + " " + funcWhere(r[0])))
+        rows.push({ r: r, v: key === "name" ? funcLabel(r[0]) : colValue(r, cols[key]) });
+    });
     rows.sort(function (a, b) {
-      var va = key === "name" ? funcLabel(a[0]) : colValue(a, cols[key]);
-      var vb = key === "name" ? funcLabel(b[0]) : colValue(b, cols[key]);
-      var c = va < vb ? -1 : va > vb ? 1 : 0;
+      var c = a.v < b.v ? -1 : a.v > b.v ? 1 : 0;
       return sortDown ? -c : c;
     });
+    rows = rows.map(function (o) { return o.r; });
     var table = el("table"), thead = el("thead"), tr = el("tr");
     table.id = "stats";
     cols.forEach(function (col, k) {
@@ -379,7 +387,9 @@
     thn.onclick = function () { sortDown = sortKey === "name" ? !sortDown : false; sortKey = "name"; render(); };
     tr.appendChild(thn);
     thead.appendChild(tr); table.appendChild(thead);
-    var tbody = el("tbody"), shown = Math.min(rows.length, 5000);
+    /* the first 500 rows (a DOM of thousands of rows takes a second to
+     * build): the filter and the sort reach the others */
+    var tbody = el("tbody"), shown = Math.min(rows.length, 500);
     for (var i = 0; i < shown; i++) {
       var r = rows[i], row = el("tr");
       cols.forEach(function (col) { row.appendChild(el("td", col[2](colValue(r, col), r))); });
@@ -726,7 +736,7 @@
     }
     if (D.changes && D.changes.length) {
       var c = D.changes[0];
-      parts.push("biggest change: " + c[0] + " " + (c[2] >= c[1] ? "+" : "") + fmtValue(c[2] - c[1]));
+      parts.push("biggest change: " + c[0].replace(/^[^(]*[\/\\]/, "") + " " + (c[2] >= c[1] ? "+" : "") + fmtValue(c[2] - c[1]));
     }
     $("about").textContent = parts.join(" \u00b7 ");
   }
@@ -841,7 +851,10 @@
       $("fold").checked = hash.fold !== "0";
       buildTree($("fold").checked);
       $("fold").onchange = function () {
-        buildTree(this.checked);
+        /* each tree built once, kept for the next toggle */
+        var other = this.checked ? "folded" : "unfolded";
+        trees[this.checked ? "unfolded" : "folded"] = T;
+        if (trees[other]) T = trees[other]; else buildTree(this.checked);
         S.zoom = 0; S.cursor = 0;
         render();
       };
