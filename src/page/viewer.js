@@ -11,7 +11,7 @@
  * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
  * text reaches the page through textContent, never as markup.  The
  * address's #fragment sets the first state: view=, search=, zoom=,
- * select=, depth=, cutoff=, fold=0; and acts as a user would: click=NAME
+ * select=, depth=, cutoff=, fold=0, mine=1; and acts as a user would: click=NAME
  * clicks the widest drawn frame of that function, type=TEXT types into
  * the search box (what the browser tests drive). */
 (function () {
@@ -67,7 +67,7 @@
 
   var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
   var R = null; /* the tree as the data holds it, every frame */
-  var trees = {}; /* T folded and unfolded, once built */
+  var trees = {}; /* T by fold + 2 * mine, once built */
 
   function funcLabel(f) {
     return f < 0 ? "all" : D.funcs[f][0];
@@ -87,6 +87,9 @@
   /* The import machinery, and the frames of sonde's own launcher. */
   var MACHINERY = /^<frozen importlib\._bootstrap(_external)?>$/;
   var LAUNCHER = /(^|[\/\\])sonde[\/\\]_launch\.py$|^<sonde>$|^<frozen runpy>$|(^|[\/\\])runpy\.py$/;
+  /* the interpreter's library, frozen and generated code, C functions: what
+   * "only my code" leaves out (python -c's <string> and <stdin> stay) */
+  var LIBRARY = /^<(?!string>$|stdin>$)|^~$|[\/\\](site|dist)-packages[\/\\]|[\/\\]lib[\/\\]python[0-9.]*[\/\\]|^[A-Za-z]:.*[\/\\]Lib[\/\\]/;
   /* the C functions through which the machinery and the launcher run code */
   var RUNS = /^<built-in method builtins\.(exec|__import__)>$/;
 
@@ -95,12 +98,13 @@
     R = { n: n, func: new Int32Array(n), parent: new Int32Array(n), total: new Float64Array(n),
           self: new Float64Array(n), x: new Float64Array(n), base: D.base ? new Float64Array(n) : null,
           machinery: new Uint8Array(D.funcs.length), launcher: new Uint8Array(D.funcs.length),
-          runs: new Uint8Array(D.funcs.length) };
+          runs: new Uint8Array(D.funcs.length), mine: new Uint8Array(D.funcs.length) };
     /* each function's part in folding, once */
     D.funcs.forEach(function (fn, f) {
       R.machinery[f] = MACHINERY.test(fn[1]) ? 1 : 0;
       R.launcher[f] = LAUNCHER.test(fn[1]) ? 1 : 0;
       R.runs[f] = RUNS.test(fn[0]) ? 1 : 0;
+      R.mine[f] = LIBRARY.test(fn[1]) ? 0 : 1;
     });
     for (i = 0; i < n; i++) {
       var r = D.tree[i];
@@ -113,9 +117,11 @@
   /* The tree drawn, from R: with fold, each outermost import machinery
    * frame stays (labelled "import MODULE"), the machinery under it and the
    * exec that runs the module fold into it, and sonde's launcher frames
-   * fold into their caller; children of one frame with the same function
-   * merge.  Without, R as it is, placed as flame_layout.c placed it. */
-  function buildTree(fold) {
+   * fold into their caller; with mine, every frame of a function outside
+   * the program's own files folds into its caller; children of one frame
+   * with the same function merge.  Without either, R as it is, placed as
+   * flame_layout.c placed it. */
+  function buildTree(fold, mine) {
     var n = R.n, i, m = new Int32Array(n), inImport = new Uint8Array(n), launcher = new Uint8Array(n);
     var func = [], parent = [], total = [], self = [], base = [], x = [], imp = [];
     var index = new Map(), nf = D.funcs.length + 1;
@@ -127,7 +133,7 @@
       var runs = f >= 0 && R.runs[f] === 1;
       inImport[i] = machinery || (inside && runs) ? 1 : 0;
       launcher[i] = fold && f >= 0 && (R.launcher[f] === 1 || (runs && launcher[R.parent[i]])) ? 1 : 0;
-      if ((inside && inImport[i]) || launcher[i]) {
+      if ((inside && inImport[i]) || launcher[i] || (mine && (f < 0 || !R.mine[f]))) {
         m[i] = up; self[up] += R.self[i];
         continue;
       }
@@ -161,13 +167,13 @@
     };
     for (i = 0; i < n; i++) {
       if (!kids[i]) continue;
-      kids[i].sort(fold ? byName : function (a, b) { return T.x[a] - T.x[b]; });
+      kids[i].sort(fold || mine ? byName : function (a, b) { return T.x[a] - T.x[b]; });
       var at = T.x[i];
       for (var k = kids[i].length - 1; k >= 0; k--) {
         T.next[kids[i][k]] = T.first[i];
         T.first[i] = kids[i][k];
       }
-      if (fold) for (k = 0; k < kids[i].length; k++) { T.x[kids[i][k]] = at; at += T.total[kids[i][k]]; }
+      if (fold || mine) for (k = 0; k < kids[i].length; k++) { T.x[kids[i][k]] = at; at += T.total[kids[i][k]]; }
     }
     var sum = 0;
     for (var c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
@@ -702,6 +708,7 @@
     var high = box.clientHeight;
     views[S.view][1](box);
     searchSummary();
+    if (T && T.n === 1 && $("mine").checked) $("found").textContent = "no frame of the program's own files";
     $("savesvg").style.display = PICTURES.indexOf(S.view) >= 0 ? "" : "none";
     $("status").textContent = "drawn: " + S.view +
       (PICTURES.indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
@@ -849,17 +856,18 @@
     if (D.tree) {
       readTree();
       $("fold").checked = hash.fold !== "0";
-      buildTree($("fold").checked);
-      $("fold").onchange = function () {
+      $("mine").checked = hash.mine === "1";
+      var which = function () { return +$("fold").checked + 2 * $("mine").checked; };
+      buildTree($("fold").checked, $("mine").checked);
+      trees[which()] = T;
+      $("fold").onchange = $("mine").onchange = function () {
         /* each tree built once, kept for the next toggle */
-        var other = this.checked ? "folded" : "unfolded";
-        trees[this.checked ? "unfolded" : "folded"] = T;
-        if (trees[other]) T = trees[other]; else buildTree(this.checked);
+        T = trees[which()] || (buildTree($("fold").checked, $("mine").checked), trees[which()] = T);
         S.zoom = 0; S.cursor = 0;
         render();
       };
     } else {
-      $("fold").parentNode.style.display = "none";
+      $("fold").parentNode.style.display = $("mine").parentNode.style.display = "none";
     }
     about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];

@@ -599,3 +599,20 @@ def test_sandwich_figures_are_the_callers_and_callees(browser, profiles, name):
         assert sorted(drawn) == sorted(expected) == sorted(side[part]), part
         for fn, seconds in expected.items():
             assert abs(drawn[fn] - seconds) <= 2e-6 + 1e-3 * seconds, (part, fn)
+
+
+def test_only_my_code(browser, screen_pages, real_profs):
+    """mine=1: every frame drawn is of the program's own files (deep/...),
+    main's frame keeps the time sonde's JSON gives main, the root keeps it all."""
+    page = screen_pages["deep.json"]
+    funcs, nodes = json_nodes(page.with_suffix(".json"))
+    mains = [n[3] for n in nodes if n[0] >= 0 and funcs[n[0]]["name"] == "main" and
+             funcs[n[0]]["file"].endswith("main.py")]
+    frames, _ = frames_and_overflow(browser, page, "view=icicle&mine=1", (1280, 800))
+    data = page_data(page)
+    files = {data["funcs"][f["func"]][1] for f in frames if f["func"] >= 0}
+    assert files and all(f.startswith(str(real_profs / "deep")) for f in files), files
+    (main,) = [f for f in frames if f["name"] == "main"]
+    assert abs(main["total"] - sum(mains)) <= 1e-9
+    (root,) = [f for f in frames if f["func"] == -1]
+    assert abs(root["total"] - data["tree"][0][2]) <= 1e-9
