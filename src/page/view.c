@@ -30,6 +30,7 @@ static void page_begin(sonde_buf *b)
                       "interpreter's library (the standard library, site-packages): the "
                       "rest folds into the caller\"><input id=\"mine\" type=\"checkbox\"> "
                       "only my code</label>\n"
+                      "<label>thread <select id=\"thread\"></select></label>\n"
                       "<label>search <input id=\"search\" type=\"search\" "
                       "placeholder=\"regular expression\"></label>\n"
                       "<label>filter <input id=\"filter\" type=\"search\" "
@@ -87,7 +88,7 @@ static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile 
     sonde_flame_layout l;
     if (sonde_flame_layout_compute(&l, t, p) < 0)
         return -1;
-    sonde_buf_puts(b, ",\n\"tree\": [");
+    sonde_buf_puts(b, "[");
     for (uint32_t i = 0; i < t->n; i++) {
         sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->nodes[i].func, t->nodes[i].parent);
         put_num(b, t->nodes[i].total);
@@ -99,6 +100,32 @@ static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile 
     }
     sonde_buf_puts(b, "]");
     sonde_flame_layout_free(&l);
+    return 0;
+}
+
+/* Each thread's own tree, for the thread selector, when there are several
+ * and the tree is real: {"name", "tree"} per thread, as p lists them. */
+static int put_thread_trees(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, ",\n\"thread_trees\": [");
+    for (uint32_t k = 0; k < p->nthreads; k++) {
+        sonde_profile one = *p; /* p seen through thread k alone (read only) */
+        one.threads = &p->threads[k];
+        one.nthreads = 1;
+        sonde_time_tree t;
+        int rc = sonde_time_tree_from_profile(&t, &one);
+        if (rc == 0) {
+            sonde_buf_puts(b, k ? ",\n{\"name\": " : "\n{\"name\": ");
+            sonde_buf_json_str(b, sonde_profile_str(p, p->threads[k].name));
+            sonde_buf_puts(b, ", \"tree\": ");
+            rc = put_tree(b, &t, p);
+            sonde_buf_putc(b, '}');
+        }
+        sonde_time_tree_free(&t);
+        if (rc < 0)
+            return -1;
+    }
+    sonde_buf_puts(b, "]");
     return 0;
 }
 
@@ -152,13 +179,15 @@ static void put_about(sonde_buf *b, const sonde_profile *p)
 }
 
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                               const sonde_time_tree *t, int has_tree)
+                               const sonde_time_tree *t, int has_tree, int with_threads)
 {
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
     put_about(b, p);
     put_funcs(b, p);
-    if (put_tree(b, t, p) < 0)
+    sonde_buf_puts(b, ",\n\"tree\": ");
+    if (put_tree(b, t, p) < 0 || (with_threads && has_tree && p->nthreads > 1 &&
+                                  put_thread_trees(b, p) < 0))
         b->oom = 1;
     put_stats(b, s);
 }
@@ -173,7 +202,7 @@ int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profil
     }
     page_begin(b);
     data_begin(b, "profile", title);
-    put_profile_fields(b, p, s, &t, has_tree);
+    put_profile_fields(b, p, s, &t, has_tree, 1);
     page_end(b);
     sonde_time_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
@@ -352,7 +381,7 @@ int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side
         max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
     page_begin(b);
     data_begin(b, "diff", title);
-    put_profile_fields(b, after->p, after->s, &ta, after->has_tree);
+    put_profile_fields(b, after->p, after->s, &ta, after->has_tree, 0);
     sonde_buf_puts(b, ",\n\"base\": [");
     for (uint32_t i = 0; i < ta.n; i++) {
         if (i)

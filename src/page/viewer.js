@@ -11,7 +11,8 @@
  * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
  * text reaches the page through textContent, never as markup.  The
  * address's #fragment sets the first state: view=, search=, zoom=,
- * select=, depth=, cutoff=, fold=0, mine=1; and acts as a user would: click=NAME
+ * select=, depth=, cutoff=, fold=0, mine=1, thread=N (the Nth; 0 all);
+ * and acts as a user would: click=NAME
  * clicks the widest drawn frame of that function, type=TEXT types into
  * the search box (what the browser tests drive). */
 (function () {
@@ -67,7 +68,8 @@
 
   var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
   var R = null; /* the tree as the data holds it, every frame */
-  var trees = {}; /* T by fold + 2 * mine, once built */
+  var trees = {}; /* T by thread (0: all), fold and mine, once built */
+  var raws = {}; /* R by thread */
 
   function funcLabel(f) {
     return f < 0 ? "all" : D.funcs[f][0];
@@ -93,8 +95,9 @@
   /* the C functions through which the machinery and the launcher run code */
   var RUNS = /^<built-in method builtins\.(exec|__import__)>$/;
 
-  function readTree() {
-    var n = D.tree.length, i;
+  /* R from rows of the data ("tree", or one thread's). */
+  function readTree(rows) {
+    var n = rows.length, i;
     R = { n: n, func: new Int32Array(n), parent: new Int32Array(n), total: new Float64Array(n),
           self: new Float64Array(n), x: new Float64Array(n), base: D.base ? new Float64Array(n) : null,
           machinery: new Uint8Array(D.funcs.length), launcher: new Uint8Array(D.funcs.length),
@@ -107,7 +110,7 @@
       R.mine[f] = LIBRARY.test(fn[1]) ? 0 : 1;
     });
     for (i = 0; i < n; i++) {
-      var r = D.tree[i];
+      var r = rows[i];
       R.func[i] = r[0]; R.parent[i] = i ? r[1] : -1; R.total[i] = r[2]; R.self[i] = r[3];
       R.x[i] = i ? r[4] : 0;
       if (R.base) R.base[i] = D.base[i];
@@ -726,9 +729,10 @@
   function about() {
     var parts = [], a = D.about, doc = D.doc;
     if (a) {
+      var all = Math.max(D.tree[0][2], R.total[0]); /* every thread's */
       parts.push(a.rate > 0 ? "sampled at " + a.rate + " Hz, " +
-                 Math.round(T.total[0] * a.rate) + " samples" : "deterministic (every call)");
-      parts.push((a.rate > 0 ? "" : "total ") + fmtValue(T.total[0]) + (a.rate > 0 ? " sampled" : ""));
+                 Math.round(all * a.rate) + " samples" : "deterministic (every call)");
+      parts.push((a.rate > 0 ? "" : "total ") + fmtValue(all) + (a.rate > 0 ? " sampled" : ""));
       if (a.threads.length) parts.push(a.threads.length === 1 ? "thread " + a.threads[0]
                                        : a.threads.length + " threads");
       if (a.pid) parts.push("process " + a.pid);
@@ -854,20 +858,31 @@
       nav.appendChild(b);
     });
     if (D.tree) {
-      readTree();
+      /* the thread selector: all threads merged, or one */
+      var threads = D.thread_trees || [], pick = $("thread");
+      pick.appendChild(el("option", "all " + threads.length + " merged"));
+      threads.forEach(function (t, k) { pick.appendChild(el("option", t.name || "thread " + (k + 1))); });
+      pick.selectedIndex = Math.min(hashCount(hash.thread, threads.length), threads.length);
+      if (!threads.length) pick.parentNode.style.display = "none";
       $("fold").checked = hash.fold !== "0";
       $("mine").checked = hash.mine === "1";
-      var which = function () { return +$("fold").checked + 2 * $("mine").checked; };
-      buildTree($("fold").checked, $("mine").checked);
-      trees[which()] = T;
-      $("fold").onchange = $("mine").onchange = function () {
+      var which = function () {
+        return pick.selectedIndex * 4 + $("fold").checked + 2 * $("mine").checked;
+      };
+      var choose = function () {
         /* each tree built once, kept for the next toggle */
+        var k = pick.selectedIndex;
+        R = raws[k] || (readTree(k ? threads[k - 1].tree : D.tree), raws[k] = R);
         T = trees[which()] || (buildTree($("fold").checked, $("mine").checked), trees[which()] = T);
+      };
+      choose();
+      $("fold").onchange = $("mine").onchange = pick.onchange = function () {
+        choose();
         S.zoom = 0; S.cursor = 0;
         render();
       };
     } else {
-      $("fold").parentNode.style.display = $("mine").parentNode.style.display = "none";
+      ["fold", "mine", "thread"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
     }
     about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];

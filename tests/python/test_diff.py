@@ -130,7 +130,8 @@ def test_diff_page_opens_on_the_biggest_change(browser, profiles):
     top = max(change, key=lambda k: abs(change[k]))
     tab = open_page(browser, profiles / "sb.html", "view=flame")
     about = tab.evaluate("document.getElementById('about').textContent")
-    assert "biggest change: %s:%d(%s) +" % (top[0].replace("\\", "/").split("/")[-1], top[1], top[2]) in about
+    assert "biggest change: %s:%d(%s) %s" % (top[0].replace("\\", "/").split("/")[-1], top[1], top[2],
+                                            "+" if change[top] >= 0 else "-") in about
     assert tab.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     root = [f for f in tab.evaluate("window.sondeView.frames()") if f["func"] == -1][0]
     assert 0 <= root["y"] and root["y"] + root["h"] <= 800

@@ -616,3 +616,20 @@ def test_only_my_code(browser, screen_pages, real_profs):
     assert abs(main["total"] - sum(mains)) <= 1e-9
     (root,) = [f for f in frames if f["func"] == -1]
     assert abs(root["total"] - data["tree"][0][2]) <= 1e-9
+
+
+def test_thread_selector_totals_are_each_threads(browser, screen_pages):
+    """thread=K draws the Kth thread alone: its root is as wide as that
+    thread's root in sonde's JSON; thread=0 (all merged) is their sum."""
+    page = screen_pages["threads.json"]
+    doc = json.load(open(str(page.with_suffix(".json"))))
+    roots = [doc["nodes"][t["root"]][3] for t in doc["threads"]]
+    assert len(roots) == 4 and all(r > 0 for r in roots[1:])
+    for k in range(len(roots) + 1):
+        tab = open_page(browser, page, "view=icicle&thread=%d" % k)
+        (root,) = [f for f in tab.evaluate("window.sondeView.frames()") if f["func"] == -1]
+        shown = tab.evaluate("document.getElementById('thread').selectedOptions[0].textContent")
+        tab.close()
+        expected = sum(roots) if k == 0 else roots[k - 1]
+        assert abs(root["total"] - expected) <= 1e-9, (k, shown)
+        assert k == 0 or shown == doc["threads"][k - 1]["name"]
