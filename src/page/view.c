@@ -65,21 +65,42 @@ static void put_num(sonde_buf *b, double v)
     sonde_buf_printf(b, "%.9g", isfinite(v) ? v : 0.0);
 }
 
-static void put_funcs(sonde_buf *b, const sonde_profile *p)
+/* "files": each file once; "funcs": [name, file's index, line, colour].
+ * 0, or -1 on out of memory. */
+static int put_funcs(sonde_buf *b, const sonde_profile *p)
 {
-    sonde_buf_puts(b, ",\n\"funcs\": [");
-    for (uint32_t i = 0; i < p->nfuncs; i++) {
+    sonde_u64map index; /* a file's string id -> its place in "files" */
+    sonde_u64map_init(&index);
+    uint32_t *file = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *file), nfiles = 0;
+    int rc = file ? 0 : -1;
+    sonde_buf_puts(b, ",\n\"files\": [");
+    for (uint32_t i = 0; rc == 0 && i < p->nfuncs; i++) {
+        uint32_t *slot = sonde_u64map_slot(&index, p->funcs[i].file, nfiles);
+        if (!slot) {
+            rc = -1;
+            break;
+        }
+        if (*slot == nfiles) {
+            sonde_buf_puts(b, nfiles ? ",\n" : "\n");
+            sonde_buf_json_str(b, sonde_profile_str(p, p->funcs[i].file));
+            nfiles++;
+        }
+        file[i] = *slot;
+    }
+    sonde_buf_puts(b, "],\n\"funcs\": [");
+    for (uint32_t i = 0; rc == 0 && i < p->nfuncs; i++) {
         const sonde_func *f = &p->funcs[i];
         const char *name = sonde_profile_str(p, f->qualname);
         int r, g, bl;
         sonde_flame_colour(name, f->kind, &r, &g, &bl);
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
         sonde_buf_json_str(b, name);
-        sonde_buf_putc(b, ',');
-        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
-        sonde_buf_printf(b, ",%d,\"#%02x%02x%02x\"]", f->line, r, g, bl);
+        sonde_buf_printf(b, ",%u,%d,\"#%02x%02x%02x\"]", file[i], f->line, r, g, bl);
     }
     sonde_buf_puts(b, "]");
+    free(file);
+    sonde_u64map_free(&index);
+    return rc;
 }
 
 /* The tree, and where flame_layout.c puts each node (as -f flamegraph). */
@@ -184,7 +205,8 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
     put_about(b, p);
-    put_funcs(b, p);
+    if (put_funcs(b, p) < 0)
+        b->oom = 1;
     sonde_buf_puts(b, ",\n\"tree\": ");
     if (put_tree(b, t, p) < 0 || (with_threads && has_tree && p->nthreads > 1 &&
                                   put_thread_trees(b, p) < 0))

@@ -6,7 +6,8 @@
  * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
  *   "about": {"rate": samples per second (0: deterministic), "pid" (0:
  *   unknown), "threads": [name]},
- *   "funcs": [[name, file, line, colour]], "tree": [[func, parent, total,
+ *   "files": [path] (each once), "funcs": [[name, file (its index in
+ *   "files"), line, colour]], "tree": [[func, parent, total,
  *   self, x]] (node 0 the root, func -1; parents before children; threads
  *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
  *   "thread_trees": [{"name", "tree"}] (each thread's own tree, as "tree";

@@ -114,8 +114,11 @@ def view(tmp, name, *extra):
 
 def page_data(page):
     html = page.read_text()
-    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
                                 html, re.S).group(1))
+    for fn in data.get("funcs", []):  # each function's file by name (held once in "files")
+        fn[1] = data["files"][fn[1]]
+    return data
 
 
 IMPORTS = """
