@@ -741,7 +741,7 @@
       if (!D.exact_tree) parts.push("call tree rebuilt from callers (pstats)");
     } else if (doc) {
       parts.push(D.kind === "lines" ? "lines: every line's time" : "memory" +
-                 (doc.sample_bytes ? ", one allocation in " + fmtBytes(doc.sample_bytes) + " followed" : ", every allocation") +
+                 (doc.sample_bytes ? ", allocations sampled every " + fmtBytes(doc.sample_bytes) : ", every allocation followed") +
                  (doc.native ? ", C allocations included" : ""));
       if (doc.heap_peak_bytes) parts.push("heap peak " + fmtBytes(doc.heap_peak_bytes));
       if (doc.rss_high_water_bytes) parts.push("RSS high water " + fmtBytes(doc.rss_high_water_bytes));
