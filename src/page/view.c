@@ -23,7 +23,14 @@ static void page_begin(sonde_buf *b)
                       "data:\">\n<title>sonde view</title>\n<style>\n");
     sonde_buf_puts(b, sonde_view_css);
     sonde_buf_puts(b, "</style></head>\n<body>\n<header><h1 id=\"title\"></h1>"
-                      "<nav id=\"tabs\"></nav>\n"
+                      "<span id=\"about\"></span>\n<nav id=\"tabs\"></nav>\n"
+                      "<label title=\"import machinery and sonde's launcher folded into their "
+                      "caller\"><input id=\"fold\" type=\"checkbox\" checked> fold imports"
+                      "</label>\n<label title=\"only frames of Python files outside the "
+                      "interpreter's library (the standard library, site-packages): the "
+                      "rest folds into the caller\"><input id=\"mine\" type=\"checkbox\"> "
+                      "only my code</label>\n"
+                      "<label>thread <select id=\"thread\"></select></label>\n"
                       "<label>search <input id=\"search\" type=\"search\" "
                       "placeholder=\"regular expression\"></label>\n"
                       "<label>filter <input id=\"filter\" type=\"search\" "
@@ -31,6 +38,7 @@ static void page_begin(sonde_buf *b)
                       "<label>depth <input id=\"depth\" type=\"number\" min=\"0\"></label>\n"
                       "<label>cutoff % <input id=\"cutoff\" type=\"number\" min=\"0\" "
                       "step=\"0.1\"></label>\n"
+                      "<button id=\"savesvg\" type=\"button\">save SVG</button>\n"
                       "<span id=\"found\"></span> <span id=\"status\" class=\"note\"></span>"
                       "</header>\n<div id=\"crumbs\"></div>\n<main><div id=\"view\"></div>"
                       "<aside id=\"side\"></aside></main>\n<div id=\"tip\"></div>\n");
@@ -57,21 +65,42 @@ static void put_num(sonde_buf *b, double v)
     sonde_buf_printf(b, "%.9g", isfinite(v) ? v : 0.0);
 }
 
-static void put_funcs(sonde_buf *b, const sonde_profile *p)
+/* "files": each file once; "funcs": [name, file's index, line, colour].
+ * 0, or -1 on out of memory. */
+static int put_funcs(sonde_buf *b, const sonde_profile *p)
 {
-    sonde_buf_puts(b, ",\n\"funcs\": [");
-    for (uint32_t i = 0; i < p->nfuncs; i++) {
+    sonde_u64map index; /* a file's string id -> its place in "files" */
+    sonde_u64map_init(&index);
+    uint32_t *file = malloc((p->nfuncs ? p->nfuncs : 1) * sizeof *file), nfiles = 0;
+    int rc = file ? 0 : -1;
+    sonde_buf_puts(b, ",\n\"files\": [");
+    for (uint32_t i = 0; rc == 0 && i < p->nfuncs; i++) {
+        uint32_t *slot = sonde_u64map_slot(&index, p->funcs[i].file, nfiles);
+        if (!slot) {
+            rc = -1;
+            break;
+        }
+        if (*slot == nfiles) {
+            sonde_buf_puts(b, nfiles ? ",\n" : "\n");
+            sonde_buf_json_str(b, sonde_profile_str(p, p->funcs[i].file));
+            nfiles++;
+        }
+        file[i] = *slot;
+    }
+    sonde_buf_puts(b, "],\n\"funcs\": [");
+    for (uint32_t i = 0; rc == 0 && i < p->nfuncs; i++) {
         const sonde_func *f = &p->funcs[i];
         const char *name = sonde_profile_str(p, f->qualname);
         int r, g, bl;
         sonde_flame_colour(name, f->kind, &r, &g, &bl);
         sonde_buf_puts(b, i ? ",\n[" : "\n[");
         sonde_buf_json_str(b, name);
-        sonde_buf_putc(b, ',');
-        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
-        sonde_buf_printf(b, ",%d,\"#%02x%02x%02x\"]", f->line, r, g, bl);
+        sonde_buf_printf(b, ",%u,%d,\"#%02x%02x%02x\"]", file[i], f->line, r, g, bl);
     }
     sonde_buf_puts(b, "]");
+    free(file);
+    sonde_u64map_free(&index);
+    return rc;
 }
 
 /* The tree, and where flame_layout.c puts each node (as -f flamegraph). */
@@ -80,7 +109,7 @@ static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile 
     sonde_flame_layout l;
     if (sonde_flame_layout_compute(&l, t, p) < 0)
         return -1;
-    sonde_buf_puts(b, ",\n\"tree\": [");
+    sonde_buf_puts(b, "[");
     for (uint32_t i = 0; i < t->n; i++) {
         sonde_buf_printf(b, "%s[%d,%u,", i ? ",\n" : "\n", t->nodes[i].func, t->nodes[i].parent);
         put_num(b, t->nodes[i].total);
@@ -92,6 +121,32 @@ static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile 
     }
     sonde_buf_puts(b, "]");
     sonde_flame_layout_free(&l);
+    return 0;
+}
+
+/* Each thread's own tree, for the thread selector, when there are several
+ * and the tree is real: {"name", "tree"} per thread, as p lists them. */
+static int put_thread_trees(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, ",\n\"thread_trees\": [");
+    for (uint32_t k = 0; k < p->nthreads; k++) {
+        sonde_profile one = *p; /* p seen through thread k alone (read only) */
+        one.threads = &p->threads[k];
+        one.nthreads = 1;
+        sonde_time_tree t;
+        int rc = sonde_time_tree_from_profile(&t, &one);
+        if (rc == 0) {
+            sonde_buf_puts(b, k ? ",\n{\"name\": " : "\n{\"name\": ");
+            sonde_buf_json_str(b, sonde_profile_str(p, p->threads[k].name));
+            sonde_buf_puts(b, ", \"tree\": ");
+            rc = put_tree(b, &t, p);
+            sonde_buf_putc(b, '}');
+        }
+        sonde_time_tree_free(&t);
+        if (rc < 0)
+            return -1;
+    }
+    sonde_buf_puts(b, "]");
     return 0;
 }
 
@@ -129,13 +184,32 @@ static int tree_of(sonde_time_tree *t, const sonde_profile *p, const sonde_stats
     return has_tree ? sonde_time_tree_from_profile(t, p) : sonde_time_tree_from_stats(t, s);
 }
 
+/* What the header says of how the profile was taken: the sampling rate
+ * (0: every call), the process and the threads' names. */
+static void put_about(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_buf_puts(b, ",\n\"about\": {\"rate\": ");
+    put_num(b, p->sample_rate);
+    sonde_buf_printf(b, ", \"pid\": %d, \"threads\": [", p->pid);
+    for (uint32_t i = 0; i < p->nthreads; i++) {
+        if (i)
+            sonde_buf_putc(b, ',');
+        sonde_buf_json_str(b, sonde_profile_str(p, p->threads[i].name));
+    }
+    sonde_buf_puts(b, "]}");
+}
+
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                               const sonde_time_tree *t, int has_tree)
+                               const sonde_time_tree *t, int has_tree, int with_threads)
 {
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
-    put_funcs(b, p);
-    if (put_tree(b, t, p) < 0)
+    put_about(b, p);
+    if (put_funcs(b, p) < 0)
+        b->oom = 1;
+    sonde_buf_puts(b, ",\n\"tree\": ");
+    if (put_tree(b, t, p) < 0 || (with_threads && has_tree && p->nthreads > 1 &&
+                                  put_thread_trees(b, p) < 0))
         b->oom = 1;
     put_stats(b, s);
 }
@@ -150,7 +224,7 @@ int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profil
     }
     page_begin(b);
     data_begin(b, "profile", title);
-    put_profile_fields(b, p, s, &t, has_tree);
+    put_profile_fields(b, p, s, &t, has_tree, 1);
     page_end(b);
     sonde_time_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
@@ -329,7 +403,7 @@ int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side
         max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
     page_begin(b);
     data_begin(b, "diff", title);
-    put_profile_fields(b, after->p, after->s, &ta, after->has_tree);
+    put_profile_fields(b, after->p, after->s, &ta, after->has_tree, 0);
     sonde_buf_puts(b, ",\n\"base\": [");
     for (uint32_t i = 0; i < ta.n; i++) {
         if (i)

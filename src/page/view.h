@@ -4,9 +4,14 @@
  *
  * The JSON in the page (#data), by kind:
  * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
- *   "funcs": [[name, file, line, colour]], "tree": [[func, parent, total,
+ *   "about": {"rate": samples per second (0: deterministic), "pid" (0:
+ *   unknown), "threads": [name]},
+ *   "files": [path] (each once), "funcs": [[name, file (its index in
+ *   "files"), line, colour]], "tree": [[func, parent, total,
  *   self, x]] (node 0 the root, func -1; parents before children; threads
  *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
+ *   "thread_trees": [{"name", "tree"}] (each thread's own tree, as "tree";
+ *   only for a real tree of several threads),
  *   "stats": [[func, ncalls, pcalls, tottime, cumtime]],
  *   "edges": [[caller, callee, ncalls, tottime, cumtime]]};
  * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};

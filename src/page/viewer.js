@@ -4,15 +4,22 @@
  * zoom out, search, depth and cutoff), a sortable and filterable table,
  * callers and callees of the selected function; lines and mem profiles:
  * each function's source with per-line bars, and mem's memory over time;
- * diffs: the newer profile's flame graph coloured by growth.  Every text
- * reaches the page through textContent, never as markup.  The address's
- * #fragment sets the first state: view=, search=, zoom=, select=,
- * depth=, cutoff=; and acts as a user would: click=NAME clicks the
- * widest drawn frame of that function, type=TEXT types into the search
- * box (what the browser tests drive). */
+ * diffs: the newer profile's flame graph coloured by growth.  A header
+ * line says how the profile was taken; the pictures fit the window (the
+ * flame graph opens on its root); the import machinery and sonde's
+ * launcher fold into their callers unless unticked; arrows, Enter,
+ * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
+ * text reaches the page through textContent, never as markup.  The
+ * address's #fragment sets the first state: view=, search=, zoom=,
+ * select=, depth=, cutoff=, fold=0, mine=1, thread=N (the Nth; 0 all);
+ * and acts as a user would: click=NAME
+ * clicks the widest drawn frame of that function, type=TEXT types into
+ * the search box (what the browser tests drive). */
 (function () {
   "use strict";
   var D = JSON.parse(document.getElementById("data").textContent);
+  /* each function's file by name again (the data holds each file once) */
+  if (D.files) D.funcs.forEach(function (fn) { fn[1] = D.files[fn[1]]; });
   var $ = function (id) { return document.getElementById(id); };
   var ROW = 17;
 
@@ -61,10 +68,18 @@
 
   /* ---------------- the call tree ---------------- */
 
-  var T = null; /* arrays over nodes; node 0 is the root */
+  var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
+  var R = null; /* the tree as the data holds it, every frame */
+  var trees = {}; /* T by thread (0: all), fold and mine, once built */
+  var raws = {}; /* R by thread */
 
   function funcLabel(f) {
     return f < 0 ? "all" : D.funcs[f][0];
+  }
+
+  /* A frame's label: its function's, or "import NAME" for a folded import. */
+  function nodeLabel(i) {
+    return (T.label && T.label[i]) || funcLabel(T.func[i]);
   }
 
   function funcWhere(f) {
@@ -73,30 +88,97 @@
     return fn[1] + (fn[2] ? ":" + fn[2] : "");
   }
 
-  function buildTree() {
-    var n = D.tree.length, i;
-    T = { n: n, func: new Int32Array(n), parent: new Int32Array(n), total: new Float64Array(n),
-          self: new Float64Array(n), base: D.base ? new Float64Array(n) : null,
-          first: new Int32Array(n).fill(-1), next: new Int32Array(n).fill(-1),
-          x: new Float64Array(n), depth: new Int32Array(n), maxDepth: 0 };
+  /* The import machinery, and the frames of sonde's own launcher. */
+  var MACHINERY = /^<frozen importlib\._bootstrap(_external)?>$/;
+  var LAUNCHER = /(^|[\/\\])sonde[\/\\]_launch\.py$|^<sonde>$|^<frozen runpy>$|(^|[\/\\])runpy\.py$/;
+  /* the interpreter's library, frozen and generated code, C functions: what
+   * "only my code" leaves out (python -c's <string> and <stdin> stay) */
+  var LIBRARY = /^<(?!string>$|stdin>$)|^~$|[\/\\](site|dist)-packages[\/\\]|[\/\\]lib[\/\\]python[0-9.]*[\/\\]|^[A-Za-z]:.*[\/\\]Lib[\/\\]/;
+  /* the C functions through which the machinery and the launcher run code */
+  var RUNS = /^<built-in method builtins\.(exec|__import__)>$/;
+
+  /* R from rows of the data ("tree", or one thread's). */
+  function readTree(rows) {
+    var n = rows.length, i;
+    R = { n: n, func: new Int32Array(n), parent: new Int32Array(n), total: new Float64Array(n),
+          self: new Float64Array(n), x: new Float64Array(n), base: D.base ? new Float64Array(n) : null,
+          machinery: new Uint8Array(D.funcs.length), launcher: new Uint8Array(D.funcs.length),
+          runs: new Uint8Array(D.funcs.length), mine: new Uint8Array(D.funcs.length) };
+    /* each function's part in folding, once */
+    D.funcs.forEach(function (fn, f) {
+      R.machinery[f] = MACHINERY.test(fn[1]) ? 1 : 0;
+      R.launcher[f] = LAUNCHER.test(fn[1]) ? 1 : 0;
+      R.runs[f] = RUNS.test(fn[0]) ? 1 : 0;
+      R.mine[f] = LIBRARY.test(fn[1]) ? 0 : 1;
+    });
     for (i = 0; i < n; i++) {
-      var r = D.tree[i];
-      T.func[i] = r[0]; T.parent[i] = r[1]; T.total[i] = r[2]; T.self[i] = r[3];
-      if (T.base) T.base[i] = D.base[i];
+      var r = rows[i];
+      R.func[i] = r[0]; R.parent[i] = i ? r[1] : -1; R.total[i] = r[2]; R.self[i] = r[3];
+      R.x[i] = i ? r[4] : 0;
+      if (R.base) R.base[i] = D.base[i];
     }
-    /* children in the order of their places (flame_layout.c's: by name) */
-    var kids = [];
+  }
+
+  /* The tree drawn, from R: with fold, each outermost import machinery
+   * frame stays (labelled "import MODULE"), the machinery under it and the
+   * exec that runs the module fold into it, and sonde's launcher frames
+   * fold into their caller; with mine, every frame of a function outside
+   * the program's own files folds into its caller; children of one frame
+   * with the same function merge.  Without either, R as it is, placed as
+   * flame_layout.c placed it. */
+  function buildTree(fold, mine) {
+    var n = R.n, i, m = new Int32Array(n), inImport = new Uint8Array(n), launcher = new Uint8Array(n);
+    var func = [], parent = [], total = [], self = [], base = [], x = [], imp = [];
+    var index = new Map(), nf = D.funcs.length + 1;
+    func.push(-1); parent.push(-1); total.push(R.total[0]); self.push(R.self[0]);
+    base.push(R.base ? R.base[0] : 0); x.push(0); imp.push(false);
     for (i = 1; i < n; i++) {
-      T.x[i] = D.tree[i][4];
-      (kids[T.parent[i]] = kids[T.parent[i]] || []).push(i);
+      var up = m[R.parent[i]], f = R.func[i];
+      var machinery = fold && f >= 0 && R.machinery[f] === 1, inside = fold && inImport[R.parent[i]];
+      var runs = f >= 0 && R.runs[f] === 1;
+      inImport[i] = machinery || (inside && runs) ? 1 : 0;
+      launcher[i] = fold && f >= 0 && (R.launcher[f] === 1 || (runs && launcher[R.parent[i]])) ? 1 : 0;
+      if ((inside && inImport[i]) || launcher[i] || (mine && (f < 0 || !R.mine[f]))) {
+        m[i] = up; self[up] += R.self[i];
+        continue;
+      }
+      var key = up * nf + f + 1, k = index.get(key);
+      if (k === undefined) {
+        k = func.length; index.set(key, k);
+        func.push(f); parent.push(up); total.push(0); self.push(0); base.push(0); x.push(R.x[i]);
+        imp.push(machinery);
+      }
+      total[k] += R.total[i]; self[k] += R.self[i];
+      if (R.base) base[k] += R.base[i];
+      m[i] = k;
     }
-    for (i = 0; i < kids.length; i++) {
+    n = func.length;
+    T = { n: n, func: Int32Array.from(func), parent: Int32Array.from(parent),
+          total: Float64Array.from(total), self: Float64Array.from(self),
+          base: R.base ? Float64Array.from(base) : null, label: null,
+          first: new Int32Array(n).fill(-1), next: new Int32Array(n).fill(-1),
+          x: Float64Array.from(x), depth: new Int32Array(n), maxDepth: 0 };
+    var kids = [];
+    for (i = 1; i < n; i++) (kids[T.parent[i]] = kids[T.parent[i]] || []).push(i);
+    if (fold) {
+      T.label = [];
+      for (i = 0; i < n; i++) if (imp[i]) T.label[i] = importLabel(kids[i]);
+    }
+    /* children in the order of their places: flame_layout.c's (by name);
+     * folded, again by name from the parent's place */
+    var byName = function (a, b) {
+      var la = nodeLabel(a), lb = nodeLabel(b);
+      return la < lb ? -1 : la > lb ? 1 : 0;
+    };
+    for (i = 0; i < n; i++) {
       if (!kids[i]) continue;
-      kids[i].sort(function (a, b) { return T.x[a] - T.x[b]; });
+      kids[i].sort(fold || mine ? byName : function (a, b) { return T.x[a] - T.x[b]; });
+      var at = T.x[i];
       for (var k = kids[i].length - 1; k >= 0; k--) {
         T.next[kids[i][k]] = T.first[i];
         T.first[i] = kids[i][k];
       }
+      if (fold || mine) for (k = 0; k < kids[i].length; k++) { T.x[kids[i][k]] = at; at += T.total[kids[i][k]]; }
     }
     var sum = 0;
     for (var c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
@@ -107,16 +189,33 @@
     }
   }
 
+  /* "import NAME": the module of the widest <module> frame an import ran
+   * (null, the function's own label, when it ran none). */
+  function importLabel(kids) {
+    var best = -1;
+    (kids || []).forEach(function (k) {
+      if (T.func[k] >= 0 && D.funcs[T.func[k]][0] === "<module>" && (best < 0 || T.total[k] > T.total[best])) best = k;
+    });
+    if (best < 0) return null;
+    var file = D.funcs[T.func[best]][1].replace(/\\/g, "/");
+    var lib = /\/(?:site|dist)-packages\/(.*)$/.exec(file) || /\/lib\/python[0-9.]+\/(.*)$/.exec(file);
+    /* a library's module by its dotted name; the program's own by its file's */
+    file = file.replace(/\.py$/, "").replace(/\/__init__$/, "");
+    return "import " + (lib ? lib[1].replace(/\.py$/, "").replace(/\/__init__$/, "").replace(/\//g, ".")
+                        : file.replace(/^.*\//, ""));
+  }
+
   function findNode(text) {
     var re = matcher(text), best = -1;
     for (var i = 1; re && i < T.n; i++)
-      if (re.test(funcLabel(T.func[i])) && (best < 0 || T.total[i] > T.total[best])) best = i;
+      if (re.test(nodeLabel(i)) && (best < 0 || T.total[i] > T.total[best])) best = i;
     return best;
   }
 
   /* ---------------- state ---------------- */
 
-  var S = { view: null, zoom: 0, search: null, depth: 0, cutoff: 0, select: -1 };
+  /* cursor: the frame the keyboard is on (node of T) */
+  var S = { view: null, zoom: 0, search: null, depth: 0, cutoff: 0, select: -1, cursor: 0 };
   var drawn = []; /* what the last drawing put where, for the mouse */
 
   function ancestors(z) {
@@ -133,7 +232,7 @@
 
   function colour(i) {
     var f = T.func[i];
-    if (S.search && S.search.test(funcLabel(f))) return "rgb(220,40,220)";
+    if (S.search && S.search.test(nodeLabel(i))) return "rgb(220,40,220)";
     if (T.base) {
       var d = T.total[i] - T.base[i], m = D.max_delta || 1, a = Math.min(1, Math.abs(d) / m);
       var v = Math.round(255 - 200 * a);
@@ -151,12 +250,19 @@
     return g;
   }
 
+  /* The width inside #view's padding (its scroll bar's place kept). */
+  function viewWidth() {
+    var box = $("view"), cs = getComputedStyle(box);
+    return Math.floor(box.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight));
+  }
+
   /* ---------------- flame graph and icicle ---------------- */
 
   function drawFlame(canvas, upsideDown) {
-    var W = Math.max(300, $("view").clientWidth - 4), z = S.zoom, path = ancestors(z);
+    var W = Math.max(300, viewWidth()), z = S.zoom, path = ancestors(z);
     var rows = path.length + (S.depth > 0 ? S.depth : T.maxDepth - T.depth[z]);
-    var H = rows * ROW + 2, g = sized(canvas, W, H);
+    /* a flame graph as tall as the pane at least: its root at the pane's bottom */
+    var H = Math.max(rows * ROW + 2, upsideDown ? 0 : $("view").clientHeight - 4), g = sized(canvas, W, H);
     g.font = "11px sans-serif"; g.textBaseline = "middle";
     drawn = [];
     var scale = W / (T.total[z] || 1), x0 = T.x[z];
@@ -165,10 +271,14 @@
       g.fillStyle = colour(i);
       g.fillRect(px, y, Math.max(w - 0.5, 0.5), ROW - 1);
       if (w > 28) {
-        var label = funcLabel(T.func[i]), fits = Math.floor((w - 6) / 6.2);
+        var label = nodeLabel(i), fits = Math.floor((w - 6) / 6.2);
         if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
         g.fillStyle = "#000";
         g.fillText(label, px + 3, y + ROW / 2);
+      }
+      if (i === S.cursor) {
+        g.strokeStyle = "#000"; g.lineWidth = 2;
+        g.strokeRect(px + 1, y + 1, Math.max(w - 2.5, 1), ROW - 3);
       }
       drawn.push([i, px, y, w]);
     }
@@ -185,9 +295,11 @@
   /* ---------------- sunburst ---------------- */
 
   function drawSunburst(canvas) {
-    var W = Math.min(Math.max(300, $("view").clientWidth - 4), 900), H = W, g = sized(canvas, W, H);
+    /* within the pane, and 10 rings unless asked (as snakeviz): labels stay readable */
+    var W = Math.max(240, Math.min(viewWidth(), $("view").clientHeight - 8)), H = W, g = sized(canvas, W, H);
+    canvas.style.margin = "0 auto";
     var z = S.zoom, cx = W / 2, cy = H / 2;
-    var levels = S.depth > 0 ? S.depth : Math.min(T.maxDepth - T.depth[z], 24);
+    var levels = S.depth > 0 ? S.depth : Math.min(T.maxDepth - T.depth[z], 10);
     var ring = (W / 2 - 10) / (levels + 1), x0 = T.x[z], tot = T.total[z] || 1;
     drawn = [];
     var stack = [z];
@@ -200,10 +312,10 @@
       else { g.arc(cx, cy, (d + 1) * ring, a0, a1); g.arc(cx, cy, d * ring, a1, a0, true); }
       g.closePath();
       g.fillStyle = colour(i); g.fill();
-      g.strokeStyle = "#fff"; g.stroke();
+      g.strokeStyle = i === S.cursor ? "#000" : "#fff"; g.lineWidth = i === S.cursor ? 2 : 1; g.stroke();
       drawn.push([i, a0, a1, d]);
       if (d > 0 && (a1 - a0) * (d + 0.5) * ring > 60) {
-        var mid = (a0 + a1) / 2, label = funcLabel(T.func[i]);
+        var mid = (a0 + a1) / 2, label = nodeLabel(i);
         g.save();
         g.translate(cx + Math.cos(mid) * (d + 0.5) * ring, cy + Math.sin(mid) * (d + 0.5) * ring);
         g.fillStyle = "#000"; g.font = "11px sans-serif"; g.textAlign = "center";
@@ -233,7 +345,7 @@
   }
 
   function tipText(i) {
-    var f = T.func[i], lines = [funcLabel(f)];
+    var f = T.func[i], lines = [nodeLabel(i)];
     if (funcWhere(f)) lines.push(funcWhere(f));
     lines.push("total " + fmtValue(T.total[i]) + " (" + pct(T.total[i] / (T.total[0] || 1)) + ")" +
                ", self " + fmtValue(T.self[i]));
@@ -265,17 +377,16 @@
 
   function drawTable(box) {
     var cols = statColumns(), filter = matcher($("filter").value), rows = [];
-    D.stats.forEach(function (r) {
-      var label = funcLabel(r[0]) + " " + funcWhere(r[0]);
-      if (!filter || filter.test(label)) rows.push(r);
-    });
     var key = sortKey === null ? 3 : sortKey; /* cumtime, or total %: the biggest first */
+    D.stats.forEach(function (r) {
+      if (!filter || filter.test(funcLabel(r[0]) + " " + funcWhere(r[0])))
+        rows.push({ r: r, v: key === "name" ? funcLabel(r[0]) : colValue(r, cols[key]) });
+    });
     rows.sort(function (a, b) {
-      var va = key === "name" ? funcLabel(a[0]) : colValue(a, cols[key]);
-      var vb = key === "name" ? funcLabel(b[0]) : colValue(b, cols[key]);
-      var c = va < vb ? -1 : va > vb ? 1 : 0;
+      var c = a.v < b.v ? -1 : a.v > b.v ? 1 : 0;
       return sortDown ? -c : c;
     });
+    rows = rows.map(function (o) { return o.r; });
     var table = el("table"), thead = el("thead"), tr = el("tr");
     table.id = "stats";
     cols.forEach(function (col, k) {
@@ -287,7 +398,9 @@
     thn.onclick = function () { sortDown = sortKey === "name" ? !sortDown : false; sortKey = "name"; render(); };
     tr.appendChild(thn);
     thead.appendChild(tr); table.appendChild(thead);
-    var tbody = el("tbody"), shown = Math.min(rows.length, 5000);
+    /* the first 200 rows (a DOM of thousands of rows takes a second to
+     * build): the filter and the sort reach the others */
+    var tbody = el("tbody"), shown = Math.min(rows.length, 200);
     for (var i = 0; i < shown; i++) {
       var r = rows[i], row = el("tr");
       cols.forEach(function (col) { row.appendChild(el("td", col[2](colValue(r, col), r))); });
@@ -334,6 +447,107 @@
       side.appendChild(t);
     });
     render();
+  }
+
+  /* ---------------- sandwich ---------------- */
+
+  /* A merged tree: {func, total, self, kids: Map func -> tree}. */
+  function mtree(f) { return { func: f, total: 0, self: 0, kids: new Map() }; }
+
+  function mchild(t, f) {
+    var k = t.kids.get(f);
+    if (!k) { k = mtree(f); t.kids.set(f, k); }
+    return k;
+  }
+
+  /* Function f's sandwich, from the frames of f not inside another frame
+   * of f (a recursion counted once): what called it, merged over all its
+   * call paths, f first and its callers after; and what it called, merged. */
+  function sandwich(f) {
+    var callers = mtree(f), callees = mtree(f), stack = [[0, false]], paths = 0;
+    function merge(into, i) {
+      into.total += T.total[i]; into.self += T.self[i];
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) merge(mchild(into, T.func[c]), c);
+    }
+    while (stack.length) {
+      var top = stack.pop(), i = top[0], mine = i > 0 && T.func[i] === f;
+      if (mine && !top[1]) {
+        paths++;
+        merge(callees, i);
+        callers.total += T.total[i]; callers.self += T.self[i];
+        for (var a = T.parent[i], at = callers; a > 0; a = T.parent[a]) {
+          at = mchild(at, T.func[a]);
+          at.total += T.total[i];
+        }
+      }
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push([c, top[1] || mine]);
+    }
+    return { callers: callers, callees: callees, paths: paths };
+  }
+
+  var sandwiched = []; /* the sandwich's frames: [tree, part, level, x, y, w] */
+
+  /* One merged tree as an icicle (callees, downwards) or a flame graph
+   * (callers, upwards: f at the bottom, next to its callees). */
+  function drawMerged(canvas, root, part, up) {
+    var W = Math.max(300, viewWidth()), levels = 0, scale = W / (root.total || 1);
+    (function deep(t, d) { levels = Math.max(levels, d); t.kids.forEach(function (k) { if (k.total * scale >= 0.5) deep(k, d + 1); }); })(root, 0);
+    var H = (levels + 1) * ROW + 2, g = sized(canvas, W, H);
+    g.font = "11px sans-serif"; g.textBaseline = "middle";
+    (function put(t, x, d) {
+      var w = t.total * scale, y = up ? H - (d + 1) * ROW : d * ROW;
+      if (w < 0.5) return;
+      g.fillStyle = t.func < 0 ? "rgb(220,220,220)" : D.funcs[t.func][3];
+      g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
+      if (w > 28) {
+        var label = funcLabel(t.func), fits = Math.floor((w - 6) / 6.2);
+        if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
+        g.fillStyle = "#000";
+        g.fillText(label, x + 3, y + ROW / 2);
+      }
+      sandwiched.push([t, part, d, x, y, w, canvas]);
+      var kids = Array.from(t.kids.values()).sort(function (a, b) { return b.total - a.total; });
+      kids.forEach(function (k) { put(k, x, d + 1); x += k.total * scale; });
+    })(root, 0, 0);
+    canvas.onmousemove = function (ev) {
+      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top, tip = $("tip");
+      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      if (!s) { tip.style.display = "none"; return; }
+      tip.textContent = funcLabel(s[0].func) + "\n" + funcWhere(s[0].func) + "\n" + (part === "callers" && s[2] ?
+        "calls it: " : "total ") + fmtValue(s[0].total) + " (" + pct(s[0].total / (T.total[0] || 1)) + ")";
+      tip.style.display = "block";
+      tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 400) + "px";
+      tip.style.top = (ev.clientY + 14) + "px";
+    };
+    canvas.onmouseleave = function () { $("tip").style.display = "none"; };
+    canvas.onclick = function (ev) {
+      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      if (s && s[0].func >= 0) select(s[0].func);
+    };
+  }
+
+  /* The selected function's sandwich; without a selection, the function
+   * with the most own time. */
+  function drawSandwich(box) {
+    var f = S.select;
+    if (f < 0 && D.stats && D.stats.length) f = D.stats.reduce(function (a, b) { return b[3] > a[3] ? b : a; })[0];
+    sandwiched = [];
+    if (f < 0) { box.appendChild(el("p", "select a function (in a picture or the table)", "note")); return; }
+    var sw = sandwich(f), half = Math.max(120, Math.floor(box.clientHeight / 2) - 40);
+    /* each half of the pane scrolls alone; the callers' opens on f, at its bottom */
+    [["callers of " + funcLabel(f) + " (merged over " + sw.paths + " call paths; each as wide as the time spent calling it)",
+      "callers", sw.callers, true],
+     ["what " + funcLabel(f) + " called (merged)", "callees", sw.callees, false]].forEach(function (part) {
+      box.appendChild(el("div", part[0], "fn"));
+      var pane = el("div", null, "half"), c = el("canvas");
+      pane.style.maxHeight = half + "px";
+      c.id = part[1] + "-chart";
+      pane.appendChild(c);
+      box.appendChild(pane);
+      drawMerged(c, part[2], part[1], part[3]);
+      if (part[3]) pane.scrollTop = pane.scrollHeight;
+    });
   }
 
   /* ---------------- lines and mem: source with bars ---------------- */
@@ -425,6 +639,7 @@
     icicle: ["icicle", function (box) { var c = canvas(box); drawFlame(c, true); }],
     sunburst: ["sunburst", function (box) { var c = canvas(box); drawSunburst(c); }],
     table: ["table", drawTable],
+    sandwich: ["sandwich", drawSandwich],
     changes: ["changes", drawChanges],
     source: ["source", drawSource],
     memory: ["memory over time", function (box) {
@@ -436,7 +651,7 @@
   var available = D.kind === "lines" ? ["source"]
                 : D.kind === "mem" ? ["source", "memory"]
                 : D.kind === "diff" ? ["flame", "icicle", "changes"]
-                : ["flame", "icicle", "sunburst", "table"];
+                : ["flame", "icicle", "sunburst", "sandwich", "table"];
 
   function canvas(box) {
     var c = el("canvas");
@@ -454,6 +669,7 @@
       var i = hit(c, ev);
       if (i < 0) return;
       S.zoom = i === S.zoom ? Math.max(T.parent[i], 0) : i;
+      S.cursor = i;
       if (T.func[i] >= 0 && D.edges) select(T.func[i]); else render();
     };
     box.appendChild(c);
@@ -465,7 +681,7 @@
     box.textContent = "";
     if (!T || ["flame", "icicle", "sunburst"].indexOf(S.view) < 0) return;
     ancestors(S.zoom).forEach(function (a) {
-      var s = el("span", funcLabel(T.func[a]));
+      var s = el("span", nodeLabel(a));
       s.onclick = function () { S.zoom = a; render(); };
       box.appendChild(s);
     });
@@ -476,13 +692,15 @@
     var count = 0, share = 0, stack = [[0, false]];
     while (stack.length) {
       var top = stack.pop(), i = top[0], inside = top[1];
-      var m = i > 0 && S.search.test(funcLabel(T.func[i]));
+      var m = i > 0 && S.search.test(nodeLabel(i));
       if (m) count++;
       if (m && !inside) share += T.total[i];
       for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push([c, inside || m]);
     }
     $("found").textContent = "matching frames: " + count + ", " + pct(share / (T.total[0] || 1)) + " of the total";
   }
+
+  var PICTURES = ["flame", "icicle", "sunburst"];
 
   function render() {
     var began = performance.now(), box = $("view");
@@ -491,12 +709,144 @@
     Array.prototype.forEach.call(document.querySelectorAll("nav button"), function (b) {
       b.className = b.dataset.view === S.view ? "on" : "";
     });
-    views[S.view][1](box);
     crumbs();
+    var high = box.clientHeight;
+    views[S.view][1](box);
     searchSummary();
+    if (T && T.n === 1 && $("mine").checked) $("found").textContent = "no frame of the program's own files";
+    $("savesvg").style.display = PICTURES.indexOf(S.view) >= 0 ? "" : "none";
     $("status").textContent = "drawn: " + S.view +
-      (["flame", "icicle", "sunburst"].indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
+      (PICTURES.indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
       " in " + Math.round(performance.now() - began) + " ms";
+    /* the bar's new text can take the sunburst's room: once more in the room left */
+    if (S.view === "sunburst" && box.clientHeight < high) {
+      box.textContent = "";
+      views[S.view][1](box);
+    }
+    /* a flame graph's root is at its bottom: open it there */
+    box.scrollTop = S.view === "flame" ? box.scrollHeight : 0;
+  }
+
+  /* The header's line: how the profile was taken, and how much it holds. */
+  function about() {
+    var parts = [], a = D.about, doc = D.doc;
+    if (a) {
+      var all = Math.max(D.tree[0][2], R.total[0]); /* every thread's */
+      parts.push(a.rate > 0 ? "sampled at " + a.rate + " Hz, " +
+                 Math.round(all * a.rate) + " samples" : "deterministic (every call)");
+      parts.push((a.rate > 0 ? "" : "total ") + fmtValue(all) + (a.rate > 0 ? " sampled" : ""));
+      if (a.threads.length) parts.push(a.threads.length === 1 ? "thread " + a.threads[0]
+                                       : a.threads.length + " threads");
+      if (a.pid) parts.push("process " + a.pid);
+      if (!D.exact_tree) parts.push("call tree rebuilt from callers (pstats)");
+    } else if (doc) {
+      parts.push(D.kind === "lines" ? "lines: every line's time" : "memory" +
+                 (doc.sample_bytes ? ", allocations sampled every " + fmtBytes(doc.sample_bytes) : ", every allocation followed") +
+                 (doc.native ? ", C allocations included" : ""));
+      if (doc.heap_peak_bytes) parts.push("heap peak " + fmtBytes(doc.heap_peak_bytes));
+      if (doc.rss_high_water_bytes) parts.push("RSS high water " + fmtBytes(doc.rss_high_water_bytes));
+      parts.push(doc.functions.length + " functions");
+    }
+    if (D.changes && D.changes.length) {
+      var c = D.changes[0];
+      parts.push("biggest change: " + c[0].replace(/^[^(]*[\/\\]/, "") + " " + (c[2] >= c[1] ? "+" : "") + fmtValue(c[2] - c[1]));
+    }
+    $("about").textContent = parts.join(" \u00b7 ");
+  }
+
+  /* ---------------- keyboard ---------------- */
+
+  /* The drawn child of i with the largest total, or -1. */
+  function widestChild(i) {
+    var best = -1;
+    for (var c = T.first[i]; c >= 0; c = T.next[c])
+      if (best < 0 || T.total[c] > T.total[best]) best = c;
+    return best;
+  }
+
+  function sibling(i, step) {
+    var p = T.parent[i];
+    if (p < 0) return -1;
+    var prev = -1;
+    for (var c = T.first[p]; c >= 0; c = T.next[c]) {
+      if (step > 0 && c === i) return T.next[c];
+      if (step < 0 && c === i) return prev;
+      prev = c;
+    }
+    return -1;
+  }
+
+  /* Arrows move the cursor (towards the callees: down in the icicle and
+   * the sunburst, up in the flame graph; left and right: siblings), Enter
+   * zooms on it, Escape zooms out a level, "/" goes to the search box. */
+  function key(ev) {
+    var t = ev.target && ev.target.tagName;
+    if (t === "INPUT") { if (ev.key === "Escape") ev.target.blur(); return; }
+    if (ev.key === "/") { ev.preventDefault(); $("search").focus(); return; }
+    if (!T || PICTURES.indexOf(S.view) < 0) return;
+    var deeper = S.view === "flame" ? "ArrowUp" : "ArrowDown";
+    var shallower = S.view === "flame" ? "ArrowDown" : "ArrowUp", to = -2;
+    if (ev.key === deeper) to = widestChild(S.cursor);
+    else if (ev.key === shallower) to = T.parent[S.cursor];
+    else if (ev.key === "ArrowRight") to = sibling(S.cursor, 1);
+    else if (ev.key === "ArrowLeft") to = sibling(S.cursor, -1);
+    else if (ev.key === "Enter") { S.zoom = S.cursor; render(); }
+    else if (ev.key === "Escape") { S.zoom = Math.max(T.parent[S.zoom], 0); render(); }
+    else return;
+    ev.preventDefault();
+    if (to < 0) return;
+    S.cursor = to;
+    if (T.func[to] >= 0 && D.edges) select(T.func[to]); else render();
+  }
+
+  /* ---------------- the picture as SVG ---------------- */
+
+  function xmlText(text) {
+    return String(text).replace(/&/g, "&amp;").replace(/[<]/g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+  }
+
+  /* What the canvas shows, frame for frame, as an SVG document. */
+  function pictureSvg() {
+    var c = $("chart"), W = parseFloat(c.style.width), H = parseFloat(c.style.height);
+    var out = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + W + '" height="' + H +
+               '" font-family="sans-serif" font-size="11">'];
+    drawn.forEach(function (f) {
+      var i = f[0], title = "<title>" + xmlText(tipText(i)) + "<\/title>", shape;
+      if (c.sunburst) {
+        var sb = c.sunburst, r0 = f[3] * sb.ring, r1 = r0 + sb.ring, a0 = f[1], a1 = f[2];
+        var big = a1 - a0 > Math.PI ? 1 : 0, p = function (r, a) {
+          return (sb.cx + r * Math.cos(a)).toFixed(2) + " " + (sb.cy + r * Math.sin(a)).toFixed(2);
+        };
+        shape = f[3] === 0 ? '<circle cx="' + sb.cx + '" cy="' + sb.cy + '" r="' + sb.ring + '"'
+          : a1 - a0 >= 2 * Math.PI - 1e-9
+          ? '<path fill-rule="evenodd" d="M' + p(r1, 0) + "A" + r1 + " " + r1 + " 0 1 1 " + p(r1, Math.PI) +
+            "A" + r1 + " " + r1 + " 0 1 1 " + p(r1, 0) + "ZM" + p(r0, 0) + "A" + r0 + " " + r0 + " 0 1 1 " +
+            p(r0, Math.PI) + "A" + r0 + " " + r0 + " 0 1 1 " + p(r0, 0) + 'Z"'
+          : '<path d="M' + p(r1, a0) + "A" + r1 + " " + r1 + " 0 " + big + " 1 " + p(r1, a1) + "L" + p(r0, a1) +
+            "A" + r0 + " " + r0 + " 0 " + big + " 0 " + p(r0, a0) + 'Z"';
+        out.push("<g>" + shape + ' fill="' + colour(i) + '" stroke="#fff">' + title +
+                 (shape[1] === "c" ? "<\/circle>" : "<\/path>") + "<\/g>");
+        return;
+      }
+      var label = nodeLabel(i), fits = Math.floor((f[3] - 6) / 6.2);
+      if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
+      out.push('<g><rect x="' + f[1].toFixed(2) + '" y="' + f[2] + '" width="' + Math.max(f[3] - 0.5, 0.5).toFixed(2) +
+               '" height="' + (ROW - 1) + '" fill="' + colour(i) + '">' + title + "<\/rect>" +
+               (f[3] > 28 && label ? '<text x="' + (f[1] + 3).toFixed(2) + '" y="' + (f[2] + ROW / 2 + 4) + '">' +
+                xmlText(label) + "<\/text>" : "") + "<\/g>");
+    });
+    out.push("<\/svg>\n");
+    return out.join("\n");
+  }
+
+  function saveSvg() {
+    var a = el("a");
+    /* a blob: address, made here: nothing is requested */
+    a.setAttribute("href", URL.createObjectURL(new Blob([pictureSvg()], { type: "image/svg+xml" })));
+    a.download = (D.title.replace(/^.*[\/\\]/, "").replace(/\.[^.]*$/, "") || "sonde") + "-" + S.view + ".svg";
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
   }
 
   function start() {
@@ -509,27 +859,53 @@
       b.onclick = function () { S.view = v; render(); };
       nav.appendChild(b);
     });
-    if (D.tree) buildTree();
+    if (D.tree) {
+      /* the thread selector: all threads merged, or one */
+      var threads = D.thread_trees || [], pick = $("thread");
+      pick.appendChild(el("option", "all " + threads.length + " merged"));
+      threads.forEach(function (t, k) { pick.appendChild(el("option", t.name || "thread " + (k + 1))); });
+      pick.selectedIndex = Math.min(hashCount(hash.thread, threads.length), threads.length);
+      if (!threads.length) pick.parentNode.style.display = "none";
+      $("fold").checked = hash.fold !== "0";
+      $("mine").checked = hash.mine === "1";
+      var which = function () {
+        return pick.selectedIndex * 4 + $("fold").checked + 2 * $("mine").checked;
+      };
+      var choose = function () {
+        /* each tree built once, kept for the next toggle */
+        var k = pick.selectedIndex;
+        R = raws[k] || (readTree(k ? threads[k - 1].tree : D.tree), raws[k] = R);
+        T = trees[which()] || (buildTree($("fold").checked, $("mine").checked), trees[which()] = T);
+      };
+      choose();
+      $("fold").onchange = $("mine").onchange = pick.onchange = function () {
+        choose();
+        S.zoom = 0; S.cursor = 0;
+        render();
+      };
+    } else {
+      ["fold", "mine", "thread"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
+    }
+    about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];
     S.depth = hashCount(hash.depth, T ? T.maxDepth : 0);
     S.cutoff = Math.min(Math.max(Number(hash.cutoff) || 0, 0), 100);
     $("depth").value = S.depth; $("cutoff").value = S.cutoff;
     $("search").value = hash.search || "";
     S.search = matcher(hash.search || "");
-    if (T && hash.zoom) S.zoom = Math.max(findNode(hash.zoom), 0);
+    if (T && hash.zoom) S.zoom = S.cursor = Math.max(findNode(hash.zoom), 0);
     $("search").oninput = function () { S.search = matcher(this.value); render(); };
     $("filter").oninput = function () { render(); };
     $("depth").oninput = function () { S.depth = hashCount(this.value, T ? T.maxDepth : 0); render(); };
     $("cutoff").oninput = function () { S.cutoff = Math.min(Math.max(Number(this.value) || 0, 0), 100); render(); };
-    document.addEventListener("keydown", function (ev) {
-      if (ev.key === "Escape" && T) { S.zoom = 0; render(); }
-    });
-    window.addEventListener("resize", function () { if (T) render(); });
+    $("savesvg").onclick = saveSvg;
+    document.addEventListener("keydown", key);
+    window.addEventListener("resize", function () { render(); });
     if (!T) ["search", "depth", "cutoff"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
     if (!D.stats && D.kind !== "diff") $("filter").parentNode.style.display = D.doc ? "" : "none";
     if (T && hash.select) {
       var n = findNode(hash.select);
-      if (n > 0) select(T.func[n]);
+      if (n > 0) { S.cursor = n; select(T.func[n]); }
     }
     render();
     act();
@@ -540,7 +916,7 @@
     if (hash.click && T) {
       var re = matcher(hash.click), best = null;
       drawn.forEach(function (f) {
-        if (re.test(funcLabel(T.func[f[0]])) && (!best || f[3] > best[3])) best = f;
+        if (re.test(nodeLabel(f[0])) && (!best || f[3] > best[3])) best = f;
       });
       var c = $("chart");
       if (best && c) {
@@ -560,6 +936,29 @@
       box.dispatchEvent(new Event("input"));
     }
   }
+
+  /* What a test reads: the frames drawn, where they are in the window. */
+  window.sondeView = {
+    sandwich: function () {
+      return sandwiched.map(function (e) {
+        var r = e[6].getBoundingClientRect();
+        return { name: funcLabel(e[0].func), func: e[0].func, total: e[0].total, part: e[1], level: e[2],
+                 x: r.left + e[3], y: r.top + e[4], w: e[5], h: ROW - 1 };
+      });
+    },
+    frames: function () {
+      var c = $("chart"), r = c ? c.getBoundingClientRect() : null;
+      return drawn.map(function (f) {
+        var out = { name: nodeLabel(f[0]), func: T.func[f[0]], total: T.total[f[0]], self: T.self[f[0]] };
+        if (!c.sunburst) { out.x = r.left + f[1]; out.y = r.top + f[2]; out.w = f[3]; out.h = ROW - 1; }
+        else {
+          var sb = c.sunburst, rad = (f[3] + 1) * sb.ring;
+          out.x = r.left + sb.cx - rad; out.y = r.top + sb.cy - rad; out.w = out.h = 2 * rad;
+        }
+        return out;
+      });
+    }
+  };
 
   start();
 })();

@@ -7,14 +7,19 @@
 #include "page/view.h"
 
 /* The data of sonde view's page for the fixture: strings escaped for the
- * <script> element, the tree with sonde_flame_layout's places, stats, edges. */
+ * <script> element, how it was taken, each file once, the tree with
+ * sonde_flame_layout's places, each thread's own tree, stats, edges. */
 static const char page_data_want[] =
     "{\"kind\": \"profile\", \"title\": \"app \\u003cx\\u003e.json\", \"unit\": \"seconds\", "
     "\"sampled\": false, \"exact_tree\": true,\n"
+    "\"about\": {\"rate\": 0, \"pid\": 0, \"threads\": [\"MainThread\",\"pool \\\"A\\\"\"]},\n"
+    "\"files\": [\n"
+    "\"app.py\",\n"
+    "\"~\"],\n"
     "\"funcs\": [\n"
-    "[\"main\",\"app.py\",1,\"#f79053\"],\n"
-    "[\"Worker.work\",\"app.py\",5,\"#efc234\"],\n"
-    "[\"\\u003cbuilt-in method builtins.len\\u003e\",\"~\",0,\"#ce7055\"]],\n"
+    "[\"main\",0,1,\"#f79053\"],\n"
+    "[\"Worker.work\",0,5,\"#efc234\"],\n"
+    "[\"\\u003cbuilt-in method builtins.len\\u003e\",1,0,\"#ce7055\"]],\n"
     "\"tree\": [\n"
     "[-1,0,12,0,0],\n"
     "[0,0,10,2.5,2],\n"
@@ -22,6 +27,16 @@ static const char page_data_want[] =
     "[2,2,1.5,1.5,2],\n"
     "[1,0,2,1.5,0],\n"
     "[1,4,0.5,0.5,0]],\n"
+    "\"thread_trees\": [\n"
+    "{\"name\": \"MainThread\", \"tree\": [\n"
+    "[-1,0,10,0,0],\n"
+    "[0,0,10,2.5,0],\n"
+    "[1,1,7.5,6,0],\n"
+    "[2,2,1.5,1.5,0]]},\n"
+    "{\"name\": \"pool \\\"A\\\"\", \"tree\": [\n"
+    "[-1,0,2,0,0],\n"
+    "[1,0,2,1.5,0],\n"
+    "[1,1,0.5,0.5,0]]}],\n"
     "\"stats\": [\n"
     "[0,1,1,2.5,10],\n"
     "[1,4,3,8,9.5],\n"

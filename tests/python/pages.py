@@ -114,8 +114,11 @@ def view(tmp, name, *extra):
 
 def page_data(page):
     html = page.read_text()
-    return json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
+    data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
                                 html, re.S).group(1))
+    for fn in data.get("funcs", []):  # each function's file by name (held once in "files")
+        fn[1] = data["files"][fn[1]]
+    return data
 
 
 IMPORTS = """
@@ -169,3 +172,25 @@ def real_profs(tmp_path_factory):
         proc = run_sonde(["run", "-o", name] + args, tmp)
         assert (tmp / name).exists(), proc.stderr
     return tmp
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Playwright driving Debian's chromium (no browser download), for what
+    a page does under the keyboard and where it draws; skipped without."""
+    if not CHROMIUM:
+        pytest.skip("no chromium (.ci/run installs it)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM,
+                                      args=["--no-sandbox", "--disable-gpu"])
+        yield chromium
+        chromium.close()
+
+
+def open_page(browser, page, fragment="", size=(1280, 800)):
+    """page (a file) in a fresh tab of size WxH, its script run."""
+    tab = browser.new_page(viewport={"width": size[0], "height": size[1]}, accept_downloads=True)
+    tab.goto("file://%s#%s" % (os.path.abspath(str(page)), fragment))
+    tab.wait_for_selector("#status:not(:empty)")
+    return tab

@@ -11,7 +11,8 @@ import pstats
 import pytest
 
 from conftest import run_sonde
-from pages import browse, need_browser, page_data, profiles, real_profs, table, text_of  # noqa: F401
+from pages import (browse, browser, need_browser, open_page, page_data, profiles,  # noqa: F401
+                   real_profs, table, text_of)
 
 
 
@@ -113,3 +114,25 @@ def test_bad_input(profiles, args, message):
     assert proc.returncode in (1, 2)
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_diff_page_opens_on_the_biggest_change(browser, profiles):
+    """The header names the function whose own time changed most (from
+    pstats of both runs), and the page fits 1280x800 with its root shown."""
+    for n, out in ((15, "small.prof"), (20, "big.prof")):
+        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
+        assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "small.prof", "big.prof", "-o", "sb.html"], profiles)
+    assert proc.returncode == 0, proc.stderr
+    before, after = (pstats.Stats(str(profiles / p)).stats for p in ("small.prof", "big.prof"))
+    change = {k: after.get(k, (0, 0, 0))[2] - before.get(k, (0, 0, 0))[2]
+              for k in set(before) | set(after)}
+    top = max(change, key=lambda k: abs(change[k]))
+    tab = open_page(browser, profiles / "sb.html", "view=flame")
+    about = tab.evaluate("document.getElementById('about').textContent")
+    assert "biggest change: %s:%d(%s) %s" % (top[0].replace("\\", "/").split("/")[-1], top[1], top[2],
+                                            "+" if change[top] >= 0 else "-") in about
+    assert tab.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    root = [f for f in tab.evaluate("window.sondeView.frames()") if f["func"] == -1][0]
+    assert 0 <= root["y"] and root["y"] + root["h"] <= 800
+    tab.close()

@@ -113,4 +113,4 @@ def test_pip_install_into_fresh_venv(tmp_path):
                           universal_newlines=True)
     assert page.returncode == 0, page.stderr
     html = (tmp_path / "w.html").read_text()
-    assert "Content-Security-Policy" in html and "function buildTree()" in html
+    assert "Content-Security-Policy" in html and "function buildTree(" in html

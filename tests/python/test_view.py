@@ -16,8 +16,8 @@ import urllib.request
 import pytest
 
 from conftest import SONDE, run_sonde
-from pages import (CHROMIUM, browse, need_browser, page_data, profiles,  # noqa: F401
-                   real_profs, table, text_of, view)
+from pages import (CHROMIUM, browse, browser, need_browser, open_page, page_data,  # noqa: F401
+                   profiles, real_profs, table, text_of, view)
 
 REFERENCE = {"w.prof": "w.prof", "c.prof": "c.prof", "w.json": "wj.prof"}
 
@@ -386,3 +386,250 @@ def test_fifo_is_refused_not_waited_on(profiles, tmp_path, cmd):
     assert proc.returncode == 1
     assert "is a pipe (FIFO), not a profile file" in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+# ---- the first screen, folding, the keyboard, the saved picture (Playwright) ----
+
+SCREENS = [(1280, 800), (1920, 1080)]
+
+THREADS = """
+import threading
+
+def crunch(n):
+    total = 0
+    for i in range(n):
+        total += i * i
+    return total
+
+def worker():
+    end = 0
+    for _ in range(400):
+        end += crunch(2000)
+
+threads = [threading.Thread(target=worker) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+"""
+
+
+def json_nodes(path):
+    """sonde's JSON: its functions and nodes ([func, parent, calls, total, self])."""
+    doc = json.load(open(str(path)))
+    return doc["functions"], doc["nodes"]
+
+
+@pytest.fixture(scope="module")
+def screen_pages(real_profs):
+    """Pages of a deep profile (30 modules imported one by another, -m, as
+    sympy's imports go), a shallow one, a sampled one of three threads."""
+    tmp = real_profs
+    proc = run_sonde(["run", "-f", "json", "-o", "deep.json", "-m", "deep.main"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    (tmp / "threads.py").write_text(THREADS)
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "threads.json", "--",
+                      sys.executable, "threads.py"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["run", "-f", "json", "-o", "shallow.json", "-c", "sorted(range(100000))"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    return {name: view(tmp, name) for name in ("deep.json", "cprofile-deep.prof",
+                                               "threads.json", "shallow.json")}
+
+
+def frames_and_overflow(browser, page, fragment, size):
+    tab = open_page(browser, page, fragment, size)
+    frames = tab.evaluate("window.sondeView.frames()")
+    widths = tab.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    tab.close()
+    return frames, widths
+
+
+def on_screen(frame, size):
+    return (frame["x"] >= 0 and frame["y"] >= 0 and frame["x"] + frame["w"] <= size[0] + 0.5
+            and frame["y"] + frame["h"] <= size[1])
+
+
+@pytest.mark.parametrize("name", ["deep.json", "cprofile-deep.prof", "threads.json",
+                                  "shallow.json"])
+def test_first_screen_holds_root_and_widest_frame(browser, screen_pages, name):
+    """At 1280x800 and 1920x1080, in each picture, the root and the widest
+    frame under it (the data's biggest total below the root) are drawn
+    inside the window, and nothing is wider than the window."""
+    page = screen_pages[name]
+    data = page_data(page)
+    tree = data["tree"]
+    assert name != "deep.json" or max(depths(tree)) > 40
+    widest = max(tree[1:], key=lambda n: n[2])
+    if name == "threads.json":  # the header: how it was taken
+        funcs, nodes = json_nodes(page.with_suffix(".json"))
+        samples = round(sum(n[3] for n in nodes if n[1] == 0 and n is not nodes[0]) * 500)
+        tab = open_page(browser, page)
+        assert "sampled at 500 Hz, %d samples" % samples in tab.evaluate(
+            "document.getElementById('about').textContent")
+        tab.close()
+    for size in SCREENS:
+        for picture in ("flame", "icicle", "sunburst"):
+            frames, (scroll_width, width) = frames_and_overflow(
+                browser, page, "view=%s" % picture, size)
+            assert scroll_width <= width, (picture, size)
+            root = [f for f in frames if f["func"] == -1]
+            assert root and on_screen(root[0], size), (picture, size)
+            wide = [f for f in frames if f["func"] == widest[0] and
+                    abs(f["total"] - widest[2]) <= 1e-9 * max(1, widest[2])]
+            assert wide and on_screen(wide[0], size), (picture, size, data["funcs"][widest[0]])
+            if picture == "sunburst":
+                assert all(on_screen(f, size) for f in frames), size
+
+
+def depths(tree):
+    depth = [0] * len(tree)
+    for i in range(1, len(tree)):
+        depth[i] = depth[tree[i][1]] + 1
+    return depth
+
+
+@pytest.mark.parametrize("kind", ["lines", "mem"])
+def test_lines_and_mem_pages_fit_the_window(browser, tmp_path, kind):
+    (tmp_path / "s.py").write_text(
+        "def build(n):\n"
+        "    rows = [bytearray(1024) for _ in range(n)]\n"
+        "    return ['x' * 300 for _ in rows]\n"
+        "keep = build(2000)\n")
+    proc = run_sonde([kind, "-o", "%s.json" % kind, "s.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = view(tmp_path, "%s.json" % kind)
+    for size in SCREENS:
+        tab = open_page(browser, page, "", size)
+        assert tab.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), size
+        box = tab.evaluate("(function (r) { return [r.top, r.bottom]; })("
+                           "document.querySelector('.fn').getBoundingClientRect())")
+        assert 0 <= box[0] and box[1] <= size[1], size  # the first function's heading
+        about = tab.evaluate("document.getElementById('about').textContent")
+        assert "%d functions" % len(json.load(open(str(tmp_path / ("%s.json" % kind))))["functions"]) in about
+        tab.close()
+
+
+def test_folded_import_total_is_the_unfolded_subtree(browser, screen_pages):
+    """`from . import m0` in deep/main.py: folded, one frame "import m0"
+    whose total is that of the import machinery's outermost frame
+    under main's <module> in sonde's JSON; unfolded, the machinery is there."""
+    page = screen_pages["deep.json"]
+    funcs, nodes = json_nodes(page.with_suffix(".json"))
+    main_module = [i for i, n in enumerate(nodes) if n[0] >= 0 and
+                   funcs[n[0]]["name"] == "<module>" and funcs[n[0]]["file"].endswith("main.py")]
+    load = max((n for n in nodes if n[1] in main_module and
+                funcs[n[0]]["file"].startswith("<frozen importlib._bootstrap")),
+               key=lambda n: n[3])
+    outermost = funcs[load[0]]["name"]
+    frames, _ = frames_and_overflow(browser, page, "view=icicle", (1280, 800))
+    imports = [f for f in frames if f["name"] == "import m0"]
+    assert len(imports) == 1 and abs(imports[0]["total"] - load[3]) <= 1e-9
+    assert not [f for f in frames if f["name"] in ("_find_and_load", "_load_unlocked", outermost)]
+    frames, _ = frames_and_overflow(browser, page, "view=icicle&fold=0", (1280, 800))
+    loads = [f for f in frames if f["name"] == outermost and
+             abs(f["total"] - load[3]) <= 1e-9]
+    assert loads and not [f for f in frames if f["name"].startswith("import ")]
+
+
+def test_keyboard_moves_the_selection(browser, profiles):
+    """In the icicle, ArrowDown goes to the widest callee (the tree in the
+    data), ArrowUp back, Enter zooms, Escape zooms out, "/" searches."""
+    page = view(profiles, "w.json")
+    tree, funcs = page_data(page)["tree"], page_data(page)["funcs"]
+    chain, node = [], 0
+    for _ in range(3):
+        node = max((i for i in range(1, len(tree)) if tree[i][1] == node),
+                   key=lambda i: tree[i][2])
+        chain.append(funcs[tree[node][0]][0])
+    tab = open_page(browser, page, "view=icicle&fold=0")
+    selected = lambda: tab.evaluate("document.querySelector('#side h2').textContent")
+    for name in chain:
+        tab.keyboard.press("ArrowDown")
+        assert selected() == name
+    tab.keyboard.press("ArrowUp")
+    assert selected() == chain[1]
+    tab.keyboard.press("Enter")
+    crumbs = lambda: tab.evaluate("[].map.call(document.querySelectorAll('#crumbs span'), "
+                                  "function (s) { return s.textContent; })")
+    assert crumbs() == ["all"] + chain[:2]
+    tab.keyboard.press("Escape")
+    assert crumbs() == ["all"] + chain[:1]
+    tab.keyboard.press("/")
+    assert tab.evaluate("document.activeElement.id") == "search"
+    tab.close()
+
+
+@pytest.mark.parametrize("picture", ["flame", "sunburst"])
+def test_saved_svg_parses(browser, profiles, tmp_path, picture):
+    import xml.etree.ElementTree as ET
+    page = view(profiles, "w.json")
+    tab = open_page(browser, page, "view=%s" % picture)
+    frames = tab.evaluate("window.sondeView.frames()")
+    with tab.expect_download() as download:
+        tab.click("#savesvg")
+    path = tmp_path / "picture.svg"
+    download.value.save_as(str(path))
+    tab.close()
+    svg = ET.parse(str(path)).getroot()
+    ns = "{http://www.w3.org/2000/svg}"
+    shapes = [g[0] for g in svg.iter(ns + "g")]
+    assert len(shapes) == len(frames) > 10
+    names = sorted(s.find(ns + "title").text.split("\n")[0] for s in shapes)
+    assert names == sorted(f["name"] for f in frames)
+
+
+@pytest.mark.parametrize("name", ["w.json", "w.prof", "c.prof"])
+def test_sandwich_figures_are_the_callers_and_callees(browser, profiles, name):
+    """main's sandwich: the callers and callees next to it are as wide as
+    the time pstats gives each caller edge (the page's own callers and
+    callees tables show the same)."""
+    ref = pstats.Stats(str(profiles / REFERENCE[name])).stats
+    (key,) = [k for k in ref if k[2] == "main"]
+    callers = {k[2]: v[3] for k, v in ref[key][4].items()}
+    callees = {k[2]: v[4][key][3] for k, v in ref.items() if key in v[4]}
+    tab = open_page(browser, view(profiles, name), "view=sandwich&select=^main$")
+    frames = tab.evaluate("window.sondeView.sandwich()")
+    side = {part: tab.evaluate("[].map.call(document.querySelectorAll('#%s tr'), function (r) {"
+                               " return r.lastChild.textContent; }).slice(1)" % part)
+            for part in ("callers", "callees")}
+    tab.close()
+    for part, expected in (("callers", callers), ("callees", callees)):
+        drawn = {f["name"]: f["total"] for f in frames if f["part"] == part and f["level"] == 1}
+        assert sorted(drawn) == sorted(expected) == sorted(side[part]), part
+        for fn, seconds in expected.items():
+            assert abs(drawn[fn] - seconds) <= 2e-6 + 1e-3 * seconds, (part, fn)
+
+
+def test_only_my_code(browser, screen_pages, real_profs):
+    """mine=1: every frame drawn is of the program's own files (deep/...),
+    main's frame keeps the time sonde's JSON gives main, the root keeps it all."""
+    page = screen_pages["deep.json"]
+    funcs, nodes = json_nodes(page.with_suffix(".json"))
+    mains = [n[3] for n in nodes if n[0] >= 0 and funcs[n[0]]["name"] == "main" and
+             funcs[n[0]]["file"].endswith("main.py")]
+    frames, _ = frames_and_overflow(browser, page, "view=icicle&mine=1", (1280, 800))
+    data = page_data(page)
+    files = {data["funcs"][f["func"]][1] for f in frames if f["func"] >= 0}
+    assert files and all(f.startswith(str(real_profs / "deep")) for f in files), files
+    (main,) = [f for f in frames if f["name"] == "main"]
+    assert abs(main["total"] - sum(mains)) <= 1e-9
+    (root,) = [f for f in frames if f["func"] == -1]
+    assert abs(root["total"] - data["tree"][0][2]) <= 1e-9
+
+
+def test_thread_selector_totals_are_each_threads(browser, screen_pages):
+    """thread=K draws the Kth thread alone: its root is as wide as that
+    thread's root in sonde's JSON; thread=0 (all merged) is their sum."""
+    page = screen_pages["threads.json"]
+    doc = json.load(open(str(page.with_suffix(".json"))))
+    roots = [doc["nodes"][t["root"]][3] for t in doc["threads"]]
+    assert len(roots) == 4 and all(r > 0 for r in roots[1:])
+    for k in range(len(roots) + 1):
+        tab = open_page(browser, page, "view=icicle&thread=%d" % k)
+        (root,) = [f for f in tab.evaluate("window.sondeView.frames()") if f["func"] == -1]
+        shown = tab.evaluate("document.getElementById('thread').selectedOptions[0].textContent")
+        tab.close()
+        expected = sum(roots) if k == 0 else roots[k - 1]
+        assert abs(root["total"] - expected) <= 1e-9, (k, shown)
+        assert k == 0 or shown == doc["threads"][k - 1]["name"]
