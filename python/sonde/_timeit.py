@@ -438,15 +438,20 @@ def run_command(o):
             print(Comparison(before, after).line())
         return 0
     setup = "\n".join(o.get("setup") or []) or "pass"
+    if o.get("profile_output") and len(o.get("python") or [1]) > 1:
+        raise TimeitError("--profile-output writes one statement's profile: give one "
+                          "--python", 2)
     results = bench(o["words"], setup, o.get("python") or [sys.executable], o["mode"],
                     o.get("loops", 0), o.get("runs", 0), o.get("processes", 0),
                     o.get("timeout") or None)
     _print_results(results)
     for c in compare(results):
         print(c.line())
-    if o.get("profile"):
-        for r in results:
-            profile(r, len(results) > 1)
+    for r in results:
+        for tool, flag in (("run", "profile"), ("lines", "lines")):
+            if o.get(flag):
+                profile(r, tool, len(results) > 1, o.get("profile_output"),
+                        o.get("profile_output_name"))
     if o.get("output"):
         try:
             with open(o["output"], "w") as f:
@@ -457,12 +462,66 @@ def run_command(o):
     return 0
 
 
-def profile(r, named):
-    """--profile: the statement's loop (setup, then one value's worth of
-    loops) run under `sonde run`'s engine in a fresh process of its
-    interpreter; sonde run prints the top of its table on stderr."""
-    body = "\n".join("    " + line for line in r.stmt.splitlines()) or "    pass"
-    code = "%s\nfor _sonde_loop in range(%d):\n%s\n" % (r.setup, r.loops, body)
+def loop_source(stmt, setup):
+    """timeit's timing function without its clock: the setup, then the
+    statement inlined in a loop of _sonde_n passes, in one function (as
+    timeit.Timer compiles them)."""
+    def block(text, indent):
+        return "\n".join(indent + line for line in text.splitlines()) or indent + "pass"
+    return ("def _sonde_loop(_sonde_n):\n%s\n    for _sonde_i in range(_sonde_n):\n%s\n"
+            % (block(setup, "    "), block(stmt, "        ")))
+
+
+# What `sonde lines -c` runs for --lines, as a string given to exec: the
+# tool counts the functions defined in the code it is given from the
+# start, and this code's own are not the user's.  The loop, compiled
+# apart, runs once to find the Python functions it calls in the user's
+# files (not the standard library's, not site-packages'); then it and they
+# are registered with the line tool (the `profile` builtin's profiler) and
+# the loop runs its calibrated number of passes.
+_LINES_DRIVER = """\
+import linecache, os, sys, sysconfig
+src, loops = %r, %d
+linecache.cache["<timeit-src>"] = (len(src), None, src.splitlines(True), "<timeit-src>")
+space = {"__name__": "__main__"}
+exec(compile(src, "<timeit-src>", "exec"), space)
+loop = space["_sonde_loop"]
+paths = sysconfig.get_paths()
+skip = tuple(os.path.join(os.path.realpath(paths[k]), "")
+             for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+found = []
+def called(frame, event, arg):
+    code = frame.f_code
+    if (event == "call" and code not in found and not code.co_name.startswith("<")
+            and os.path.isfile(code.co_filename)
+            and not os.path.realpath(code.co_filename).startswith(skip)):
+        found.append(code)
+sys.setprofile(called)
+try:
+    loop(1)
+finally:
+    sys.setprofile(None)
+profile.__self__.add_code(loop.__code__, "<timeit loop>")
+for code in found:
+    profile.__self__.add_code(code, getattr(code, "co_qualname", code.co_name))
+loop(loops)
+"""
+
+
+def profile(r, tool, named, output, output_name):
+    """--profile (tool "run") and --lines ("lines"): one value's loop (the
+    setup, then the calibrated count of passes) under `sonde run`'s or
+    `sonde lines`' engine in a fresh process of the statement's
+    interpreter; the tool prints its table on stderr, and writes its file
+    to output (a path, or None), which its lines call output_name (the
+    name the user gave: the command delivers the file there)."""
+    src = loop_source(r.stmt, r.setup)
+    if tool == "run":
+        code, args = src + "_sonde_loop(%d)\n" % r.loops, ["-l", "15"]
+    else:
+        code, args = "exec(%r)\n" % (_LINES_DRIVER % (src, r.loops)), []
+    if output:
+        args += ["-o", output]
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
             "from sonde.__main__ import main; sys.exit(main())")
@@ -470,16 +529,18 @@ def profile(r, named):
     if named:
         sys.stderr.write("\n== %s\n" % r.name)
     sys.stderr.flush()
-    p = subprocess.run([sys.executable, "-c", boot, pkg, "run", "-l", "15", "--python", r.python,
-                        "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       universal_newlines=True)
+    p = subprocess.run([sys.executable, "-c", boot, pkg, tool] + args
+                       + ["--python", r.python, "-c", code], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, universal_newlines=True)
     if "No module named 'sonde._sonde'" in p.stderr:
-        raise TimeitError("--profile needs sonde's extension built for %s (make PYTHON=%s)"
-                          % (sys.executable, sys.executable))
-    sys.stderr.write(p.stderr)
+        raise TimeitError("--%s needs sonde's extension built for %s (make PYTHON=%s)"
+                          % ("profile" if tool == "run" else "lines", sys.executable,
+                             sys.executable))
+    sys.stderr.write(p.stderr.replace(output, output_name) if output else p.stderr)
     if p.returncode != 0:
-        raise TimeitError("the profile of '%s' failed (exit status %d)"
-                          % (_short(r.stmt), p.returncode))
+        raise TimeitError("the %s of '%s' failed (exit status %d)"
+                          % ("profile" if tool == "run" else "line profile", _short(r.stmt),
+                             p.returncode))
 
 
 def main(options_json):

@@ -10,6 +10,7 @@ interval wider than asked, or more than a tenth of the time spent
 waiting for a CPU), they skip with the figures as the note, as
 test_sampler.py does with missed ticks."""
 
+import json
 import os
 import re
 import subprocess
@@ -254,6 +255,166 @@ def test_profile_counts_one_value_of_loops(tmp_path):
     assert rows == [str(r["loops"])] == ["700"], p.stderr
 
 
+# A module of the user's, as a statement calls it: a loop, a branch, a
+# helper in the same file, and the standard library's json (not the
+# user's: not counted).
+WORK = ("import json\n"
+        "def helper(i):\n"
+        "    return json.dumps(i)\n"
+        "def f(n):\n"
+        "    t = 0\n"
+        "    for i in range(n):\n"
+        "        if i % 3:\n"
+        "            t += len(helper(i))\n"
+        "    return t\n")
+
+# The interpreter's own line events (sys.settrace) of `loops` calls of
+# work.f(7): {"NAME": {line: count}} for the functions of work.py.
+SETTRACE_COUNTS = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import work
+counts = {}
+def trace(frame, event, arg):
+    if frame.f_code.co_filename != work.__file__:
+        return None
+    if event == "line":
+        per = counts.setdefault(frame.f_code.co_name, {})
+        per[frame.f_lineno] = per.get(frame.f_lineno, 0) + 1
+    return trace
+sys.settrace(trace)
+for _ in range(int(sys.argv[2])):
+    work.f(7)
+sys.settrace(None)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_lines_counts_agree_with_settrace(python, tmp_path):
+    # --lines counts one value's loop (-n passes) of the statement, and the
+    # functions of the user's file it calls, line by line: the hits of each
+    # line are the interpreter's own line events for as many calls.
+    need(python)
+    (tmp_path / "work.py").write_text(WORK)
+    out = tmp_path / "lines.json"
+    p = sonde_timeit(["--lines", "--profile-output", str(out), "-n", "300", "-p", "1", "-r",
+                      "1", "--python", python, "-s", "import work", "work.f(7)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    assert r["loops"] == 300
+    assert "Function: f at line 4" in p.stderr and "lines.json" not in p.stderr
+    doc = json.loads(out.read_text())
+    ours = {f["name"].rpartition(".")[2]: {line["line"]: line["hits"] for line in f["lines"]
+                                           if line["hits"]}
+            for f in doc["functions"]}
+    ref = subprocess.run([python, "-c", SETTRACE_COUNTS, str(tmp_path), "300"],
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    theirs = {name: {int(k): v for k, v in per.items()}
+              for name, per in json.loads(ref.stdout).items()}
+    assert ours.pop("f") == theirs["f"] and ours.pop("helper") == theirs["helper"], (ours, theirs)
+    # What is left is the loop: the statement's line ran once a pass, the
+    # setup's once; json's functions are not the user's.
+    (loop,) = ours.values()
+    assert sorted(loop.values()) == [1, 300, 301], loop
+    assert all("json" not in f["file"] for f in doc["functions"])
+
+
+def test_profile_output_has_cprofiles_counts(tmp_path):
+    # --profile --profile-output writes the pstats file of one value's loop:
+    # pstats reads it, and the statement's callees have the call counts
+    # cProfile gives the same loop.
+    import cProfile
+    import pstats
+    (tmp_path / "work.py").write_text(WORK)
+    out = tmp_path / "p.prof"
+    p = sonde_timeit(["--profile", "--profile-output", str(out), "-n", "250", "-p", "1", "-r",
+                      "1", "-s", "import work", "work.f(7)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import work
+        ref = cProfile.Profile()
+        ref.runcall(lambda: [work.f(7) for _ in range(250)])
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("work", None)
+    theirs = pstats.Stats(ref).stats
+    ours = pstats.Stats(str(out)).stats
+    wanted = [k for k in theirs if k[0] == work.__file__ or os.sep + "json" + os.sep in k[0]]
+    assert len(wanted) == 5
+    for k in wanted:
+        assert k in ours, (k, sorted(ours))
+        assert ours[k][:2] == theirs[k][:2], (k, ours[k][:2], theirs[k][:2])
+
+
+@pytest.fixture
+def ipython():
+    """IPython's shell in this process (no terminal), sonde's magics loaded."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+    except ImportError:
+        pytest.skip("IPython is not installed (tests/requirements.txt installs it)")
+    sys.path.insert(0, PKG)
+    try:
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "sonde")
+        yield shell
+    finally:
+        sys.path.remove(PKG)
+
+
+def test_ipython_line_magic(ipython, capsys):
+    # The statement runs in the notebook's namespace: -n 2000 loops, 3
+    # rounds of 1 warmup and 2 values: fn is called 2000 * 3 * 3 times
+    # (-n given: calibration runs only the empty loop), and -o returns the
+    # result whose line was printed.
+    ipython.run_cell("calls = []\ndef fn():\n    calls.append(1)\n")
+    r = ipython.run_line_magic("sonde_timeit", "-o -n 2000 -r 2 fn()")
+    out = capsys.readouterr().out
+    assert out == r.line() + "\n"
+    (line,) = lines_of(out)
+    assert line["loops"] == r.loops == 2000 and line["nvalues"] == len(r.values) == 6
+    assert len(ipython.user_ns["calls"]) == 2000 * 3 * 3
+    assert ipython.run_line_magic("sonde_timeit", "-n 10 fn()") is None
+
+
+def test_ipython_cell_magic(ipython, capsys):
+    # %%timeit's shape: the first line is the setup (run before each value,
+    # not timed), the cell the statement.
+    ipython.run_cell("setups, calls = [], []")
+    r = ipython.run_cell_magic("sonde_timeit", "-o -n 500 -r 2 setups.append(1)",
+                               "calls.append(1)\ncalls.append(2)\n")
+    (line,) = lines_of(capsys.readouterr().out)
+    assert line["loops"] == 500 and r.loops == 500
+    assert len(ipython.user_ns["setups"]) == 3 * 3
+    assert len(ipython.user_ns["calls"]) == 2 * 500 * 3 * 3
+
+
+@pytest.mark.parametrize("line,message", [
+    ("--fast --rigorous pass", "--fast or --rigorous, not both"),
+    ("-n 0 pass", "-n takes a number of loops from 1"),
+    ("-r x pass", "-r takes a number of values from 1"),
+    ("-n 5", "which statement?"),
+])
+def test_ipython_magic_usage(ipython, capsys, line, message):
+    result = ipython.run_cell("%sonde_timeit " + line)
+    capsys.readouterr()
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert message in str(result.error_in_exec) and "\n" not in str(result.error_in_exec)
+
+
+def test_ipython_magic_user_error(ipython, capsys):
+    # The user's code failing: its traceback, then sonde's one line; no
+    # exception reaches the notebook from sonde.
+    result = ipython.run_cell("%sonde_timeit -n 10 {}['k']")
+    err = capsys.readouterr().err
+    assert result.error_in_exec is None
+    assert "KeyError" in err and "_timeit" not in err
+    assert err.strip().splitlines()[-1] == ("sonde timeit: the statement '{}['k']' raised "
+                                            "KeyError: 'k' (traceback above)")
+
+
 # ---------------------------------------------------------------- bad input
 
 def one_line(p):
@@ -306,10 +467,24 @@ def test_missing_interpreter(tmp_path):
     (["--compare", "a.json"], "--compare takes two pyperf files"),
     (["-n", "0", "pass"], "-n takes a number of loops from 1"),
     (["--profile", "--compare", "a.json", "b.json"], "--profile profiles statements"),
+    (["--lines", "--compare", "a.json", "b.json"], "--lines profiles statements"),
+    (["--profile-output", "p.prof", "pass"], "give one of the two"),
+    (["--profile", "--lines", "--profile-output", "p.prof", "pass"], "give one of the two"),
+    (["--lines", "--profile-output", "p.json", "pass", "1"], "give one statement"),
+    (["--lines", "--profile-output", "p.json", "--python", "a", "--python", "b", "pass"],
+     "give one --python"),
 ])
 def test_usage_errors(tmp_path, args, message):
     p = sonde_timeit(args, tmp_path)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+def test_profile_output_unwritable_before_timing(tmp_path):
+    # Checked before any timing: the statement would run for 100 s.
+    p = sonde_timeit(["--lines", "--profile-output", str(tmp_path / "no" / "p.json"),
+                      "-n", "1", "import time; time.sleep(100)"], tmp_path, timeout=60)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "cannot write" in p.stderr and "p.json" in p.stderr
 
 
 def test_python_m_sonde_timeit(tmp_path):
