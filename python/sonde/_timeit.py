@@ -62,7 +62,8 @@ class Result:
     runs: the values of each process; loops: loops per value; empty: the
     empty loop's cost in seconds per loop (included in the values, as
     timeit and pyperf include it); waited: the share of the wall time the
-    processes spent waiting for a CPU, taken off the values; mean, stdev, median over all values;
+    processes spent waiting for a CPU (in the values, or taken off them
+    with subtract_wait); mean, stdev, median over all values;
     ci: the 95% interval of the mean (over process means); warnings."""
 
     def __init__(self, name, stmt, setup, python, loops, empty, runs, warmups):
@@ -77,6 +78,7 @@ class Result:
         self.ci = stats.mean_ci(self.process_means)
         self.warnings = []
         self.waited = 0.0  # the share of the wall time spent waiting for a CPU
+        self.subtract_wait = False  # whether it was taken off the values
 
     @property
     def processes(self):
@@ -146,7 +148,7 @@ class _Variant:
         self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
         self.loops, self.empty = 0, 0.0
         self.runs, self.warmups = [], []
-        self.waited = 0.0  # seconds taken off the values: waiting for a CPU
+        self.waited = 0.0  # seconds the values' processes waited for a CPU
 
     def halfwidth(self):
         means = [stats.statistics.fmean(r) for r in self.runs]
@@ -246,8 +248,9 @@ def _frequency_scaling():
 
 
 def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, processes=0,
-          timeout=None, user_globals=None):
-    """Times each statement under each interpreter; a list of Result."""
+          timeout=None, user_globals=None, subtract_wait=False):
+    """Times each statement under each interpreter; a list of Result.
+    subtract_wait: take the time each value waited for a CPU off it."""
     if mode not in MODES:
         raise TimeitError("unknown mode '%s' (use fast, default or rigorous)" % mode, 2)
     if not stmts:
@@ -272,14 +275,14 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
                               user_globals)
             v.loops = cal["loops"]
             v.empty = cal["empty"] * 1e-9
-        task = {"warmups": warmups, "values": values}
+        task = {"warmups": warmups, "values": values, "subtract_wait": subtract_wait}
         for k in range(pmax):
             order = variants[k % len(variants):] + variants[:k % len(variants)]
             for v in order:
                 r = _run_worker(v, dict(task, loops=v.loops), timeout, tmp, user_globals)
                 v.runs.append([x * 1e-9 for x in r["values"]])
                 v.warmups.append([x * 1e-9 for x in r["warmups"]])
-                v.waited += r.get("waited", 0) * 1e-9
+                v.waited += math.fsum(r["waits"]) * v.loops * 1e-9
             if k + 1 >= pmin and (all(v.halfwidth() <= target for v in variants)
                                   or time.monotonic() - begin > budget * len(variants)):
                 break
@@ -287,7 +290,9 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
     results = []
     for v in variants:
         r = Result(v.name, v.stmt, v.setup, v.python, v.loops, v.empty, v.runs, v.warmups)
-        r.waited = v.waited / (v.waited + math.fsum(r.values) * v.loops)
+        wall = math.fsum(r.values) * v.loops + (v.waited if subtract_wait else 0.0)
+        r.waited = v.waited / wall if wall > 0 else 0.0
+        r.subtract_wait = subtract_wait
         _check(r, [load_before, load_after], user_globals is not None)
         results.append(r)
     return results
@@ -314,25 +319,30 @@ def _check(r, loads, in_process):
             r.warnings.append("the machine was busy (load average %.1f on %d CPUs): values "
                               "may be noisy" % seen)
             break
-    if r.waited > 0.01:
+    if r.waited > 0.01 and r.subtract_wait:
         r.warnings.append("the processes waited for a CPU %.0f%% of the time, taken off the "
                           "values (another program was running)" % (100 * r.waited))
+    elif r.waited > 0.01:
+        r.warnings.append("the processes waited for a CPU %.0f%% of the time (another program "
+                          "was running): the values include it, as other tools' do; "
+                          "--subtract-wait takes it off" % (100 * r.waited))
     if in_process:
         r.warnings.append("globals given: the values come from this process, not fresh ones")
 
 
 def timeit(stmt, setup="pass", globals=None, *, mode="default", python=None, number=0,
-           repeat=0, processes=0, timeout=None):
+           repeat=0, processes=0, timeout=None, subtract_wait=False):
     """Times stmt (a string, or a list of them: a list of Results then) as
     `sonde timeit` does: a Result with .mean, .stdev, .median, .ci (95%),
     .values (seconds per loop), .runs, .loops, .empty, .warnings, .line().
     With globals (a dict), the statement runs in this process (a dict of
     objects cannot travel to fresh ones).  number, repeat, processes: -n,
-    -r, -p; mode: "fast", "default" or "rigorous".  Raises TimeitError."""
+    -r, -p; mode: "fast", "default" or "rigorous"; subtract_wait:
+    --subtract-wait.  Raises TimeitError."""
     many = not isinstance(stmt, str)
     results = bench(list(stmt) if many else [stmt], setup,
                     [python] if python else None, mode, number, repeat, processes,
-                    timeout, globals)
+                    timeout, globals, subtract_wait)
     return results if many else results[0]
 
 
@@ -443,7 +453,7 @@ def run_command(o):
                           "--python", 2)
     results = bench(o["words"], setup, o.get("python") or [sys.executable], o["mode"],
                     o.get("loops", 0), o.get("runs", 0), o.get("processes", 0),
-                    o.get("timeout") or None)
+                    o.get("timeout") or None, None, o.get("subtract_wait", False))
     _print_results(results)
     for c in compare(results):
         print(c.line())

@@ -25,7 +25,7 @@ typedef struct timeit_opts {
     sonde_buf python;    /* the --python values, likewise */
     const char *out, *profile_out;
     long loops, runs, processes;
-    int fast, rigorous, compare, profile, lines;
+    int fast, rigorous, compare, profile, lines, subtract_wait;
     double timeout;
 } timeit_opts;
 
@@ -76,6 +76,11 @@ static const cli_opt option_table[] = {
       .offset = offsetof(timeit_opts, profile_out),
       .help = "write --profile's pstats file or --lines' JSON there\n"
               "(one statement, one of the two)" },
+    { .long_name = "subtract-wait", .type = CLI_FLAG,
+      .offset = offsetof(timeit_opts, subtract_wait), .set = 1,
+      .help = "take the time a worker waited for a CPU (its run\n"
+              "delay) off each value: steadier on a busy machine,\n"
+              "but lower than other tools' figures" },
     { .long_name = "timeout", .arg = "SECS", .type = CLI_REAL,
       .offset = offsetof(timeit_opts, timeout), .min = 0.001, .max = 1e6,
       .what = "takes seconds from 0.001",
@@ -89,8 +94,8 @@ const cli_command cmd_timeit = {
     .name = "timeit",
     .summary = "benchmark statements, compare them (replaces timeit, pyperf)",
     .synopsis = "[-s SETUP]... [-n LOOPS] [-r RUNS] [-p P] [--fast | --rigorous]\n"
-                "[--python PY]... [-o FILE] [--timeout SECS]\n"
-                "[--profile | --lines] [--profile-output FILE] STMT...\n"
+                "[--python PY]... [-o FILE] [--timeout SECS] [--subtract-wait]\n"
+                "[--profile] [--lines] [--profile-output FILE] STMT...\n"
                 "--compare BEFORE.json AFTER.json",
     .about = "Times each statement in fresh worker processes (warmups discarded, the\n"
              "garbage collector left on, as the program has it) and prints one line\n"
@@ -120,9 +125,10 @@ static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w,
     sonde_buf_printf(b, ", \"loops\": %ld, \"runs\": %ld, \"processes\": %ld, \"timeout\": %g",
                      o->loops, o->runs, o->processes, o->timeout);
     sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, "
-                     "\"lines\": %s", o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
+                     "\"lines\": %s, \"subtract_wait\": %s",
+                     o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
                      o->compare ? "true" : "false", o->profile ? "true" : "false",
-                     o->lines ? "true" : "false");
+                     o->lines ? "true" : "false", o->subtract_wait ? "true" : "false");
     const char *keys[] = { "output", "profile_output", "profile_output_name" };
     const char *values[] = { output, profile_output, profile_output ? o->profile_out : NULL };
     for (int i = 0; i < 3; i++) {
