@@ -19,6 +19,7 @@ spent (-p fixes the number of processes instead).
 """
 
 import json
+import marshal
 import math
 import os
 import subprocess
@@ -178,9 +179,8 @@ def _run_worker(variant, task, timeout, tmp, user_globals):
         pass
     try:
         proc = subprocess.run([variant.python, "-c", _worker_source()],
-                              input=json.dumps(task), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, universal_newlines=True,
-                              timeout=timeout)
+                              input=marshal.dumps(task, 2), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=timeout)
     except FileNotFoundError:
         raise TimeitError("interpreter '%s' not found (give a path or a name on PATH "
                           "to --python)" % variant.python)
@@ -189,10 +189,11 @@ def _run_worker(variant, task, timeout, tmp, user_globals):
     except subprocess.TimeoutExpired:
         raise TimeitError("%s did not finish within --timeout %g s" % (_what(variant), timeout))
     try:
-        with open(task["result"]) as f:
-            result = json.load(f)
-    except (OSError, ValueError):
-        tail = proc.stderr.strip().splitlines()[-1:] or ["no message"]
+        with open(task["result"], "rb") as f:
+            result = marshal.load(f)
+    except (OSError, ValueError, EOFError, TypeError):
+        err = proc.stderr.decode("utf-8", "replace")
+        tail = err.strip().splitlines()[-1:] or ["no message"]
         raise TimeitError("%s: the worker process ended with status %d and no result (%s)"
                           % (_what(variant), proc.returncode, tail[0]))
     if "error" in result:
