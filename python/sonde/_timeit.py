@@ -487,19 +487,21 @@ def loop_source(stmt, setup):
 # tool counts the functions defined in the code it is given from the
 # start, and this code's own are not the user's.  The loop, compiled
 # apart, runs once to find the Python functions it calls in the user's
-# files (not the standard library's, not site-packages'); then it and they
+# files (not the standard library's, nor those of the site-packages
+# folders, Debian's dist-packages included); then it and they
 # are registered with the line tool (the `profile` builtin's profiler) and
 # the loop runs its calibrated number of passes.
 _LINES_DRIVER = """\
-import linecache, os, sys, sysconfig
+import linecache, os, site, sys, sysconfig
 src, loops = %r, %d
 linecache.cache["<timeit-src>"] = (len(src), None, src.splitlines(True), "<timeit-src>")
 space = {"__name__": "__main__"}
 exec(compile(src, "<timeit-src>", "exec"), space)
 loop = space["_sonde_loop"]
 paths = sysconfig.get_paths()
-skip = tuple(os.path.join(os.path.realpath(paths[k]), "")
-             for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+skip = tuple(os.path.join(os.path.realpath(path), "")
+             for path in [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+             + site.getsitepackages() + [site.getusersitepackages()])
 found = []
 def called(frame, event, arg):
     code = frame.f_code
