@@ -1,8 +1,9 @@
 """bench_timeit.py - sonde timeit against pyperf timeit and stdlib timeit:
 the wall time to a result and the width of its 95% interval.
 
-Three statements (about 100 ns, 10 us and 1 ms on CPython 3.11); five
-tools: sonde default and --fast, pyperf timeit default and --fast (from
+Three statements (about 100 ns, 10 us and 1 ms on CPython 3.11); six
+tools: sonde default, --fast and --subtract-wait ("sonde -subwait" in the
+table), pyperf timeit default and --fast (from
 PyPI, in the interpreter running this script), python -m timeit.  Every
 tool's interval is computed the same way, by sonde's statistics: Student's
 t over the means of the processes (pyperf's runs; for stdlib timeit,
@@ -41,9 +42,9 @@ def rel_halfwidth(process_means):
     return (hi - lo) / 2 / statistics.fmean(process_means)
 
 
-def run_sonde(sonde, setup, stmt, fast, tmp):
+def run_sonde(sonde, setup, stmt, flags, tmp):
     out = os.path.join(tmp, "s.json")
-    cmd = [sonde, "timeit", "-s", setup, "-o", out, stmt] + (["--fast"] if fast else [])
+    cmd = [sonde, "timeit", "-s", setup, "-o", out, stmt] + flags
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                    env=dict(os.environ, SONDE_PYTHON=sys.executable))
@@ -86,8 +87,9 @@ def main():
     ap.add_argument("--sonde", default=os.path.join(ROOT, "build", "bin", "sonde"))
     args = ap.parse_args()
     tools = [
-        ("sonde", lambda s, t, d: run_sonde(args.sonde, s, t, False, d)),
-        ("sonde --fast", lambda s, t, d: run_sonde(args.sonde, s, t, True, d)),
+        ("sonde", lambda s, t, d: run_sonde(args.sonde, s, t, [], d)),
+        ("sonde --fast", lambda s, t, d: run_sonde(args.sonde, s, t, ["--fast"], d)),
+        ("sonde -subwait", lambda s, t, d: run_sonde(args.sonde, s, t, ["--subtract-wait"], d)),
         ("pyperf", lambda s, t, d: run_pyperf(s, t, False, d)),
         ("pyperf --fast", lambda s, t, d: run_pyperf(s, t, True, d)),
         ("timeit", lambda s, t, d: run_stdlib(s, t, d)),

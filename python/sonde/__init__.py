@@ -54,6 +54,12 @@ def __getattr__(name):
     return value
 
 
+def load_ipython_extension(ipython):
+    """`%load_ext sonde`: the %sonde_timeit and %%sonde_timeit magics."""
+    from ._magic import load
+    load(ipython)
+
+
 def __dir__():
     return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler", "timeit"})
 

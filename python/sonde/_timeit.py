@@ -19,6 +19,7 @@ spent (-p fixes the number of processes instead).
 """
 
 import json
+import marshal
 import math
 import os
 import subprocess
@@ -62,7 +63,8 @@ class Result:
     runs: the values of each process; loops: loops per value; empty: the
     empty loop's cost in seconds per loop (included in the values, as
     timeit and pyperf include it); waited: the share of the wall time the
-    processes spent waiting for a CPU, taken off the values; mean, stdev, median over all values;
+    processes spent waiting for a CPU (in the values, or taken off them
+    with subtract_wait); mean, stdev, median over all values;
     ci: the 95% interval of the mean (over process means); warnings."""
 
     def __init__(self, name, stmt, setup, python, loops, empty, runs, warmups):
@@ -77,6 +79,7 @@ class Result:
         self.ci = stats.mean_ci(self.process_means)
         self.warnings = []
         self.waited = 0.0  # the share of the wall time spent waiting for a CPU
+        self.subtract_wait = False  # whether it was taken off the values
 
     @property
     def processes(self):
@@ -146,7 +149,7 @@ class _Variant:
         self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
         self.loops, self.empty = 0, 0.0
         self.runs, self.warmups = [], []
-        self.waited = 0.0  # seconds taken off the values: waiting for a CPU
+        self.waited = 0.0  # seconds the values' processes waited for a CPU
 
     def halfwidth(self):
         means = [stats.statistics.fmean(r) for r in self.runs]
@@ -176,9 +179,8 @@ def _run_worker(variant, task, timeout, tmp, user_globals):
         pass
     try:
         proc = subprocess.run([variant.python, "-c", _worker_source()],
-                              input=json.dumps(task), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, universal_newlines=True,
-                              timeout=timeout)
+                              input=marshal.dumps(task, 2), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=timeout)
     except FileNotFoundError:
         raise TimeitError("interpreter '%s' not found (give a path or a name on PATH "
                           "to --python)" % variant.python)
@@ -187,10 +189,11 @@ def _run_worker(variant, task, timeout, tmp, user_globals):
     except subprocess.TimeoutExpired:
         raise TimeitError("%s did not finish within --timeout %g s" % (_what(variant), timeout))
     try:
-        with open(task["result"]) as f:
-            result = json.load(f)
-    except (OSError, ValueError):
-        tail = proc.stderr.strip().splitlines()[-1:] or ["no message"]
+        with open(task["result"], "rb") as f:
+            result = marshal.load(f)
+    except (OSError, ValueError, EOFError, TypeError):
+        err = proc.stderr.decode("utf-8", "replace")
+        tail = err.strip().splitlines()[-1:] or ["no message"]
         raise TimeitError("%s: the worker process ended with status %d and no result (%s)"
                           % (_what(variant), proc.returncode, tail[0]))
     if "error" in result:
@@ -246,8 +249,9 @@ def _frequency_scaling():
 
 
 def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, processes=0,
-          timeout=None, user_globals=None):
-    """Times each statement under each interpreter; a list of Result."""
+          timeout=None, user_globals=None, subtract_wait=False):
+    """Times each statement under each interpreter; a list of Result.
+    subtract_wait: take the time each value waited for a CPU off it."""
     if mode not in MODES:
         raise TimeitError("unknown mode '%s' (use fast, default or rigorous)" % mode, 2)
     if not stmts:
@@ -272,14 +276,14 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
                               user_globals)
             v.loops = cal["loops"]
             v.empty = cal["empty"] * 1e-9
-        task = {"warmups": warmups, "values": values}
+        task = {"warmups": warmups, "values": values, "subtract_wait": subtract_wait}
         for k in range(pmax):
             order = variants[k % len(variants):] + variants[:k % len(variants)]
             for v in order:
                 r = _run_worker(v, dict(task, loops=v.loops), timeout, tmp, user_globals)
                 v.runs.append([x * 1e-9 for x in r["values"]])
                 v.warmups.append([x * 1e-9 for x in r["warmups"]])
-                v.waited += r.get("waited", 0) * 1e-9
+                v.waited += math.fsum(r["waits"]) * v.loops * 1e-9
             if k + 1 >= pmin and (all(v.halfwidth() <= target for v in variants)
                                   or time.monotonic() - begin > budget * len(variants)):
                 break
@@ -287,7 +291,9 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
     results = []
     for v in variants:
         r = Result(v.name, v.stmt, v.setup, v.python, v.loops, v.empty, v.runs, v.warmups)
-        r.waited = v.waited / (v.waited + math.fsum(r.values) * v.loops)
+        wall = math.fsum(r.values) * v.loops + (v.waited if subtract_wait else 0.0)
+        r.waited = v.waited / wall if wall > 0 else 0.0
+        r.subtract_wait = subtract_wait
         _check(r, [load_before, load_after], user_globals is not None)
         results.append(r)
     return results
@@ -314,25 +320,30 @@ def _check(r, loads, in_process):
             r.warnings.append("the machine was busy (load average %.1f on %d CPUs): values "
                               "may be noisy" % seen)
             break
-    if r.waited > 0.01:
+    if r.waited > 0.01 and r.subtract_wait:
         r.warnings.append("the processes waited for a CPU %.0f%% of the time, taken off the "
                           "values (another program was running)" % (100 * r.waited))
+    elif r.waited > 0.01:
+        r.warnings.append("the processes waited for a CPU %.0f%% of the time (another program "
+                          "was running): the values include it, as other tools' do; "
+                          "--subtract-wait takes it off" % (100 * r.waited))
     if in_process:
         r.warnings.append("globals given: the values come from this process, not fresh ones")
 
 
 def timeit(stmt, setup="pass", globals=None, *, mode="default", python=None, number=0,
-           repeat=0, processes=0, timeout=None):
+           repeat=0, processes=0, timeout=None, subtract_wait=False):
     """Times stmt (a string, or a list of them: a list of Results then) as
     `sonde timeit` does: a Result with .mean, .stdev, .median, .ci (95%),
     .values (seconds per loop), .runs, .loops, .empty, .warnings, .line().
     With globals (a dict), the statement runs in this process (a dict of
     objects cannot travel to fresh ones).  number, repeat, processes: -n,
-    -r, -p; mode: "fast", "default" or "rigorous".  Raises TimeitError."""
+    -r, -p; mode: "fast", "default" or "rigorous"; subtract_wait:
+    --subtract-wait.  Raises TimeitError."""
     many = not isinstance(stmt, str)
     results = bench(list(stmt) if many else [stmt], setup,
                     [python] if python else None, mode, number, repeat, processes,
-                    timeout, globals)
+                    timeout, globals, subtract_wait)
     return results if many else results[0]
 
 
@@ -438,15 +449,20 @@ def run_command(o):
             print(Comparison(before, after).line())
         return 0
     setup = "\n".join(o.get("setup") or []) or "pass"
+    if o.get("profile_output") and len(o.get("python") or [1]) > 1:
+        raise TimeitError("--profile-output writes one statement's profile: give one "
+                          "--python", 2)
     results = bench(o["words"], setup, o.get("python") or [sys.executable], o["mode"],
                     o.get("loops", 0), o.get("runs", 0), o.get("processes", 0),
-                    o.get("timeout") or None)
+                    o.get("timeout") or None, None, o.get("subtract_wait", False))
     _print_results(results)
     for c in compare(results):
         print(c.line())
-    if o.get("profile"):
-        for r in results:
-            profile(r, len(results) > 1)
+    for r in results:
+        for tool, flag in (("run", "profile"), ("lines", "lines")):
+            if o.get(flag):
+                profile(r, tool, len(results) > 1, o.get("profile_output"),
+                        o.get("profile_output_name"))
     if o.get("output"):
         try:
             with open(o["output"], "w") as f:
@@ -457,12 +473,68 @@ def run_command(o):
     return 0
 
 
-def profile(r, named):
-    """--profile: the statement's loop (setup, then one value's worth of
-    loops) run under `sonde run`'s engine in a fresh process of its
-    interpreter; sonde run prints the top of its table on stderr."""
-    body = "\n".join("    " + line for line in r.stmt.splitlines()) or "    pass"
-    code = "%s\nfor _sonde_loop in range(%d):\n%s\n" % (r.setup, r.loops, body)
+def loop_source(stmt, setup):
+    """timeit's timing function without its clock: the setup, then the
+    statement inlined in a loop of _sonde_n passes, in one function (as
+    timeit.Timer compiles them)."""
+    def block(text, indent):
+        return "\n".join(indent + line for line in text.splitlines()) or indent + "pass"
+    return ("def _sonde_loop(_sonde_n):\n%s\n    for _sonde_i in range(_sonde_n):\n%s\n"
+            % (block(setup, "    "), block(stmt, "        ")))
+
+
+# What `sonde lines -c` runs for --lines, as a string given to exec: the
+# tool counts the functions defined in the code it is given from the
+# start, and this code's own are not the user's.  The loop, compiled
+# apart, runs once to find the Python functions it calls in the user's
+# files (not the standard library's, nor those of the site-packages
+# folders, Debian's dist-packages included); then it and they
+# are registered with the line tool (the `profile` builtin's profiler) and
+# the loop runs its calibrated number of passes.
+_LINES_DRIVER = """\
+import linecache, os, site, sys, sysconfig
+src, loops = %r, %d
+linecache.cache["<timeit-src>"] = (len(src), None, src.splitlines(True), "<timeit-src>")
+space = {"__name__": "__main__"}
+exec(compile(src, "<timeit-src>", "exec"), space)
+loop = space["_sonde_loop"]
+paths = sysconfig.get_paths()
+skip = tuple(os.path.join(os.path.realpath(path), "")
+             for path in [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")]
+             + site.getsitepackages() + [site.getusersitepackages()])
+found = []
+def called(frame, event, arg):
+    code = frame.f_code
+    if (event == "call" and code not in found and not code.co_name.startswith("<")
+            and os.path.isfile(code.co_filename)
+            and not os.path.realpath(code.co_filename).startswith(skip)):
+        found.append(code)
+sys.setprofile(called)
+try:
+    loop(1)
+finally:
+    sys.setprofile(None)
+profile.__self__.add_code(loop.__code__, "<timeit loop>")
+for code in found:
+    profile.__self__.add_code(code, getattr(code, "co_qualname", code.co_name))
+loop(loops)
+"""
+
+
+def profile(r, tool, named, output, output_name):
+    """--profile (tool "run") and --lines ("lines"): one value's loop (the
+    setup, then the calibrated count of passes) under `sonde run`'s or
+    `sonde lines`' engine in a fresh process of the statement's
+    interpreter; the tool prints its table on stderr, and writes its file
+    to output (a path, or None), which its lines call output_name (the
+    name the user gave: the command delivers the file there)."""
+    src = loop_source(r.stmt, r.setup)
+    if tool == "run":
+        code, args = src + "_sonde_loop(%d)\n" % r.loops, ["-l", "15"]
+    else:
+        code, args = "exec(%r)\n" % (_LINES_DRIVER % (src, r.loops)), []
+    if output:
+        args += ["-o", output]
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
             "from sonde.__main__ import main; sys.exit(main())")
@@ -470,16 +542,18 @@ def profile(r, named):
     if named:
         sys.stderr.write("\n== %s\n" % r.name)
     sys.stderr.flush()
-    p = subprocess.run([sys.executable, "-c", boot, pkg, "run", "-l", "15", "--python", r.python,
-                        "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       universal_newlines=True)
+    p = subprocess.run([sys.executable, "-c", boot, pkg, tool] + args
+                       + ["--python", r.python, "-c", code], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, universal_newlines=True)
     if "No module named 'sonde._sonde'" in p.stderr:
-        raise TimeitError("--profile needs sonde's extension built for %s (make PYTHON=%s)"
-                          % (sys.executable, sys.executable))
-    sys.stderr.write(p.stderr)
+        raise TimeitError("--%s needs sonde's extension built for %s (make PYTHON=%s)"
+                          % ("profile" if tool == "run" else "lines", sys.executable,
+                             sys.executable))
+    sys.stderr.write(p.stderr.replace(output, output_name) if output else p.stderr)
     if p.returncode != 0:
-        raise TimeitError("the profile of '%s' failed (exit status %d)"
-                          % (_short(r.stmt), p.returncode))
+        raise TimeitError("the %s of '%s' failed (exit status %d)"
+                          % ("profile" if tool == "run" else "line profile", _short(r.stmt),
+                             p.returncode))
 
 
 def main(options_json):

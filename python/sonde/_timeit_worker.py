@@ -3,11 +3,15 @@
 The driver (_timeit.py) runs this file's text with `PYTHON -c`, so that
 the interpreter under test needs nothing of sonde's, and the folder it
 was started in is on sys.path as with `python -m timeit`.  It reads its
-task as JSON on stdin and writes the result as JSON to the file the task
-names:
+task on stdin and writes the result to the file the task names, both as
+marshal data (format 2, which every Python 3 reads): json would import
+re and enum, about 25 ms of each process's start, a third of a default
+process's time, and traceback (linecache, tokenize) is imported only
+when the user's code fails, for the same reason:
 
-  {"stmt", "setup", "loops", "warmups", "values", "result"} -> {"warmups":
-      [ns per loop...], "values": [ns per loop...]}
+  {"stmt", "setup", "loops", "warmups", "values", "result"[, "subtract_wait"]}
+      -> {"warmups": [ns per loop...], "values": [ns per loop...], "waits": [ns
+      per loop each value waited for a CPU...]}
   {"stmt", "setup", "calibrate": min_ns, "result"} -> {"loops", "empty"}:
       the loop count whose value lasts at least min_ns (or "loops" when
       the task gives it), and the cost of the empty loop (ns per loop)
@@ -17,21 +21,20 @@ The loop is timeit's own (timeit.Timer compiles the statement inlined in
 a `for` loop) timed with time.perf_counter_ns, with the garbage collector
 left as the program has it (timeit.Timer.timeit would disable it).  The
 time the kernel kept the process waiting for a CPU during a value (its
-run delay, /proc/self/schedstat) is taken off the value: on a shared
-machine that is the other programs' time, not the statement's.  Each
-result also says how much was taken off ("waited", ns).  When
+run delay, /proc/self/schedstat) is measured: each result says how much
+("waits"), and with "subtract_wait" in the task it is taken off the
+values (--subtract-wait).  Calibration always takes it off, so that a
+preempted value does not leave the loop count short.  When
 the user's code fails, the result is {"error": "the user's traceback",
 "where": "setup" | "statement"}; this file's own frames are left out.
 Runs on every interpreter sonde supports (3.8 and later).
 """
 
 import itertools
-import json
-import linecache
+import marshal
 import sys
 import time
 import timeit
-import traceback
 
 _OWN_FILES = ("<string>", __file__ if "__file__" in globals() else "<string>")
 
@@ -39,6 +42,8 @@ _OWN_FILES = ("<string>", __file__ if "__file__" in globals() else "<string>")
 def _user_traceback(exc, timer_src):
     """The traceback of the user's own code: frames of sonde's worker and
     of the timeit module dropped, the timing loop shown as <timeit-src>."""
+    import linecache
+    import traceback
     if timer_src:
         linecache.cache["<timeit-src>"] = (len(timer_src), None,
                                            timer_src.splitlines(True), "<timeit-src>")
@@ -78,18 +83,19 @@ def _run_delay():
         return 0
 
 
-_waited = [0]  # ns taken off the values so far (one thread: the worker's)
+_waits = []  # ns each value waited for a CPU, in order (one thread: the worker's)
 
 
-def _run(timer, loops):
-    """One value: `loops` passes of the loop, in ns, less the time spent
-    waiting for a CPU (setup run by the call but not timed, as timeit)."""
+def _run(timer, loops, subtract=True):
+    """One value: `loops` passes of the loop, in ns (setup run by the call
+    but not timed, as timeit), less the time spent waiting for a CPU when
+    subtract."""
     try:
         before = _run_delay()
         t = timer.inner(itertools.repeat(None, loops), timer.timer)
         waited = min(t, _run_delay() - before)
-        _waited[0] += waited
-        return t - waited
+        _waits.append(waited)
+        return t - waited if subtract else t
     except (Exception, SystemExit) as e:
         src = getattr(timer, "src", None)
         raise _UserError(_where(e, src), _user_traceback(e, src))
@@ -98,6 +104,7 @@ def _run(timer, loops):
 def _where(exc, src):
     """"setup" when the loop function failed before its clock started,
     else "statement" (timeit runs both in one function)."""
+    import traceback
     lines = (src or "").splitlines()
     start = next((i + 1 for i, line in enumerate(lines) if "_t0 = _timer()" in line), 0)
     for frame in traceback.extract_tb(exc.__traceback__):
@@ -133,23 +140,23 @@ def measure(task, user_globals=None):
         empty = timeit.Timer("pass", timer=time.perf_counter_ns)
         cost = min(_run(empty, loops) for _ in range(3)) / loops
         return {"loops": loops, "empty": cost}
-    loops = task["loops"]
-    warmups = [_run(timer, loops) / loops for _ in range(task["warmups"])]
-    _waited[0] = 0
-    values = [_run(timer, loops) / loops for _ in range(task["values"])]
-    return {"warmups": warmups, "values": values, "waited": _waited[0]}
+    loops, subtract = task["loops"], task.get("subtract_wait", False)
+    warmups = [_run(timer, loops, subtract) / loops for _ in range(task["warmups"])]
+    del _waits[:]
+    values = [_run(timer, loops, subtract) / loops for _ in range(task["values"])]
+    return {"warmups": warmups, "values": values, "waits": [w / loops for w in _waits]}
 
 
 def main():
-    task = json.loads(sys.stdin.read())
+    task = marshal.loads(sys.stdin.buffer.read())
     try:
         result = measure(task)
         code = 0
     except _UserError as e:
         result = {"error": e.text, "where": e.where}
         code = 3
-    with open(task["result"], "w") as f:
-        json.dump(result, f)
+    with open(task["result"], "wb") as f:
+        marshal.dump(result, f, 2)
     return code
 
 

@@ -23,9 +23,9 @@ typedef struct timeit_opts {
     sonde_buf setup;     /* the -s values as JSON strings, ", "-separated
                             (tool_args_function appends them) */
     sonde_buf python;    /* the --python values, likewise */
-    const char *out;
+    const char *out, *profile_out;
     long loops, runs, processes;
-    int fast, rigorous, compare, profile;
+    int fast, rigorous, compare, profile, lines, subtract_wait;
     double timeout;
 } timeit_opts;
 
@@ -68,6 +68,19 @@ static const cli_opt option_table[] = {
     { .long_name = "profile", .type = CLI_FLAG, .offset = offsetof(timeit_opts, profile),
       .set = 1, .help = "then profile one value's loop of each statement with\n"
                         "sonde run's engine: the top of its table, on stderr" },
+    { .long_name = "lines", .type = CLI_FLAG, .offset = offsetof(timeit_opts, lines),
+      .set = 1, .help = "then count one value's loop per line with sonde lines'\n"
+                        "engine (the loop and the functions it calls in your\n"
+                        "files): its table, on stderr" },
+    { .long_name = "profile-output", .arg = "FILE", .type = CLI_STRING,
+      .offset = offsetof(timeit_opts, profile_out),
+      .help = "write --profile's pstats file or --lines' JSON there\n"
+              "(one statement, one of the two)" },
+    { .long_name = "subtract-wait", .type = CLI_FLAG,
+      .offset = offsetof(timeit_opts, subtract_wait), .set = 1,
+      .help = "take the time a worker waited for a CPU (its run\n"
+              "delay) off each value: steadier on a busy machine,\n"
+              "but lower than other tools' figures" },
     { .long_name = "timeout", .arg = "SECS", .type = CLI_REAL,
       .offset = offsetof(timeit_opts, timeout), .min = 0.001, .max = 1e6,
       .what = "takes seconds from 0.001",
@@ -81,7 +94,8 @@ const cli_command cmd_timeit = {
     .name = "timeit",
     .summary = "benchmark statements, compare them (replaces timeit, pyperf)",
     .synopsis = "[-s SETUP]... [-n LOOPS] [-r RUNS] [-p P] [--fast | --rigorous]\n"
-                "[--python PY]... [-o FILE] [--timeout SECS] [--profile] STMT...\n"
+                "[--python PY]... [-o FILE] [--timeout SECS] [--subtract-wait]\n"
+                "[--profile] [--lines] [--profile-output FILE] STMT...\n"
                 "--compare BEFORE.json AFTER.json",
     .about = "Times each statement in fresh worker processes (warmups discarded, the\n"
              "garbage collector left on, as the program has it) and prints one line\n"
@@ -95,10 +109,11 @@ const cli_command cmd_timeit = {
     .run = cmd_main,
 };
 
-/* The driver's options: {"words": [...], "setup": [...], ...}; output is
- * where the driver writes the pyperf file (NULL: none). */
+/* The driver's options: {"words": [...], "setup": [...], ...}; output and
+ * profile_output are where the driver writes the pyperf file and the
+ * profile (NULL: none). */
 static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w,
-                         const char *output)
+                         const char *output, const char *profile_output)
 {
     sonde_buf_puts(b, "{\"words\": [");
     for (int i = 0; i < w->count; i++) {
@@ -109,13 +124,20 @@ static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w,
                      o->setup.data ? o->setup.data : "", o->python.data ? o->python.data : "");
     sonde_buf_printf(b, ", \"loops\": %ld, \"runs\": %ld, \"processes\": %ld, \"timeout\": %g",
                      o->loops, o->runs, o->processes, o->timeout);
-    sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, \"output\": ",
+    sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, "
+                     "\"lines\": %s, \"subtract_wait\": %s",
                      o->fast ? "fast" : o->rigorous ? "rigorous" : "default",
-                     o->compare ? "true" : "false", o->profile ? "true" : "false");
-    if (output)
-        sonde_buf_json_str(b, output);
-    else
-        sonde_buf_puts(b, "null");
+                     o->compare ? "true" : "false", o->profile ? "true" : "false",
+                     o->lines ? "true" : "false", o->subtract_wait ? "true" : "false");
+    const char *keys[] = { "output", "profile_output", "profile_output_name" };
+    const char *values[] = { output, profile_output, profile_output ? o->profile_out : NULL };
+    for (int i = 0; i < 3; i++) {
+        sonde_buf_printf(b, ", \"%s\": ", keys[i]);
+        if (values[i])
+            sonde_buf_json_str(b, values[i]);
+        else
+            sonde_buf_puts(b, "null");
+    }
     sonde_buf_puts(b, "}");
 }
 
@@ -124,8 +146,15 @@ static int check(const timeit_opts *o, const cli_words *w)
 {
     if (o->fast && o->rigorous)
         return cli_usage_error("timeit", "--fast or --rigorous, not both");
-    if (o->compare && o->profile)
-        return cli_usage_error("timeit", "--profile profiles statements, not --compare's files");
+    if (o->compare && (o->profile || o->lines))
+        return cli_usage_error("timeit", "--%s profiles statements, not --compare's files",
+                               o->profile ? "profile" : "lines");
+    if (o->profile_out && o->profile == o->lines)
+        return cli_usage_error("timeit", "--profile-output writes the file of --profile or of "
+                               "--lines: give one of the two");
+    if (o->profile_out && w->count > 1)
+        return cli_usage_error("timeit", "--profile-output writes one statement's profile: "
+                               "give one statement");
     if (o->compare && w->count != 2)
         return cli_usage_error("timeit", "--compare takes two pyperf files: BEFORE.json "
                                "AFTER.json");
@@ -152,21 +181,25 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf opts;
     sonde_buf_init(&opts);
     cli_words words;
-    char pkg[PATH_MAX], file[PATH_MAX];
-    cli_output out = { .name = NULL };
-    launcher_session folder = { .dir = "" }; /* where the driver leaves -o's file */
+    char pkg[PATH_MAX], file[PATH_MAX], profile_file[PATH_MAX];
+    cli_output out = { .name = NULL }, profile_out = { .name = NULL };
+    launcher_session folder = { .dir = "" }; /* where the driver leaves the files */
     int rc = cli_parse(&cmd_timeit, argc, argv, &o, &words);
     if (rc == 0)
         rc = check(&o, &words);
     if (rc == 0 && o.out) /* checked before any timing, delivered after */
         rc = cli_output_open(&out, o.out);
-    if (rc == 0 && o.out &&
-        (launcher_open(&folder) < 0 || launcher_path(&folder, "out.json", file, sizeof file) < 0))
+    if (rc == 0 && o.profile_out)
+        rc = cli_output_open(&profile_out, o.profile_out);
+    if (rc == 0 && (o.out || o.profile_out) &&
+        (launcher_open(&folder) < 0 || launcher_path(&folder, "out.json", file, sizeof file) < 0 ||
+         launcher_path(&folder, "profile", profile_file, sizeof profile_file) < 0))
         rc = SONDE_EXIT_FAILED;
     if (rc == 0 && launch_package_dir(env, pkg, sizeof pkg) < 0)
         rc = SONDE_EXIT_FAILED;
     if (rc == 0) {
-        options_json(&opts, &o, &words, o.out ? file : NULL);
+        options_json(&opts, &o, &words, o.out ? file : NULL,
+                     o.profile_out ? profile_file : NULL);
         if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
@@ -179,6 +212,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     if (rc == 0 && o.out)
         rc = launcher_deliver(&folder, "out.json", &out);
+    if (rc == 0 && o.profile_out)
+        rc = launcher_deliver(&folder, "profile", &profile_out);
     launcher_close(&folder);
     sonde_buf_free(&opts);
     sonde_buf_free(&o.python);

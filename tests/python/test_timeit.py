@@ -10,6 +10,7 @@ interval wider than asked, or more than a tenth of the time spent
 waiting for a CPU), they skip with the figures as the note, as
 test_sampler.py does with missed ticks."""
 
+import json
 import os
 import re
 import subprocess
@@ -175,34 +176,76 @@ def test_known_ratio_and_significance(tmp_path):
     assert abs(float(half["ratio"]) - 2.0) <= 0.03 * 2.0, p.stdout
 
 
+def test_sum_ratio(tmp_path):
+    # The issue's other pair: sum(range(2000)) costs twice sum(range(1000))
+    # but for the call and the range made once (a few dozen ns of 10 us or
+    # more): within 3% of 2.
+    quiet_or_skip()
+    p = sonde_timeit(["sum(range(2000))", "sum(range(1000))"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    clean_or_skip(lines_of(p.stdout), p.stderr)
+    (c,) = comparisons(p.stdout)
+    assert c["word"] == "faster" and c["verdict"] == "significant", p.stdout
+    assert abs(float(c["ratio"]) - 2.0) <= 0.03 * 2.0, p.stdout
+
+
+def pyperf_timeit(args, path, cwd):
+    """pyperf timeit's mean (5 processes of a warmup and 5 values) and the
+    half-width of its 95% interval, relative."""
+    q = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-o", str(path),
+                        "-p", "5", "-n", "5", "-w", "1"] + args, cwd=str(cwd),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert q.returncode == 0, q.stderr
+    bench = pyperf.Benchmark.load(str(path))
+    means = [sum(r.values) / len(r.values) for r in bench.get_runs() if r.values]
+    lo, hi = tstats().mean_ci(means)
+    return bench.mean(), (hi - lo) / 2 / bench.mean()
+
+
 def test_mean_agrees_with_pyperf(tmp_path):
-    # pyperf timeit on the same statement in the same minute: sonde's mean
-    # within 3% of pyperf's, and sonde's 95% interval covering it.
+    # pyperf timeit on the same statement just before and just after
+    # sonde's run: sonde's mean within 3% of pyperf's, and sonde's 95%
+    # interval covering it.  When pyperf's two means differ by more than
+    # 2%, or either is unsteady, the machine changed under the test and the
+    # reference cannot be trusted: skipped, with the figures.
     args = ["-s", SETUP[0], "-s", SETUP[1], ONE]
     quiet_or_skip()
+    before = pyperf_timeit(args, tmp_path / "before.json", tmp_path)
     p = sonde_timeit(args, tmp_path)
+    after = pyperf_timeit(args, tmp_path / "after.json", tmp_path)
     assert p.returncode == 0, p.stderr
     (r,) = lines_of(p.stdout)
     clean_or_skip([r], p.stderr)
-    ref = tmp_path / "pyperf.json"
-    q = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-o", str(ref),
-                        "-p", "10", "-n", "5", "-w", "1"] + args, cwd=str(tmp_path),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
-    assert q.returncode == 0, q.stderr
-    theirs = pyperf.Benchmark.load(str(ref)).mean()
-    assert abs(r["mean"] - theirs) <= 0.03 * theirs, (r, theirs)
-    assert r["lo"] <= theirs <= r["hi"], (r, theirs)
+    for mean, half in (before, after):
+        if half > 0.012:
+            pytest.skip("the machine was too busy: pyperf's 95%% interval of +-%.1f%%"
+                        % (100 * half))
+    if abs(after[0] / before[0] - 1) > 0.02:
+        pytest.skip("the machine changed during the test: pyperf's mean moved %+.1f%%"
+                    % (100 * (after[0] / before[0] - 1)))
+    theirs = (before[0] + after[0]) / 2
+    assert abs(r["mean"] - theirs) <= 0.03 * theirs, (r, before, after)
+    assert r["lo"] <= theirs <= r["hi"], (r, before, after)
+
+
+def sonde_module(name):
+    """sonde's module `name` (sonde._timeit ...), from the built package."""
+    import importlib
+    sys.path.insert(0, PKG)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(PKG)
+
+
+def tstats():
+    return sonde_module("sonde._timeit_stats")
 
 
 def test_identical_statements_not_significant(tmp_path):
     # 20 comparisons of a statement with itself: at most one called
     # significant (the test's level is 1%).
-    sys.path.insert(0, PKG)
-    try:
-        import importlib
-        timeit_mod = importlib.import_module("sonde._timeit")
-    finally:
-        sys.path.remove(PKG)
+    timeit_mod = sonde_module("sonde._timeit")
     called = 0
     for _ in range(20):
         a, b = timeit_mod.timeit(["sum(range(50))", "sum(range(50)) "], mode="fast")
@@ -225,12 +268,7 @@ def test_interpreters_compared(python, tmp_path):
 
 
 def test_api_with_globals(tmp_path):
-    sys.path.insert(0, PKG)
-    try:
-        import importlib
-        timeit_mod = importlib.import_module("sonde._timeit")
-    finally:
-        sys.path.remove(PKG)
+    timeit_mod = sonde_module("sonde._timeit")
     calls = []
     r = timeit_mod.timeit("f()", globals={"f": lambda: calls.append(1)}, number=100, repeat=2,
                           processes=2)
@@ -252,6 +290,167 @@ def test_profile_counts_one_value_of_loops(tmp_path):
     (r,) = lines_of(p.stdout)
     rows = re.findall(r"^\s+(\d+)\s.*work\.py:1\(encode\)$", p.stderr, re.M)
     assert rows == [str(r["loops"])] == ["700"], p.stderr
+
+
+# A module of the user's, as a statement calls it: a loop, a branch, a
+# helper in the same file, and the standard library's json (not the
+# user's: not counted).
+WORK = ("import json\n"
+        "def helper(i):\n"
+        "    return json.dumps(i)\n"
+        "def f(n):\n"
+        "    t = 0\n"
+        "    for i in range(n):\n"
+        "        if i % 3:\n"
+        "            t += len(helper(i))\n"
+        "    return t\n")
+
+# The interpreter's own line events (sys.settrace) of `loops` calls of
+# work.f(7): {"NAME": {line: count}} for the functions of work.py.
+SETTRACE_COUNTS = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import work
+counts = {}
+def trace(frame, event, arg):
+    if frame.f_code.co_filename != work.__file__:
+        return None
+    if event == "line":
+        per = counts.setdefault(frame.f_code.co_name, {})
+        per[frame.f_lineno] = per.get(frame.f_lineno, 0) + 1
+    return trace
+sys.settrace(trace)
+for _ in range(int(sys.argv[2])):
+    work.f(7)
+sys.settrace(None)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_lines_counts_agree_with_settrace(python, tmp_path):
+    # --lines counts one value's loop (-n passes) of the statement, and the
+    # functions of the user's file it calls, line by line: the hits of each
+    # line are the interpreter's own line events for as many calls.
+    need(python)
+    (tmp_path / "work.py").write_text(WORK)
+    out = tmp_path / "lines.json"
+    p = sonde_timeit(["--lines", "--profile-output", str(out), "-n", "300", "-p", "1", "-r",
+                      "1", "--python", python, "-s", "import work", "work.f(7)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    assert r["loops"] == 300
+    assert "Function: f at line 4" in p.stderr
+    doc = json.loads(out.read_text())
+    ours = {f["name"].rpartition(".")[2]: {line["line"]: line["hits"] for line in f["lines"]
+                                           if line["hits"]}
+            for f in doc["functions"]}
+    ref = subprocess.run([python, "-c", SETTRACE_COUNTS, str(tmp_path), "300"],
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    theirs = {name: {int(k): v for k, v in per.items()}
+              for name, per in json.loads(ref.stdout).items()}
+    assert ours.pop("f") == theirs["f"] and ours.pop("helper") == theirs["helper"], (ours, theirs)
+    # What is left is the loop: the statement's line ran once a pass, the
+    # setup's once; json's functions are not the user's.
+    (loop,) = ours.values()
+    assert sorted(loop.values()) == [1, 300, 301], loop
+    assert all("json" not in f["file"] for f in doc["functions"])
+
+
+def test_profile_output_has_cprofiles_counts(tmp_path):
+    # --profile --profile-output writes the pstats file of one value's loop:
+    # pstats reads it, and the statement's callees have the call counts
+    # cProfile gives the same loop.
+    import cProfile
+    import pstats
+    (tmp_path / "work.py").write_text(WORK)
+    out = tmp_path / "p.prof"
+    p = sonde_timeit(["--profile", "--profile-output", str(out), "-n", "250", "-p", "1", "-r",
+                      "1", "-s", "import work", "work.f(7)"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "profile:   %s (pstats)" % out in p.stderr  # the name given, not the private one
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import work
+        ref = cProfile.Profile()
+        ref.runcall(lambda: [work.f(7) for _ in range(250)])
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("work", None)
+    theirs = pstats.Stats(ref).stats
+    ours = pstats.Stats(str(out)).stats
+    wanted = [k for k in theirs if k[0] == work.__file__ or os.sep + "json" + os.sep in k[0]]
+    assert len(wanted) == 5
+    for k in wanted:
+        assert k in ours, (k, sorted(ours))
+        assert ours[k][:2] == theirs[k][:2], (k, ours[k][:2], theirs[k][:2])
+
+
+@pytest.fixture
+def ipython():
+    """IPython's shell in this process (no terminal), sonde's magics loaded."""
+    try:
+        from IPython.core.interactiveshell import InteractiveShell
+    except ImportError:
+        pytest.skip("IPython is not installed (tests/requirements.txt installs it)")
+    sys.path.insert(0, PKG)
+    try:
+        shell = InteractiveShell.instance()
+        shell.run_line_magic("load_ext", "sonde")
+        yield shell
+    finally:
+        sys.path.remove(PKG)
+
+
+def test_ipython_line_magic(ipython, capsys):
+    # The statement runs in the notebook's namespace: -n 2000 loops, 3
+    # rounds of 1 warmup and 2 values: fn is called 2000 * 3 * 3 times
+    # (-n given: calibration runs only the empty loop), and -o returns the
+    # result whose line was printed.
+    ipython.run_cell("calls = []\ndef fn():\n    calls.append(1)\n")
+    r = ipython.run_line_magic("sonde_timeit", "-o -n 2000 -r 2 fn()")
+    out = capsys.readouterr().out
+    assert out == r.line() + "\n"
+    (line,) = lines_of(out)
+    assert line["loops"] == r.loops == 2000 and line["nvalues"] == len(r.values) == 6
+    assert len(ipython.user_ns["calls"]) == 2000 * 3 * 3
+    assert ipython.run_line_magic("sonde_timeit", "-n 10 fn()") is None
+
+
+def test_ipython_cell_magic(ipython, capsys):
+    # %%timeit's shape: the first line is the setup (run before each value,
+    # not timed), the cell the statement.
+    ipython.run_cell("setups, calls = [], []")
+    r = ipython.run_cell_magic("sonde_timeit", "-o -n 500 -r 2 setups.append(1)",
+                               "calls.append(1)\ncalls.append(2)\n")
+    (line,) = lines_of(capsys.readouterr().out)
+    assert line["loops"] == 500 and r.loops == 500
+    assert len(ipython.user_ns["setups"]) == 3 * 3
+    assert len(ipython.user_ns["calls"]) == 2 * 500 * 3 * 3
+
+
+@pytest.mark.parametrize("line,message", [
+    ("--fast --rigorous pass", "--fast or --rigorous, not both"),
+    ("-n 0 pass", "-n takes a number of loops from 1"),
+    ("-r x pass", "-r takes a number of values from 1"),
+    ("-n 5", "which statement?"),
+])
+def test_ipython_magic_usage(ipython, capsys, line, message):
+    result = ipython.run_cell("%sonde_timeit " + line)
+    capsys.readouterr()
+    assert type(result.error_in_exec).__name__ == "UsageError"
+    assert message in str(result.error_in_exec) and "\n" not in str(result.error_in_exec)
+
+
+def test_ipython_magic_user_error(ipython, capsys):
+    # The user's code failing: its traceback, then sonde's one line; no
+    # exception reaches the notebook from sonde.
+    result = ipython.run_cell("%sonde_timeit -n 10 {}['k']")
+    err = capsys.readouterr().err
+    assert result.error_in_exec is None
+    assert "KeyError" in err and "_timeit" not in err
+    assert err.strip().splitlines()[-1] == ("sonde timeit: the statement '{}['k']' raised "
+                                            "KeyError: 'k' (traceback above)")
 
 
 # ---------------------------------------------------------------- bad input
@@ -306,10 +505,24 @@ def test_missing_interpreter(tmp_path):
     (["--compare", "a.json"], "--compare takes two pyperf files"),
     (["-n", "0", "pass"], "-n takes a number of loops from 1"),
     (["--profile", "--compare", "a.json", "b.json"], "--profile profiles statements"),
+    (["--lines", "--compare", "a.json", "b.json"], "--lines profiles statements"),
+    (["--profile-output", "p.prof", "pass"], "give one of the two"),
+    (["--profile", "--lines", "--profile-output", "p.prof", "pass"], "give one of the two"),
+    (["--lines", "--profile-output", "p.json", "pass", "1"], "give one statement"),
+    (["--lines", "--profile-output", "p.json", "--python", "a", "--python", "b", "pass"],
+     "give one --python"),
 ])
 def test_usage_errors(tmp_path, args, message):
     p = sonde_timeit(args, tmp_path)
     assert p.returncode == 2 and p.stderr.count("\n") == 1 and message in p.stderr, p.stderr
+
+
+def test_profile_output_unwritable_before_timing(tmp_path):
+    # Checked before any timing: the statement would run for 100 s.
+    p = sonde_timeit(["--lines", "--profile-output", str(tmp_path / "no" / "p.json"),
+                      "-n", "1", "import time; time.sleep(100)"], tmp_path, timeout=60)
+    assert p.returncode == 1 and p.stderr.count("\n") == 1, p.stderr
+    assert "cannot write" in p.stderr and "p.json" in p.stderr
 
 
 def test_python_m_sonde_timeit(tmp_path):
