@@ -336,11 +336,13 @@ def test_mem_document_in_go_pprof(tmp_path):
         got = go_traces(path, index, unit)
         assert nonzero(got) == doc_stacks(doc[entries], key), index
     # churn's 100 lists of 10,000 items: 80,000 bytes each, always followed
-    # (blocks of 16 x sample_bytes and more are), their small headers sampled.
+    # (blocks of 16 x sample_bytes and more are), their small headers sampled:
+    # about 1.5 samples of about 65 objects each, none in about one run in
+    # six (so no lower bound on them), nine or more about once in 10^5 runs.
     lists = doc_stacks(doc["allocations"], "bytes")[("churn", "main", "<module>")]
     objects = doc_stacks(doc["allocations"], "objects")[("churn", "main", "<module>")]
     assert 100 * 80000 <= lists <= 100 * 80000 * 1.02, lists
-    assert 100 + 40 <= objects <= 100 + 300, objects
+    assert 100 <= objects <= 100 + 600, objects
     assert ("build", "main", "<module>") in doc_stacks(doc["leaks"], "bytes")
     table = run_sonde(["report", "mem.json"], tmp_path).stdout
     assert "still alive" in table.lower()
