@@ -188,6 +188,14 @@ def test_python_callers_equal_with_stack(tmp_path, workload):
     assert Tree(out).callers(region_names(plain)) == {tuple(c) for c in ref["callers"]}
 
 
+def test_with_stack_reference_without_is_python_function(tmp_path):
+    """torch 2.11's FunctionEvent has no is_python_function: the reference
+    then tells Python events by the names torch's Python tracer gives them,
+    and finds the same callers as 2.13's flag does."""
+    ref = reference(tmp_path, "training", "with_stack")
+    assert ref["callers"] and ref["callers_211"] == ref["callers"]
+
+
 def test_profile_api_places_operators_under_their_caller(tmp_path):
     """Profile(torch=True): the same tree from the in-process API; the
     .prof file keys operators ('~torch', 0, NAME), as pstats reads them."""

@@ -16,6 +16,7 @@ counts of key_averages(group_by_input_shape=True).
 """
 
 import json
+import re
 import sys
 
 import torch
@@ -146,6 +147,22 @@ def regions_nesting(events):
     return sorted(pairs, key=str)
 
 
+# What torch's Python tracer names its events (torch/csrc/profiler/
+# python_tracer): "path(line): name" for a Python call, "<built-in ...>"
+# for a C function, "nn.Module: Name_N" for a module's call.
+_PYTHON_EVENT = re.compile(r"\(\d+\): |^<built-in |^<method |^nn\.Module: ")
+
+
+def is_python_function(e):
+    """Whether e is a with_stack Python event: FunctionEvent's own flag
+    where it has one (torch 2.13), else the name torch's Python tracer
+    gives such events (torch 2.11's FunctionEvent has no flag)."""
+    flag = getattr(e, "is_python_function", None)
+    if flag is not None:
+        return flag
+    return not e.is_user_annotation and _PYTHON_EVENT.search(e.name) is not None
+
+
 def callers(events):
     """(operator, its Python caller's file base name, first line and name)
     of every top-level operator (in no other), from with_stack's events:
@@ -153,13 +170,13 @@ def callers(events):
     (C functions and modules are named otherwise)."""
     found = set()
     for e in events:
-        if e.is_python_function or e.is_user_annotation:
+        if is_python_function(e) or e.is_user_annotation:
             continue
         up, caller = e.cpu_parent, None
         while up is not None and caller is None:
-            if not (up.is_python_function or up.is_user_annotation):
+            if not (is_python_function(up) or up.is_user_annotation):
                 break  # e runs inside another operator
-            if up.is_python_function and "): " in up.name:
+            if is_python_function(up) and "): " in up.name:
                 where, name = up.name.split("): ", 1)
                 path, line = where.rsplit("(", 1)
                 caller = (path.rsplit("/", 1)[-1], int(line), name)
@@ -167,6 +184,19 @@ def callers(events):
         if caller is not None:
             found.add((e.name,) + caller)
     return sorted(found)
+
+
+class Without211:
+    """A FunctionEvent seen as torch 2.11 shows it: no is_python_function."""
+
+    def __init__(self, e):
+        self._e = e
+
+    def __getattr__(self, name):
+        if name == "is_python_function":
+            raise AttributeError(name)
+        value = getattr(self._e, name)
+        return Without211(value) if name == "cpu_parent" and value is not None else value
 
 
 def main():
@@ -184,6 +214,7 @@ def main():
         doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
         if "with_stack" in mode:
             doc["callers"] = callers(prof.events())
+            doc["callers_211"] = callers([Without211(e) for e in prof.events()])
         if "shapes" in mode:
             doc["by_shape"] = [[e.key, str(e.input_shapes), e.count]
                                for e in prof.key_averages(group_by_input_shape=True)]
