@@ -36,8 +36,9 @@ def _lookup(torch, dotted):
 class Session:
     """One stretch of operator recording, joined to one sonde profiler."""
 
-    def __init__(self, prof, torch, shapes=False):
+    def __init__(self, prof, torch, shapes=False, max_events=0):
         self.prof, self.torch, self.shapes = prof, torch, shapes
+        self.max_events = max_events  # with -f chrome: the timeline's budget
         try:
             for dotted in _NEEDS:
                 _lookup(torch, dotted)
@@ -133,16 +134,24 @@ class Session:
         else:
             tids, names, starts, ends = _operators(
                 self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes)
-        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends,
-                                                            self.shapes)
+        n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
+            tids, names, starts, ends, self.shapes, self.max_events)
         if spans_full:
             said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
                         "of 0.5 us or more); later operators are placed under their "
                         "thread, not their caller")
+        if dropped:
+            said.append(dropped_line(kept, dropped, self.max_events))
         if top > placed:
             said.append("sonde: --torch: %d of %d top-level operators ran outside any "
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
+
+
+def dropped_line(kept, dropped, budget):
+    """What -f chrome's budget left out, in one line."""
+    return ("sonde: --torch: the trace keeps the first %d of %d calls and operators "
+            "(--max-events %d): %d dropped" % (kept, kept + dropped, budget, dropped))
 
 
 def _operators(torch, result, regions, shapes):

@@ -30,6 +30,7 @@ void sonde_profile_free(sonde_profile *p)
     free(p->nodes);
     free(p->threads);
     free(p->events);
+    free(p->slices);
     free(p->wide);
     free(p->mappings);
     memset(p, 0, sizeof *p);

@@ -106,6 +106,15 @@ typedef struct sonde_sample_event {
     uint32_t node;
 } sonde_sample_event;
 
+/* One slice of a deterministic timeline (run --torch -f chrome): a call
+ * or an operator of a thread, from start to end, nanoseconds since the
+ * timeline began (core/timeline.h). */
+typedef struct sonde_slice {
+    uint64_t start_ns, end_ns;
+    uint32_t thread;
+    uint32_t node;
+} sonde_slice;
+
 /* Timelines stop growing past this many events (16 bytes each). */
 #define SONDE_MAX_SAMPLE_EVENTS (16u * 1024 * 1024)
 
@@ -131,6 +140,11 @@ typedef struct sonde_profile {
     uint64_t nevents;
     size_t events_cap;
     int events_dropped;           /* the timeline reached its cap */
+    sonde_slice *slices;          /* a deterministic timeline, when one was kept */
+    uint64_t nslices;
+    size_t slices_cap;
+    uint64_t slices_budget;       /* slices it keeps at most; 0: none kept */
+    uint64_t slices_dropped;      /* slices left out for the budget */
     int pid;                      /* the profiled process, 0 when unknown */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
     uint32_t nwide, wide_slots;

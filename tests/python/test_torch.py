@@ -397,3 +397,96 @@ def test_report_ops_bad_input(tmp_path):
     assert r.returncode == 1 and "no input shapes" in r.stderr
     r = run_sonde(["report", str(prof), "--by-caller"], tmp_path)
     assert r.returncode == 2 and "--by-caller and --by-shape go with --ops" in r.stderr
+
+
+def trace_slices(path):
+    """-f chrome's document and its slices, times in whole nanoseconds."""
+    doc = json.loads(path.read_text())
+    slices = [dict(e, start=round(e["ts"] * 1000), end=round((e["ts"] + e["dur"]) * 1000))
+              for e in doc["traceEvents"] if e["ph"] == "X"]
+    return doc, slices
+
+
+def enclosing(slices):
+    """(slice, the slice holding it or None) in each thread's start order;
+    asserts that each lies wholly inside the one holding it."""
+    pairs = []
+    for tid in {e["tid"] for e in slices}:
+        stack = []
+        for e in sorted((e for e in slices if e["tid"] == tid),
+                        key=lambda e: (e["start"], -e["end"])):
+            while stack and stack[-1]["end"] <= e["start"] and stack[-1]["end"] < e["end"]:
+                stack.pop()
+            up = stack[-1] if stack else None
+            assert up is None or up["start"] <= e["start"] and e["end"] <= up["end"], (e, up)
+            pairs.append((e, up))
+            stack.append(e)
+    return pairs
+
+
+@pytest.mark.parametrize("workload", ["training", "threads"])
+def test_chrome_trace_nests_operators_under_their_callers(tmp_path, workload):
+    """-f chrome: the operators on their thread's track, inside the Python
+    call that ran them as in the tree; their names and counts are
+    key_averages()' and those of torch.profiler's own export_chrome_trace
+    of the same program (less the duplicates key_averages() drops)."""
+    ref = reference(tmp_path, workload, "chrome")
+    trace, _side, r = sonde_torch(tmp_path, workload, "chrome")
+    doc, slices = trace_slices(trace)
+    assert doc["otherData"]["dropped"] == 0 and doc["otherData"]["events"] == len(slices)
+    assert "dropped" not in r.stderr
+    pairs = enclosing(slices)
+    counts = {}
+    for e, _up in pairs:
+        if e["cat"] == "torch":
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+    assert counts == {k: v[0] for k, v in ref["ops"].items()} == ref["chrome_ops"]
+    tree_path, _side, _r = sonde_torch(tmp_path, workload)
+    tree = Tree(tree_path)
+    in_tree = {(tree.func(tree.nodes[i][1])["qualname"], f["name"])
+               for i, f in tree.torch_nodes()}
+    placed = {(up["name"], e["name"]) for e, up in pairs if e["cat"] == "torch"}
+    assert all(up is not None for e, up in pairs if e["cat"] == "torch")
+    assert placed <= in_tree, placed - in_tree
+    assert any(up["cat"] == "python" for e, up in pairs if e["cat"] == "torch")
+
+
+def test_chrome_trace_keeps_its_budget(tmp_path):
+    """--max-events N: exactly N slices, the first ones (the operators kept
+    are the run's first ones in order), still nested; what it dropped is
+    said in the trace and in one stderr line."""
+    full, _side, _r = sonde_torch(tmp_path, "mlp", "chrome")
+    _doc, everything = trace_slices(full)
+    order = [e["name"] for e in sorted(everything, key=lambda e: (e["start"], -e["end"]))
+             if e["cat"] == "torch"]
+    budget = len(everything) // 3
+    out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
+    doc, slices = trace_slices(out)
+    assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
+    kept = [e["name"] for e, _up in enclosing(slices) if e["cat"] == "torch"]
+    assert 0 < len(kept) < len(order) and kept == order[:len(kept)]
+    dropped = doc["otherData"]["dropped"]
+    assert dropped >= len(order) - len(kept)
+    said = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert said == ["sonde: --torch: the trace keeps the first %d of %d calls and operators "
+                    "(--max-events %d): %d dropped" % (budget, budget + dropped, budget, dropped)]
+
+
+@pytest.mark.parametrize("args,why", [
+    (["-f", "chrome", "-o", "t.json"], "'chrome' is a timeline: sonde run writes one of calls "
+     "and operators with --torch; for samples, sonde record -f chrome"),
+    (["--torch", "-f", "chrome", "-o", "t.json", "--max-events", "0"],
+     "--max-events takes a number of events from 1 to 100000000"),
+    (["--torch", "-f", "chrome", "-o", "t.json", "--max-events", "-5"],
+     "--max-events needs a whole number of 0 or more, not '-5'"),
+    (["--torch", "-o", "t.json", "-f", "json", "--max-events", "10"],
+     "--max-events bounds a timeline: use it with --torch -f chrome"),
+    (["--torch", "-f", "chrome"], "-f chrome needs -o FILE (the trace is a file for Perfetto "
+     "or chrome://tracing)"),
+])
+def test_chrome_trace_bad_input(tmp_path, args, why):
+    prog = tmp_path / "plain.py"
+    prog.write_text("print(1)\n")
+    r = run_sonde(["run"] + args + [str(prog)], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == ["sonde run: %s (see 'sonde run --help')" % why]

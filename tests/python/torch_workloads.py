@@ -186,6 +186,33 @@ def callers(events):
     return sorted(found)
 
 
+def chrome_ops(path):
+    """Operator and region names -> events in torch.profiler's own Chrome
+    trace (export_chrome_trace), less those key_averages() does not count
+    (_remove_dup_nodes: an operator that is the only one inside one of its
+    own name)."""
+    with open(path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and
+                  e.get("cat") in ("cpu_op", "user_annotation")]
+    counts = {}
+    for tid in {e["tid"] for e in events}:
+        mine = sorted((e for e in events if e["tid"] == tid),
+                      key=lambda e: (e["ts"], -e["dur"]))
+        stack, kids = [], {}
+        for i, e in enumerate(mine):
+            while stack and mine[stack[-1]]["ts"] + mine[stack[-1]]["dur"] <= e["ts"]:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            kids.setdefault(parent, []).append(i)
+            stack.append(i)
+        for i, e in enumerate(mine):
+            below = kids.get(i, [])
+            if len(below) == 1 and mine[below[0]]["name"] == e["name"]:
+                continue  # the one below takes its place
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+    return counts
+
+
 class Without211:
     """A FunctionEvent seen as torch 2.11 shows it: no is_python_function."""
 
@@ -212,6 +239,9 @@ def main():
         doc["ops"] = {e.key: [e.count, e.self_cpu_time_total] for e in prof.key_averages()}
         doc["regions"] = regions_nesting(prof.events())
         doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
+        if "chrome" in mode:
+            prof.export_chrome_trace(out + ".trace.json")
+            doc["chrome_ops"] = chrome_ops(out + ".trace.json")
         if "with_stack" in mode:
             doc["callers"] = callers(prof.events())
             doc["callers_211"] = callers([Without211(e) for e in prof.events()])

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "../../core/timeline.h"
 
 static int64_t realtime_ns(void)
 {
@@ -48,7 +51,7 @@ static tracer_thread *thread_of(tracer *t, unsigned long long tid)
  * one's thread in *threads.  0, or -1 with an exception. */
 static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
                     PyObject *ends, int shapes, sonde_op **ops, tracer_thread ***threads,
-                    Py_ssize_t *n)
+                    Py_ssize_t *n, double *ns_per_tick)
 {
     *n = PyList_Check(tids) ? PyList_GET_SIZE(tids) : -1;
     if (*n < 0 || !PyList_Check(names) || !PyList_Check(starts) || !PyList_Check(ends) ||
@@ -62,6 +65,7 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
     double per_ns = rt1 > t->span_realtime0
                         ? (double)(ticks1 - t->span_ticks0) / (double)(rt1 - t->span_realtime0)
                         : 1.0;
+    *ns_per_tick = per_ns > 0 ? 1.0 / per_ns : 1.0;
     *ops = malloc(((size_t)*n + 1) * sizeof **ops);
     *threads = malloc(((size_t)*n + 1) * sizeof **threads);
     if (!*ops || !*threads) {
@@ -94,18 +98,21 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
     return 0;
 }
 
-/* Places the operators of each thread in turn: those of th are gathered
- * into the front of `mine`.  0, or -1 on out of memory. */
+/* Places the operators of each thread in turn (those of th are gathered
+ * into the front of `mine`), and adds its calls and operators to the
+ * profile's timeline when it keeps one.  0, or -1 on out of memory. */
 static int place_all(tracer *t, sonde_op *ops, tracer_thread **threads, Py_ssize_t n,
-                     sonde_op *mine, size_t *top, size_t *placed)
+                     sonde_op *mine, double ns_per_tick, size_t *top, size_t *placed)
 {
     for (tracer_thread *th = t->threads; th; th = th->next) {
         size_t k = 0;
         for (Py_ssize_t i = 0; i < n; i++)
             if (threads[i] == th)
                 mine[k++] = ops[i];
-        if (k && sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
-                                 placed) < 0)
+        if (sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
+                            placed) < 0 ||
+            sonde_timeline_add(&t->profile, th->index, th->spans, th->nspans, mine, k,
+                               t->span_ticks0, ns_per_tick) < 0)
             return -1;
     }
     return 0;
@@ -123,19 +130,27 @@ static void free_spans(tracer *t)
 }
 
 PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends, int shapes)
+                          PyObject *ends, int shapes, uint64_t budget)
 {
     sonde_op *ops = NULL, *mine = NULL;
     tracer_thread **threads = NULL;
     Py_ssize_t n = 0;
     size_t top = 0, placed = 0;
+    double ns_per_tick = 1.0;
     PyObject *r = NULL;
-    if (read_ops(t, tids, names, starts, ends, shapes, &ops, &threads, &n) == 0) {
+    sonde_profile *p = &t->profile;
+    p->nslices = p->slices_dropped = 0;
+    p->slices_budget = budget;
+    if (budget && !p->pid)
+        p->pid = (int)getpid(); /* the trace's process */
+    if (read_ops(t, tids, names, starts, ends, shapes, &ops, &threads, &n, &ns_per_tick) == 0) {
         mine = malloc(((size_t)n + 1) * sizeof *mine);
-        if (!mine || place_all(t, ops, threads, n, mine, &top, &placed) < 0)
+        if (!mine || place_all(t, ops, threads, n, mine, ns_per_tick, &top, &placed) < 0)
             PyErr_NoMemory();
         else
-            r = Py_BuildValue("(nnni)", n, (Py_ssize_t)top, (Py_ssize_t)placed, t->spans_full);
+            r = Py_BuildValue("(nnniKK)", n, (Py_ssize_t)top, (Py_ssize_t)placed,
+                              t->spans_full, (unsigned long long)p->nslices,
+                              (unsigned long long)p->slices_dropped);
     }
     free(ops);
     free(mine);
