@@ -235,7 +235,8 @@ class _RunTool:
         from . import _torch
         try:
             self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False),
-                                        self.options.get("max_events", 0))
+                                        self.options.get("max_events", 0),
+                                        self.options.get("memory", False))
             self.torch.start()
         except _torch.TorchError as e:
             self.torch = None

@@ -23,7 +23,7 @@
 typedef struct run_opts {
     const char *out, *format, *sort;
     long limit, max_events;
-    int torch, torch_shapes;
+    int torch, torch_shapes, torch_memory;
     cli_program prog;
 } run_opts;
 
@@ -56,6 +56,11 @@ static const cli_opt option_table[] = {
       .offset = offsetof(run_opts, torch_shapes),
       .help = "--torch, each operator named with its input shapes\n"
               "(as record_shapes=True; report --ops --by-shape)" },
+    { .long_name = "torch-memory", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, torch_memory),
+      .help = "--torch, with the CPU bytes each operator allocated\n"
+              "and released (as profile_memory=True; report --ops\n"
+              "shows CPU Mem and Self CPU Mem from -f json)" },
     { .long_name = "max-events", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, max_events), .min = 1, .max = SONDE_MAX_SLICES,
       .what = "takes a number of events from 1 to 100000000",
@@ -72,7 +77,7 @@ const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
     .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
-                "[--torch [--torch-shapes] [-f chrome [--max-events N]]]\n"
+                "[--torch [--torch-shapes] [--torch-memory] [-f chrome [--max-events N]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
@@ -100,6 +105,8 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
         return cli_usage_error("run", "unknown format '%s' (use %s)", o->format,
                                sonde_format_names());
     int torch = o->torch || o->torch_shapes;
+    if (o->torch_memory && !torch)
+        return cli_usage_error("run", "--torch-memory records operators' memory: add --torch");
     if (fmt->needs_timeline && !torch)
         return cli_usage_error("run", "'%s' is a timeline: sonde run writes one of calls and "
                                "operators with --torch; for samples, sonde record -f %s",
@@ -189,8 +196,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_exit(rc);
     char options[128] = "{}";
     if (o.torch || o.torch_shapes)
-        snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, "
-                 "\"max_events\": %ld}", o.torch_shapes ? "true" : "false", o.max_events);
+        snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
+                 "\"max_events\": %ld}", o.torch_shapes ? "true" : "false",
+                 o.torch_memory ? "true" : "false", o.max_events);
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
         .format = out.name ? o.format : "",

@@ -36,6 +36,7 @@ typedef struct sonde_op {
     uint32_t func;
     uint32_t same;
     uint32_t node;
+    int64_t mem;   /* net CPU bytes allocated while it ran (--torch-memory) */
 } sonde_op;
 
 /* Places one thread's ops beneath its spans (both in any order: they are

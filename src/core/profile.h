@@ -145,6 +145,12 @@ typedef struct sonde_profile {
     size_t slices_cap;
     uint64_t slices_budget;       /* slices it keeps at most; 0: none kept */
     uint64_t slices_dropped;      /* slices left out for the budget */
+    /* --torch-memory: each node's net CPU bytes allocated while its
+     * operator ran, callees included (torch's cpu_memory_usage, summed over
+     * calls); SONDE_NO_MEM for a node that is no operator, and for nodes
+     * from ncpu_mem on; NULL when not recorded. */
+    int64_t *cpu_mem;
+    uint32_t ncpu_mem;
     int pid;                      /* the profiled process, 0 when unknown */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
     uint32_t nwide, wide_slots;
@@ -153,12 +159,18 @@ typedef struct sonde_profile {
     size_t mappings_cap;
 } sonde_profile;
 
+#define SONDE_NO_MEM INT64_MIN
+
 /* Nodes with more children than this index them (see above). */
 #define SONDE_NARROW_CHILDREN 8
 
 /* 0 on success, -1 on out of memory. */
 int sonde_profile_init(sonde_profile *p);
 void sonde_profile_free(sonde_profile *p);
+
+/* node's entry of cpu_mem (node < nnodes), the array made or grown to
+ * every node with SONDE_NO_MEM entries; NULL on out of memory. */
+int64_t *sonde_profile_cpu_mem(sonde_profile *p, uint32_t node);
 
 /* The function with this label, created when new; SONDE_NO_FUNC on out of
  * memory.  Functions are identified by (file, line, name) as pstats does. */

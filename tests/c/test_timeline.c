@@ -31,7 +31,7 @@ static void test_budget(void)
      * outlasts it (cut at 1000), then a call [1200, 1300).  Ticks are
      * 2 ns each from tick 50. */
     sonde_span spans0[] = { { 100, 1000, node }, { 1200, 1300, node } };
-    sonde_op ops0[] = { { 150, 1100, f, 0, node }, { 160, 170, f, 0, SONDE_NO_NODE } };
+    sonde_op ops0[] = { { 150, 1100, f, 0, node, 0 }, { 160, 170, f, 0, SONDE_NO_NODE, 0 } };
     check(sonde_timeline_add(&p, 0, spans0, 2, ops0, 2, 50, 2.0) == 0, "thread 0");
     check_u64(p.nslices, 3);
     check_u64(p.slices_dropped, 0);

@@ -61,6 +61,7 @@ class Tree:
         doc = json.loads(path.read_text())
         self.funcs = doc["functions"]
         self.nodes = doc["nodes"]  # [function, parent, calls, total, self]
+        self.mem = {node: nbytes for node, nbytes in doc.get("torch_memory", [])}
 
     def func(self, node):
         f = self.nodes[node][0]
@@ -79,6 +80,23 @@ class Tree:
             entry = got.setdefault(f["name"], [0, 0.0])
             entry[0] += self.nodes[i][2]
             entry[1] += self.nodes[i][4]
+        return got
+
+    def memory(self):
+        """name -> [bytes, self bytes] (--torch-memory), as torch's
+        cpu_memory_usage and self_cpu_memory_usage: an operator's own
+        less the nearest operators' beneath it."""
+        below = [0] * len(self.nodes)
+        mine = lambda i: self.mem.get(i, below[i])
+        for i in range(len(self.nodes) - 1, 0, -1):
+            f, parent = self.func(i), self.nodes[i][1]
+            if 0 < parent < i:
+                below[parent] += mine(i) if f is not None and f["kind"] == "torch" else below[i]
+        got = {}
+        for i, f in self.torch_nodes():
+            entry = got.setdefault(f["name"], [0, 0])
+            entry[0] += mine(i)
+            entry[1] += mine(i) - below[i]
         return got
 
     def up(self, node):
@@ -490,3 +508,96 @@ def test_chrome_trace_bad_input(tmp_path, args, why):
     r = run_sonde(["run"] + args + [str(prog)], tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == ["sonde run: %s (see 'sonde run --help')" % why]
+
+
+def memory_columns(text):
+    """{name: (CPU Mem, Self CPU Mem)} of a key_averages().table()-shaped
+    text with memory columns."""
+    lines = text.splitlines()
+    rules = [i for i, l in enumerate(lines) if l.startswith("---")]
+    split = lambda l: [c.strip() for c in l.strip().split("  ") if c.strip()]
+    headers = split(lines[rules[0] + 1])
+    mem, own = headers.index("CPU Mem"), headers.index("Self CPU Mem")
+    return {torch_name(cols[0]): (cols[mem], cols[own])
+            for cols in map(split, lines[rules[1] + 1:rules[2]])}
+
+
+@pytest.mark.parametrize("workload", ["training", "labelled"])
+def test_torch_memory_equals_profile_memory(tmp_path, workload):
+    """--torch-memory: each operator's CPU bytes (callees included, and
+    self) equal torch.profiler(profile_memory=True)'s cpu_memory_usage
+    and self_cpu_memory_usage in key_averages(), and report --ops shows
+    them as its table does.  Regions differ (README): torch also counts
+    the bytes released inside a region outside any operator, which sonde
+    leaves out, as it leaves out torch's "[memory]" row."""
+    ref = reference(tmp_path, "%s" % workload, "memory")
+    out, _side, r = sonde_torch(tmp_path, workload, "json", "--torch-memory")
+    skip = region_names(ref) | {"[memory]"}
+    want = {k: v for k, v in ref["memory"].items() if k not in skip}
+    got = Tree(out).memory()
+    assert {k: v for k, v in got.items() if k not in skip} == want
+    assert any(v[0] for v in want.values()) and any(v[1] < 0 for v in want.values())
+    shown = run_sonde(["report", str(out), "--ops", "-l", "0"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    got_cols, want_cols = memory_columns(shown.stdout), memory_columns(ref["table"])
+    assert {k: v for k, v in got_cols.items() if k not in skip} == \
+        {k: v for k, v in want_cols.items() if k not in skip}
+
+
+def test_torch_memory_bad_input(tmp_path):
+    prog = tmp_path / "plain.py"
+    prog.write_text("print(1)\n")
+    r = run_sonde(["run", "--torch-memory", str(prog)], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "sonde run: --torch-memory records operators' memory: add --torch (see 'sonde run "
+        "--help')"]
+
+
+TENSOR_LINES = """\
+import sys
+import torch
+
+
+def main():
+    x = torch.empty(3_000_000)
+    y = torch.empty(25_000)
+    z = torch.ones(1000, 1000, dtype=torch.float64)
+    del y
+    return x, z
+
+
+if sys.argv[1:] == ["reference"]:
+    from torch.profiler import ProfilerActivity, profile
+    for size, dtype in ((3_000_000, torch.float32), (25_000, torch.float32),
+                        (1_000_000, torch.float64)):
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            t = torch.empty(size, dtype=dtype)
+        print(max(e.cpu_memory_usage for e in prof.key_averages()))
+        del t
+else:
+    keep = main()
+"""
+
+
+def test_sonde_mem_counts_tensor_memory_on_its_line(tmp_path):
+    """sonde mem: what libtorch's CPU allocator takes for a tensor
+    (posix_memalign, mmap'd by glibc past its threshold) reaches the line
+    that made the tensor: N elements of 4 bytes, as torch.profiler's
+    profile_memory counts them, plus what the tensor's own small objects
+    take (sampled: under 64 KiB); a tensor freed before the end nets 0."""
+    prog = tmp_path / "tensors.py"
+    prog.write_text(TENSOR_LINES)
+    ref = subprocess.run([sys.executable, str(prog), "reference"], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True)
+    want = [int(x) for x in ref.stdout.split()]
+    assert want == [12_000_000, 100_000, 8_000_000]
+    out = tmp_path / "mem.json"
+    r = run_sonde(["mem", "-o", str(out), "-f", "main", str(prog)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    lines = {l["line"]: l for f in doc["functions"] if f["name"] == "main" for l in f["lines"]}
+    for line, nbytes, alive in ((6, want[0], True), (7, want[1], False), (8, want[2], True)):
+        assert nbytes <= lines[line]["alloc_bytes"] <= nbytes + 65536, (line, lines[line])
+        assert (nbytes <= lines[line]["net_bytes"] <= nbytes + 65536 if alive
+                else lines[line]["net_bytes"] < 65536), (line, lines[line])

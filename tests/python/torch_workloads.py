@@ -234,9 +234,12 @@ def main():
     if "reference" in mode:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU], with_stack="with_stack" in mode,
-                     record_shapes="shapes" in mode) as prof:
+                     record_shapes="shapes" in mode, profile_memory="memory" in mode) as prof:
             workload()
         doc["ops"] = {e.key: [e.count, e.self_cpu_time_total] for e in prof.key_averages()}
+        if "memory" in mode:
+            doc["memory"] = {e.key: [e.cpu_memory_usage, e.self_cpu_memory_usage]
+                             for e in prof.key_averages()}
         doc["regions"] = regions_nesting(prof.events())
         doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
         if "chrome" in mode:

@@ -236,9 +236,10 @@ static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
     PyObject *tids, *names, *starts, *ends;
     int shapes = 0;
+    PyObject *mems = Py_None;
     unsigned long long budget = 0;
-    if (!PyArg_ParseTuple(args, "OOOO|pK:_torch_place", &tids, &names, &starts, &ends, &shapes,
-                          &budget) ||
+    if (!PyArg_ParseTuple(args, "OOOO|pKO:_torch_place", &tids, &names, &starts, &ends, &shapes,
+                          &budget, &mems) ||
         !check_ready(self))
         return NULL;
     if (budget > SONDE_MAX_SLICES) {
@@ -250,7 +251,7 @@ static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "disable the profiler before placing operators");
         return NULL;
     }
-    return torch_ops_place(&self->t, tids, names, starts, ends, shapes, budget);
+    return torch_ops_place(&self->t, tids, names, starts, ends, mems, shapes, budget);
 }
 
 static PyObject *profiler_region(profiler_object *self, PyObject *name, int enter)
@@ -307,9 +308,10 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                                "Log calls as spans from now on, for _torch_place." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
                                "_torch_place(tids, names, starts_ns, ends_ns, shapes=False, "
-                               "budget=0): operators into the tree beneath the calls that "
+                               "budget=0, mems=None): operators into the tree beneath the calls that "
                                "ran them, and with a budget a timeline of at most that many "
-                               "calls and operators (write(path, 'chrome')); returns "
+                               "calls and operators (write(path, 'chrome')), with mems "
+                               "each one's net CPU bytes; returns "
                                "(operators, top-level, placed beneath a call, spans_full, "
                                "slices kept, slices dropped)." },
     [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,
