@@ -162,11 +162,16 @@ def shortest(runs):
     return {name: min(run[name] for run in runs) for name in runs[0]}
 
 
-# Not met yet (issue 13): on a quiet machine some operators' self-CPU shares
-# differ from key_averages()' by more than 10% (aten::clamp_min 2.32% against
-# 2.88%, aten::fill_ 3.55% against 2.89%); kept as an expected failure so
-# that the claim stays measured until it holds.
-@pytest.mark.xfail(reason="self CPU within 10% of key_averages() is not met yet", strict=False)
+# Two separate runs differ by more than 10% here even with sonde out of the
+# way: three torch.profiler runs of the training step gave aten::clamp_min
+# 4.21%, 8.05% and 3.91% of the self time, aten::fill_ 8.95%, 5.37% and
+# 3.90% (each operator's time is a few microseconds a call, and whatever
+# else the machine runs lands in it).  sonde's own figures are torch's:
+# test_self_cpu_equals_key_averages_of_the_same_events compares them on one
+# run.  This comparison across runs stays, as an expected failure where the
+# machine's noise decides it.
+@pytest.mark.xfail(reason="two separate runs' shares differ by their noise, not sonde's",
+                   strict=False)
 @pytest.mark.parametrize("workload", ["cnn", "training"])
 def test_self_cpu_shares_match_key_averages(tmp_path, workload):
     refs, runs = [], []
@@ -196,6 +201,67 @@ def test_regions_nest_as_record_function(tmp_path):
     out, _side, _r = sonde_torch(tmp_path, "labelled")
     assert ref["regions"]  # step > forward, step > loss
     assert Tree(out).regions(region_names(ref)) == {tuple(p) for p in ref["regions"]}
+
+
+SAME_EVENTS = """\
+import json, sys
+import sonde, sonde._torch
+import torch
+from torch.autograd.profiler import profile
+from torch.autograd.profiler_util import EventList
+import torch_workloads
+
+seen = {}
+placed = sonde._torch._operators
+
+
+def spy(torch_module, result, regions, *args):
+    seen["result"], seen["regions"] = result, set(regions)
+    return placed(torch_module, result, regions, *args)
+
+
+sonde._torch._operators = spy
+prof = sonde.Profile(torch=True)
+with prof:
+    torch_workloads.WORKLOADS[sys.argv[1]]()
+prof.write(sys.argv[2] + ".profile.json", "json")
+events = EventList(profile(use_cpu=True)._parse_kineto_results(seen["result"]))
+events._build_tree()
+with open(sys.argv[2], "w") as f:
+    json.dump({"regions": sorted(seen["regions"]),
+               "ops": {e.key: [e.count, e.self_cpu_time_total / 1e6]
+                       for e in events.key_averages()}}, f)
+"""
+
+
+@pytest.mark.parametrize("workload", ["cnn", "training"])
+def test_self_cpu_equals_key_averages_of_the_same_events(tmp_path, workload):
+    """Each operator's self CPU time in sonde's tree equals what
+    key_averages() makes of the very events sonde placed (torch's own
+    parser, _parse_kineto_results, run on them afterwards): within 1% for
+    the operators over 1% of the total.  Comparing one run with another
+    measures the machine (see below); this measures sonde."""
+    script = tmp_path / "same.py"
+    script.write_text(SAME_EVENTS)
+    out = tmp_path / "same.json"
+    proc = subprocess.run([sys.executable, str(script), workload, str(out)],
+                          env=with_pkg_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    ref = json.loads(out.read_text())
+    regions = set(ref["regions"])
+    got = {k: v for k, v in Tree(tmp_path / "same.json.profile.json").ops().items()
+           if k not in regions}
+    want = {k: v for k, v in ref["ops"].items() if k not in regions}
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+    total = sum(v[1] for v in want.values())
+    compared = 0
+    for name, (_count, self_s) in want.items():
+        if self_s < 0.01 * total:
+            continue
+        compared += 1
+        assert abs(got[name][1] - self_s) <= 0.01 * self_s, (name, got[name][1], self_s)
+    assert compared >= 3
 
 
 @pytest.mark.parametrize("workload", ["mlp", "cnn", "labelled"])
