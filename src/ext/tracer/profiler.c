@@ -179,9 +179,9 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
     if (!fmt || (fmt->needs_timeline && !self->t.profile.slices_budget)) {
-        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline: of samples (sonde record) "
-                                             "or of torch operators (a budget given to "
-                                             "_torch_place)"
+        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline: sonde record -f chrome "
+                                             "(samples) or sonde run --torch -f chrome "
+                                             "(calls and operators)"
                                            : "unknown format '%s' (use %s)",
                      format, sonde_format_names());
     } else if (check_ready(self) && build_stats(self, &s) == 0) {

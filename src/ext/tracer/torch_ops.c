@@ -127,6 +127,8 @@ static int place_all(tracer *t, sonde_op *ops, tracer_thread **threads, Py_ssize
         for (Py_ssize_t i = 0; i < n; i++)
             if (threads[i] == th)
                 mine[k++] = ops[i];
+        if (k == 0 && th->nspans == 0)
+            continue;
         if (sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
                             placed) < 0 ||
             (memory && add_memory(&t->profile, mine, k) < 0) ||
