@@ -234,7 +234,9 @@ class _RunTool:
         ends (this call shows in the profile, under that import)."""
         from . import _torch
         try:
-            self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False))
+            self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False),
+                                        self.options.get("max_events", 0),
+                                        self.options.get("memory", False))
             self.torch.start()
         except _torch.TorchError as e:
             self.torch = None
@@ -248,9 +250,12 @@ class _RunTool:
         if self.torch is not None:
             for line in self.torch.stop():
                 self.folder.say(line)
-        elif "torch" not in _modules:
-            self.folder.say("sonde: --torch: the program never imported torch: no operators "
-                            "to record")
+        else:
+            if "torch" not in _modules:
+                self.folder.say("sonde: --torch: the program never imported torch: no "
+                                "operators to record")
+            if self.options.get("max_events"):  # -f chrome: an empty timeline
+                self.prof._torch_place([], [], [], [], False, self.options["max_events"])
 
     def save(self):
         if self.out_format:

@@ -36,8 +36,9 @@ def _lookup(torch, dotted):
 class Session:
     """One stretch of operator recording, joined to one sonde profiler."""
 
-    def __init__(self, prof, torch, shapes=False):
-        self.prof, self.torch, self.shapes = prof, torch, shapes
+    def __init__(self, prof, torch, shapes=False, max_events=0, memory=False):
+        self.prof, self.torch, self.shapes, self.memory = prof, torch, shapes, memory
+        self.max_events = max_events  # with -f chrome: the timeline's budget
         try:
             for dotted in _NEEDS:
                 _lookup(torch, dotted)
@@ -50,7 +51,7 @@ class Session:
         self.activities = {ProfilerActivity.CPU}
         # state, record_shapes, profile_memory, with_stack, with_flops,
         # with_modules, experimental: torch.profiler's defaults.
-        self.config = ProfilerConfig(ProfilerState.KINETO, shapes, False, False, False, False,
+        self.config = ProfilerConfig(ProfilerState.KINETO, shapes, memory, False, False, False,
                                      _ExperimentalConfig())
         self.running = False
 
@@ -81,7 +82,7 @@ class Session:
                 if session.handed is None and session.running:
                     session.handed = _operators(session.torch, session.torch.autograd
                                                 ._disable_profiler(), session.regions,
-                                                session.shapes)
+                                                session.shapes, session.memory)
                 return original(*args, **kwargs)
             return take_over
 
@@ -127,46 +128,87 @@ class Session:
         self._unpatch()
         said = []
         if self.handed is not None:
-            tids, names, starts, ends = self.handed
+            tids, names, starts, ends, mems = self.handed
             said.append("sonde: --torch: the program started its own torch.profiler, which "
                         "took torch's profiler over: sonde's operators end there")
         else:
-            tids, names, starts, ends = _operators(
-                self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes)
-        n, top, placed, spans_full = self.prof._torch_place(tids, names, starts, ends,
-                                                            self.shapes)
+            tids, names, starts, ends, mems = _operators(
+                self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes,
+                self.memory)
+        n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
+            tids, names, starts, ends, self.shapes, self.max_events, mems)
         if spans_full:
             said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
                         "of 0.5 us or more); later operators are placed under their "
                         "thread, not their caller")
+        if dropped:
+            said.append(dropped_line(kept, dropped, self.max_events))
         if top > placed:
             said.append("sonde: --torch: %d of %d top-level operators ran outside any "
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
 
 
-def _operators(torch, result, regions, shapes):
+def dropped_line(kept, dropped, budget):
+    """What -f chrome's budget left out, in one line."""
+    return ("sonde: --torch: the trace keeps the first %d of %d calls and operators "
+            "(--max-events %d): %d dropped" % (kept, kept + dropped, budget, dropped))
+
+
+def _operators(torch, result, regions, shapes, memory=False):
     """The CPU operators and regions key_averages() counts, less the
     regions sonde recorded itself as frames (their names in `regions`):
-    four lists.  With shapes, each name is followed by a space and the
+    four lists, and with memory a fifth (else None): each one's net CPU
+    bytes (_Memory).  With shapes, each name is followed by a space and the
     input shapes as key_averages(group_by_input_shape=True) writes them."""
     from torch.autograd.profiler_util import _filter_name, _rewrite_name
     cpu = torch._C._autograd.DeviceType.CPU
     tids, names, starts, ends = [], [], [], []
-    for e in result.events():
-        try:
-            name = e.name()
-        except UnicodeDecodeError:  # seen with torch 2.13's Python events
-            continue
-        if (e.device_type() != cpu or _filter_name(name) or e.is_hidden_event()
-                or (name in regions and e.is_user_annotation())):
+    events = result.events()
+    held = _Memory(torch, events) if memory else None
+    for e in events:
+        name = _name(e)
+        if (name is None or e.device_type() != cpu or _filter_name(name) or e.is_hidden_event()
+                or name == _MEMORY_EVENT or (name in regions and e.is_user_annotation())):
             continue
         tids.append(e.device_resource_id())
         name = _rewrite_name(name, with_wildcard=True)
         names.append("%s %s" % (name, e.shapes()) if shapes else name)
         starts.append(e.start_ns())
         ends.append(e.end_ns())
-    return tids, names, starts, ends
+    mems = [held.between(s, e) for s, e in zip(starts, ends)] if memory else None
+    return tids, names, starts, ends, mems
+
+
+_MEMORY_EVENT = "[memory]"  # torch's name for an allocation or a release
+
+
+def _name(e):
+    try:
+        return e.name()
+    except UnicodeDecodeError:  # seen with torch 2.13's Python events
+        return None
+
+
+class _Memory:
+    """The CPU allocator's events (profile_memory=True): an operator's
+    bytes are the sum of those stamped within its start and end, on any
+    thread, as torch.profiler's cpu_memory_usage is (its MemRecordsAcc)."""
+
+    def __init__(self, torch, events):
+        import bisect
+        import itertools
+        types = torch._C._autograd.DeviceType
+        cpu = {getattr(types, name) for name in ("CPU", "MKLDNN", "IDEEP")
+               if hasattr(types, name)}
+        records = sorted((e.start_ns(), e.nbytes()) for e in events
+                         if _name(e) == _MEMORY_EVENT and e.device_type() in cpu)
+        self.stamps = [stamp for stamp, _bytes in records]
+        self.sums = [0] + list(itertools.accumulate(nbytes for _stamp, nbytes in records))
+        self.left, self.right = bisect.bisect_left, bisect.bisect_right
+
+    def between(self, start, end):
+        return self.sums[self.right(self.stamps, end)] - self.sums[self.left(self.stamps, start)]
 
 
 class _Loader:

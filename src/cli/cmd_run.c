@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "../core/stats.h"
+#include "../core/timeline.h"
 #include "../report/verdict.h"
 #include "../formats/format.h"
 #include "../formats/load.h"
@@ -21,10 +22,14 @@
 
 typedef struct run_opts {
     const char *out, *format, *sort;
-    long limit;
-    int torch, torch_shapes;
+    long limit, max_events;
+    int torch, torch_shapes, torch_memory;
     cli_program prog;
 } run_opts;
+
+/* The slices a trace keeps when --max-events is not given: about 150 MB
+ * of JSON, which Perfetto's UI opens. */
+#define RUN_MAX_EVENTS 1000000
 
 static const cli_opt option_table[] = {
     { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
@@ -34,8 +39,10 @@ static const cli_opt option_table[] = {
       .offset = offsetof(run_opts, format),
       .help = "pstats (default; pstats.Stats, snakeviz, gprof2dot),\n"
               "collapsed (flame graph stacks, microseconds), json,\n"
-              "speedscope, flamegraph (interactive SVG) or pprof\n"
-              "(go tool pprof, Pyroscope, Parca)" },
+              "speedscope, flamegraph (interactive SVG), pprof\n"
+              "(go tool pprof, Pyroscope, Parca) or, with --torch,\n"
+              "chrome (a timeline of calls and operators for\n"
+              "Perfetto, chrome://tracing)" },
     { .short_name = 's', .long_name = "sort", .arg = "KEY", .type = CLI_STRING,
       .offset = offsetof(run_opts, sort),
       .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },
@@ -49,6 +56,17 @@ static const cli_opt option_table[] = {
       .offset = offsetof(run_opts, torch_shapes),
       .help = "--torch, each operator named with its input shapes\n"
               "(as record_shapes=True; report --ops --by-shape)" },
+    { .long_name = "torch-memory", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, torch_memory),
+      .help = "--torch, with the CPU bytes each operator allocated\n"
+              "and released (as profile_memory=True; report --ops\n"
+              "shows CPU Mem and Self CPU Mem from -f json)" },
+    { .long_name = "max-events", .arg = "N", .type = CLI_COUNT,
+      .offset = offsetof(run_opts, max_events), .min = 1, .max = SONDE_MAX_SLICES,
+      .what = "takes a number of events from 1 to 100000000",
+      .help = "--torch -f chrome: the trace keeps the first N\n"
+              "calls and operators (default 1000000), says how\n"
+              "many it dropped" },
     CLI_PROGRAM_OPTIONS(run_opts, prog),
     { 0 },
 };
@@ -58,7 +76,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
-    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--torch [--torch-shapes]]\n"
+    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
+                "[--torch [--torch-shapes] [--torch-memory] [-f chrome [--max-events N]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
@@ -85,9 +104,21 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
     if (!fmt)
         return cli_usage_error("run", "unknown format '%s' (use %s)", o->format,
                                sonde_format_names());
-    if (fmt->needs_timeline)
-        return cli_usage_error("run", "'%s' is a timeline of samples: record one with "
-                               "sonde record -f %s", o->format, o->format);
+    int torch = o->torch || o->torch_shapes;
+    if (o->torch_memory && !torch)
+        return cli_usage_error("run", "--torch-memory records operators' memory: add --torch");
+    if (fmt->needs_timeline && !torch)
+        return cli_usage_error("run", "'%s' is a timeline: sonde run writes one of calls and "
+                               "operators with --torch; for samples, sonde record -f %s",
+                               o->format, o->format);
+    if (o->max_events && !fmt->needs_timeline)
+        return cli_usage_error("run", "--max-events bounds a timeline: use it with --torch "
+                               "-f chrome");
+    if (fmt->needs_timeline && !o->out)
+        return cli_usage_error("run", "-f %s needs -o FILE (the trace is a file for Perfetto "
+                               "or chrome://tracing)", o->format);
+    if (fmt->needs_timeline && !o->max_events)
+        o->max_events = RUN_MAX_EVENTS;
     return cli_output_open(out, o->out);
 }
 
@@ -163,11 +194,15 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int rc = parse(argc, argv, &o, &out);
     if (rc != 0)
         return cli_exit(rc);
+    char options[128] = "{}";
+    if (o.torch || o.torch_shapes)
+        snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
+                 "\"max_events\": %ld}", o.torch_shapes ? "true" : "false",
+                 o.torch_memory ? "true" : "false", o.max_events);
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
         .format = out.name ? o.format : "",
-        .options = o.torch_shapes ? "{\"torch\": true, \"shapes\": true}"
-                   : o.torch ? "{\"torch\": true}" : "{}", .mode = o.prog.mode,
+        .options = options, .mode = o.prog.mode,
         .target = o.prog.target, .args = o.prog.args, .nargs = o.prog.nargs,
     };
     launcher_session run;

@@ -29,15 +29,21 @@ typedef struct sonde_span {
 
 /* One operator run, in the profile's ticks; func is a SONDE_FUNC_TORCH
  * function of the profile, `same` the same number for every run of one
- * operator whatever its input shapes (the string id of its plain name). */
+ * operator whatever its input shapes (the string id of its plain name);
+ * node is set by sonde_ops_place. */
 typedef struct sonde_op {
     uint64_t start, end;
     uint32_t func;
     uint32_t same;
+    uint32_t node;
+    int64_t mem;   /* net CPU bytes allocated while it ran (--torch-memory) */
 } sonde_op;
 
 /* Places one thread's ops beneath its spans (both in any order: they are
- * sorted here), under root where no span is open.  Adds to *top the
+ * sorted here by start, the longer first on a tie), under root where no
+ * span is open, and sets each op's node (SONDE_NO_NODE for one that is
+ * not counted, being the only one inside one of its name: see ops.c).
+ * Adds to *top the
  * top-level operators (in no other), and to *placed those of them a span
  * held.  0, or -1 on out of memory (the operators placed so far stay). */
 int sonde_ops_place(sonde_profile *p, uint32_t root, sonde_span *spans, size_t nspans,

@@ -30,9 +30,25 @@ void sonde_profile_free(sonde_profile *p)
     free(p->nodes);
     free(p->threads);
     free(p->events);
+    free(p->slices);
+    free(p->cpu_mem);
     free(p->wide);
     free(p->mappings);
     memset(p, 0, sizeof *p);
+}
+
+int64_t *sonde_profile_cpu_mem(sonde_profile *p, uint32_t node)
+{
+    if (node >= p->ncpu_mem) {
+        int64_t *grown = realloc(p->cpu_mem, (size_t)p->nnodes * sizeof *grown);
+        if (!grown)
+            return NULL;
+        for (uint32_t i = p->ncpu_mem; i < p->nnodes; i++)
+            grown[i] = SONDE_NO_MEM;
+        p->cpu_mem = grown;
+        p->ncpu_mem = p->nnodes;
+    }
+    return &p->cpu_mem[node];
 }
 
 int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node)

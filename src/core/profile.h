@@ -106,6 +106,15 @@ typedef struct sonde_sample_event {
     uint32_t node;
 } sonde_sample_event;
 
+/* One slice of a deterministic timeline (run --torch -f chrome): a call
+ * or an operator of a thread, from start to end, nanoseconds since the
+ * timeline began (core/timeline.h). */
+typedef struct sonde_slice {
+    uint64_t start_ns, end_ns;
+    uint32_t thread;
+    uint32_t node;
+} sonde_slice;
+
 /* Timelines stop growing past this many events (16 bytes each). */
 #define SONDE_MAX_SAMPLE_EVENTS (16u * 1024 * 1024)
 
@@ -131,6 +140,17 @@ typedef struct sonde_profile {
     uint64_t nevents;
     size_t events_cap;
     int events_dropped;           /* the timeline reached its cap */
+    sonde_slice *slices;          /* a deterministic timeline, when one was kept */
+    uint64_t nslices;
+    size_t slices_cap;
+    uint64_t slices_budget;       /* slices it keeps at most; 0: none kept */
+    uint64_t slices_dropped;      /* slices left out for the budget */
+    /* --torch-memory: each node's net CPU bytes allocated while its
+     * operator ran, callees included (torch's cpu_memory_usage, summed over
+     * calls); SONDE_NO_MEM for a node that is no operator, and for nodes
+     * from ncpu_mem on; NULL when not recorded. */
+    int64_t *cpu_mem;
+    uint32_t ncpu_mem;
     int pid;                      /* the profiled process, 0 when unknown */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
     uint32_t nwide, wide_slots;
@@ -139,12 +159,18 @@ typedef struct sonde_profile {
     size_t mappings_cap;
 } sonde_profile;
 
+#define SONDE_NO_MEM INT64_MIN
+
 /* Nodes with more children than this index them (see above). */
 #define SONDE_NARROW_CHILDREN 8
 
 /* 0 on success, -1 on out of memory. */
 int sonde_profile_init(sonde_profile *p);
 void sonde_profile_free(sonde_profile *p);
+
+/* node's entry of cpu_mem (node < nnodes), the array made or grown to
+ * every node with SONDE_NO_MEM entries; NULL on out of memory. */
+int64_t *sonde_profile_cpu_mem(sonde_profile *p, uint32_t node);
 
 /* The function with this label, created when new; SONDE_NO_FUNC on out of
  * memory.  Functions are identified by (file, line, name) as pstats does. */

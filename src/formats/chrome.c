@@ -1,5 +1,10 @@
 /* chrome.c - Chrome's trace event JSON (chrome://tracing, Perfetto) from a
- * sampled profile's timeline.
+ * profile's timeline: a sampled one's, or a deterministic one's slices.
+ *
+ * Slices (sonde run --torch, core/timeline.h) are complete events ("X"),
+ * calls in category "python" and operators in "torch", nested on their
+ * thread's track as they ran; otherData says how many the budget kept and
+ * how many it dropped.
  *
  * Each thread's samples are replayed in time order: frames that leave the
  * stack between two samples end ("E") at the later sample's time, frames
@@ -45,11 +50,60 @@ static void put_event(sonde_buf *b, const sonde_profile *p, uint32_t node, char 
     sonde_buf_putc(b, '}');
 }
 
+static void put_thread_name(sonde_buf *b, const sonde_profile *p, const sonde_thread *th,
+                            int *first)
+{
+    sonde_buf_puts(b, *first ? "\n " : ",\n ");
+    *first = 0;
+    sonde_buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %llu, "
+                     "\"args\": {\"name\": ", p->pid, (unsigned long long)th->native_id);
+    sonde_buf_json_str(b, sonde_profile_str(p, th->name));
+    sonde_buf_puts(b, "}}");
+}
+
+static void put_slice(sonde_buf *b, const sonde_profile *p, const sonde_slice *sl)
+{
+    const sonde_node *n = &p->nodes[sl->node];
+    const sonde_func *f = &p->funcs[n->func];
+    int torch = f->kind == SONDE_FUNC_TORCH;
+    sonde_buf_puts(b, ",\n {\"name\": ");
+    sonde_buf_json_str(b, sonde_profile_str(p, f->qualname));
+    sonde_buf_printf(b, ", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
+                     "\"pid\": %d, \"tid\": %llu", torch ? "torch" : "python",
+                     (double)sl->start_ns / 1000.0, (double)(sl->end_ns - sl->start_ns) / 1000.0,
+                     p->pid, (unsigned long long)p->threads[sl->thread].native_id);
+    if (!torch) {
+        sonde_buf_puts(b, ", \"args\": {\"file\": ");
+        sonde_buf_json_str(b, sonde_profile_str(p, f->file));
+        sonde_buf_printf(b, ", \"line\": %d}", n->line ? n->line : f->line);
+    }
+    sonde_buf_putc(b, '}');
+}
+
+/* A deterministic profile's slices, each thread named first. */
+static int write_slices(sonde_buf *b, const sonde_profile *p)
+{
+    int first = 1;
+    sonde_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exporter\": \"sonde\", "
+                     "\"budget\": %llu, \"events\": %llu, \"dropped\": %llu},\n"
+                     "\"traceEvents\": [", (unsigned long long)p->slices_budget,
+                     (unsigned long long)p->nslices, (unsigned long long)p->slices_dropped);
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        put_thread_name(b, p, &p->threads[t], &first);
+    for (uint64_t i = 0; i < p->nslices; i++)
+        if (p->slices[i].node < p->nnodes && p->slices[i].thread < p->nthreads)
+            put_slice(b, p, &p->slices[i]);
+    sonde_buf_puts(b, "]}\n");
+    return sonde_buf_ok(b) ? 0 : -1;
+}
+
 int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o)
 {
     (void)s;
     (void)o;
+    if (p->slices_budget)
+        return write_slices(b, p);
     uint32_t cap = 4096;
     uint32_t *open_path = malloc(cap * sizeof *open_path), *next_path = malloc(cap * sizeof *next_path);
     if (!open_path || !next_path) {
@@ -64,12 +118,7 @@ int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *
                       "\"traceEvents\": [");
     for (uint32_t t = 0; t < p->nthreads; t++) {
         const sonde_thread *th = &p->threads[t];
-        sonde_buf_puts(b, first ? "\n " : ",\n ");
-        first = 0;
-        sonde_buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %llu, "
-                         "\"args\": {\"name\": ", p->pid, (unsigned long long)th->native_id);
-        sonde_buf_json_str(b, sonde_profile_str(p, th->name));
-        sonde_buf_puts(b, "}}");
+        put_thread_name(b, p, th, &first);
         uint32_t depth = 0;
         double last = 0;
         for (uint64_t i = 0; i < p->nevents; i++) {

@@ -4,6 +4,7 @@
  *  "functions": [{"name", "qualname", "file", "line", "kind"}],
  *  "threads": [{"ident", "native_id", "name", "root"}],
  *  "nodes": [[function, parent, calls, total, self(, line)], ...],
+ *  ("torch_memory": [[node, bytes], ...], with --torch-memory)
  *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
  *             "callers": [[function, ncalls, pcalls, tottime, cumtime]]}]}
  * Node 0 is a placeholder; a thread's root node has function -1.  A
@@ -62,6 +63,22 @@ static void put_nodes(sonde_buf *b, const sonde_profile *p)
     sonde_buf_puts(b, "],\n");
 }
 
+/* Each operator node's net CPU bytes (cpu_mem), when recorded. */
+static void put_memory(sonde_buf *b, const sonde_profile *p)
+{
+    if (!p->cpu_mem)
+        return;
+    sonde_buf_puts(b, "\"torch_memory\": [");
+    int first = 1;
+    for (uint32_t i = 0; i < p->ncpu_mem && i < p->nnodes; i++) {
+        if (p->cpu_mem[i] == SONDE_NO_MEM)
+            continue;
+        sonde_buf_printf(b, "%s[%u, %lld]", first ? "" : ", ", i, (long long)p->cpu_mem[i]);
+        first = 0;
+    }
+    sonde_buf_puts(b, "],\n");
+}
+
 static void put_stats(sonde_buf *b, const sonde_stats *s)
 {
     uint32_t *start, *order;
@@ -115,6 +132,7 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
     put_functions(b, p);
     put_threads(b, p);
     put_nodes(b, p);
+    put_memory(b, p);
     put_stats(b, s);
     sonde_buf_puts(b, "}\n");
     return sonde_buf_ok(b) ? 0 : -1;

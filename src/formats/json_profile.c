@@ -51,6 +51,36 @@ static int read_functions(const sonde_jtree *t, const sonde_jval *fs, sonde_prof
     return 0;
 }
 
+/* "torch_memory" (absent, or [[node, bytes], ...]) into p->cpu_mem, the
+ * file's nodes found in p through at (nnodes of them).  0, or -1. */
+static int read_memory(const sonde_jtree *t, const sonde_jval *mem, const uint32_t *at,
+                       uint32_t nnodes, sonde_profile *p, char *err, size_t errlen)
+{
+    if (!mem)
+        return 0;
+    for (uint32_t i = 0; i < (mem->type == SONDE_J_ARR ? mem->len : 0); i++) {
+        const sonde_jval *e = sonde_json_item(t, mem, i);
+        double node = item_num(t, e, 0), bytes = item_num(t, e, 1);
+        if (e->type != SONDE_J_ARR || e->len != 2 ||
+            !(node >= 1 && node < nnodes && at[(uint32_t)node]) ||
+            !(bytes >= -9e18 && bytes <= 9e18)) {
+            snprintf(err, errlen, "\"torch_memory\" entry %u names no node or no byte count", i);
+            return -1;
+        }
+        int64_t *m = sonde_profile_cpu_mem(p, at[(uint32_t)node]);
+        if (!m) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        *m = (*m == SONDE_NO_MEM ? 0 : *m) + (int64_t)bytes;
+    }
+    if (mem->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "\"torch_memory\" is not a list");
+        return -1;
+    }
+    return 0;
+}
+
 int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
@@ -118,6 +148,9 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         p->nodes[k].total += sonde_num_to_count(total * ticks_per_second + 0.5);
         p->nodes[k].self += sonde_num_to_count(self * ticks_per_second + 0.5);
     }
+    if (rc == 0)
+        rc = read_memory(t, sonde_json_get(t, root, "torch_memory"), at, nodes->len, p, err,
+                         errlen);
     free(at);
     return rc;
 }

@@ -40,10 +40,13 @@ typedef struct op_row {
     uint32_t caller;    /* SONDE_NO_FUNC when not split by caller */
     uint64_t calls;
     double self, total; /* seconds */
+    int64_t mem, self_mem; /* net CPU bytes (--torch-memory) */
 } op_row;
 
 typedef struct rows {
     const sonde_profile *p;
+    int64_t *below; /* per node, with memory: the bytes of the nearest
+                     * torch nodes beneath it */
     int by_shape;
     op_row *row;
     size_t n, cap;
@@ -81,6 +84,47 @@ static op_row *row_for(rows *r, uint32_t func, uint32_t caller)
     return &r->row[r->n++];
 }
 
+static int64_t mem_of(const sonde_profile *p, uint32_t n)
+{
+    return n < p->ncpu_mem ? p->cpu_mem[n] : SONDE_NO_MEM;
+}
+
+/* A torch node's bytes, its callees' included: an operator's own figure,
+ * a region's (which has none) that of the torch nodes beneath it. */
+static int64_t node_mem(const rows *r, uint32_t n)
+{
+    int64_t m = mem_of(r->p, n);
+    return m == SONDE_NO_MEM ? r->below[n] : m;
+}
+
+/* r->below, when the profile has memory: children come after their
+ * parents, so one pass from the last node up adds each to its parent.
+ * 0, or -1 on out of memory. */
+static int find_below(rows *r, const sonde_profile *p)
+{
+    if (!p->cpu_mem)
+        return 0;
+    r->below = calloc(p->nnodes ? p->nnodes : 1, sizeof *r->below);
+    if (!r->below)
+        return -1;
+    for (uint32_t n = p->nnodes; n-- > 1;) {
+        const sonde_node *node = &p->nodes[n];
+        if (node->parent == SONDE_NO_NODE || node->parent >= n)
+            continue;
+        int torch = node->func != SONDE_NO_FUNC && p->funcs[node->func].kind == SONDE_FUNC_TORCH;
+        r->below[node->parent] += torch ? node_mem(r, n) : r->below[n];
+    }
+    return 0;
+}
+
+static void add_mem(const rows *r, op_row *row, uint32_t n)
+{
+    if (!r->below)
+        return;
+    row->mem += node_mem(r, n);
+    row->self_mem += node_mem(r, n) - r->below[n];
+}
+
 static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
 {
     for (uint32_t f = 0; f < p->nfuncs && f < s->nfuncs; f++) {
@@ -93,6 +137,15 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
         row->calls += fs->ncalls;
         row->self += fs->tottime;
         row->total += fs->cumtime;
+    }
+    for (uint32_t n = 1; r->below && n < p->nnodes; n++) {
+        uint32_t f = p->nodes[n].func;
+        if (f == SONDE_NO_FUNC || p->funcs[f].kind != SONDE_FUNC_TORCH)
+            continue;
+        op_row *row = row_for(r, f, SONDE_NO_FUNC);
+        if (!row)
+            return -1;
+        add_mem(r, row, n);
     }
     return 0;
 }
@@ -123,6 +176,7 @@ static int from_tree(rows *r, const sonde_profile *p)
         if (!row)
             return -1;
         row->calls += node->calls;
+        add_mem(r, row, n);
         row->self += (double)node->self * p->seconds_per_tick;
         if (!nested)
             row->total += (double)node->total * p->seconds_per_tick;
@@ -207,13 +261,33 @@ static const char *shapes_of(const sonde_profile *p, uint32_t func)
     return name[len] ? name + len + 1 : "[]";
 }
 
+/* torch's _format_memory: bytes as "12 B", "1.50 KB", "2.25 MB", "1.00 GB". */
+static void put_memory(sonde_buf *b, int64_t bytes)
+{
+    char text[64];
+    double x = (double)bytes, mag = x < 0 ? -x : x;
+    if (mag >= 1024.0 * 1024 * 1024)
+        snprintf(text, sizeof text, "%.2f GB", x / (1024.0 * 1024 * 1024));
+    else if (mag >= 1024.0 * 1024)
+        snprintf(text, sizeof text, "%.2f MB", x / (1024.0 * 1024));
+    else if (mag >= 1024.0)
+        snprintf(text, sizeof text, "%.2f KB", x / 1024.0);
+    else
+        snprintf(text, sizeof text, "%lld B", (long long)bytes);
+    sonde_buf_printf(b, "%12s  ", text);
+}
+
+/* The columns, memory's (with --torch-memory) before the calls. */
 static const char *const headers[] = { "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                       "CPU time avg", "# of Calls" };
-#define NCOLUMNS ((int)(sizeof headers / sizeof *headers))
+                                       "CPU time avg", "CPU Mem", "Self CPU Mem",
+                                       "# of Calls" };
+#define NHEADERS ((int)(sizeof headers / sizeof *headers))
+#define MEM_COLUMN 5
 
 static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, size_t n,
-                      const sonde_ops_opts *o, double self_total)
+                      const sonde_ops_opts *o, double self_total, int memory)
 {
+    int columns = memory ? NHEADERS : NHEADERS - 2;
     int width = 4, shapes_width = o->by_shape ? 12 : 0;
     for (size_t i = 0; i < n; i++) {
         int w = (int)name_len(p, row[i].func);
@@ -221,14 +295,15 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
         w = o->by_shape ? (int)strlen(shapes_of(p, row[i].func)) : 0;
         shapes_width = w > shapes_width ? w : shapes_width;
     }
-    put_rule(b, width, NCOLUMNS, shapes_width);
+    put_rule(b, width, columns, shapes_width);
     sonde_buf_printf(b, "%*s", width, "Name");
-    for (int c = 0; c < NCOLUMNS; c++)
-        sonde_buf_printf(b, "  %12s", headers[c]);
+    for (int c = 0; c < NHEADERS; c++)
+        if (memory || c < MEM_COLUMN || c > MEM_COLUMN + 1)
+            sonde_buf_printf(b, "  %12s", headers[c]);
     if (o->by_shape)
         sonde_buf_printf(b, "  %*s", shapes_width, "Input Shapes");
     sonde_buf_puts(b, o->by_caller ? "  Python caller\n" : "  \n");
-    put_rule(b, width, NCOLUMNS, shapes_width);
+    put_rule(b, width, columns, shapes_width);
     double scale = self_total > 0 ? 100.0 / self_total : 0;
     for (size_t i = 0; i < n; i++) {
         const op_row *r = &row[i];
@@ -246,6 +321,10 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
         sonde_buf_printf(b, "%11.2f%%  ", r->total * scale);
         put_time(b, r->total, 12);
         put_time(b, r->calls ? r->total / (double)r->calls : 0, 12);
+        if (memory) {
+            put_memory(b, r->mem);
+            put_memory(b, r->self_mem);
+        }
         sonde_buf_printf(b, "%12llu  ", (unsigned long long)r->calls);
         if (o->by_shape) /* a region, or an operator recorded without shapes: [] */
             sonde_buf_printf(b, "%*s  ", shapes_width, shapes_of(p, r->func));
@@ -260,7 +339,7 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
             sonde_buf_puts(b, "(no Python caller)");
         sonde_buf_putc(b, '\n');
     }
-    put_rule(b, width, NCOLUMNS, shapes_width);
+    put_rule(b, width, columns, shapes_width);
     char text[64];
     format_time(text, sizeof text, self_total);
     sonde_buf_printf(b, "Self CPU time total: %s\n", text);
@@ -289,12 +368,14 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
         return -1;
     }
     rows r = { .p = p, .by_shape = o->by_shape };
-    if ((o->by_caller ? from_tree(&r, p) : from_stats(&r, p, s)) < 0) {
+    if (find_below(&r, p) < 0 || (o->by_caller ? from_tree(&r, p) : from_stats(&r, p, s)) < 0) {
         free(r.row);
+        free(r.below);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (r.n == 0) {
+        free(r.below);
         snprintf(err, errlen, "no PyTorch operators in this profile (record them with "
                  "sonde run --torch)");
         return -1;
@@ -305,7 +386,8 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
     sorter st = { p, (enum ops_key)key };
     qsort_r(r.row, r.n, sizeof *r.row, compare_rows, &st);
     size_t n = o->limit > 0 && (size_t)o->limit < r.n ? (size_t)o->limit : r.n;
-    put_table(b, p, r.row, n, o, self_total);
+    put_table(b, p, r.row, n, o, self_total, r.below != NULL);
     free(r.row);
+    free(r.below);
     return 0;
 }

@@ -11,7 +11,11 @@
  * shown as file:first line(name), the file as py-spy shows it.
  * Operators recorded with their shapes (--torch-shapes) make one row per
  * operator, or with by_shape one per operator and input shapes, with
- * torch's "Input Shapes" column. */
+ * torch's "Input Shapes" column.  A profile recorded with --torch-memory
+ * (a JSON one: memory is kept per node) adds torch's CPU Mem and Self CPU
+ * Mem columns: net bytes allocated while the operator ran, callees
+ * included, and less its nested operators'; a region, which sonde records
+ * as a frame, gets those of the operators beneath it (self 0). */
 #ifndef SONDE_OPS_TABLE_H
 #define SONDE_OPS_TABLE_H
 

@@ -31,6 +31,7 @@ void test_u64map(void);
 void test_livemap(void);
 void test_profile(void);
 void test_ops(void);
+void test_timeline(void);
 void test_stats(void);
 void test_marshal(void);
 void test_pstats(void);

@@ -57,6 +57,7 @@ int main(void)
     test_livemap();
     test_profile();
     test_ops();
+    test_timeline();
     test_stats();
     test_marshal();
     test_pstats();

@@ -43,19 +43,24 @@ static void test_placement(void)
     uint32_t sum = op_func(&p, "aten::sum", &s_sum), add = op_func(&p, "aten::add", &s_add);
     sonde_op ops[] = {
         /* in work's first call: mm [110, 300) with sum [150, 200) in it */
-        { 150, 200, sum, s_sum }, { 110, 300, mm, s_mm },
+        { 150, 200, sum, s_sum, 0, 0 }, { 110, 300, mm, s_mm, 0, 0 },
         /* in work's second: mean [510, 700) > mean [520, 690) (its only
          * child, of its name: not counted) > sum [530, 600) */
-        { 520, 690, mean, s_mean }, { 530, 600, sum, s_sum }, { 510, 700, mean, s_mean },
+        { 520, 690, mean, s_mean, 0, 0 }, { 530, 600, sum, s_sum, 0, 0 }, { 510, 700, mean, s_mean, 0, 0 },
         /* in main itself, between the calls of work: add [420, 480) */
-        { 420, 480, add, s_add },
+        { 420, 480, add, s_add, 0, 0 },
         /* after main: under the thread */
-        { 1100, 1150, add, s_add },
+        { 1100, 1150, add, s_add, 0, 0 },
     };
     size_t top = 0, placed = 0;
     check(sonde_ops_place(&p, root, spans, 3, ops, sizeof ops / sizeof *ops, &top, &placed) == 0,
           "place");
     check_u64(top, 4);
+    /* Sorted by start, each with its node: the duplicate mean with none. */
+    check_u64(ops[0].start, 110);
+    check(ops[0].node != SONDE_NO_NODE && ops[0].node == child(&p, nwork, mm), "mm's node");
+    check_u64(ops[4].start, 520);
+    check(ops[4].node == SONDE_NO_NODE, "the duplicate mean has no node");
     check_u64(placed, 3);
     uint32_t n_mm = child(&p, nwork, mm), n_mean = child(&p, nwork, mean);
     check(n_mm != SONDE_NO_NODE && n_mean != SONDE_NO_NODE, "operators beneath work");

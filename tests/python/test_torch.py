@@ -61,6 +61,7 @@ class Tree:
         doc = json.loads(path.read_text())
         self.funcs = doc["functions"]
         self.nodes = doc["nodes"]  # [function, parent, calls, total, self]
+        self.mem = {node: nbytes for node, nbytes in doc.get("torch_memory", [])}
 
     def func(self, node):
         f = self.nodes[node][0]
@@ -79,6 +80,23 @@ class Tree:
             entry = got.setdefault(f["name"], [0, 0.0])
             entry[0] += self.nodes[i][2]
             entry[1] += self.nodes[i][4]
+        return got
+
+    def memory(self):
+        """name -> [bytes, self bytes] (--torch-memory), as torch's
+        cpu_memory_usage and self_cpu_memory_usage: an operator's own
+        less the nearest operators' beneath it."""
+        below = [0] * len(self.nodes)
+        mine = lambda i: self.mem.get(i, below[i])
+        for i in range(len(self.nodes) - 1, 0, -1):
+            f, parent = self.func(i), self.nodes[i][1]
+            if 0 < parent < i:
+                below[parent] += mine(i) if f is not None and f["kind"] == "torch" else below[i]
+        got = {}
+        for i, f in self.torch_nodes():
+            entry = got.setdefault(f["name"], [0, 0])
+            entry[0] += mine(i)
+            entry[1] += mine(i) - below[i]
         return got
 
     def up(self, node):
@@ -144,11 +162,16 @@ def shortest(runs):
     return {name: min(run[name] for run in runs) for name in runs[0]}
 
 
-# Not met yet (issue 13): on a quiet machine some operators' self-CPU shares
-# differ from key_averages()' by more than 10% (aten::clamp_min 2.32% against
-# 2.88%, aten::fill_ 3.55% against 2.89%); kept as an expected failure so
-# that the claim stays measured until it holds.
-@pytest.mark.xfail(reason="self CPU within 10% of key_averages() is not met yet", strict=False)
+# Two separate runs differ by more than 10% here even with sonde out of the
+# way: three torch.profiler runs of the training step gave aten::clamp_min
+# 4.21%, 8.05% and 3.91% of the self time, aten::fill_ 8.95%, 5.37% and
+# 3.90% (each operator's time is a few microseconds a call, and whatever
+# else the machine runs lands in it).  sonde's own figures are torch's:
+# test_self_cpu_equals_key_averages_of_the_same_events compares them on one
+# run.  This comparison across runs stays, as an expected failure where the
+# machine's noise decides it.
+@pytest.mark.xfail(reason="two separate runs' shares differ by their noise, not sonde's",
+                   strict=False)
 @pytest.mark.parametrize("workload", ["cnn", "training"])
 def test_self_cpu_shares_match_key_averages(tmp_path, workload):
     refs, runs = [], []
@@ -180,12 +203,81 @@ def test_regions_nest_as_record_function(tmp_path):
     assert Tree(out).regions(region_names(ref)) == {tuple(p) for p in ref["regions"]}
 
 
+SAME_EVENTS = """\
+import json, sys
+import sonde, sonde._torch
+import torch
+from torch.autograd.profiler import profile
+from torch.autograd.profiler_util import EventList
+import torch_workloads
+
+seen = {}
+placed = sonde._torch._operators
+
+
+def spy(torch_module, result, regions, *args):
+    seen["result"], seen["regions"] = result, set(regions)
+    return placed(torch_module, result, regions, *args)
+
+
+sonde._torch._operators = spy
+prof = sonde.Profile(torch=True)
+with prof:
+    torch_workloads.WORKLOADS[sys.argv[1]]()
+prof.write(sys.argv[2] + ".profile.json", "json")
+events = EventList(profile(use_cpu=True)._parse_kineto_results(seen["result"]))
+events._build_tree()
+with open(sys.argv[2], "w") as f:
+    json.dump({"regions": sorted(seen["regions"]),
+               "ops": {e.key: [e.count, e.self_cpu_time_total / 1e6]
+                       for e in events.key_averages()}}, f)
+"""
+
+
+@pytest.mark.parametrize("workload", ["cnn", "training"])
+def test_self_cpu_equals_key_averages_of_the_same_events(tmp_path, workload):
+    """Each operator's self CPU time in sonde's tree equals what
+    key_averages() makes of the very events sonde placed (torch's own
+    parser, _parse_kineto_results, run on them afterwards): within 1% for
+    the operators over 1% of the total.  Comparing one run with another
+    measures the machine (see below); this measures sonde."""
+    script = tmp_path / "same.py"
+    script.write_text(SAME_EVENTS)
+    out = tmp_path / "same.json"
+    proc = subprocess.run([sys.executable, str(script), workload, str(out)],
+                          env=with_pkg_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    ref = json.loads(out.read_text())
+    regions = set(ref["regions"])
+    got = {k: v for k, v in Tree(tmp_path / "same.json.profile.json").ops().items()
+           if k not in regions}
+    want = {k: v for k, v in ref["ops"].items() if k not in regions}
+    assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in want.items()}
+    total = sum(v[1] for v in want.values())
+    compared = 0
+    for name, (_count, self_s) in want.items():
+        if self_s < 0.01 * total:
+            continue
+        compared += 1
+        assert abs(got[name][1] - self_s) <= 0.01 * self_s, (name, got[name][1], self_s)
+    assert compared >= 3
+
+
 @pytest.mark.parametrize("workload", ["mlp", "cnn", "labelled"])
 def test_python_callers_equal_with_stack(tmp_path, workload):
     ref = reference(tmp_path, workload, "with_stack")
     plain = reference(tmp_path, workload)
     out, _side, _r = sonde_torch(tmp_path, workload)
     assert Tree(out).callers(region_names(plain)) == {tuple(c) for c in ref["callers"]}
+
+
+def test_with_stack_reference_without_is_python_function(tmp_path):
+    """torch 2.11's FunctionEvent has no is_python_function: the reference
+    then tells Python events by the names torch's Python tracer gives them,
+    and finds the same callers as 2.13's flag does."""
+    ref = reference(tmp_path, "training", "with_stack")
+    assert ref["callers"] and ref["callers_211"] == ref["callers"]
 
 
 def test_profile_api_places_operators_under_their_caller(tmp_path):
@@ -389,3 +481,189 @@ def test_report_ops_bad_input(tmp_path):
     assert r.returncode == 1 and "no input shapes" in r.stderr
     r = run_sonde(["report", str(prof), "--by-caller"], tmp_path)
     assert r.returncode == 2 and "--by-caller and --by-shape go with --ops" in r.stderr
+
+
+def trace_slices(path):
+    """-f chrome's document and its slices, times in whole nanoseconds."""
+    doc = json.loads(path.read_text())
+    slices = [dict(e, start=round(e["ts"] * 1000), end=round((e["ts"] + e["dur"]) * 1000))
+              for e in doc["traceEvents"] if e["ph"] == "X"]
+    return doc, slices
+
+
+def enclosing(slices):
+    """(slice, the slice holding it or None) in each thread's start order;
+    asserts that each lies wholly inside the one holding it."""
+    pairs = []
+    for tid in {e["tid"] for e in slices}:
+        stack = []
+        for e in sorted((e for e in slices if e["tid"] == tid),
+                        key=lambda e: (e["start"], -e["end"])):
+            while stack and stack[-1]["end"] <= e["start"] and stack[-1]["end"] < e["end"]:
+                stack.pop()
+            up = stack[-1] if stack else None
+            assert up is None or up["start"] <= e["start"] and e["end"] <= up["end"], (e, up)
+            pairs.append((e, up))
+            stack.append(e)
+    return pairs
+
+
+@pytest.mark.parametrize("workload", ["training", "threads"])
+def test_chrome_trace_nests_operators_under_their_callers(tmp_path, workload):
+    """-f chrome: the operators on their thread's track, inside the Python
+    call that ran them as in the tree; their names and counts are
+    key_averages()' and those of torch.profiler's own export_chrome_trace
+    of the same program (less the duplicates key_averages() drops)."""
+    ref = reference(tmp_path, workload, "chrome")
+    trace, _side, r = sonde_torch(tmp_path, workload, "chrome")
+    doc, slices = trace_slices(trace)
+    assert doc["otherData"]["dropped"] == 0 and doc["otherData"]["events"] == len(slices)
+    assert "dropped" not in r.stderr
+    pairs = enclosing(slices)
+    counts = {}
+    for e, _up in pairs:
+        if e["cat"] == "torch":
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+    assert counts == {k: v[0] for k, v in ref["ops"].items()} == ref["chrome_ops"]
+    tree_path, _side, _r = sonde_torch(tmp_path, workload)
+    tree = Tree(tree_path)
+    in_tree = {(tree.func(tree.nodes[i][1])["qualname"], f["name"])
+               for i, f in tree.torch_nodes()}
+    placed = {(up["name"], e["name"]) for e, up in pairs if e["cat"] == "torch"}
+    assert all(up is not None for e, up in pairs if e["cat"] == "torch")
+    assert placed <= in_tree, placed - in_tree
+    assert any(up["cat"] == "python" for e, up in pairs if e["cat"] == "torch")
+
+
+def test_chrome_trace_keeps_its_budget(tmp_path):
+    """--max-events N: exactly N slices, the first ones (the operators kept
+    are the run's first ones in order), still nested; what it dropped is
+    said in the trace and in one stderr line."""
+    full, _side, _r = sonde_torch(tmp_path, "mlp", "chrome")
+    _doc, everything = trace_slices(full)
+    order = [e["name"] for e in sorted(everything, key=lambda e: (e["start"], -e["end"]))
+             if e["cat"] == "torch"]
+    budget = len(everything) // 3
+    out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
+    doc, slices = trace_slices(out)
+    assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
+    kept = [e["name"] for e, _up in enclosing(slices) if e["cat"] == "torch"]
+    assert 0 < len(kept) < len(order) and kept == order[:len(kept)]
+    dropped = doc["otherData"]["dropped"]
+    assert dropped >= len(order) - len(kept)
+    said = [line for line in r.stderr.splitlines() if "dropped" in line]
+    assert said == ["sonde: --torch: the trace keeps the first %d of %d calls and operators "
+                    "(--max-events %d): %d dropped" % (budget, budget + dropped, budget, dropped)]
+
+
+@pytest.mark.parametrize("args,why", [
+    (["-f", "chrome", "-o", "t.json"], "'chrome' is a timeline: sonde run writes one of calls "
+     "and operators with --torch; for samples, sonde record -f chrome"),
+    (["--torch", "-f", "chrome", "-o", "t.json", "--max-events", "0"],
+     "--max-events takes a number of events from 1 to 100000000"),
+    (["--torch", "-f", "chrome", "-o", "t.json", "--max-events", "-5"],
+     "--max-events needs a whole number of 0 or more, not '-5'"),
+    (["--torch", "-o", "t.json", "-f", "json", "--max-events", "10"],
+     "--max-events bounds a timeline: use it with --torch -f chrome"),
+    (["--torch", "-f", "chrome"], "-f chrome needs -o FILE (the trace is a file for Perfetto "
+     "or chrome://tracing)"),
+])
+def test_chrome_trace_bad_input(tmp_path, args, why):
+    prog = tmp_path / "plain.py"
+    prog.write_text("print(1)\n")
+    r = run_sonde(["run"] + args + [str(prog)], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == ["sonde run: %s (see 'sonde run --help')" % why]
+
+
+def memory_columns(text):
+    """{name: (CPU Mem, Self CPU Mem)} of a key_averages().table()-shaped
+    text with memory columns."""
+    lines = text.splitlines()
+    rules = [i for i, l in enumerate(lines) if l.startswith("---")]
+    split = lambda l: [c.strip() for c in l.strip().split("  ") if c.strip()]
+    headers = split(lines[rules[0] + 1])
+    mem, own = headers.index("CPU Mem"), headers.index("Self CPU Mem")
+    return {torch_name(cols[0]): (cols[mem], cols[own])
+            for cols in map(split, lines[rules[1] + 1:rules[2]])}
+
+
+@pytest.mark.parametrize("workload", ["training", "labelled"])
+def test_torch_memory_equals_profile_memory(tmp_path, workload):
+    """--torch-memory: each operator's CPU bytes (callees included, and
+    self) equal torch.profiler(profile_memory=True)'s cpu_memory_usage
+    and self_cpu_memory_usage in key_averages(), and report --ops shows
+    them as its table does.  Regions differ (README): torch also counts
+    the bytes released inside a region outside any operator, which sonde
+    leaves out, as it leaves out torch's "[memory]" row."""
+    ref = reference(tmp_path, "%s" % workload, "memory")
+    out, _side, r = sonde_torch(tmp_path, workload, "json", "--torch-memory")
+    skip = region_names(ref) | {"[memory]"}
+    want = {k: v for k, v in ref["memory"].items() if k not in skip}
+    got = Tree(out).memory()
+    assert {k: v for k, v in got.items() if k not in skip} == want
+    assert any(v[0] for v in want.values()) and any(v[1] < 0 for v in want.values())
+    shown = run_sonde(["report", str(out), "--ops", "-l", "0"], tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    got_cols, want_cols = memory_columns(shown.stdout), memory_columns(ref["table"])
+    assert {k: v for k, v in got_cols.items() if k not in skip} == \
+        {k: v for k, v in want_cols.items() if k not in skip}
+
+
+def test_torch_memory_bad_input(tmp_path):
+    prog = tmp_path / "plain.py"
+    prog.write_text("print(1)\n")
+    r = run_sonde(["run", "--torch-memory", str(prog)], tmp_path)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "sonde run: --torch-memory records operators' memory: add --torch (see 'sonde run "
+        "--help')"]
+
+
+TENSOR_LINES = """\
+import sys
+import torch
+
+
+def main():
+    x = torch.empty(3_000_000)
+    y = torch.empty(25_000)
+    z = torch.ones(1000, 1000, dtype=torch.float64)
+    del y
+    return x, z
+
+
+if sys.argv[1:] == ["reference"]:
+    from torch.profiler import ProfilerActivity, profile
+    for size, dtype in ((3_000_000, torch.float32), (25_000, torch.float32),
+                        (1_000_000, torch.float64)):
+        with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            t = torch.empty(size, dtype=dtype)
+        print(max(e.cpu_memory_usage for e in prof.key_averages()))
+        del t
+else:
+    keep = main()
+"""
+
+
+def test_sonde_mem_counts_tensor_memory_on_its_line(tmp_path):
+    """sonde mem: what libtorch's CPU allocator takes for a tensor
+    (posix_memalign, mmap'd by glibc past its threshold) reaches the line
+    that made the tensor: N elements of 4 bytes, as torch.profiler's
+    profile_memory counts them, plus what the tensor's own small objects
+    take (sampled: under 64 KiB); a tensor freed before the end nets 0."""
+    prog = tmp_path / "tensors.py"
+    prog.write_text(TENSOR_LINES)
+    ref = subprocess.run([sys.executable, str(prog), "reference"], stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True)
+    want = [int(x) for x in ref.stdout.split()]
+    assert want == [12_000_000, 100_000, 8_000_000]
+    out = tmp_path / "mem.json"
+    r = run_sonde(["mem", "-o", str(out), "-f", "main", str(prog)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    lines = {l["line"]: l for f in doc["functions"] if f["name"] == "main" for l in f["lines"]}
+    for line, nbytes, alive in ((6, want[0], True), (7, want[1], False), (8, want[2], True)):
+        assert nbytes <= lines[line]["alloc_bytes"] <= nbytes + 65536, (line, lines[line])
+        assert (nbytes <= lines[line]["net_bytes"] <= nbytes + 65536 if alive
+                else lines[line]["net_bytes"] < 65536), (line, lines[line])

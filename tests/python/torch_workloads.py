@@ -16,6 +16,7 @@ counts of key_averages(group_by_input_shape=True).
 """
 
 import json
+import re
 import sys
 
 import torch
@@ -146,6 +147,22 @@ def regions_nesting(events):
     return sorted(pairs, key=str)
 
 
+# What torch's Python tracer names its events (torch/csrc/profiler/
+# python_tracer): "path(line): name" for a Python call, "<built-in ...>"
+# for a C function, "nn.Module: Name_N" for a module's call.
+_PYTHON_EVENT = re.compile(r"\(\d+\): |^<built-in |^<method |^nn\.Module: ")
+
+
+def is_python_function(e):
+    """Whether e is a with_stack Python event: FunctionEvent's own flag
+    where it has one (torch 2.13), else the name torch's Python tracer
+    gives such events (torch 2.11's FunctionEvent has no flag)."""
+    flag = getattr(e, "is_python_function", None)
+    if flag is not None:
+        return flag
+    return not e.is_user_annotation and _PYTHON_EVENT.search(e.name) is not None
+
+
 def callers(events):
     """(operator, its Python caller's file base name, first line and name)
     of every top-level operator (in no other), from with_stack's events:
@@ -153,13 +170,13 @@ def callers(events):
     (C functions and modules are named otherwise)."""
     found = set()
     for e in events:
-        if e.is_python_function or e.is_user_annotation:
+        if is_python_function(e) or e.is_user_annotation:
             continue
         up, caller = e.cpu_parent, None
         while up is not None and caller is None:
-            if not (up.is_python_function or up.is_user_annotation):
+            if not (is_python_function(up) or up.is_user_annotation):
                 break  # e runs inside another operator
-            if up.is_python_function and "): " in up.name:
+            if is_python_function(up) and "): " in up.name:
                 where, name = up.name.split("): ", 1)
                 path, line = where.rsplit("(", 1)
                 caller = (path.rsplit("/", 1)[-1], int(line), name)
@@ -167,6 +184,46 @@ def callers(events):
         if caller is not None:
             found.add((e.name,) + caller)
     return sorted(found)
+
+
+def chrome_ops(path):
+    """Operator and region names -> events in torch.profiler's own Chrome
+    trace (export_chrome_trace), less those key_averages() does not count
+    (_remove_dup_nodes: an operator that is the only one inside one of its
+    own name)."""
+    with open(path) as f:
+        events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and
+                  e.get("cat") in ("cpu_op", "user_annotation")]
+    counts = {}
+    for tid in {e["tid"] for e in events}:
+        mine = sorted((e for e in events if e["tid"] == tid),
+                      key=lambda e: (e["ts"], -e["dur"]))
+        stack, kids = [], {}
+        for i, e in enumerate(mine):
+            while stack and mine[stack[-1]]["ts"] + mine[stack[-1]]["dur"] <= e["ts"]:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            kids.setdefault(parent, []).append(i)
+            stack.append(i)
+        for i, e in enumerate(mine):
+            below = kids.get(i, [])
+            if len(below) == 1 and mine[below[0]]["name"] == e["name"]:
+                continue  # the one below takes its place
+            counts[e["name"]] = counts.get(e["name"], 0) + 1
+    return counts
+
+
+class Without211:
+    """A FunctionEvent seen as torch 2.11 shows it: no is_python_function."""
+
+    def __init__(self, e):
+        self._e = e
+
+    def __getattr__(self, name):
+        if name == "is_python_function":
+            raise AttributeError(name)
+        value = getattr(self._e, name)
+        return Without211(value) if name == "cpu_parent" and value is not None else value
 
 
 def main():
@@ -177,13 +234,20 @@ def main():
     if "reference" in mode:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU], with_stack="with_stack" in mode,
-                     record_shapes="shapes" in mode) as prof:
+                     record_shapes="shapes" in mode, profile_memory="memory" in mode) as prof:
             workload()
         doc["ops"] = {e.key: [e.count, e.self_cpu_time_total] for e in prof.key_averages()}
+        if "memory" in mode:
+            doc["memory"] = {e.key: [e.cpu_memory_usage, e.self_cpu_memory_usage]
+                             for e in prof.key_averages()}
         doc["regions"] = regions_nesting(prof.events())
         doc["table"] = prof.key_averages().table(sort_by="cpu_time_total", row_limit=-1)
+        if "chrome" in mode:
+            prof.export_chrome_trace(out + ".trace.json")
+            doc["chrome_ops"] = chrome_ops(out + ".trace.json")
         if "with_stack" in mode:
             doc["callers"] = callers(prof.events())
+            doc["callers_211"] = callers([Without211(e) for e in prof.events()])
         if "shapes" in mode:
             doc["by_shape"] = [[e.key, str(e.input_shapes), e.count]
                                for e in prof.key_averages(group_by_input_shape=True)]

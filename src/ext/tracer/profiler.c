@@ -8,6 +8,7 @@
 #include "profiler.h"
 
 #include "torch_ops.h"
+#include "../../core/timeline.h"
 #include "tracer.h"
 
 #include "../../core/stats.h"
@@ -177,8 +178,10 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
         return NULL;
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
-    if (!fmt || fmt->needs_timeline) {
-        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline of samples (sonde record)"
+    if (!fmt || (fmt->needs_timeline && !self->t.profile.slices_budget)) {
+        PyErr_Format(PyExc_ValueError, fmt ? "'%s' needs a timeline: sonde record -f chrome "
+                                             "(samples) or sonde run --torch -f chrome "
+                                             "(calls and operators)"
                                            : "unknown format '%s' (use %s)",
                      format, sonde_format_names());
     } else if (check_ready(self) && build_stats(self, &s) == 0) {
@@ -233,14 +236,22 @@ static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
     PyObject *tids, *names, *starts, *ends;
     int shapes = 0;
-    if (!PyArg_ParseTuple(args, "OOOO|p:_torch_place", &tids, &names, &starts, &ends, &shapes) ||
+    PyObject *mems = Py_None;
+    unsigned long long budget = 0;
+    if (!PyArg_ParseTuple(args, "OOOO|pKO:_torch_place", &tids, &names, &starts, &ends, &shapes,
+                          &budget, &mems) ||
         !check_ready(self))
         return NULL;
+    if (budget > SONDE_MAX_SLICES) {
+        PyErr_Format(PyExc_ValueError, "a timeline keeps at most %llu slices",
+                     (unsigned long long)SONDE_MAX_SLICES);
+        return NULL;
+    }
     if (tracer_active == &self->t) {
         PyErr_SetString(PyExc_RuntimeError, "disable the profiler before placing operators");
         return NULL;
     }
-    return torch_ops_place(&self->t, tids, names, starts, ends, shapes);
+    return torch_ops_place(&self->t, tids, names, starts, ends, mems, shapes, budget);
 }
 
 static PyObject *profiler_region(profiler_object *self, PyObject *name, int enter)
@@ -296,10 +307,13 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
     [PROFILER_TORCH_BEGIN] = { "_torch_begin", (PyCFunction)profiler_torch_begin, METH_NOARGS,
                                "Log calls as spans from now on, for _torch_place." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
-                               "_torch_place(tids, names, starts_ns, ends_ns, shapes=False): "
-                               "operators into "
-                               "the tree beneath the calls that ran them; returns (operators, "
-                               "top-level, placed beneath a call, spans_full)." },
+                               "_torch_place(tids, names, starts_ns, ends_ns, shapes=False, "
+                               "budget=0, mems=None): operators into the tree beneath the calls that "
+                               "ran them, and with a budget a timeline of at most that many "
+                               "calls and operators (write(path, 'chrome')), with mems "
+                               "each one's net CPU bytes; returns "
+                               "(operators, top-level, placed beneath a call, spans_full, "
+                               "slices kept, slices dropped)." },
     [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,
                                 "_region_enter(name): a torch region opens beneath the "
                                 "caller's caller (record_function.__enter__'s); whether "

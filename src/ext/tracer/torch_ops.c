@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "../../core/timeline.h"
 
 static int64_t realtime_ns(void)
 {
@@ -47,14 +50,15 @@ static tracer_thread *thread_of(tracer *t, unsigned long long tid)
 /* The operators of the input, converted, in *ops (malloc'd), with each
  * one's thread in *threads.  0, or -1 with an exception. */
 static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                    PyObject *ends, int shapes, sonde_op **ops, tracer_thread ***threads,
-                    Py_ssize_t *n)
+                    PyObject *ends, PyObject *mems, int shapes, sonde_op **ops,
+                    tracer_thread ***threads, Py_ssize_t *n, double *ns_per_tick)
 {
     *n = PyList_Check(tids) ? PyList_GET_SIZE(tids) : -1;
     if (*n < 0 || !PyList_Check(names) || !PyList_Check(starts) || !PyList_Check(ends) ||
         PyList_GET_SIZE(names) != *n || PyList_GET_SIZE(starts) != *n ||
-        PyList_GET_SIZE(ends) != *n) {
-        PyErr_SetString(PyExc_TypeError, "_torch_place: four lists of one length expected");
+        PyList_GET_SIZE(ends) != *n ||
+        (mems != Py_None && (!PyList_Check(mems) || PyList_GET_SIZE(mems) != *n))) {
+        PyErr_SetString(PyExc_TypeError, "_torch_place: lists of one length expected");
         return -1;
     }
     int64_t rt1 = realtime_ns();
@@ -62,6 +66,7 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
     double per_ns = rt1 > t->span_realtime0
                         ? (double)(ticks1 - t->span_ticks0) / (double)(rt1 - t->span_realtime0)
                         : 1.0;
+    *ns_per_tick = per_ns > 0 ? 1.0 / per_ns : 1.0;
     *ops = malloc(((size_t)*n + 1) * sizeof **ops);
     *threads = malloc(((size_t)*n + 1) * sizeof **threads);
     if (!*ops || !*threads) {
@@ -72,6 +77,7 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
         unsigned long long tid = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(tids, i));
         long long start = PyLong_AsLongLong(PyList_GET_ITEM(starts, i));
         long long end = PyLong_AsLongLong(PyList_GET_ITEM(ends, i));
+        long long mem = mems == Py_None ? 0 : PyLong_AsLongLong(PyList_GET_ITEM(mems, i));
         const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
         if (PyErr_Occurred())
             return -1;
@@ -88,24 +94,46 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
         double length = (double)(end > start ? end - start : 0) * per_ns;
         uint64_t s = (uint64_t)((double)t->span_ticks0 + from0);
         (*ops)[i] = (sonde_op){ .start = s, .end = s + (uint64_t)length, .func = f,
-                                .same = (uint32_t)same };
+                                .same = (uint32_t)same, .mem = mem };
         (*threads)[i] = thread_of(t, tid);
     }
     return 0;
 }
 
-/* Places the operators of each thread in turn: those of th are gathered
- * into the front of `mine`.  0, or -1 on out of memory. */
+/* Adds each placed operator's bytes to its node's (cpu_mem).  0, or -1. */
+static int add_memory(sonde_profile *p, const sonde_op *ops, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (ops[i].node == SONDE_NO_NODE)
+            continue;
+        int64_t *m = sonde_profile_cpu_mem(p, ops[i].node);
+        if (!m)
+            return -1;
+        *m = (*m == SONDE_NO_MEM ? 0 : *m) + ops[i].mem;
+    }
+    return 0;
+}
+
+/* Places the operators of each thread in turn (those of th are gathered
+ * into the front of `mine`), with their memory when it was recorded, and
+ * adds its calls and operators to the profile's timeline when it keeps
+ * one.  0, or -1 on out of memory. */
 static int place_all(tracer *t, sonde_op *ops, tracer_thread **threads, Py_ssize_t n,
-                     sonde_op *mine, size_t *top, size_t *placed)
+                     sonde_op *mine, int memory, double ns_per_tick, size_t *top,
+                     size_t *placed)
 {
     for (tracer_thread *th = t->threads; th; th = th->next) {
         size_t k = 0;
         for (Py_ssize_t i = 0; i < n; i++)
             if (threads[i] == th)
                 mine[k++] = ops[i];
-        if (k && sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
-                                 placed) < 0)
+        if (k == 0 && th->nspans == 0)
+            continue;
+        if (sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
+                            placed) < 0 ||
+            (memory && add_memory(&t->profile, mine, k) < 0) ||
+            sonde_timeline_add(&t->profile, th->index, th->spans, th->nspans, mine, k,
+                               t->span_ticks0, ns_per_tick) < 0)
             return -1;
     }
     return 0;
@@ -123,19 +151,29 @@ static void free_spans(tracer *t)
 }
 
 PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends, int shapes)
+                          PyObject *ends, PyObject *mems, int shapes, uint64_t budget)
 {
     sonde_op *ops = NULL, *mine = NULL;
     tracer_thread **threads = NULL;
     Py_ssize_t n = 0;
     size_t top = 0, placed = 0;
+    double ns_per_tick = 1.0;
     PyObject *r = NULL;
-    if (read_ops(t, tids, names, starts, ends, shapes, &ops, &threads, &n) == 0) {
+    sonde_profile *p = &t->profile;
+    p->nslices = p->slices_dropped = 0;
+    p->slices_budget = budget;
+    if (budget && !p->pid)
+        p->pid = (int)getpid(); /* the trace's process */
+    if (read_ops(t, tids, names, starts, ends, mems, shapes, &ops, &threads, &n,
+                 &ns_per_tick) == 0) {
         mine = malloc(((size_t)n + 1) * sizeof *mine);
-        if (!mine || place_all(t, ops, threads, n, mine, &top, &placed) < 0)
+        if (!mine || place_all(t, ops, threads, n, mine, mems != Py_None, ns_per_tick, &top,
+                               &placed) < 0)
             PyErr_NoMemory();
         else
-            r = Py_BuildValue("(nnni)", n, (Py_ssize_t)top, (Py_ssize_t)placed, t->spans_full);
+            r = Py_BuildValue("(nnniKK)", n, (Py_ssize_t)top, (Py_ssize_t)placed,
+                              t->spans_full, (unsigned long long)p->nslices,
+                              (unsigned long long)p->slices_dropped);
     }
     free(ops);
     free(mine);

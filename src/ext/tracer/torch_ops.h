@@ -17,11 +17,15 @@ void torch_ops_begin(tracer *t);
  * id each ran on, its name (with shapes: then a space and its input
  * shapes, see SONDE_TORCH_SHAPES_LINE), and its start and end in
  * CLOCK_REALTIME nanoseconds (torch's _KinetoEvent.start_ns / end_ns).
- * Stops logging spans and frees them.  Returns (operators, top-level
- * operators, of which placed beneath a call, spans_full), or NULL with an
- * exception. */
+ * mems, a fifth such list or None, holds each one's net CPU bytes
+ * (--torch-memory: they go to the profile's cpu_mem).
+ * With a budget, the calls and operators also become the profile's
+ * timeline, at most budget slices (core/timeline.h).  Stops logging spans
+ * and frees them.  Returns (operators, top-level operators, of which
+ * placed beneath a call, spans_full, slices kept, slices dropped), or
+ * NULL with an exception. */
 PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends, int shapes);
+                          PyObject *ends, PyObject *mems, int shapes, uint64_t budget);
 
 /* record_function regions as frames of the calling thread's stack, so
  * that the calls made inside a region become its children.  enter: the
