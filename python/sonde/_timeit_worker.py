@@ -93,7 +93,9 @@ def _run(timer, loops, subtract=True):
     try:
         before = _run_delay()
         t = timer.inner(itertools.repeat(None, loops), timer.timer)
-        waited = min(t, _run_delay() - before)
+        # The loop ran, so a value is never 0 (pyperf refuses one): the
+        # kernel's wait accounts in ticks and can reach the value whole.
+        waited = max(min(t - 1, _run_delay() - before), 0)
         _waits.append(waited)
         return t - waited if subtract else t
     except (Exception, SystemExit) as e:
