@@ -356,6 +356,15 @@ def test_sigterm_and_duration_leave_no_thread_stopped(tmp_path):
         stop_ready(proc)
 
 
+def cmdline(pid):
+    """The command line of a process, b"" when it has ended meanwhile."""
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
 def test_native_errors(tmp_path):
     # A thread that another tracer holds (strace here) cannot be stopped:
     # one line that says why and what to do, for each command.
@@ -364,7 +373,7 @@ def test_native_errors(tmp_path):
     target = []
     try:
         target = [p for p in os.listdir("/proc") if p.isdigit() and
-                  open("/proc/%s/cmdline" % p, "rb").read().startswith(
+                  cmdline(p).startswith(
                       sys.executable.encode() + b"\0" + str(tmp_path / "prog.py").encode())]
         (pid,) = target
         for args in (["record", "-d", "1", "-o", str(tmp_path / "x.svg")], ["dump"],
