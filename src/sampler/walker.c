@@ -321,42 +321,74 @@ static void find_pthread_tid_offset(sonde_walker *w, const uint64_t *pthreads, u
     }
 }
 
+/* How much of a thread state the walker reads. */
+static size_t tstate_span(const sonde_py_layout *l)
+{
+    const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id,
+                              l->ts_datastack_chunk, l->ts_datastack_top };
+    return span(offs, sizeof offs / sizeof offs[0]);
+}
+
+/* The interpreter's first thread state into *ts, and the one holding the
+ * GIL into *holder.  0, -EAGAIN (not initialised yet, or finalised), or
+ * another negative errno. */
+static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
+{
+    const sonde_py_layout *l = &w->layout;
+    uint64_t interp;
+    int rc = read_ptr(w, w->runtime.addr + l->rt_interpreters_head, &interp);
+    if (rc == 0 && !interp)
+        return -EAGAIN;
+    if (rc == 0)
+        rc = read_ptr(w, interp + l->interp_threads_head, ts);
+    if (rc == 0)
+        *holder = gil_holder(w, interp);
+    return rc;
+}
+
+/* Walks the thread whose state is at ts into s (frames, ids, whether it
+ * holds the GIL: holder); *next is the state after it in the list.  0
+ * (the frames may be torn: s->torn), or a negative errno when the state
+ * itself cannot be read. */
+static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thread_sample *s,
+                       uint64_t *next)
+{
+    const sonde_py_layout *l = &w->layout;
+    size_t n = tstate_span(l);
+    uint8_t block[HEADER_MAX];
+    int rc = n == 0 ? -EINVAL : sonde_proc_read(&w->proc, ts, block, n);
+    if (rc < 0)
+        return rc;
+    memset(s, 0, offsetof(sonde_thread_sample, frames));
+    s->tstate = ts;
+    s->thread_id = field_u64(block, l->ts_thread_id);
+    if (l->ts_native_thread_id != SONDE_PY_ABSENT)
+        s->native_id = field_u64(block, l->ts_native_thread_id);
+    s->holds_gil = ts == holder;
+    s->on_cpu = -1;
+    uint64_t frame;
+    chunk_copy chunk = copy_chunk(w, block);
+    if (first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0)
+        s->torn = 1;
+    *next = field_u64(block, l->ts_next);
+    return 0;
+}
+
 int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max, uint32_t *count)
 {
     const sonde_py_layout *l = &w->layout;
     *count = 0;
-    uint64_t interp, ts;
-    int rc = read_ptr(w, w->runtime.addr + l->rt_interpreters_head, &interp);
-    if (rc == 0 && !interp)
-        return -EAGAIN; /* not initialised yet, or finalised */
-    if (rc == 0)
-        rc = read_ptr(w, interp + l->interp_threads_head, &ts);
+    uint64_t ts, holder;
+    int rc = threads_head(w, &ts, &holder);
     if (rc < 0)
         return rc;
-    const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id,
-                              l->ts_datastack_chunk, l->ts_datastack_top };
-    size_t n = span(offs, sizeof offs / sizeof offs[0]);
-    uint64_t holder = gil_holder(w, interp);
     uint64_t pthreads[SONDE_WALK_MAX_THREADS];
-    uint8_t block[HEADER_MAX];
     while (ts && *count < max && *count < SONDE_WALK_MAX_THREADS) {
-        if (n == 0 || (rc = sonde_proc_read(&w->proc, ts, block, n)) < 0)
+        uint64_t next;
+        if ((rc = walk_thread(w, ts, holder, &out[*count], &next)) < 0)
             return rc == -ESRCH ? rc : 0; /* a torn list: keep what was read */
-        sonde_thread_sample *s = &out[*count];
-        memset(s, 0, offsetof(sonde_thread_sample, frames));
-        s->tstate = ts;
-        s->thread_id = field_u64(block, l->ts_thread_id);
-        if (l->ts_native_thread_id != SONDE_PY_ABSENT)
-            s->native_id = field_u64(block, l->ts_native_thread_id);
-        s->holds_gil = ts == holder;
-        s->on_cpu = -1;
-        pthreads[*count] = s->thread_id;
-        uint64_t frame;
-        chunk_copy chunk = copy_chunk(w, block);
-        if (first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0)
-            s->torn = 1;
+        pthreads[*count] = out[*count].thread_id;
         (*count)++;
-        uint64_t next = field_u64(block, l->ts_next);
         ts = next == ts ? 0 : next;
     }
     if (l->ts_native_thread_id == SONDE_PY_ABSENT) {
@@ -370,6 +402,13 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
         }
     }
     return 0;
+}
+
+int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sample *out)
+{
+    uint64_t head, holder, next;
+    int rc = threads_head(w, &head, &holder);
+    return rc < 0 ? rc : walk_thread(w, tstate, holder, out, &next);
 }
 
 /* An open descriptor of the thread's stat file, opened on first use;

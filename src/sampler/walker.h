@@ -97,6 +97,12 @@ void sonde_walker_close(sonde_walker *w);
 int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
                         uint32_t *n);
 
+/* Walks only the thread whose state is at tstate (its `tstate` in an
+ * earlier sonde_walker_sample) into out, as that call would; out's
+ * native_id is left 0 where the interpreter does not keep it (<= 3.10).
+ * 0, or a negative errno when the thread state cannot be read. */
+int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sample *out);
+
 /* The thread's name: "MainThread", or a threading.Thread's name read from
  * its Thread object.  0, or -1 when it has none that can be read. */
 int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,

@@ -51,10 +51,11 @@ typedef struct session {
     uint32_t nnamed;
     sonde_native_symbol sym;                    /* one address's name while it is made */
     sonde_thread_sample *python;                /* the walker's threads before the stops */
-    sonde_thread_sample *during;                /* ... read during one thread's stop */
+    sonde_thread_sample during;                 /* the thread being read, during its stop */
     sonde_thread_sample *current;               /* the thread being read, or NULL */
     sonde_walker *walker;                       /* for held(): the walker of this tick */
     int current_tid;
+    const sonde_thread_sample *current_python;  /* its walk before the stop; NULL: no Python */
     uint64_t period_ns;                         /* perf: one sample per this much CPU time */
     int perf;                                   /* 1: threads without Python go by perf */
     stream *streams;
@@ -87,7 +88,6 @@ static void session_close(void *state)
     free(s->named);
     free(s->st.data);
     free(s->python);
-    free(s->during);
     free(s);
 }
 
@@ -105,15 +105,13 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
     s->st.data = malloc(SONDE_NATIVE_STACK_MAX);
     s->st.cap = SONDE_NATIVE_STACK_MAX;
     s->python = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->python);
-    s->during = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->during);
-    int rc = s->st.data && s->python && s->during ? sonde_native_objects_init(&s->objects, s->pid)
+    int rc = s->st.data && s->python ? sonde_native_objects_init(&s->objects, s->pid)
                                                  : -ENOMEM;
     if (rc < 0) {
         snprintf(err, errlen, "cannot read the memory map of process %d: %s", s->pid,
                  strerror(-rc));
         free(s->st.data);
         free(s->python);
-        free(s->during);
         sonde_u64map_free(&s->index);
         free(s);
         return NULL;
@@ -161,15 +159,14 @@ static int list_threads(int pid, int *tids, uint32_t max, uint32_t *n)
 static void held(void *ctx)
 {
     session *s = ctx;
-    uint32_t n = 0;
     s->current = NULL;
-    if (sonde_walker_sample(s->walker, s->during, SONDE_WALK_MAX_THREADS, &n) < 0)
+    /* The thread state is read again: a thread ending meanwhile may have
+     * left it to be reused, so it must still be this thread's. */
+    if (sonde_walker_sample_thread(s->walker, s->current_python->tstate, &s->during) < 0 ||
+        s->during.thread_id != s->current_python->thread_id)
         return;
-    for (uint32_t i = 0; i < n; i++)
-        if (s->during[i].native_id == (uint64_t)s->current_tid) {
-            s->current = &s->during[i];
-            return;
-        }
+    s->during.native_id = (uint64_t)s->current_tid;
+    s->current = &s->during;
 }
 
 /* Gives native function func its object's mapping and the address addr
@@ -296,17 +293,19 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
     return n > 0;
 }
 
-/* Thread tid's stack into out, from a ptrace stop; runs_python: its
- * Python frames are read during the stop.  As merge_into, and 0 when the
+/* Thread tid's stack into out, from a ptrace stop; python (NULL when it
+ * runs no Python): its walk before the stop, whose thread's Python frames
+ * are read again during the stop, its alone.  As merge_into, and 0 when the
  * thread could not be captured (counted). */
-static int read_thread(session *s, sonde_walker *w, int tid, int runs_python, char state,
-                       sonde_thread_sample *out, sonde_native_tally *t)
+static int read_thread(session *s, sonde_walker *w, int tid, const sonde_thread_sample *python,
+                       char state, sonde_thread_sample *out, sonde_native_tally *t)
 {
     uint64_t stopped = 0;
     s->walker = w;
     s->current_tid = tid;
+    s->current_python = python;
     s->current = NULL;
-    int rc = sonde_native_ptrace_capture(s->pid, tid, &s->st, runs_python ? held : NULL, s,
+    int rc = sonde_native_ptrace_capture(s->pid, tid, &s->st, python ? held : NULL, s,
                                          &stopped);
     t->stopped_ns += stopped;
     t->stops++;
@@ -396,12 +395,13 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
         return -ESRCH;
     for (uint32_t i = 0; i < ntids && *n < max; i++) {
         char st = sonde_proc_task_state(s->pid, tids[i]);
-        int runs_python = 0;
-        for (uint32_t k = 0; k < npython && !runs_python; k++)
-            runs_python = s->python[k].native_id == (uint64_t)tids[i];
+        const sonde_thread_sample *python = NULL;   /* the thread's walk: it runs Python */
+        for (uint32_t k = 0; k < npython && !python; k++)
+            if (s->python[k].native_id == (uint64_t)tids[i])
+                python = &s->python[k];
         /* A thread without Python: the kernel's samples of its CPU time
          * (it is stopped only when idle ones are kept and it is idle). */
-        stream *perf = s->perf && !runs_python && st ? stream_of(s, tids[i]) : NULL;
+        stream *perf = s->perf && !python && st ? stream_of(s, tids[i]) : NULL;
         if (perf) {
             perf->seen = 1;
             if (drain(s, w, perf, out, max, n, t) < 0)
@@ -417,7 +417,7 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
             (*idle_count)++;
             continue;
         }
-        int got = read_thread(s, w, tids[i], runs_python, st, &out[*n], t);
+        int got = read_thread(s, w, tids[i], python, st, &out[*n], t);
         if (got < 0)
             return -1;
         *n += (uint32_t)got;
