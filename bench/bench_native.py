@@ -81,14 +81,18 @@ def sampled(tool, python, rate, cmd, out):
 
 def started(tool, python, rate, cmd, out, env=None):
     """(the run, its wall time, the CPU time it and its children used).  A
-    run that fails is tried again, twice (py-spy sometimes fails to read a
-    process that is starting: "No such file or directory")."""
+    run that fails or hangs is tried again, twice (py-spy and austinp
+    sometimes fail to read a process that is starting)."""
     for attempt in range(3):
         before = children_cpu()
         t0 = time.perf_counter()
-        run = subprocess.run(sampled(tool, python, rate, cmd, out), env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             universal_newlines=True)
+        try:
+            run = subprocess.run(sampled(tool, python, rate, cmd, out), env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True, timeout=300)
+        except subprocess.TimeoutExpired:  # austinp hung once, with 32 threads at 1000 Hz
+            print("%s did not end in 300 s (attempt %d)" % (tool, attempt + 1), file=sys.stderr)
+            continue
         wall = time.perf_counter() - t0
         if run.returncode == 0:
             return run, wall, children_cpu() - before
