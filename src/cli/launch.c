@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "../core/clock.h"
+#include "../sampler/proc/task.h"
 #include "options.h"
 
 const char *launch_python(const sonde_env *env, const char *flag_python)
@@ -197,13 +198,13 @@ static void read_ended(pid_t pid, launch_result *r)
     if (read_proc(pid, "schedstat", buf, sizeof buf) > 0 &&
         sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2)
         r->run_delay = (double)waited * 1e-9;
-    /* pid (comm) state ppid ... utime stime cutime cstime: fields 16 and
-     * 17; comm may hold spaces and parentheses, so count from its last ')'. */
-    char *p = read_proc(pid, "stat", buf, sizeof buf) > 0 ? strrchr(buf, ')') : NULL;
+    /* state ppid ... utime stime cutime cstime: cutime and cstime are
+     * fields 16 and 17 of the line. */
+    const char *p = sonde_proc_task_fields(pid, 0, buf, sizeof buf);
     long long cutime, cstime;
     long hz = sysconf(_SC_CLK_TCK);
     if (p && hz > 0 &&
-        sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cutime,
+        sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %lld %lld", &cutime,
                &cstime) == 2)
         r->children_cpu = (double)(cutime + cstime) / (double)hz;
 }

@@ -7,10 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The fields after the command name in /proc/PID[/task/TID]/stat ("pid
- * (comm) S ppid ...": they follow the last ')'), into buf; NULL when the
- * file cannot be read. */
-static const char *stat_fields(int pid, int tid, char *buf, size_t size)
+const char *sonde_proc_task_fields(int pid, int tid, char *buf, size_t size)
 {
     char path[96];
     if (tid)
@@ -32,14 +29,14 @@ static const char *stat_fields(int pid, int tid, char *buf, size_t size)
 char sonde_proc_task_state(int pid, int tid)
 {
     char buf[512];
-    const char *fields = stat_fields(pid, tid, buf, sizeof buf);
+    const char *fields = sonde_proc_task_fields(pid, tid, buf, sizeof buf);
     return fields ? fields[0] : 0;
 }
 
 int sonde_proc_task_parent(int pid)
 {
     char buf[512];
-    const char *fields = stat_fields(pid, 0, buf, sizeof buf);
+    const char *fields = sonde_proc_task_fields(pid, 0, buf, sizeof buf);
     if (!fields || fields[1] != ' ')
         return 0;
     return atoi(fields + 2);

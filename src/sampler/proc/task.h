@@ -3,6 +3,14 @@
 #ifndef SONDE_PROC_TASK_H
 #define SONDE_PROC_TASK_H
 
+#include <stddef.h>
+
+/* The fields after the command name in /proc/PID/stat (tid 0) or
+ * /proc/PID/task/TID/stat ("pid (comm) S ppid ...": they follow the last
+ * ')', since comm may hold spaces and parentheses), read into buf; NULL
+ * when the file cannot be read. */
+const char *sonde_proc_task_fields(int pid, int tid, char *buf, size_t size);
+
 /* The state letter of thread tid of pid (tid 0: the process itself): 'R',
  * 'S', 'D', 't', 'T', 'Z', 'X' ...; 0 when it cannot be read (gone, or not
  * ours to see). */
