@@ -541,9 +541,12 @@ def test_chrome_trace_keeps_its_budget(tmp_path):
     said in the trace and in one stderr line."""
     full, _side, _r = sonde_torch(tmp_path, "mlp", "chrome")
     _doc, everything = trace_slices(full)
-    order = [e["name"] for e in sorted(everything, key=lambda e: (e["start"], -e["end"]))
-             if e["cat"] == "torch"]
-    budget = len(everything) // 3
+    ordered = sorted(everything, key=lambda e: (e["start"], -e["end"]))
+    order = [e["name"] for e in ordered if e["cat"] == "torch"]
+    # A budget that ends halfway through the operators: the Python calls
+    # before the first one (imports) vary a little from run to run.
+    first = [i for i, e in enumerate(ordered) if e["cat"] == "torch"][0]
+    budget = first + len(order) // 2
     out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
     doc, slices = trace_slices(out)
     assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
