@@ -475,6 +475,38 @@ static void test_corrupt_cfi(void)
     sonde_elf_close(&e);
 }
 
+/* Every address of each of libtl.so's functions lies in an FDE that starts
+ * where the symbol table says the function starts: the start a stripped
+ * copy's unnamed frames are named by. */
+static void test_cfi_function_ranges(void)
+{
+    static const char *const functions[] = { "tl_leaf_static", "tl_middle", "tl_outer" };
+    sonde_elf e;
+    sonde_cfi c;
+    if (sonde_elf_open(&e, DIR "/libtl.so") < 0) {
+        check(0, "cannot open libtl.so");
+        return;
+    }
+    check(sonde_cfi_init(&c, &e) == 0, "libtl.so's CFI");
+    for (size_t i = 0; i < sizeof functions / sizeof *functions; i++) {
+        uint64_t value = 0, size = 0, wrong = 0;
+        check(sonde_elf_symbol(&e, functions[i], &value, &size) == 0 && size > 0,
+              "symbol %s", functions[i]);
+        for (uint64_t pc = value; pc < value + size; pc++) {
+            uint64_t start = 0, end = 0;
+            wrong += sonde_cfi_range_at(&c, pc, &start, &end) != 0 || start != value ||
+                     end < value + size;
+        }
+        check(wrong == 0, "%s: %llu of %llu addresses in no FDE starting at 0x%llx",
+              functions[i], (unsigned long long)wrong, (unsigned long long)size,
+              (unsigned long long)value);
+    }
+    uint64_t start, end;
+    check(sonde_cfi_range_at(&c, 0, &start, &end) == -ENOENT, "address 0 is in no FDE");
+    sonde_cfi_free(&c);
+    sonde_elf_close(&e);
+}
+
 static volatile int spinning;   /* set by test_perf; the spinning thread reads it */
 
 __attribute__((noipa)) static unsigned long test_native_spin(unsigned long x)
@@ -553,6 +585,7 @@ void test_native(void)
 {
     test_perf();
     test_corrupt_cfi();
+    test_cfi_function_ranges();
     if (!have_gdb()) {
         fprintf(stderr, "note: gdb is not installed: the native stacks are not compared\n");
         return;

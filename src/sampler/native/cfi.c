@@ -487,17 +487,39 @@ void sonde_cfi_free(sonde_cfi *c)
     memset(c, 0, sizeof *c);
 }
 
+/* The FDE covering pc and the section it is in: 0, -ENOENT or -EINVAL. */
+static int covering(const sonde_cfi *c, uint64_t pc, fde *f, const sonde_cfi_section **in)
+{
+    int rc = -ENOENT;
+    if (c->hdr_table)
+        rc = find_in_hdr(c, pc, f);
+    else if (c->eh_frame.index)
+        rc = find_in_index(&c->eh_frame, pc, f);
+    if (rc == 0) {
+        *in = &c->eh_frame;
+        return 0;
+    }
+    if (c->debug_frame.index && (rc = find_in_index(&c->debug_frame, pc, f)) == 0)
+        *in = &c->debug_frame;
+    return rc;
+}
+
 int sonde_cfi_row_at(const sonde_cfi *c, uint64_t pc, sonde_cfi_row *row)
 {
     fde f;
-    int rc = -ENOENT;
-    if (c->hdr_table)
-        rc = find_in_hdr(c, pc, &f);
-    else if (c->eh_frame.index)
-        rc = find_in_index(&c->eh_frame, pc, &f);
-    if (rc == 0)
-        return row_of(&c->eh_frame, &f, pc, row);
-    if (c->debug_frame.index && (rc = find_in_index(&c->debug_frame, pc, &f)) == 0)
-        return row_of(&c->debug_frame, &f, pc, row);
+    const sonde_cfi_section *in;
+    int rc = covering(c, pc, &f, &in);
+    return rc == 0 ? row_of(in, &f, pc, row) : rc;
+}
+
+int sonde_cfi_range_at(const sonde_cfi *c, uint64_t pc, uint64_t *start, uint64_t *end)
+{
+    fde f;
+    const sonde_cfi_section *in;
+    int rc = covering(c, pc, &f, &in);
+    if (rc == 0) {
+        *start = f.start;
+        *end = f.end;
+    }
     return rc;
 }

@@ -85,4 +85,9 @@ void sonde_cfi_free(sonde_cfi *c);
  * no FDE covers pc, -EINVAL when the FDE or its CIE is malformed. */
 int sonde_cfi_row_at(const sonde_cfi *c, uint64_t pc, sonde_cfi_row *row);
 
+/* The link-time range [start, end) of the FDE that covers pc: one
+ * function's code (or one part of it, such as its .cold block), the
+ * function a stripped object no longer names.  0, -ENOENT or -EINVAL. */
+int sonde_cfi_range_at(const sonde_cfi *c, uint64_t pc, uint64_t *start, uint64_t *end);
+
 #endif

@@ -279,8 +279,13 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
         out->has_symbol = 1;
         out->offset = addr - sym->start;
     } else {
-        snprintf(out->name, sizeof out->name, "%s+0x%llx", ob->name, (unsigned long long)addr);
-        out->offset = addr;
+        /* No symbol: the code's start as its unwind entry gives it names the
+         * function, so its samples stay together; else the address itself. */
+        uint64_t start = addr, end;
+        if (sonde_cfi_range_at(&ob->cfi, at, &start, &end) != 0)
+            start = addr;
+        snprintf(out->name, sizeof out->name, "%s+0x%llx", ob->name, (unsigned long long)start);
+        out->offset = addr - start;
     }
     if (with_line)
         line_of(s, ob, pid, at, out);

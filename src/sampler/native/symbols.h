@@ -30,9 +30,11 @@
 #define SONDE_NATIVE_MAX_SYMBOLS (8u << 20)   /* function symbols kept per object */
 
 typedef struct sonde_native_symbol {
-    char name[1024];      /* demangled; "object+0x1234" when no symbol covers the address */
+    char name[1024];      /* demangled; without a symbol "object+0x1234": the link-time
+                             start of the unwind entry (FDE) covering the address, else
+                             the address */
     int has_symbol;       /* 1 when name is a symbol's */
-    uint64_t offset;      /* from the symbol's start (or the link-time address) */
+    uint64_t offset;      /* from the start name gives */
     char file[1024];      /* "" when there is no line table for it */
     int line;             /* 0 when unknown */
 } sonde_native_symbol;
