@@ -33,13 +33,17 @@ gap of over 5 us between two reads of the clock (stall_probe.c). Per tool
 and rate (--rates, default 100,1000): the share of the time the thread did
 not run, less bare's in the same round (the target's slowdown), the median
 and 99th percentile gap (bare's gaps are the scheduler's; a sampler's stops
-add to them), the sampler's CPU and the rate kept; "sonde-py" is sonde
+add to them), the sampler's CPU (what the sampler and its target used, less
+what the target counted of itself on exit) and the rate kept; "sonde-py" is sonde
 record without --native, the Python-only walk that --native adds to.
+A run that does not end in 20 times --seconds (at least 60 s) is a hang:
+it is killed, not tried again, and its row says how many runs hung.
 
     python3 bench/bench_native.py [--rounds N] [--threads 1,32] [--rate HZ]
                                   [--work ROUNDS] [--size N] [--python PY]
     python3 bench/bench_native.py --stalls 1,32,128 [--rates 100,1000]
                                   [--seconds S] [--rounds N] [--python PY]
+                                  [--tools sonde,sonde-py,py-spy,austinp]
 """
 
 import argparse
@@ -47,6 +51,7 @@ import os
 import re
 import resource
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -79,26 +84,32 @@ def sampled(tool, python, rate, cmd, out):
     return cmd
 
 
-def started(tool, python, rate, cmd, out, env=None):
-    """(the run, its wall time, the CPU time it and its children used).  A
-    run that fails or hangs is tried again, twice (py-spy and austinp
-    sometimes fail to read a process that is starting)."""
+def started(tool, python, rate, cmd, out, env=None, timeout=300):
+    """(the run, its wall time, the CPU time it and its children used), or
+    None when the tool hung (no end in timeout seconds: not tried again, a
+    hang repeats) or failed three times (py-spy and austinp sometimes fail
+    to read a process that is starting)."""
     for attempt in range(3):
         before = children_cpu()
         t0 = time.perf_counter()
+        # Its own session, so that a hang is killed with the target it left stopped.
+        proc = subprocess.Popen(sampled(tool, python, rate, cmd, out), env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                universal_newlines=True, start_new_session=True)
         try:
-            run = subprocess.run(sampled(tool, python, rate, cmd, out), env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 universal_newlines=True, timeout=300)
-        except subprocess.TimeoutExpired:  # austinp hung once, with 32 threads at 1000 Hz
-            print("%s did not end in 300 s (attempt %d)" % (tool, attempt + 1), file=sys.stderr)
-            continue
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:  # austinp hangs with 128 threads at 1000 Hz
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            print("%s did not end in %d s" % (tool, timeout), file=sys.stderr)
+            return None
+        run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
         wall = time.perf_counter() - t0
         if run.returncode == 0:
             return run, wall, children_cpu() - before
         print("%s failed (attempt %d): %s" % (tool, attempt + 1, run.stderr[-300:]),
               file=sys.stderr)
-    raise SystemExit("%s failed three times" % tool)
+    return None
 
 
 def kept_rate(tool, run, wall, out):
@@ -119,8 +130,10 @@ def kept_rate(tool, run, wall, out):
 def measure(tool, python, threads, rate, work, size, out):
     """(target wall, target cpu, sampler cpu, samples per second or None)."""
     env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    run, wall, used = started(tool, python, rate, [python, TARGET, str(work), str(size)], out,
-                              env)
+    got = started(tool, python, rate, [python, TARGET, str(work), str(size)], out, env)
+    if got is None:
+        raise SystemExit("%s did not complete a run" % tool)
+    run, wall, used = got
     m = re.search(r"elapsed ([\d.]+) cpu ([\d.]+)", run.stdout)
     if not m:
         raise SystemExit("%s printed no figures: %s" % (tool, run.stdout[-2000:]))
@@ -130,15 +143,21 @@ def measure(tool, python, threads, rate, work, size, out):
 
 
 def measure_stalls(tool, python, threads, rate, seconds, out):
-    """(stalled share, p50 gap us, p99 gap us, sampler cpu, rate kept)."""
-    run, wall, used = started(tool, python, rate,
-                              [python, STALLS, PROBE, str(seconds), str(threads)], out)
-    m = re.search(r"stalled ([\d.]+) p50 ([\d.]+) p99 ([\d.]+)", run.stdout)
+    """(stalled share, p50 gap us, p99 gap us, sampler cpu, rate kept), or
+    None when the tool did not complete a run (the target spins for seconds
+    of its own clock, so a run lasting 20 times longer is a hang)."""
+    got = started(tool, python, rate, [python, STALLS, PROBE, str(seconds), str(threads)], out,
+                  timeout=max(60, 20 * seconds))
+    if got is None:
+        return None
+    run, wall, used = got
+    m = re.search(r"stalled ([\d.]+) p50 ([\d.]+) p99 ([\d.]+) max [\d.]+ cpu ([\d.]+)",
+                  run.stdout)
     if not m:
         raise SystemExit("%s printed no figures: %s" % (tool, run.stdout[-2000:]))
-    stalled, p50, p99 = map(float, m.groups())
-    # The target's own CPU is the spinning thread's run time; the rest is the sampler's.
-    sampler = max(used - seconds * (1 - stalled), 0.0) / wall
+    stalled, p50, p99, target_cpu = map(float, m.groups())
+    # What the target did not use itself (by its own count, on exit) is the sampler's.
+    sampler = max(used - target_cpu, 0.0) / wall
     return stalled, p50, p99, sampler, kept_rate(tool, run, wall, out)
 
 def main_thread(line):
@@ -165,6 +184,7 @@ def main():
     ap.add_argument("--stalls", help="thread counts: measure stalls instead (see above)")
     ap.add_argument("--rates", default="100,1000", help="with --stalls")
     ap.add_argument("--seconds", type=float, default=3.0, help="with --stalls")
+    ap.add_argument("--tools", help="with --stalls: the samplers measured (default: all)")
     a = ap.parse_args()
     tools = ["bare", "sonde", "py-spy"] + (["austinp"] if find("austinp", a.python) else [])
     if a.stalls:
@@ -204,6 +224,8 @@ def stalls(a, tools):
     results = {}
     tmp = tempfile.mkdtemp(prefix="sonde-bench-stalls-")
     tools = tools[:2] + ["sonde-py"] + tools[2:]  # the Python-only walk, for its CPU
+    if a.tools:
+        tools = ["bare"] + [t for t in a.tools.split(",") if t in tools and t != "bare"]
     counts = [int(t) for t in a.stalls.split(",")]
     rates = [int(r) for r in a.rates.split(",")]
     for r in range(a.rounds):
@@ -213,23 +235,33 @@ def stalls(a, tools):
                 got = {tool: measure_stalls(tool, a.python, threads, rate, a.seconds,
                                             os.path.join(tmp, "%s.out" % tool))
                        for tool in order}
+                if got["bare"] is None:
+                    raise SystemExit("the target did not complete a run on its own")
                 for tool in tools:
                     results.setdefault((threads, rate, tool), []).append(
+                        None if got[tool] is None else
                         (got[tool][0] - got["bare"][0],) + got[tool][1:])
                 print("round %d, %d threads, %d Hz: " % (r + 1, threads, rate) +
-                      ", ".join("%s %.1f%%" % (t, 100 * got[t][0]) for t in tools),
+                      ", ".join("%s %s" % (t, "hung" if got[t] is None else
+                                           "%.1f%%" % (100 * got[t][0])) for t in tools),
                       file=sys.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
     print("stalls of a spinning Python thread, %.1f s per run, %s, medians of %d rounds"
           % (a.seconds, a.python, a.rounds))
     print("%-8s %-6s %-9s %11s %10s %10s %12s %10s" % (
         "threads", "rate", "tool", "slowdown", "gap p50", "gap p99", "sampler CPU", "rate kept"))
-    for (threads, rate, tool), rows in sorted(results.items()):
+    for (threads, rate, tool), every in sorted(results.items()):
+        rows = [row for row in every if row is not None]
+        hung = "" if len(rows) == len(every) else "  (%d of %d runs hung or failed)" % (
+            len(every) - len(rows), len(every))
+        if not rows:
+            print("%-8d %-6d %-9s %s" % (threads, rate, tool, hung.strip(" ()")))
+            continue
         med = lambda i: statistics.median(row[i] for row in rows)  # noqa: E731
         kept = [row[4] for row in rows if row[4] is not None]
-        print("%-8d %-6d %-9s %10.2f%% %7.0f us %7.0f us %11.1f%% %10s" % (
+        print("%-8d %-6d %-9s %10.2f%% %7.0f us %7.0f us %11.1f%% %10s%s" % (
             threads, rate, tool, 100 * med(0), med(1), med(2), 100 * med(3),
-            "%.0f Hz" % statistics.median(kept) if kept else "-"))
+            "%.0f Hz" % statistics.median(kept) if kept else "-", hung))
 
 
 if __name__ == "__main__":
