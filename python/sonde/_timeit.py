@@ -39,8 +39,8 @@ MODES = {
     "rigorous": (2e7, 2, 5, 20, 80, 0.005, 60.0),
 }
 
-# A difference is called significant below this p-value of the Mann-Whitney
-# test (1%: two identical statements are called different once in 100).
+# A difference is called significant below this p-value of the rank test
+# (1%: two identical statements are called different once in 100).
 ALPHA = 0.01
 
 _WORKER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_timeit_worker.py")
@@ -80,6 +80,7 @@ class Result:
         self.warnings = []
         self.waited = 0.0  # the share of the wall time spent waiting for a CPU
         self.subtract_wait = False  # whether it was taken off the values
+        self.shared = None  # the same object for results timed in the same processes
 
     @property
     def processes(self):
@@ -100,14 +101,31 @@ class Result:
 
 
 class Comparison:
-    """`other` against `base`: ratio = base.mean / other.mean (above 1:
-    other is faster), its 95% bootstrap interval, the Mann-Whitney p."""
+    """`other` against `base` (ratio above 1: other is faster), with its
+    95% bootstrap interval and a rank test's p.  Timed in the same
+    processes (paired: statements of one interpreter), the ratio is that
+    of their medians process by process, the median over processes, and
+    the test Wilcoxon's signed-rank test of those: what makes one process
+    faster than the next falls on both statements and out of the ratio.
+    Else (files, two interpreters) the ratio is base.mean / other.mean and
+    the test Mann-Whitney's over the process means."""
 
     def __init__(self, base, other):
         self.base, self.other = base, other
-        self.ratio = base.mean / other.mean
-        self.ci = stats.ratio_ci(base.process_means, other.process_means)
-        self.p = stats.mann_whitney(base.process_means, other.process_means)
+        self.paired = base.shared is not None and base.shared is other.shared and \
+            len(base.runs) == len(other.runs)
+        if self.paired:
+            d = stats.log_ratios(base.runs, other.runs)
+            self.test = "Wilcoxon"
+            self.ratio = math.exp(stats.statistics.median(d))
+            self.ci = stats.paired_ratio_ci(d)
+            self.p = stats.wilcoxon_signed_rank(d)
+        else:
+            a, b = base.process_means, other.process_means
+            self.test = "Mann-Whitney"
+            self.ratio = base.mean / other.mean
+            self.ci = stats.ratio_ci(a, b)
+            self.p = stats.mann_whitney(a, b)
         self.significant = self.p < ALPHA
 
     def line(self):
@@ -116,8 +134,9 @@ class Comparison:
             r, lo, hi, word = self.ratio, self.ci[0], self.ci[1], "faster"
         else:
             r, lo, hi, word = 1 / self.ratio, 1 / self.ci[1], 1 / self.ci[0], "slower"
-        return ("%s is %.2fx %s than %s (95%% CI %.2f-%.2fx, %s, Mann-Whitney p=%.2g)"
-                % (self.other.name, r, word, self.base.name, lo, hi, verdict, self.p))
+        return ("%s is %.2fx %s than %s (95%% CI %.2f-%.2fx, %s, %s p=%.2g)"
+                % (self.other.name, r, word, self.base.name, lo, hi, verdict, self.test,
+                   self.p))
 
 
 def _unit(seconds):
@@ -162,32 +181,42 @@ def _worker_source():
         return f.read()
 
 
-def _run_worker(variant, task, timeout, tmp, user_globals):
-    """The worker's result for task (a dict), from a fresh process, or in
-    this one when the user's globals were given (they cannot travel)."""
-    task = dict(task, stmt=variant.stmt, setup=variant.setup)
+def _run_worker(variants, task, timeout, tmp, user_globals):
+    """The worker's result for task (a dict) about variants (of one
+    interpreter; calibration: one), from a fresh process, or in this one
+    when the user's globals were given (they cannot travel).  The timeout
+    is each variant's: a process timing three statements has three times
+    as long."""
+    if "calibrate" in task:
+        task = dict(task, stmt=variants[0].stmt, setup=variants[0].setup)
+    else:
+        task = dict(task, variants=[{"stmt": v.stmt, "setup": v.setup, "loops": v.loops}
+                                    for v in variants])
     if user_globals is not None:
         from . import _timeit_worker as w
         try:
             return w.measure(task, user_globals)
         except w._UserError as e:
-            raise _user_failed(variant, e.where, e.text)
+            raise _user_failed(variants[e.index], e.where, e.text)
     task["result"] = os.path.join(tmp, "result.json")
     try:
         os.unlink(task["result"])
     except OSError:
         pass
+    python = variants[0].python
     try:
-        proc = subprocess.run([variant.python, "-c", _worker_source()],
+        proc = subprocess.run([python, "-c", _worker_source()],
                               input=marshal.dumps(task, 2), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, timeout=timeout)
+                              stderr=subprocess.PIPE,
+                              timeout=timeout * len(variants) if timeout else None)
     except FileNotFoundError:
         raise TimeitError("interpreter '%s' not found (give a path or a name on PATH "
-                          "to --python)" % variant.python)
+                          "to --python)" % python)
     except PermissionError:
-        raise TimeitError("interpreter '%s' cannot be run (permission denied)" % variant.python)
+        raise TimeitError("interpreter '%s' cannot be run (permission denied)" % python)
     except subprocess.TimeoutExpired:
-        raise TimeitError("%s did not finish within --timeout %g s" % (_what(variant), timeout))
+        raise TimeitError("%s did not finish within --timeout %g s" % (_what(variants),
+                                                                      timeout))
     try:
         with open(task["result"], "rb") as f:
             result = marshal.load(f)
@@ -195,14 +224,17 @@ def _run_worker(variant, task, timeout, tmp, user_globals):
         err = proc.stderr.decode("utf-8", "replace")
         tail = err.strip().splitlines()[-1:] or ["no message"]
         raise TimeitError("%s: the worker process ended with status %d and no result (%s)"
-                          % (_what(variant), proc.returncode, tail[0]))
+                          % (_what(variants), proc.returncode, tail[0]))
     if "error" in result:
-        raise _user_failed(variant, result["where"], result["error"])
+        index = result.get("index", 0)
+        raise _user_failed(variants[index if 0 <= index < len(variants) else 0],
+                           result["where"], result["error"])
     return result
 
 
-def _what(variant):
-    return "the statement '%s'" % _short(variant.stmt)
+def _what(variants):
+    return ("the statement" if len(variants) == 1 else "the statements") + ", ".join(
+        " '%s'" % _short(v.stmt) for v in variants)
 
 
 def _short(text, width=40):
@@ -212,7 +244,7 @@ def _short(text, width=40):
 
 def _user_failed(variant, where, text):
     last = text.strip().splitlines()[-1] if text.strip() else "an error"
-    what = "the setup of '%s'" % _short(variant.stmt) if where == "setup" else _what(variant)
+    what = "the setup of '%s'" % _short(variant.stmt) if where == "setup" else _what([variant])
     if last.startswith(("SyntaxError", "IndentationError", "TabError")):
         msg = "%s is not valid Python (%s)" % (what, last)
     else:
@@ -267,30 +299,41 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
         pmin = pmax = processes
     if user_globals is not None:
         pmin, pmax = min(pmin, 3), min(pmax, 3)
+    elif len(stmts) > 1 and not processes:
+        # Compared statements share processes: below 10 of them the
+        # signed-rank test cannot reach 1% (6 processes: 3% at best).
+        pmin = max(pmin, min(10, pmax))
     variants = [_Variant(_name(stmts, pythons, s, p), s, setup, p)
                 for p in pythons for s in stmts]
     load_before = _busy()
     with tempfile.TemporaryDirectory(prefix="sonde-timeit-") as tmp:
         for v in variants:
-            cal = _run_worker(v, {"calibrate": min_ns, "loops": loops}, timeout, tmp,
+            cal = _run_worker([v], {"calibrate": min_ns, "loops": loops}, timeout, tmp,
                               user_globals)
             v.loops = cal["loops"]
             v.empty = cal["empty"] * 1e-9
         task = {"warmups": warmups, "values": values, "subtract_wait": subtract_wait}
+        # The statements of one interpreter share each process (see the
+        # worker); the interpreters' processes alternate.
+        pythons = [p for i, p in enumerate(pythons) if p not in pythons[:i]]
+        groups = [[v for v in variants if v.python == p] for p in pythons]
         for k in range(pmax):
-            order = variants[k % len(variants):] + variants[:k % len(variants)]
-            for v in order:
-                r = _run_worker(v, dict(task, loops=v.loops), timeout, tmp, user_globals)
-                v.runs.append([x * 1e-9 for x in r["values"]])
-                v.warmups.append([x * 1e-9 for x in r["warmups"]])
-                v.waited += math.fsum(r["waits"]) * v.loops * 1e-9
+            for group in groups[k % len(groups):] + groups[:k % len(groups)]:
+                order = group[k % len(group):] + group[:k % len(group)]
+                got = _run_worker(order, task, timeout, tmp, user_globals)["results"]
+                for v, r in zip(order, got):
+                    v.runs.append([x * 1e-9 for x in r["values"]])
+                    v.warmups.append([x * 1e-9 for x in r["warmups"]])
+                    v.waited += math.fsum(r["waits"]) * v.loops * 1e-9
             if k + 1 >= pmin and (all(v.halfwidth() <= target for v in variants)
                                   or time.monotonic() - begin > budget * len(variants)):
                 break
     load_after = _busy()
     results = []
+    shared = {p: object() for p in pythons}
     for v in variants:
         r = Result(v.name, v.stmt, v.setup, v.python, v.loops, v.empty, v.runs, v.warmups)
+        r.shared = shared[v.python]
         wall = math.fsum(r.values) * v.loops + (v.waited if subtract_wait else 0.0)
         r.waited = v.waited / wall if wall > 0 else 0.0
         r.subtract_wait = subtract_wait

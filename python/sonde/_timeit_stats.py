@@ -12,6 +12,16 @@ outliers).
   normal approximation with tie and continuity corrections.
 - ratio_ci: a percentile bootstrap interval for the ratio of the means,
   resampling processes, with a fixed seed so a result can be replayed.
+- Paired: statements timed in the same processes (sonde timeit runs the
+  statements of one interpreter in each process, their values
+  alternating) are compared process by process, so that what makes one
+  process faster than the next falls out: each process gives the log of
+  the ratio of the two statements' medians there (a value stretched by
+  preemption does not move a median), the ratio is exp of the median of
+  those, log_ratios and paired_ratio_ci (a bootstrap over processes) give
+  it and its interval, and wilcoxon_signed_rank tests them (exact below
+  50 processes when no two are equal, else the normal approximation with
+  tie and continuity corrections).
 """
 
 import math
@@ -103,3 +113,66 @@ def ratio_ci(a, b, resamples=2000, seed=1):
         ratios.append(sa / sb)
     ratios.sort()
     return (ratios[int(0.025 * resamples)], ratios[int(0.975 * resamples) - 1])
+
+
+def _signed_rank_exact(n, w):
+    """P(W+ <= w) for n untied, non-zero differences under the null (each
+    sign equally likely): the count of subsets of the ranks 1..n whose sum
+    is at most w, over 2**n."""
+    top = n * (n + 1) // 2
+    counts = [1] + [0] * top
+    for rank in range(1, n + 1):
+        for total in range(top, rank - 1, -1):
+            counts[total] += counts[total - rank]
+    return math.fsum(counts[:w + 1]) / 2.0 ** n
+
+
+def log_ratios(a_runs, b_runs):
+    """Per process i: log(median(a_runs[i]) / median(b_runs[i]))."""
+    return [math.log(statistics.median(a) / statistics.median(b))
+            for a, b in zip(a_runs, b_runs) if a and b and min(a) > 0 and min(b) > 0]
+
+
+def wilcoxon_signed_rank(d):
+    """The two-sided p-value of the signed-rank test that the differences
+    d (e.g. log ratios) are centred on 0."""
+    d = [x for x in d if x != 0]
+    n = len(d)
+    if n == 0:
+        return 1.0
+    order = sorted(range(n), key=lambda i: abs(d[i]))
+    ranks = [0.0] * n
+    ties = 0.0
+    i = 0
+    while i < n:
+        j = i
+        while j + 1 < n and abs(d[order[j + 1]]) == abs(d[order[i]]):
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2.0 + 1
+        t = j - i + 1
+        ties += t ** 3 - t
+        i = j + 1
+    w_plus = sum(r for r, x in zip(ranks, d) if x > 0)
+    if ties == 0 and n < 50:
+        w = min(w_plus, n * (n + 1) / 2.0 - w_plus)
+        return min(1.0, 2 * _signed_rank_exact(n, int(round(w))))
+    mu = n * (n + 1) / 4.0
+    var = n * (n + 1) * (2 * n + 1) / 24.0 - ties / 48.0
+    if var <= 0:
+        return 1.0
+    z = (abs(w_plus - mu) - 0.5) / math.sqrt(var)
+    if z <= 0:
+        return 1.0
+    return math.erfc(z / math.sqrt(2))
+
+
+def paired_ratio_ci(d, resamples=2000, seed=1):
+    """(low, high): the 95% percentile bootstrap interval of exp(median(d)),
+    d the processes' log ratios, resampling processes."""
+    rng = random.Random(seed)
+    n = len(d)
+    medians = sorted(statistics.median([d[rng.randrange(n)] for _ in range(n)])
+                     for _ in range(resamples))
+    return (math.exp(medians[int(0.025 * resamples)]),
+            math.exp(medians[int(0.975 * resamples) - 1]))

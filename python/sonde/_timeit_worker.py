@@ -9,9 +9,15 @@ re and enum, about 25 ms of each process's start, a third of a default
 process's time, and traceback (linecache, tokenize) is imported only
 when the user's code fails, for the same reason:
 
-  {"stmt", "setup", "loops", "warmups", "values", "result"[, "subtract_wait"]}
-      -> {"warmups": [ns per loop...], "values": [ns per loop...], "waits": [ns
-      per loop each value waited for a CPU...]}
+  {"variants": [{"stmt", "setup", "loops"}...], "warmups", "values", "result"
+   [, "subtract_wait"]}
+      -> {"results": [{"warmups": [ns per loop...], "values": [ns per loop...],
+      "waits": [ns per loop each value waited for a CPU...]}...]}, one per
+      variant: their values alternate (round j runs each variant once, in
+      an order rotated by j), so that statements compared share the
+      process and the moment, and what differs between processes (this
+      machine's speed varies by up to a third from one process to the
+      next) falls on each of them alike
   {"stmt", "setup", "calibrate": min_ns, "result"} -> {"loops", "empty"}:
       the loop count whose value lasts at least min_ns (or "loops" when
       the task gives it), and the cost of the empty loop (ns per loop)
@@ -26,7 +32,8 @@ run delay, /proc/self/schedstat) is measured: each result says how much
 values (--subtract-wait).  Calibration always takes it off, so that a
 preempted value does not leave the loop count short.  When
 the user's code fails, the result is {"error": "the user's traceback",
-"where": "setup" | "statement"}; this file's own frames are left out.
+"where": "setup" | "statement", "index": the variant's}; this file's own
+frames are left out.
 Runs on every interpreter sonde supports (3.8 and later).
 """
 
@@ -57,10 +64,11 @@ def _user_traceback(exc, timer_src):
 
 
 class _UserError(Exception):
-    def __init__(self, where, text):
+    def __init__(self, where, text, index=0):
         Exception.__init__(self, text)
         self.where = where
         self.text = text
+        self.index = index  # the variant whose code failed
 
 
 def _timer(stmt, setup, user_globals):
@@ -83,20 +91,18 @@ def _run_delay():
         return 0
 
 
-_waits = []  # ns each value waited for a CPU, in order (one thread: the worker's)
-
-
-def _run(timer, loops, subtract=True):
+def _run(timer, loops, subtract=True, waits=None):
     """One value: `loops` passes of the loop, in ns (setup run by the call
     but not timed, as timeit), less the time spent waiting for a CPU when
-    subtract."""
+    subtract; the wait is appended to waits when given."""
     try:
         before = _run_delay()
         t = timer.inner(itertools.repeat(None, loops), timer.timer)
         # The loop ran, so a value is never 0 (pyperf refuses one): the
         # kernel's wait accounts in ticks and can reach the value whole.
         waited = max(min(t - 1, _run_delay() - before), 0)
-        _waits.append(waited)
+        if waits is not None:
+            waits.append(waited)
         return t - waited if subtract else t
     except (Exception, SystemExit) as e:
         src = getattr(timer, "src", None)
@@ -136,17 +142,35 @@ def calibrate(timer, min_ns):
 def measure(task, user_globals=None):
     """The result for one task (see the module's comment); raises
     _UserError when the user's code fails."""
-    timer = _timer(task["stmt"], task.get("setup", "pass"), user_globals)
     if "calibrate" in task:
+        timer = _timer(task["stmt"], task.get("setup", "pass"), user_globals)
         loops = task.get("loops") or calibrate(timer, task["calibrate"])
         empty = timeit.Timer("pass", timer=time.perf_counter_ns)
         cost = min(_run(empty, loops) for _ in range(3)) / loops
         return {"loops": loops, "empty": cost}
-    loops, subtract = task["loops"], task.get("subtract_wait", False)
-    warmups = [_run(timer, loops, subtract) / loops for _ in range(task["warmups"])]
-    del _waits[:]
-    values = [_run(timer, loops, subtract) / loops for _ in range(task["values"])]
-    return {"warmups": warmups, "values": values, "waits": [w / loops for w in _waits]}
+    variants = task["variants"]
+    timers = []
+    for i, v in enumerate(variants):
+        try:
+            timers.append(_timer(v["stmt"], v.get("setup", "pass"), user_globals))
+        except _UserError as e:
+            raise _UserError(e.where, e.text, i)
+    subtract = task.get("subtract_wait", False)
+    results = [{"warmups": [], "values": [], "waits": []} for _ in variants]
+    for kind, rounds in (("warmups", task["warmups"]), ("values", task["values"])):
+        for j in range(rounds):
+            for k in range(len(variants)):
+                i = (j + k) % len(variants)
+                loops = variants[i]["loops"]
+                waits = results[i]["waits"] if kind == "values" else None
+                try:
+                    t = _run(timers[i], loops, subtract, waits)
+                except _UserError as e:
+                    raise _UserError(e.where, e.text, i)
+                results[i][kind].append(t / loops)
+    for i, r in enumerate(results):
+        r["waits"] = [w / variants[i]["loops"] for w in r["waits"]]
+    return {"results": results}
 
 
 def main():
@@ -155,7 +179,7 @@ def main():
         result = measure(task)
         code = 0
     except _UserError as e:
-        result = {"error": e.text, "where": e.where}
+        result = {"error": e.text, "where": e.where, "index": e.index}
         code = 3
     with open(task["result"], "wb") as f:
         marshal.dump(result, f, 2)

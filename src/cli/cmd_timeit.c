@@ -101,9 +101,11 @@ const cli_command cmd_timeit = {
              "garbage collector left on, as the program has it) and prints one line\n"
              "each: mean and std. dev., median, the 95% interval of the mean and the\n"
              "empty loop's cost, with pyperf's warnings.  Two or more statements, or\n"
-             "interpreters, are compared with the first: the ratio of the means with\n"
-             "its bootstrap interval, and whether the Mann-Whitney test calls the\n"
-             "difference significant.  Lines go to stdout, warnings to stderr.",
+             "interpreters, are compared with the first: the ratio with its bootstrap\n"
+             "interval, and whether a rank test calls the difference significant\n"
+             "(statements share each process and are compared process by process:\n"
+             "Wilcoxon's signed-rank test; interpreters and files: Mann-Whitney's).\n"
+             "Lines go to stdout, warnings to stderr.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
