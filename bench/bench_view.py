@@ -1,7 +1,8 @@
 """bench_view.py - how fast sonde view's page opens and redraws a large
 real profile in headless Chromium (Debian's, driven by Playwright from
-build/venv): sympy imported and one integral done, profiled by sonde run
-(-f json: the exact call tree; and the .prof the issue names).
+build/venv): sympy imported and four problems solved (an integral, a
+series, a quartic, a simplification), profiled by sonde run (-f json: the
+exact call tree; and the .prof the issue names).
 
 For each file: the page's size; the time from navigation to the first
 picture drawn (median of --reps fresh tabs); and each redraw, timed inside
@@ -29,8 +30,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SONDE = os.path.join(ROOT, "build", "bin", "sonde")
+# sympy imported and four problems solved: a profile larger than the
+# issue's (12 MB, 110,000 call paths) as sonde run -f json writes it.
 CODE = ("import sympy; x = sympy.Symbol('x'); "
-        "sympy.integrate(x**3 * sympy.exp(x) * sympy.sin(x), x)")
+        "sympy.integrate(x**3 * sympy.exp(x) * sympy.sin(x), x); "
+        "sympy.series(sympy.sin(x) * sympy.exp(x) / (1 + x), x, 0, 10); "
+        "sympy.solve(x**4 - 3*x + 1, x); "
+        "sympy.simplify(sympy.sin(x)**2 + sympy.cos(x)**2 + sympy.gamma(x + 1) / sympy.gamma(x))")
 VIEWS = ["flame", "icicle", "sunburst", "sandwich", "table"]
 
 

@@ -127,6 +127,7 @@
    * with the same function merge.  Without either, R as it is, placed as
    * flame_layout.c placed it. */
   function buildTree(fold, mine) {
+    if (!fold && !mine) return plainTree();
     var n = R.n, i, m = new Int32Array(n), inImport = new Uint8Array(n), launcher = new Uint8Array(n);
     var func = [], parent = [], total = [], self = [], base = [], x = [], imp = [];
     var index = new Map(), nf = D.funcs.length + 1;
@@ -182,6 +183,31 @@
     }
     var sum = 0;
     for (var c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
+    if (T.total[0] < sum) T.total[0] = sum;
+    for (i = 1; i < n; i++) {
+      T.depth[i] = T.depth[T.parent[i]] + 1;
+      if (T.depth[i] > T.maxDepth) T.maxDepth = T.depth[i];
+    }
+  }
+
+  /* T as R is (nothing folds, nothing merges): its arrays shared, each
+   * frame's children in the order of their places. */
+  function plainTree() {
+    var n = R.n, i, c;
+    T = { n: n, func: R.func, parent: R.parent, total: Float64Array.from(R.total), self: R.self,
+          base: R.base, label: null, first: new Int32Array(n).fill(-1),
+          next: new Int32Array(n).fill(-1), x: R.x, depth: new Int32Array(n), maxDepth: 0 };
+    var order = new Int32Array(n - 1);
+    for (i = 1; i < n; i++) order[i - 1] = i;
+    /* linked last place first, so that each list runs in place order */
+    order.sort(function (a, b) { return T.x[b] - T.x[a] || b - a; });
+    for (i = 0; i < n - 1; i++) {
+      c = order[i];
+      T.next[c] = T.first[T.parent[c]];
+      T.first[T.parent[c]] = c;
+    }
+    var sum = 0;
+    for (c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
     if (T.total[0] < sum) T.total[0] = sum;
     for (i = 1; i < n; i++) {
       T.depth[i] = T.depth[T.parent[i]] + 1;
