@@ -70,35 +70,43 @@ def outliers(values):
     return sum(1 for v in values if v < q1 - spread or v > q3 + spread)
 
 
+def _ranks(keys):
+    """(ranks, ties): each key's rank from 1, tied keys sharing their mean
+    rank, and the tie term: the sum of t**3 - t over groups of t ties."""
+    order = sorted(range(len(keys)), key=keys.__getitem__)
+    ranks = [0.0] * len(keys)
+    ties = 0.0
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and keys[order[j + 1]] == keys[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2.0 + 1
+        ties += (j - i + 1) ** 3 - (j - i + 1)
+        i = j + 1
+    return ranks, ties
+
+
+def _two_sided(distance, var):
+    """The normal approximation's two-sided p-value of a statistic that
+    lies distance from its mean, with a continuity correction."""
+    if var <= 0:
+        return 1.0
+    z = (distance - 0.5) / math.sqrt(var)
+    return 1.0 if z <= 0 else math.erfc(z / math.sqrt(2))
+
+
 def mann_whitney(a, b):
     """The two-sided p-value of the Mann-Whitney U test of a against b."""
     n1, n2 = len(a), len(b)
     if n1 == 0 or n2 == 0:
         return 1.0
-    pooled = sorted([(x, 0) for x in a] + [(x, 1) for x in b])
-    ranks = [0.0] * len(pooled)
-    ties = 0.0
-    i = 0
-    while i < len(pooled):
-        j = i
-        while j + 1 < len(pooled) and pooled[j + 1][0] == pooled[i][0]:
-            j += 1
-        for k in range(i, j + 1):
-            ranks[k] = (i + j) / 2.0 + 1
-        t = j - i + 1
-        ties += t ** 3 - t
-        i = j + 1
-    r1 = sum(r for r, (_, g) in zip(ranks, pooled) if g == 0)
-    u = r1 - n1 * (n1 + 1) / 2.0
+    ranks, ties = _ranks(list(a) + list(b))
+    u = sum(ranks[:n1]) - n1 * (n1 + 1) / 2.0
     n = n1 + n2
-    mu = n1 * n2 / 2.0
     var = n1 * n2 / 12.0 * ((n + 1) - ties / (n * (n - 1)))
-    if var <= 0:
-        return 1.0
-    z = (abs(u - mu) - 0.5) / math.sqrt(var)
-    if z <= 0:
-        return 1.0
-    return math.erfc(z / math.sqrt(2))
+    return _two_sided(abs(u - n1 * n2 / 2.0), var)
 
 
 def ratio_ci(a, b, resamples=2000, seed=1):
@@ -140,31 +148,13 @@ def wilcoxon_signed_rank(d):
     n = len(d)
     if n == 0:
         return 1.0
-    order = sorted(range(n), key=lambda i: abs(d[i]))
-    ranks = [0.0] * n
-    ties = 0.0
-    i = 0
-    while i < n:
-        j = i
-        while j + 1 < n and abs(d[order[j + 1]]) == abs(d[order[i]]):
-            j += 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = (i + j) / 2.0 + 1
-        t = j - i + 1
-        ties += t ** 3 - t
-        i = j + 1
+    ranks, ties = _ranks([abs(x) for x in d])
     w_plus = sum(r for r, x in zip(ranks, d) if x > 0)
     if ties == 0 and n < 50:
         w = min(w_plus, n * (n + 1) / 2.0 - w_plus)
         return min(1.0, 2 * _signed_rank_exact(n, int(round(w))))
-    mu = n * (n + 1) / 4.0
     var = n * (n + 1) * (2 * n + 1) / 24.0 - ties / 48.0
-    if var <= 0:
-        return 1.0
-    z = (abs(w_plus - mu) - 0.5) / math.sqrt(var)
-    if z <= 0:
-        return 1.0
-    return math.erfc(z / math.sqrt(2))
+    return _two_sided(abs(w_plus - n * (n + 1) / 4.0), var)
 
 
 def paired_ratio_ci(d, resamples=2000, seed=1):
