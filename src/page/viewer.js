@@ -5,7 +5,9 @@
  * callers and callees of the selected function; lines and mem profiles:
  * each function's source with per-line bars, and mem's memory over time;
  * diffs: the newer profile's flame graph coloured by growth.  A header
- * line says how the profile was taken; the pictures fit the window (the
+ * line says what was profiled (the command line, the interpreter, when,
+ * wall and CPU time, the verdict: what the file recorded) and how the
+ * profile was taken; the pictures fit the window (the
  * flame graph opens on its root); the import machinery and sonde's
  * launcher fold into their callers unless unticked; arrows, Enter,
  * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
@@ -727,9 +729,58 @@
     box.scrollTop = S.view === "flame" ? box.scrollHeight : 0;
   }
 
-  /* The header's line: how the profile was taken, and how much it holds. */
+  /* text cut to most characters with an ellipsis */
+  function cut(text, most) {
+    return text.length > most ? text.slice(0, most - 1) + "\u2026" : text;
+  }
+
+  /* A command line as a shell takes it: arguments quoted when they need it. */
+  function shellLine(argv) {
+    return argv.map(function (a) {
+      return /^[A-Za-z0-9_\/.=:,+@%-]+$/.test(a) ? a : "'" + a.replace(/'/g, "'\\''") + "'";
+    }).join(" ");
+  }
+
+  /* What the file says of the run ("about" in sonde's JSON), as header
+   * parts: [text, tooltip] each; the command line and the verdict cut,
+   * whole in their tooltips. */
+  function runParts(run) {
+    var parts = [];
+    if (!run) return parts;
+    if (run.argv && run.argv.length) {
+      var line = shellLine(run.argv);
+      parts.push([cut(line, 60), line, "command"]);
+    }
+    if (run.executable || run.python_version) {
+      var v = run.python_version ? "Python " + run.python_version.split(" ")[0] : "Python";
+      parts.push([v + (run.executable ? " (" + cut(run.executable, 40) + ")" : ""),
+                  [run.executable, run.python_version].filter(Boolean).join("\n"), "interpreter"]);
+    }
+    if (run.start) parts.push(["started " + run.start.replace("T", " ").replace(/\.\d+Z$/, " UTC"), run.start, "start"]);
+    var times = [];
+    if (run.wall_s !== undefined) times.push("wall " + fmtValue(run.wall_s));
+    if (run.cpu_s !== undefined) times.push("CPU " + fmtValue(run.cpu_s));
+    if (times.length) parts.push([times.join(", "), null, "times"]);
+    if (run.processes > 1) parts.push([run.processes + " processes", null, "processes"]);
+    if (run.verdict) parts.push([cut(run.verdict, 48), run.verdict, "verdict"]);
+    return parts;
+  }
+
+  /* The header's line: what was profiled and how (the file's "about"),
+   * how the profile was taken, and how much it holds. */
   function about() {
-    var parts = [], a = D.about, doc = D.doc;
+    var parts = [], a = D.about, doc = D.doc, run = a ? a.run : doc && doc.about;
+    if (D.before_run) {
+      /* a diff: each side's command and start */
+      [["before", D.before_run], ["after", run]].forEach(function (side) {
+        var r = side[1] || {}, line = r.argv && r.argv.length ? shellLine(r.argv) : "";
+        var text = side[0] + ": " + (line ? cut(line, 40) : "(command not recorded)") +
+                   (r.start ? ", started " + r.start.replace("T", " ").replace(/\.\d+Z$/, " UTC") : "");
+        parts.push([text, line || null, side[0]]);
+      });
+    } else {
+      parts = runParts(run);
+    }
     if (a) {
       var all = Math.max(D.tree[0][2], R.total[0]); /* every thread's */
       parts.push(a.rate > 0 ? "sampled at " + a.rate + " Hz, " +
@@ -751,7 +802,16 @@
       var c = D.changes[0];
       parts.push("biggest change: " + c[0].replace(/^[^(]*[\/\\]/, "") + " " + (c[2] >= c[1] ? "+" : "") + fmtValue(c[2] - c[1]));
     }
-    $("about").textContent = parts.join(" \u00b7 ");
+    var box = $("about");
+    box.textContent = "";
+    parts.forEach(function (part, k) {
+      if (k) box.appendChild(document.createTextNode(" \u00b7 "));
+      if (typeof part === "string") { box.appendChild(document.createTextNode(part)); return; }
+      var span = el("span", part[0]);
+      if (part[1]) span.title = part[1];
+      span.dataset.part = part[2];
+      box.appendChild(span);
+    });
   }
 
   /* ---------------- keyboard ---------------- */
