@@ -12,6 +12,8 @@ what its tool gathered into DIR, the command line's private folder:
 - DIR/said: lines for the command line to print (why the program could
   not start, warnings);
 - DIR/started: made just before the program's first line runs;
+- DIR/interpreter: sys.executable, a NUL byte and sys.version, for the
+  profile's "about" (what was profiled);
 - run: DIR/stats, every call in pstats' format (for the report), and with
   -o, DIR/out in FORMAT (the command line copies it to -o);
 - lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
@@ -417,6 +419,8 @@ def main():
         _os_exit(status)
 
     os._exit = _exit
+    folder.write("interpreter", (sys.executable or "").encode("utf-8", "surrogateescape") +
+                 b"\0" + sys.version.encode("utf-8", "backslashreplace"))
     folder.touch("started")
     outcome = None
     tool.start()

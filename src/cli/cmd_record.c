@@ -5,8 +5,10 @@
  * exits, passing its exit code on.  A command that is not Python (a
  * shell, make, tox, env, a wrapper script) is followed to the Python
  * processes it starts (family.h).  The profile goes through the same
- * writers as sonde run's; a summary of what was sampled, kept and missed
- * goes to stderr. */
+ * writers as sonde run's, saying what was sampled (core/about.h: the
+ * command line, the interpreter, when, the span sampled, the CPU the
+ * target used meanwhile, the processes); a summary of what was sampled,
+ * kept and missed goes to stderr. */
 #include <errno.h>
 #include <signal.h>
 #include <stddef.h>
@@ -14,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/stats.h"
 #include "../formats/format.h"
+#include "../sampler/proc/task.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "launch.h"
@@ -156,6 +160,67 @@ static int open_output(const record_opts *o, long pid, char *name, size_t len, c
     return cli_output_open(out, o->out ? o->out : name);
 }
 
+/* CPU seconds (user + system) of pid, its reaped children's included,
+ * from /proc/PID/stat; -1 when it cannot be read. */
+static double cpu_of(long pid)
+{
+    char buf[1024];
+    const char *f = sonde_proc_task_fields((int)pid, 0, buf, sizeof buf);
+    long long utime, stime, cutime, cstime;
+    long hz = sysconf(_SC_CLK_TCK);
+    /* state ppid ... utime stime cutime cstime: fields 14 to 17 of the line */
+    if (!f || hz <= 0 ||
+        sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lld %lld %lld %lld", &utime,
+               &stime, &cutime, &cstime) != 4)
+        return -1;
+    return (double)(utime + stime + cutime + cstime) / (double)hz;
+}
+
+/* The command line of a running pid (/proc/PID/cmdline) into a's argv. */
+static void take_cmdline(long pid, sonde_about *a)
+{
+    char path[64], cmd[65536];
+    snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(cmd, 1, sizeof cmd, f) : 0;
+    if (f)
+        fclose(f);
+    for (size_t at = 0; at < n;) {
+        size_t len = strnlen(cmd + at, n - at);
+        if (sonde_about_add_arg(a, cmd + at, len) < 0)
+            return; /* out of memory: the header goes without it */
+        at += len + 1;
+    }
+}
+
+/* What was profiled, before sampling starts: the command line (as given
+ * after --, or the process's), when, and the CPU it had used (-p). */
+static void about_begin(const record_opts *o, long pid, sonde_about *a, double *cpu_before)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    a->start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    for (char **arg = o->cmd; arg && *arg; arg++)
+        if (sonde_about_add_arg(a, *arg, strlen(*arg)) < 0)
+            break;
+    if (!o->cmd)
+        take_cmdline(pid, a);
+    *cpu_before = o->cmd ? 0 : cpu_of(pid);
+}
+
+/* ... and once it ended: the span sampled, the processes, the CPU the
+ * root used meanwhile (a command's: all of it, its waited-for children
+ * included). */
+static void about_end(long pid, const sonde_sampler_counts *c, double cpu_before,
+                      sonde_about *a)
+{
+    double cpu = cpu_of(pid);
+    a->wall = c->seconds;
+    a->processes = c->processes;
+    if (cpu >= 0 && cpu_before >= 0)
+        a->cpu = cpu - cpu_before;
+}
+
 static int write_profile(const record_opts *o, const cli_output *out, sonde_profile *p)
 {
     sonde_stats s;
@@ -255,6 +320,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     sonde_family_init(family, (int)pid, o.s.subprocesses, &p);
     sonde_sampler_counts counts = { 0 };
+    double cpu_before;
+    about_begin(&o, pid, &p.about, &cpu_before);
     char err[512];
     if (rc != 0) {
         /* sonde-PID.EXT cannot be written: the command runs unsampled */
@@ -266,8 +333,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     } else if (counts.processes == 0) {
         print_nothing(&o, family, pid);
         rc = SONDE_EXIT_FAILED;
-    } else if ((rc = write_profile(&o, &out, &p)) == 0) {
-        print_summary(&o, &counts, out.name);
+    } else {
+        about_end(pid, &counts, cpu_before, &p.about);
+        if ((rc = write_profile(&o, &out, &p)) == 0)
+            print_summary(&o, &counts, out.name);
     }
     sonde_family_free(family);
     free(family);

@@ -4,10 +4,15 @@
  * call and leaves the stats, and the profile in the format -o asks for,
  * in its private folder; then prints the pstats-style table and the
  * resource verdict on stderr, keeping the program's own stdout untouched,
- * copies the profile to -o, and exits with the program's exit code. */
+ * copies the profile to -o, and exits with the program's exit code.  A
+ * format with room for what was profiled (sonde's JSON, pprof,
+ * speedscope) gets the run's command line, interpreter, start, wall and
+ * CPU time and verdict here: the launcher leaves the profile as JSON, and
+ * this side adds them or converts it. */
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../core/stats.h"
 #include "../core/timeline.h"
@@ -145,10 +150,56 @@ static sonde_usage usage_of(const launch_result *r)
     return s;
 }
 
+/* The verdict line sonde_verdict_write appended to b from `from` on
+ * into a->verdict (without its label).  0, or -1 on out of memory. */
+static int keep_verdict(const sonde_buf *b, size_t from, sonde_about *a)
+{
+    static const char label[] = "verdict:   ";
+    const char *text = b->data ? b->data + from : NULL;
+    const char *v = text ? strstr(text, label) : NULL;
+    if (!v)
+        return 0;
+    v += sizeof label - 1;
+    return sonde_about_set(&a->verdict, v, strcspn(v, "\n"));
+}
+
+/* -o in a format with room for what was profiled: the JSON the launcher
+ * left, with a's fields, or converted to the format.  0, or
+ * SONDE_EXIT_FAILED after printing why. */
+static int deliver_about(const sonde_format *fmt, const cli_output *out,
+                         const launcher_session *run, sonde_about *a)
+{
+    if (strcmp(fmt->name, "json") == 0)
+        return launcher_deliver_about(run, "out", a, out);
+    char path[PATH_MAX], err[512];
+    if (launcher_path(run, "out", path, sizeof path) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
+    sonde_profile p;
+    sonde_stats s;
+    if (sonde_profile_init(&p) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    sonde_stats_init(&s);
+    int rc;
+    if (sonde_load_file(path, &p, &s, err, sizeof err) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else {
+        sonde_about_clear(&p.about);
+        p.about = *a; /* lent for the writing */
+        sonde_format_job job = { .format = fmt, .profile = &p, .stats = &s };
+        rc = cli_output_fill(out, sonde_format_fill, &job);
+        sonde_about_init(&p.about);
+    }
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    return rc;
+}
+
 /* Prints the table and the verdict from the stats the launcher wrote,
- * then copies the profile to -o.  0, or SONDE_EXIT_FAILED after printing
- * why the table or -o could not be made. */
-static int report(const run_opts *o, const cli_output *out, const launcher_session *run)
+ * then writes the profile to -o (with what was profiled, where its format
+ * has room).  0, or SONDE_EXIT_FAILED after printing why the table or -o
+ * could not be made. */
+static int report(const run_opts *o, const cli_output *out, const launcher_program *prog,
+                  const launcher_session *run)
 {
     char stats_path[PATH_MAX];
     if (launcher_path(run, "stats", stats_path, sizeof stats_path) < 0)
@@ -158,6 +209,8 @@ static int report(const run_opts *o, const cli_output *out, const launcher_sessi
     if (sonde_profile_init(&p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     sonde_stats_init(&s);
+    sonde_about about;
+    sonde_about_init(&about);
     char err[512];
     sonde_buf b;
     sonde_buf_init(&b);
@@ -169,21 +222,31 @@ static int report(const run_opts *o, const cli_output *out, const launcher_sessi
         cli_fail(0, "%s", err);
     } else {
         sonde_buf_putc(&b, '\n');
+        size_t from = b.len;
         sonde_usage u = usage_of(&run->result);
         sonde_verdict_write(&b, &u, &p, &s);
         cli_report(&b);
+        if (sonde_buf_ok(&b) && keep_verdict(&b, from, &about) < 0)
+            rc = cli_fail(-1, "out of memory");
     }
     sonde_buf_free(&b);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
+    const sonde_format *fmt = sonde_format_find(o->format);
     if (out->name) {
-        if (launcher_deliver(run, "out", out) != 0)
+        int delivered = !fmt->keeps_about ? launcher_deliver(run, "out", out)
+                        : launcher_about(run, prog, &about) < 0
+                            ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
+                            : deliver_about(fmt, out, run, &about);
+        sonde_about_clear(&about);
+        if (delivered != 0)
             return SONDE_EXIT_FAILED;
         sonde_buf_init(&b);
         sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
         cli_report(&b);
         sonde_buf_free(&b);
     }
+    sonde_about_clear(&about);
     return rc < 0 ? SONDE_EXIT_FAILED : 0;
 }
 
@@ -199,15 +262,18 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
                  "\"max_events\": %ld}", o.torch_shapes ? "true" : "false",
                  o.torch_memory ? "true" : "false", o.max_events);
+    /* a format with room for what was profiled is written here from the
+     * launcher's JSON, once the run's figures are known */
+    const sonde_format *fmt = sonde_format_find(o.format);
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
-        .format = out.name ? o.format : "",
+        .format = !out.name ? "" : fmt->keeps_about ? "json" : o.format,
         .options = options, .mode = o.prog.mode,
         .target = o.prog.target, .args = o.prog.args, .nargs = o.prog.nargs,
     };
     launcher_session run;
     if (launcher_run(env, &prog, "stats", &run) == LAUNCHER_PROFILE)
-        rc = report(&o, &out, &run);
+        rc = report(&o, &out, &prog, &run);
     launcher_close(&run);
     int code = launcher_exit_code(&run);
     return code == 0 ? rc : code;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/clock.h"
@@ -237,6 +238,9 @@ int launch_run(char *const argv[], launch_result *r)
     sigset_t handled, mask;
     waiting_set(&handled);
     sigprocmask(SIG_BLOCK, &handled, &mask);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    r->start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
     uint64_t begin = sonde_clock_ns();
     pid_t pid = start(argv, &mask);
     if (pid < 0) {

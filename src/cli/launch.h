@@ -10,6 +10,7 @@
 #define SONDE_LAUNCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 
@@ -27,6 +28,7 @@ typedef struct launch_result {
     int status;            /* as from waitpid */
     struct rusage usage;   /* of the program and its waited-for children */
     double wall;           /* seconds */
+    int64_t start_ns;      /* when it started: ns since the epoch (CLOCK_REALTIME) */
     double children_cpu;   /* user + system seconds of the children it waited for
                               (/proc/PID/stat), or -1 when unknown */
     double run_delay;      /* seconds its main thread was ready to run but waited for a

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../formats/json_about.h"
 #include "options.h"
 
 /* What runs first in the interpreter: written for every Python (2.7
@@ -213,6 +214,86 @@ int launcher_deliver(const launcher_session *s, const char *name, const cli_outp
                         s->dir, strerror(errno));
     int rc = cli_output_fill(dest, copy_fd, &in);
     close(in);
+    return rc;
+}
+
+/* The bytes of the folder's file `name` into b.  0, or -1 with why in
+ * b->why (or b->oom set). */
+static int read_file(const launcher_session *s, const char *name, sonde_buf *b)
+{
+    char path[PATH_MAX];
+    errno = ENAMETOOLONG;
+    int in = launcher_path(s, name, path, sizeof path) == 0 ? open(path, O_RDONLY | O_CLOEXEC)
+                                                            : -1;
+    if (in < 0) {
+        snprintf(b->why, sizeof b->why, "cannot read the file '%.64s' sonde left: %s", name,
+                 strerror(errno));
+        return -1;
+    }
+    int rc = copy_fd(b, &in);
+    close(in);
+    return rc;
+}
+
+int launcher_about(const launcher_session *s, const launcher_program *prog, sonde_about *a)
+{
+    const launch_result *r = &s->result;
+    const char *flag = strcmp(prog->mode, "module") == 0 ? "-m"
+                       : strcmp(prog->mode, "code") == 0 ? "-c" : NULL;
+    int rc = sonde_about_add_arg(a, prog->python, strlen(prog->python));
+    if (flag)
+        rc |= sonde_about_add_arg(a, flag, 2);
+    rc |= sonde_about_add_arg(a, prog->target, strlen(prog->target));
+    for (int i = 0; i < prog->nargs; i++)
+        rc |= sonde_about_add_arg(a, prog->args[i], strlen(prog->args[i]));
+    a->start_ns = r->start_ns;
+    a->wall = r->wall;
+    a->cpu = (double)r->usage.ru_utime.tv_sec + (double)r->usage.ru_utime.tv_usec * 1e-6 +
+             (double)r->usage.ru_stime.tv_sec + (double)r->usage.ru_stime.tv_usec * 1e-6;
+    /* sys.executable NUL sys.version, as the launcher wrote them */
+    sonde_buf interp;
+    sonde_buf_init(&interp);
+    if (read_file(s, "interpreter", &interp) == 0 && interp.len < 65536 && interp.data) {
+        const char *nul = memchr(interp.data, '\0', interp.len);
+        if (nul) {
+            size_t exe = (size_t)(nul - interp.data);
+            if (exe)
+                rc |= sonde_about_set(&a->executable, interp.data, exe);
+            rc |= sonde_about_set(&a->version, nul + 1, interp.len - exe - 1);
+        }
+    }
+    if (!sonde_buf_ok(&interp))
+        rc = -1;
+    sonde_buf_free(&interp);
+    return rc ? -1 : 0;
+}
+
+/* The document with its about: a sonde_outfile_fill. */
+typedef struct with_about {
+    const sonde_buf *doc;
+    const sonde_about *about;
+} with_about;
+
+static int fill_with_about(sonde_buf *b, void *ctx)
+{
+    const with_about *w = ctx;
+    sonde_json_about_insert(b, w->doc->data ? w->doc->data : "", w->doc->len, w->about, 0);
+    return sonde_buf_ok(b) ? 0 : -1;
+}
+
+int launcher_deliver_about(const launcher_session *s, const char *name, const sonde_about *a,
+                           const cli_output *dest)
+{
+    sonde_buf doc;
+    sonde_buf_init(&doc);
+    int rc;
+    if (read_file(s, name, &doc) < 0 || !sonde_buf_ok(&doc)) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", doc.why[0] ? doc.why : "out of memory");
+    } else {
+        with_about w = { .doc = &doc, .about = a };
+        rc = cli_output_fill(dest, fill_with_about, &w);
+    }
+    sonde_buf_free(&doc);
     return rc;
 }
 

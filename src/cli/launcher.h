@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "../core/about.h"
 #include "cli.h"
 #include "launch.h"
 #include "output.h"
@@ -63,6 +64,20 @@ int launcher_path(const launcher_session *s, const char *name, char *out, size_t
 /* Copies the folder's file `name` to dest.  0, or SONDE_EXIT_FAILED
  * after printing why. */
 int launcher_deliver(const launcher_session *s, const char *name, const cli_output *dest);
+
+/* What was profiled, as the command knows it once prog has run in s:
+ * the command line a bare run would have (the interpreter, the script,
+ * -m MODULE or -c CODE, the program's arguments), the interpreter's path
+ * and sys.version (the launcher left them in the folder), when it
+ * started, its wall time and CPU time (user + system, its waited-for
+ * children included), into a (initialised).  0, or -1 on out of memory. */
+int launcher_about(const launcher_session *s, const launcher_program *prog, sonde_about *a);
+
+/* launcher_deliver for a JSON document sonde wrote (doc.h's envelope):
+ * copied to dest with `"about": {...}` (a) after its envelope.  0, or
+ * SONDE_EXIT_FAILED after printing why. */
+int launcher_deliver_about(const launcher_session *s, const char *name, const sonde_about *a,
+                           const cli_output *dest);
 
 /* Removes the private folder and what it holds. */
 void launcher_close(launcher_session *s);

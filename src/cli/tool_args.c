@@ -76,8 +76,14 @@ int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_progr
     int rc = 0;
     if (launcher_run(env, prog, "out", &run) == LAUNCHER_PROFILE) {
         rc = draw_document(&run, draw, ctx);
-        if (a->output.name && launcher_deliver(&run, "out", &a->output) != 0)
+        sonde_about about;
+        sonde_about_init(&about);
+        if (a->output.name &&
+            (launcher_about(&run, prog, &about) < 0
+                 ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
+                 : launcher_deliver_about(&run, "out", &about, &a->output)) != 0)
             rc = SONDE_EXIT_FAILED;
+        sonde_about_clear(&about);
     }
     launcher_close(&run);
     int code = launcher_exit_code(&run);

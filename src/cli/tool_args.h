@@ -46,7 +46,8 @@ typedef int (*tool_draw_fn)(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 
 /* Runs the program under the launcher's tool (prog), prints the table
  * draw() makes of the document the launcher left, and copies the
- * document to -o.  The command's exit code. */
+ * document to -o with what was profiled ("about": launcher_about).  The
+ * command's exit code. */
 int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_program *prog,
                   tool_draw_fn draw, void *ctx);
 

@@ -11,6 +11,7 @@ int sonde_profile_init(sonde_profile *p)
     memset(p, 0, sizeof *p);
     sonde_strtab_init(&p->strings);
     sonde_u64map_init(&p->func_by_label);
+    sonde_about_init(&p->about);
     p->seconds_per_tick = 1e-9;
     p->nodes_cap = 1024;
     p->nodes = calloc(p->nodes_cap, sizeof *p->nodes);
@@ -34,6 +35,7 @@ void sonde_profile_free(sonde_profile *p)
     free(p->cpu_mem);
     free(p->wide);
     free(p->mappings);
+    sonde_about_clear(&p->about);
     memset(p, 0, sizeof *p);
 }
 

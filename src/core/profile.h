@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "about.h"
 #include "strtab.h"
 #include "u64map.h"
 
@@ -152,6 +153,7 @@ typedef struct sonde_profile {
     int64_t *cpu_mem;
     uint32_t ncpu_mem;
     int pid;                      /* the profiled process, 0 when unknown */
+    sonde_about about;            /* what was profiled, how and when (about.h) */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
     uint32_t nwide, wide_slots;
     sonde_mapping *mappings;      /* native code's objects (sonde_func.mapping) */

@@ -16,6 +16,19 @@
 #define DOC_MODE_LINES "lines"           /*   lines_doc.h */
 #define DOC_MODE_MEM "mem"               /*   mem_doc.h */
 
+/* What was profiled (every mode; json_about.h writes and reads it): an
+ * object, each member present only when known. */
+#define DOC_ABOUT "about"                /* {argv, executable, ...} */
+#define DOC_ARGV "argv"                  /* [str]: the command line as run */
+#define DOC_EXECUTABLE "executable"      /* str: the interpreter's path */
+#define DOC_PYTHON_VERSION "python_version" /* str: its sys.version */
+#define DOC_START "start"                /* str: when it started, ISO 8601 UTC */
+#define DOC_WALL_S "wall_s"              /* float: seconds, start to end (record: sampled) */
+#define DOC_CPU_S "cpu_s"                /* float: CPU seconds, user + system */
+#define DOC_PROCESSES "processes"        /* int: processes sampled */
+#define DOC_VERDICT "verdict"            /* str: sonde run's resource verdict */
+#define DOC_PID "pid"                    /* int: the profiled process */
+
 /* A function, in both: its lines from the first to the last. */
 #define DOC_FUNCTIONS "functions"        /* [function] */
 #define DOC_FILE "file"                  /* str */
@@ -77,5 +90,10 @@
 /* Opens a document of this mode: {"sonde": 1, "mode": "<mode>"; the
  * writer adds its members, each after ", ", and the closing brace. */
 void sonde_doc_open(sonde_buf *b, const char *mode);
+
+/* The length of the envelope sonde_doc_open wrote at the start of text
+ * (len bytes), or 0 when text does not start with one: where a member
+ * can be inserted into a document already written. */
+size_t sonde_doc_envelope_len(const char *text, size_t len);
 
 #endif

@@ -16,9 +16,9 @@ static const sonde_format formats[] = {
       .summary = "one line per stack: root;...;leaf COUNT (flamegraph.pl, speedscope)",
       .needs_tree = 1, .write = sonde_collapsed_write },
     { .name = "json", .summary = "sonde's own JSON: functions, threads, call tree, stats",
-      .needs_stats = 1, .write = sonde_json_write },
+      .needs_stats = 1, .keeps_about = 1, .write = sonde_json_write },
     { .name = "speedscope", .summary = "speedscope.app JSON: one evented profile per thread",
-      .needs_tree = 1, .write = sonde_speedscope_write },
+      .needs_tree = 1, .keeps_about = 1, .write = sonde_speedscope_write },
     { .name = "flamegraph", .summary = "interactive SVG flame graph (hover, click to zoom, search)",
       .needs_tree = 1, .write = sonde_flamegraph_write },
     { .name = "chrome", .summary = "Chrome trace events (chrome://tracing, Perfetto): a timeline",
@@ -27,7 +27,7 @@ static const sonde_format formats[] = {
       .needs_stats = 1, .write = sonde_dot_write },
     { .name = "pprof",
       .summary = "gzipped profile.proto (go tool pprof, Pyroscope, Parca, Cloud Profiler)",
-      .needs_tree = 1, .write = sonde_pprof_write },
+      .needs_tree = 1, .keeps_about = 1, .write = sonde_pprof_write },
 };
 
 const sonde_format_opts *sonde_format_opts_or_default(const sonde_format_opts *o)

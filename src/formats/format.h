@@ -33,6 +33,7 @@ typedef struct sonde_format {
     int needs_tree;       /* the calling-context tree */
     int needs_timeline;   /* samples in time order */
     int needs_stats;      /* the stats; a writer without this flag takes s == NULL */
+    int keeps_about;      /* it has room for what was profiled (p->about) */
     /* Returns 0, or -1 when out of memory (b->oom is then set too) or when
      * it refused (b->why says why). */
     int (*write)(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,

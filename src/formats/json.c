@@ -1,6 +1,7 @@
 /* json.c - sonde's own JSON profile (documented in README.md, "Formats").
  *
- * {"sonde": 1, "mode": "run", "unit": "seconds", ("sample_rate": HZ, when sampled)
+ * {"sonde": 1, "mode": "run", ("about": {...}, what was profiled, json_about.h)
+ *  "unit": "seconds", ("sample_rate": HZ, when sampled)
  *  "functions": [{"name", "qualname", "file", "line", "kind"}],
  *  "threads": [{"ident", "native_id", "name", "root"}],
  *  "nodes": [[function, parent, calls, total, self(, line)], ...],
@@ -13,6 +14,7 @@
 
 #include "doc.h"
 #include "format.h"
+#include "json_about.h"
 
 static void put_functions(sonde_buf *b, const sonde_profile *p)
 {
@@ -123,6 +125,10 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
 {
     (void)o;
     sonde_doc_open(b, DOC_MODE_RUN);
+    if (sonde_about_known(&p->about) || p->pid > 0) {
+        sonde_buf_puts(b, ",\n" DOC_KEY(DOC_ABOUT));
+        sonde_json_about_write(b, &p->about, p->pid);
+    }
     sonde_buf_puts(b, ", \"unit\": \"seconds\",\n");
     if (p->sample_rate > 0) {
         sonde_buf_puts(b, "\"sample_rate\": ");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "doc.h"
+#include "json_about.h"
 
 int sonde_json_profile_is(const sonde_jtree *t)
 {
@@ -92,7 +93,8 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         snprintf(err, errlen, "no \"functions\", \"threads\" and \"nodes\" lists");
         return -1;
     }
-    if (read_functions(t, fs, p, err, errlen) < 0)
+    if (read_functions(t, fs, p, err, errlen) < 0 ||
+        sonde_json_about_read(t, root, &p->about, &p->pid, err, errlen) < 0)
         return -1;
     /* A sampled profile counts in samples, as the sampler did (at a rate
      * sonde record takes: 1 to 100000 Hz); the rest in nanoseconds. */

@@ -14,6 +14,13 @@
  * a native function's (record --native) is also in its object's Mapping
  * (path, executable range, file offset, build id) at an address of it.
  *
+ * What was profiled (p->about) goes in the profile's time_nanos (the
+ * start), duration_nanos (the wall time) and comments "KEY: VALUE", KEY
+ * one of command (the command line, quoted as a shell takes it),
+ * executable, python_version (its line breaks as spaces), cpu_s,
+ * processes, verdict and pid:
+ * pprof_read.c reads them back.
+ *
  * Each sample repeats its whole stack, so the output grows with the sum
  * of the depths: past MAX_FRAMES frames in all the writer refuses, as the
  * collapsed writer does. */
@@ -22,6 +29,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pprof_build.h"
 
@@ -151,6 +159,41 @@ static void put_samples(writer *w, uint32_t thread, uint64_t *path, uint64_t per
     }
 }
 
+/* What was profiled: the profile's time and duration, and comments. */
+static void put_about(writer *w)
+{
+    const sonde_about *a = &w->p->about;
+    sonde_pprof_times(&w->out, a->start_ns, a->wall > 0 ? (int64_t)llround(a->wall * 1e9) : 0);
+    sonde_buf c;
+    sonde_buf_init(&c);
+    if (a->argc) {
+        sonde_buf_puts(&c, SONDE_PPROF_COMMAND);
+        sonde_about_command(&c, a);
+        sonde_buf_putc(&c, '\0');
+    }
+    if (a->executable)
+        sonde_buf_printf(&c, SONDE_PPROF_EXECUTABLE "%s%c", a->executable, '\0');
+    if (a->version) { /* one line: 3.8's sys.version breaks before its compiler */
+        size_t at = c.len;
+        sonde_buf_printf(&c, SONDE_PPROF_VERSION "%s%c", a->version, '\0');
+        for (size_t i = at; sonde_buf_ok(&c) && i < c.len; i++)
+            c.data[i] = c.data[i] == '\n' ? ' ' : c.data[i];
+    }
+    if (a->cpu >= 0)
+        sonde_buf_printf(&c, SONDE_PPROF_CPU "%.6f%c", a->cpu, '\0');
+    if (a->processes)
+        sonde_buf_printf(&c, SONDE_PPROF_PROCESSES "%u%c", a->processes, '\0');
+    if (a->verdict)
+        sonde_buf_printf(&c, SONDE_PPROF_VERDICT "%s%c", a->verdict, '\0');
+    if (w->p->pid > 0)
+        sonde_buf_printf(&c, SONDE_PPROF_PID "%d%c", w->p->pid, '\0');
+    if (!sonde_buf_ok(&c))
+        w->out.failed = 1;
+    for (size_t at = 0; sonde_buf_ok(&c) && at < c.len; at += strlen(c.data + at) + 1)
+        sonde_pprof_comment(&w->out, c.data + at);
+    sonde_buf_free(&c);
+}
+
 int sonde_pprof_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                       const sonde_format_opts *o)
 {
@@ -189,6 +232,8 @@ int sonde_pprof_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s
         w.out.failed = 1;
     for (uint32_t t = 0; rc == 0 && t < p->nthreads && !w.out.failed; t++)
         put_samples(&w, t, path, period);
+    if (rc == 0 && !w.out.failed)
+        put_about(&w);
     rc = sonde_pprof_build_finish(&w.out);
     free(w.function_of);
     free(w.location_of);

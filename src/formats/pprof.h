@@ -19,6 +19,17 @@
 #include "format.h"
 #include "json_read.h"
 
+/* The comments that say what was profiled (p->about, p->pid): each
+ * prefix, then its value; the command line quoted as a POSIX shell takes
+ * it (sonde_about_command). */
+#define SONDE_PPROF_COMMAND "command: "
+#define SONDE_PPROF_EXECUTABLE "executable: "
+#define SONDE_PPROF_VERSION "python_version: "
+#define SONDE_PPROF_CPU "cpu_s: "
+#define SONDE_PPROF_PROCESSES "processes: "
+#define SONDE_PPROF_VERDICT "verdict: "
+#define SONDE_PPROF_PID "pid: "
+
 /* A sonde mem document (mem -o) as a heap profile into b.  0, or -1 with
  * a message in err (not a mem document, or out of memory). */
 int sonde_pprof_mem_write(sonde_buf *b, const sonde_jtree *t, char *err, size_t errlen);

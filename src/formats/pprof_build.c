@@ -10,7 +10,8 @@
 enum {
     PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
     PROFILE_FUNCTION = 5,
-    PROFILE_STRING_TABLE = 6, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+    PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10,
+    PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
     PROFILE_DEFAULT_SAMPLE_TYPE = 14,
     VALUE_TYPE_TYPE = 1, VALUE_TYPE_UNIT = 2,
     SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
@@ -173,6 +174,22 @@ void sonde_pprof_sample(sonde_pprof_build *o, const uint64_t *locations, uint32_
     }
     sonde_buf_free(&label);
     sonde_pb_message(&o->field, PROFILE_SAMPLE, &o->msg);
+    flush_field(o);
+}
+
+void sonde_pprof_times(sonde_pprof_build *o, int64_t time_nanos, int64_t duration_nanos)
+{
+    if (time_nanos > 0)
+        sonde_pb_int(&o->field, PROFILE_TIME_NANOS, time_nanos);
+    if (duration_nanos > 0)
+        sonde_pb_int(&o->field, PROFILE_DURATION_NANOS, duration_nanos);
+    if (o->field.len)
+        flush_field(o);
+}
+
+void sonde_pprof_comment(sonde_pprof_build *o, const char *text)
+{
+    sonde_pb_uint(&o->field, PROFILE_COMMENT, string_index(o, text));
     flush_field(o);
 }
 

@@ -86,6 +86,13 @@ void sonde_pprof_sample(sonde_pprof_build *o, const uint64_t *locations, uint32_
                         const uint64_t *values, const sonde_pprof_label *labels,
                         uint32_t nlabels);
 
+/* The profile's time_nanos (when it was taken, ns since the epoch) and
+ * duration_nanos; each left out when 0. */
+void sonde_pprof_times(sonde_pprof_build *o, int64_t time_nanos, int64_t duration_nanos);
+
+/* A comment (pprof -comments lists them). */
+void sonde_pprof_comment(sonde_pprof_build *o, const char *text);
+
 /* Writes the tables, ends the stream and frees o.  0, or -1 when
  * anything failed (out->oom or out's write error says which). */
 int sonde_pprof_build_finish(sonde_pprof_build *o);

@@ -8,7 +8,8 @@
  * first, and a Location's Lines run from the innermost inlined function
  * to the one it was inlined into; a Location with no Line (an address no
  * symbol covered) is one frame named "FILE+0xOFFSET" after its mapping's
- * file, or "0xADDRESS" without one.
+ * file, or "0xADDRESS" without one.  A last pass reads what was profiled
+ * (p->about): time_nanos, duration_nanos and sonde's comments (pprof.h).
  *
  * Threads come from the samples' labels "thread" (a name) and
  * "thread_id" (a number), as pprof.c writes them; samples without them
@@ -34,8 +35,9 @@
 
 enum {
     PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-    PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_PERIOD_TYPE = 11,
-    PROFILE_PERIOD = 12, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+    PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_TIME_NANOS = 9,
+    PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12,
+    PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 };
 
 typedef struct vtype { uint64_t type, unit; } vtype;     /* string indexes */
@@ -602,6 +604,99 @@ static int read_samples(reader *r)
     return r->failed ? -1 : 0;
 }
 
+/* ---- what was profiled ---- */
+
+/* text after prefix, or NULL when it does not start with it. */
+static const char *after(const char *text, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    return strncmp(text, prefix, n) == 0 ? text + n : NULL;
+}
+
+/* A command line quoted as a POSIX shell takes it (sonde_about_command
+ * writes it so) back into its arguments.  0, or -1 on out of memory. */
+static int split_command(sonde_about *a, const char *s)
+{
+    sonde_buf word;
+    sonde_buf_init(&word);
+    int rc = 0, in_word = 0;
+    for (;; s++) {
+        if (*s == '\'') {
+            const char *end = strchr(s + 1, '\'');
+            if (!end)
+                end = s + strlen(s);
+            sonde_buf_put(&word, s + 1, (size_t)(end - s - 1));
+            in_word = 1;
+            s = *end ? end : end - 1;
+        } else if (*s == '\\' && s[1]) {
+            sonde_buf_putc(&word, *++s);
+            in_word = 1;
+        } else if (*s == ' ' || *s == '\0') {
+            if (in_word)
+                rc |= sonde_about_add_arg(a, word.data ? word.data : "", word.len);
+            word.len = 0;
+            in_word = 0;
+            if (!*s)
+                break;
+        } else {
+            sonde_buf_putc(&word, *s);
+            in_word = 1;
+        }
+    }
+    rc |= sonde_buf_ok(&word) ? 0 : -1;
+    sonde_buf_free(&word);
+    return rc;
+}
+
+/* One comment: sonde's "KEY: VALUE" (pprof.h) into p->about; others are
+ * left alone.  0, or -1 on out of memory. */
+static int take_comment(reader *r, const char *text)
+{
+    sonde_about *a = &r->p->about;
+    const char *v;
+    double x;
+    if ((v = after(text, SONDE_PPROF_COMMAND)))
+        return a->argc ? 0 : split_command(a, v);
+    if ((v = after(text, SONDE_PPROF_EXECUTABLE)))
+        return sonde_about_set(&a->executable, v, strlen(v));
+    if ((v = after(text, SONDE_PPROF_VERSION)))
+        return sonde_about_set(&a->version, v, strlen(v));
+    if ((v = after(text, SONDE_PPROF_VERDICT)))
+        return sonde_about_set(&a->verdict, v, strlen(v));
+    if ((v = after(text, SONDE_PPROF_CPU)) && (x = strtod(v, NULL)) >= 0 && x <= 1e9)
+        a->cpu = x;
+    else if ((v = after(text, SONDE_PPROF_PROCESSES)) && (x = strtod(v, NULL)) >= 1 && x <= 1e6)
+        a->processes = (uint32_t)x;
+    else if ((v = after(text, SONDE_PPROF_PID)) && (x = strtod(v, NULL)) >= 1 && x <= 4194304)
+        r->p->pid = (int)x;
+    return 0;
+}
+
+/* The profile's time, duration and comments into p->about. */
+static int read_about(reader *r)
+{
+    u64s comments = { 0 };
+    sonde_pb_reader pr;
+    sonde_pb_field f;
+    sonde_pb_reader_init(&pr, r->data, r->len);
+    sonde_about *a = &r->p->about;
+    while (next(r, &pr, &f, "the profile") > 0) {
+        int64_t v = f.wire == SONDE_PB_VARINT ? (int64_t)f.value : 0;
+        if (f.number == PROFILE_TIME_NANOS && v > 0)
+            a->start_ns = v;
+        else if (f.number == PROFILE_DURATION_NANOS && v > 0)
+            a->wall = (double)v / 1e9;
+        else if (f.number == PROFILE_COMMENT && u64s_add(r, &comments, &f, "a comment") < 0)
+            break;
+    }
+    for (size_t i = 0; !r->failed && i < comments.n; i++)
+        if (check_string(r, comments.v[i], "a comment") == 0 &&
+            take_comment(r, str(r, comments.v[i])) < 0)
+            fail(r, "out of memory");
+    free(comments.v);
+    return r->failed ? -1 : 0;
+}
+
 int sonde_pprof_is(const uint8_t *data, size_t len)
 {
     /* Profile's fields 1-15 with their wire types: what its first byte may be */
@@ -634,7 +729,7 @@ int sonde_pprof_read(const uint8_t *data, size_t len, sonde_profile *p, char *er
     sonde_u64map_init(&r.func_index);
     sonde_u64map_init(&r.loc_index);
     sonde_u64map_init(&r.thread_index);
-    int rc = read_tables(&r) < 0 || read_samples(&r) < 0 ? -1 : 0;
+    int rc = read_tables(&r) < 0 || read_samples(&r) < 0 || read_about(&r) < 0 ? -1 : 0;
     sonde_u64map_free(&r.map_index);
     sonde_u64map_free(&r.func_index);
     sonde_u64map_free(&r.loc_index);

@@ -56,6 +56,23 @@ static uint64_t put_thread(sonde_buf *b, const sonde_profile *p, const sonde_thr
     return cursor;
 }
 
+/* The file's name, which speedscope shows as its title: the command line
+ * profiled, when known. */
+static void put_name(sonde_buf *b, const sonde_profile *p)
+{
+    if (!p->about.argc) {
+        sonde_buf_puts(b, "\"sonde profile\"");
+        return;
+    }
+    sonde_buf name;
+    sonde_buf_init(&name);
+    sonde_about_command(&name, &p->about);
+    if (!sonde_buf_ok(&name))
+        b->oom = 1;
+    sonde_buf_json_str(b, name.data ? name.data : "");
+    sonde_buf_free(&name);
+}
+
 int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                            const sonde_format_opts *o)
 {
@@ -67,8 +84,9 @@ int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_sta
         return -1;
     }
     sonde_buf_puts(b, "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
-                      "\"exporter\": \"sonde\", \"name\": \"sonde profile\", "
-                      "\"activeProfileIndex\": 0,\n\"shared\": {\"frames\": [");
+                      "\"exporter\": \"sonde\", \"name\": ");
+    put_name(b, p);
+    sonde_buf_puts(b, ", \"activeProfileIndex\": 0,\n\"shared\": {\"frames\": [");
     for (uint32_t i = 0; i < p->nfuncs; i++) {
         const sonde_func *f = &p->funcs[i];
         sonde_buf_puts(b, i ? ",\n  {\"name\": " : "\n  {\"name\": ");

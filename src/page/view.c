@@ -9,6 +9,7 @@
 #include "../core/u64map.h"
 #include "../core/flame_layout.h"
 #include "../formats/doc.h"
+#include "../formats/json_about.h"
 #include "../report/mem_plot.h"
 #include "view_assets.h"
 #include "../core/time_tree.h"
@@ -185,7 +186,8 @@ static int tree_of(sonde_time_tree *t, const sonde_profile *p, const sonde_stats
 }
 
 /* What the header says of how the profile was taken: the sampling rate
- * (0: every call), the process and the threads' names. */
+ * (0: every call), the process and the threads' names, and what the file
+ * says of the run ("run": the object of sonde's JSON "about"). */
 static void put_about(sonde_buf *b, const sonde_profile *p)
 {
     sonde_buf_puts(b, ",\n\"about\": {\"rate\": ");
@@ -196,7 +198,9 @@ static void put_about(sonde_buf *b, const sonde_profile *p)
             sonde_buf_putc(b, ',');
         sonde_buf_json_str(b, sonde_profile_str(p, p->threads[i].name));
     }
-    sonde_buf_puts(b, "]}");
+    sonde_buf_puts(b, "], \"run\": ");
+    sonde_json_about_write(b, &p->about, 0);
+    sonde_buf_puts(b, "}");
 }
 
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
@@ -412,6 +416,8 @@ int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side
     }
     sonde_buf_puts(b, "], \"max_delta\": ");
     put_num(b, max_delta);
+    sonde_buf_puts(b, ", \"before_run\": ");
+    sonde_json_about_write(b, &before->p->about, 0);
     put_changes(b, d);
     page_end(b);
     rc = sonde_buf_ok(b) ? 0 : -1;

@@ -5,7 +5,8 @@
  * The JSON in the page (#data), by kind:
  * - "profile": {"title", "unit": "seconds", "sampled", "exact_tree",
  *   "about": {"rate": samples per second (0: deterministic), "pid" (0:
- *   unknown), "threads": [name]},
+ *   unknown), "threads": [name], "run": what the file says of the run,
+ *   the object of sonde's JSON "about" (json_about.h)},
  *   "files": [path] (each once), "funcs": [[name, file (its index in
  *   "files"), line, colour]], "tree": [[func, parent, total,
  *   self, x]] (node 0 the root, func -1; parents before children; threads
@@ -17,8 +18,9 @@
  * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};
  *   a mem page also carries its memory-over-time SVG (mem_plot.h);
  * - "diff": a profile's fields for the newer profile, plus "base" (each
- *   node's total in the older one, matched by call path), "max_delta" and
- *   "changes": [[function, before, after]] by change, largest first.
+ *   node's total in the older one, matched by call path), "max_delta",
+ *   "before_run" (the older file's "run") and "changes": [[function,
+ *   before, after]] by change, largest first.
  * Every string is written by sonde_buf_json_str, which escapes '<', '>'
  * and '&': nothing in the data can close its <script> element. */
 #ifndef SONDE_VIEW_H

@@ -5,7 +5,9 @@
  * callers and callees of the selected function; lines and mem profiles:
  * each function's source with per-line bars, and mem's memory over time;
  * diffs: the newer profile's flame graph coloured by growth.  A header
- * line says how the profile was taken; the pictures fit the window (the
+ * line says what was profiled (the command line, the interpreter, when,
+ * wall and CPU time, the verdict: what the file recorded) and how the
+ * profile was taken; the pictures fit the window (the
  * flame graph opens on its root); the import machinery and sonde's
  * launcher fold into their callers unless unticked; arrows, Enter,
  * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
@@ -88,9 +90,10 @@
     return fn[1] + (fn[2] ? ":" + fn[2] : "");
   }
 
-  /* The import machinery, and the frames of sonde's own launcher. */
+  /* The import machinery, and the frames of sonde's own launcher and of
+   * its import hook for --torch (_torch.py's loader wraps torch's). */
   var MACHINERY = /^<frozen importlib\._bootstrap(_external)?>$/;
-  var LAUNCHER = /(^|[\/\\])sonde[\/\\]_launch\.py$|^<sonde>$|^<frozen runpy>$|(^|[\/\\])runpy\.py$/;
+  var LAUNCHER = /(^|[\/\\])sonde[\/\\]_(launch|torch)\.py$|^<sonde>$|^<frozen runpy>$|(^|[\/\\])runpy\.py$/;
   /* the interpreter's library, frozen and generated code, C functions: what
    * "only my code" leaves out (python -c's <string> and <stdin> stay) */
   var LIBRARY = /^<(?!string>$|stdin>$)|^~$|[\/\\](site|dist)-packages[\/\\]|[\/\\]lib[\/\\]python[0-9.]*[\/\\]|^[A-Za-z]:.*[\/\\]Lib[\/\\]/;
@@ -122,7 +125,8 @@
   /* The tree drawn, from R: with fold, each outermost import machinery
    * frame stays (labelled "import MODULE"), the machinery under it and the
    * exec that runs the module fold into it, and sonde's launcher frames
-   * fold into their caller; with mine, every frame of a function outside
+   * fold into their caller (inside an import, with what they call there:
+   * --torch's loader runs torch's import through sonde's _torch.py); with mine, every frame of a function outside
    * the program's own files folds into its caller; children of one frame
    * with the same function merge.  Without either, R as it is, placed as
    * flame_layout.c placed it. */
@@ -137,8 +141,11 @@
       var up = m[R.parent[i]], f = R.func[i];
       var machinery = fold && f >= 0 && R.machinery[f] === 1, inside = fold && inImport[R.parent[i]];
       var runs = f >= 0 && R.runs[f] === 1;
-      inImport[i] = machinery || (inside && runs) ? 1 : 0;
-      launcher[i] = fold && f >= 0 && (R.launcher[f] === 1 || (runs && launcher[R.parent[i]])) ? 1 : 0;
+      /* sonde's frames inside an import, and what they call there that is
+       * not the machinery, fold too, and the import goes on through them */
+      launcher[i] = fold && f >= 0 && (R.launcher[f] === 1 || ((runs || inside) && !machinery &&
+                                                               launcher[R.parent[i]])) ? 1 : 0;
+      inImport[i] = machinery || (inside && (runs || launcher[i])) ? 1 : 0;
       if ((inside && inImport[i]) || launcher[i] || (mine && (f < 0 || !R.mine[f]))) {
         m[i] = up; self[up] += R.self[i];
         continue;
@@ -320,6 +327,42 @@
 
   /* ---------------- sunburst ---------------- */
 
+  /* Whether a w x h box centred at radius rm on the middle of the wedge
+   * r0..r1 of half-angle half lies inside it: along the ring (tangent) or
+   * across it (radial).  Exact: the outer corners within r1, the inner
+   * side beyond r0, the inner corners within the angle (for a wedge up to
+   * a half turn, a convex cone, the corners decide; past it, every point
+   * of the box is less than a quarter turn from the middle). */
+  function fitsWedge(w, h, rm, r0, r1, half, radial) {
+    var along = radial ? h : w, across = radial ? w : h; /* tangent and radial extents */
+    var inner = rm - across / 2;
+    return inner >= r0 && Math.hypot(rm + across / 2, along / 2) <= r1 &&
+           Math.atan2(along / 2, inner) <= half;
+  }
+
+  /* A wedge's label at its middle, along the ring where it fits so, else
+   * across it (turned to read left to right), shortened with ".." (4
+   * characters kept at least) to fit: drawn only inside its own wedge, so
+   * labels of different wedges never overlap. */
+  function sunLabel(g, label, cx, cy, r0, r1, a0, a1) {
+    var mid = (a0 + a1) / 2, rm = (r0 + r1) / 2, half = (a1 - a0) / 2, H = 14;
+    g.font = "11px sans-serif"; g.textAlign = "center"; g.textBaseline = "middle";
+    for (var k = Math.min(label.length, 24); k >= Math.min(label.length, 6); k--) {
+      var text = k < label.length ? label.slice(0, k - 2) + ".." : label, w = g.measureText(text).width + 2;
+      var radial = !fitsWedge(w, H, rm, r0, r1, half, false);
+      if (radial && !fitsWedge(w, H, rm, r0, r1, half, true)) continue;
+      var turn = radial ? mid : mid + Math.PI / 2;
+      if (Math.cos(turn) < 0) turn += Math.PI; /* upright */
+      g.save();
+      g.translate(cx + Math.cos(mid) * rm, cy + Math.sin(mid) * rm);
+      g.rotate(turn);
+      g.fillStyle = "#000";
+      g.fillText(text, 0, 0);
+      g.restore();
+      return;
+    }
+  }
+
   function drawSunburst(canvas) {
     /* within the pane, and 10 rings unless asked (as snakeviz): labels stay readable */
     var W = Math.max(240, Math.min(viewWidth(), $("view").clientHeight - 8)), H = W, g = sized(canvas, W, H);
@@ -340,14 +383,7 @@
       g.fillStyle = colour(i); g.fill();
       g.strokeStyle = i === S.cursor ? "#000" : "#fff"; g.lineWidth = i === S.cursor ? 2 : 1; g.stroke();
       drawn.push([i, a0, a1, d]);
-      if (d > 0 && (a1 - a0) * (d + 0.5) * ring > 60) {
-        var mid = (a0 + a1) / 2, label = nodeLabel(i);
-        g.save();
-        g.translate(cx + Math.cos(mid) * (d + 0.5) * ring, cy + Math.sin(mid) * (d + 0.5) * ring);
-        g.fillStyle = "#000"; g.font = "11px sans-serif"; g.textAlign = "center";
-        g.fillText(label.length > 18 ? label.slice(0, 16) + ".." : label, 0, 4);
-        g.restore();
-      }
+      if (d > 0 && (a1 - a0) * (d + 0.5) * ring > 24) sunLabel(g, nodeLabel(i), cx, cy, d * ring, (d + 1) * ring, a0, a1);
       for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push(c);
     }
     canvas.sunburst = { cx: cx, cy: cy, ring: ring };
@@ -513,6 +549,14 @@
 
   var sandwiched = []; /* the sandwich's frames: [tree, part, level, x, y, w] */
 
+  /* The sandwich frame of canvas under the mouse event ev, or undefined. */
+  function sandwichHit(canvas, ev) {
+    var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+    return sandwiched.filter(function (e) {
+      return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW;
+    })[0];
+  }
+
   /* One merged tree as an icicle (callees, downwards) or a flame graph
    * (callers, upwards: f at the bottom, next to its callees). */
   function drawMerged(canvas, root, part, up) {
@@ -536,8 +580,7 @@
       kids.forEach(function (k) { put(k, x, d + 1); x += k.total * scale; });
     })(root, 0, 0);
     canvas.onmousemove = function (ev) {
-      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top, tip = $("tip");
-      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      var s = sandwichHit(canvas, ev), tip = $("tip");
       if (!s) { tip.style.display = "none"; return; }
       tip.textContent = funcLabel(s[0].func) + "\n" + funcWhere(s[0].func) + "\n" + (part === "callers" && s[2] ?
         "calls it: " : "total ") + fmtValue(s[0].total) + " (" + pct(s[0].total / (T.total[0] || 1)) + ")";
@@ -547,8 +590,7 @@
     };
     canvas.onmouseleave = function () { $("tip").style.display = "none"; };
     canvas.onclick = function (ev) {
-      var r = canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
-      var s = sandwiched.filter(function (e) { return e[6] === canvas && mx >= e[3] && mx < e[3] + e[5] && my >= e[4] && my < e[4] + ROW; })[0];
+      var s = sandwichHit(canvas, ev);
       if (s && s[0].func >= 0) select(s[0].func);
     };
   }
@@ -753,9 +795,58 @@
     box.scrollTop = S.view === "flame" ? box.scrollHeight : 0;
   }
 
-  /* The header's line: how the profile was taken, and how much it holds. */
+  /* text cut to most characters with an ellipsis */
+  function cut(text, most) {
+    return text.length > most ? text.slice(0, most - 1) + "\u2026" : text;
+  }
+
+  /* A command line as a shell takes it: arguments quoted when they need it. */
+  function shellLine(argv) {
+    return argv.map(function (a) {
+      return /^[A-Za-z0-9_\/.=:,+@%-]+$/.test(a) ? a : "'" + a.replace(/'/g, "'\\''") + "'";
+    }).join(" ");
+  }
+
+  /* What the file says of the run ("about" in sonde's JSON), as header
+   * parts: [text, tooltip, name] each; the command line cut and the
+   * verdict's headline ("CPU-bound"), each whole in its tooltip. */
+  function runParts(run) {
+    var parts = [];
+    if (!run) return parts;
+    if (run.argv && run.argv.length) {
+      var line = shellLine(run.argv);
+      parts.push([cut(line, 60), line, "command"]);
+    }
+    if (run.executable || run.python_version) {
+      var v = run.python_version ? "Python " + run.python_version.split(" ")[0] : "Python";
+      parts.push([v + (run.executable ? " (" + cut(run.executable, 40) + ")" : ""),
+                  [run.executable, run.python_version].filter(Boolean).join("\n"), "interpreter"]);
+    }
+    if (run.start) parts.push(["started " + run.start.replace("T", " ").replace(/\.\d+Z$/, " UTC"), run.start, "start"]);
+    var times = [];
+    if (run.wall_s !== undefined) times.push("wall " + fmtValue(run.wall_s));
+    if (run.cpu_s !== undefined) times.push("CPU " + fmtValue(run.cpu_s));
+    if (times.length) parts.push([times.join(", "), null, "times"]);
+    if (run.processes > 1) parts.push([run.processes + " processes", null, "processes"]);
+    if (run.verdict) parts.push([cut(run.verdict.split(":")[0], 40), run.verdict, "verdict"]);
+    return parts;
+  }
+
+  /* The header's line: what was profiled and how (the file's "about"),
+   * how the profile was taken, and how much it holds. */
   function about() {
-    var parts = [], a = D.about, doc = D.doc;
+    var parts = [], a = D.about, doc = D.doc, run = a ? a.run : doc && doc.about;
+    if (D.before_run) {
+      /* a diff: each side's command and start */
+      [["before", D.before_run], ["after", run]].forEach(function (side) {
+        var r = side[1] || {}, line = r.argv && r.argv.length ? shellLine(r.argv) : "";
+        var text = side[0] + ": " + (line ? cut(line, 40) : "(command not recorded)") +
+                   (r.start ? ", started " + r.start.replace("T", " ").replace(/\.\d+Z$/, " UTC") : "");
+        parts.push([text, line || null, side[0]]);
+      });
+    } else {
+      parts = runParts(run);
+    }
     if (a) {
       var all = Math.max(D.tree[0][2], R.total[0]); /* every thread's */
       parts.push(a.rate > 0 ? "sampled at " + a.rate + " Hz, " +
@@ -777,7 +868,16 @@
       var c = D.changes[0];
       parts.push("biggest change: " + c[0].replace(/^[^(]*[\/\\]/, "") + " " + (c[2] >= c[1] ? "+" : "") + fmtValue(c[2] - c[1]));
     }
-    $("about").textContent = parts.join(" \u00b7 ");
+    var box = $("about");
+    box.textContent = "";
+    parts.forEach(function (part, k) {
+      if (k) box.appendChild(document.createTextNode(" \u00b7 "));
+      if (typeof part === "string") { box.appendChild(document.createTextNode(part)); return; }
+      var span = el("span", part[0]);
+      if (part[1]) span.title = part[1];
+      span.dataset.part = part[2];
+      box.appendChild(span);
+    });
   }
 
   /* ---------------- keyboard ---------------- */

@@ -101,7 +101,8 @@ int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats
         sonde_diff_free(d);
         return -1;
     }
-    qsort_r(d->changes, d->n, sizeof *d->changes, by_change, d);
+    if (d->n) /* no change: no array (qsort's NULL is undefined even for none) */
+        qsort_r(d->changes, d->n, sizeof *d->changes, by_change, d);
     return 0;
 }
 

@@ -47,6 +47,26 @@ static void label_of(int pid, char *out, size_t outlen)
     snprintf(out, outlen, "process %d (%s)", pid, cmd);
 }
 
+/* The first Python process's interpreter into the profile's about: its
+ * executable and the version its runtime says (the remote sys.version
+ * string is not read).  Out of memory leaves them unknown. */
+static void note_interpreter(sonde_family *f, int pid, const sonde_runtime *rt)
+{
+    sonde_about *a = &f->profile->about;
+    if (a->executable || a->version)
+        return;
+    char path[64], exe[PATH_MAX], version[48];
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    ssize_t n = readlink(path, exe, sizeof exe);
+    if (n > 0)
+        sonde_about_set(&a->executable, exe, (size_t)n);
+    int len = rt->micro >= 0
+                  ? snprintf(version, sizeof version, "%d.%d.%d", rt->major, rt->minor, rt->micro)
+                  : snprintf(version, sizeof version, "%d.%d", rt->major, rt->minor);
+    if (len > 0 && (size_t)len < sizeof version)
+        sonde_about_set(&a->version, version, (size_t)len);
+}
+
 /* 1 while pid runs: it exists and is no zombie. */
 static int alive(int pid)
 {
@@ -166,6 +186,7 @@ static int try_join(sonde_family *f, int pid)
     m->pid = pid;
     m->image = image_of(pid, w->runtime.path);
     label_of(pid, m->label, sizeof m->label);
+    note_interpreter(f, pid, &w->runtime);
     f->joined++;
     return 1;
 }

@@ -38,6 +38,7 @@ void test_pstats(void);
 void test_formats(void);
 void test_collapsed(void);
 void test_json(void);
+void test_about(void);
 void test_dot(void);
 void test_table(void);
 void test_diff(void);

@@ -64,6 +64,7 @@ int main(void)
     test_formats();
     test_collapsed();
     test_json();
+    test_about();
     test_dot();
     test_table();
     test_diff();

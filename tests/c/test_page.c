@@ -12,7 +12,8 @@
 static const char page_data_want[] =
     "{\"kind\": \"profile\", \"title\": \"app \\u003cx\\u003e.json\", \"unit\": \"seconds\", "
     "\"sampled\": false, \"exact_tree\": true,\n"
-    "\"about\": {\"rate\": 0, \"pid\": 0, \"threads\": [\"MainThread\",\"pool \\\"A\\\"\"]},\n"
+    "\"about\": {\"rate\": 0, \"pid\": 0, \"threads\": [\"MainThread\",\"pool \\\"A\\\"\"], "
+    "\"run\": {}},\n"
     "\"files\": [\n"
     "\"app.py\",\n"
     "\"~\"],\n"
