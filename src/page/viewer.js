@@ -198,8 +198,12 @@
     (kids || []).forEach(function (k) {
       if (T.func[k] >= 0 && D.funcs[T.func[k]][0] === "<module>" && (best < 0 || T.total[k] > T.total[best])) best = k;
     });
-    if (best < 0) return null;
-    var file = D.funcs[T.func[best]][1].replace(/\\/g, "/");
+    return best < 0 ? null : moduleImport(T.func[best]);
+  }
+
+  /* "import NAME" for function f, a module's <module>. */
+  function moduleImport(f) {
+    var file = D.funcs[f][1].replace(/\\/g, "/");
     var lib = /\/(?:site|dist)-packages\/(.*)$/.exec(file) || /\/lib\/python[0-9.]+\/(.*)$/.exec(file);
     /* a library's module by its dotted name; the program's own by its file's */
     file = file.replace(/\.py$/, "").replace(/\/__init__$/, "");
@@ -559,11 +563,32 @@
    * consecutive samples had the same function at that depth under the same
    * frames; a run starts where the one before ended unless more than two
    * sampling periods lay between them (the thread was not sampled). */
-  var lanes = null;
+  var lanes = null, lanesBy = {}; /* the lanes drawn; by fold and mine, once built */
 
-  function readLanes() {
-    var tl = D.timeline, st = tl.stacks, period = tl.period_us;
-    lanes = tl.threads.map(function (th, t) {
+  /* The frames of stack s drawn, outermost first, each {func, label}: all
+   * of them, or folded as buildTree folds a tree (the import machinery
+   * into its outermost frame, labelled by the module it ran; sonde's
+   * launcher into its caller; with mine, what is outside the program's
+   * own files into its caller). */
+  function chartPath(s, fold, mine) {
+    var st = D.timeline.stacks, funcs = [], out = [], inImport = false, launcher = false, imp = null;
+    for (; s > 0; s = st[s][1]) funcs.push(st[s][0]);
+    for (var i = funcs.length - 1; i >= 0; i--) {
+      var f = funcs[i], machinery = fold && R.machinery[f] === 1, inside = fold && inImport, runs = R.runs[f] === 1;
+      inImport = machinery || (inside && runs);
+      launcher = fold && (R.launcher[f] === 1 || (runs && launcher));
+      if ((inside && inImport) || launcher || (mine && !R.mine[f])) continue;
+      /* an import's label: the module it ran, the next frame kept */
+      if (imp && D.funcs[f][0] === "<module>") imp.label = moduleImport(f);
+      imp = machinery ? { func: f, label: null } : null;
+      out.push(imp || { func: f, label: null });
+    }
+    return out;
+  }
+
+  function readLanes(fold, mine) {
+    var tl = D.timeline, period = tl.period_us;
+    return tl.threads.map(function (th, t) {
       var lane = { thread: t, name: D.about.threads[t] || "thread " + (t + 1), samples: 0, runs: th.t.length,
                    rows: [], maxDepth: -1, t0: Infinity, t1: 0 };
       var open = [], start = 0, n = th.t.length, i, k;
@@ -576,24 +601,25 @@
       for (i = 0; i < n; i++) {
         start += th.t[i];
         var last = start + th.d[i], next = i + 1 < n ? start + th.t[i + 1] : Infinity;
-        var end = next - last <= 2 * period ? next : last + period;
-        if (i === 0 || start - lane.lastSample > 2 * period) close(0);
-        lane.lastSample = last;
-        var path = [];
-        for (var s = th.s[i]; s > 0; s = st[s][1]) path.push(st[s][0]);
-        path.reverse();
-        for (k = 0; k < open.length && k < path.length && open[k].func === path[k]; k++);
+        /* a run lasts until the next, or a period when the thread was not
+         * sampled for longer than two: the frames it shares with the next
+         * stayed on the stack and go on across the gap */
+        var end = next - last <= 2 * period ? next : last + period, path = chartPath(th.s[i], fold, mine);
+        for (k = 0; k < open.length && k < path.length && open[k].func === path[k].func && open[k].label === path[k].label; k++);
         close(k);
-        for (; k < path.length; k++) open.push({ depth: k, func: path[k], t0: start, t1: end, samples: 0 });
+        for (; k < path.length; k++) open.push({ depth: k, func: path[k].func, label: path[k].label, t0: start, t1: end, samples: 0 });
         for (k = 0; k < path.length; k++) { open[k].t1 = end; open[k].samples += th.n[i]; }
         lane.samples += th.n[i];
         lane.maxDepth = Math.max(lane.maxDepth, path.length - 1);
         lane.t0 = Math.min(lane.t0, start); lane.t1 = Math.max(lane.t1, end);
       }
       close(0);
-      delete lane.lastSample;
       return lane;
     });
+  }
+
+  function boxLabel(bx) {
+    return bx.label || funcLabel(bx.func);
   }
 
   var charted = null; /* the last stack chart: {lanes: [[lane, top]], t0, scale, canvas} */
@@ -605,7 +631,8 @@
   }
 
   function drawChart(box) {
-    if (!lanes) readLanes();
+    var fold = $("fold").checked, mine = $("mine").checked, key = fold + 2 * mine;
+    lanes = lanesBy[key] || (lanesBy[key] = readLanes(fold, mine));
     var shown = shownLanes(), W = Math.max(300, viewWidth()), tl = D.timeline;
     var t0 = Infinity, t1 = 0, H = ROW + 2;
     shown.forEach(function (l) { t0 = Math.min(t0, l.t0); t1 = Math.max(t1, l.t1); H += (l.maxDepth + 2) * ROW + 6; });
@@ -622,7 +649,8 @@
     for (var at = Math.ceil(t0 / step) * step; at <= t1; at += step) {
       var ax = (at - t0) * scale;
       g.fillRect(ax, ROW - 4, 1, 4);
-      if (ax < W - 60) g.fillText(fmtValue(at / 1e6), ax + 2, ROW / 2 - 1);
+      if (ax < W - 60) g.fillText(step >= 1e6 ? +(at / 1e6).toPrecision(12) + " s" : step >= 1e3 ? +(at / 1e3).toPrecision(12) + " ms"
+                                  : at + " us", ax + 2, ROW / 2 - 1);
     }
     charted = { lanes: [], t0: t0, scale: scale, canvas: c };
     var y = ROW + 2;
@@ -639,14 +667,14 @@
           if (w < 1 && Math.floor(x) <= lastPx) return;
           lastPx = Math.floor(x + w);
           boxes++;
-          g.fillStyle = S.search && S.search.test(funcLabel(bx.func)) ? "rgb(220,40,220)" : D.funcs[bx.func][3];
+          g.fillStyle = S.search && S.search.test(boxLabel(bx)) ? "rgb(220,40,220)" : D.funcs[bx.func][3];
           g.fillRect(x, ry, Math.max(w - 0.5, 0.5), ROW - 1);
           if (bx.func === S.select) {
             g.strokeStyle = "#000"; g.lineWidth = 2;
             g.strokeRect(x + 1, ry + 1, Math.max(w - 2.5, 1), ROW - 3);
           }
           if (w > 28) {
-            var label = funcLabel(bx.func), fits = Math.floor((w - 6) / 6.2);
+            var label = boxLabel(bx), fits = Math.floor((w - 6) / 6.2);
             if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
             g.fillStyle = "#000";
             g.fillText(label, x + 3, ry + ROW / 2);
@@ -661,7 +689,7 @@
     c.onmousemove = function (ev) {
       var bx = chartHit(ev), tip = $("tip");
       if (!bx) { tip.style.display = "none"; return; }
-      tip.textContent = funcLabel(bx.func) + "\n" + funcWhere(bx.func) + "\n" + fmtValue(bx.t0 / 1e6) + " to " +
+      tip.textContent = boxLabel(bx) + "\n" + funcWhere(bx.func) + "\n" + fmtValue(bx.t0 / 1e6) + " to " +
         fmtValue(bx.t1 / 1e6) + ": " + fmtValue((bx.t1 - bx.t0) / 1e6) + ", " + bx.samples + " samples";
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 400) + "px";
@@ -712,7 +740,7 @@
       var lane = e[0], boxes = [];
       lane.rows.forEach(function (row, d) {
         row.forEach(function (bx) {
-          boxes.push({ name: funcLabel(bx.func), func: bx.func, depth: d, t0: bx.t0, t1: bx.t1, samples: bx.samples,
+          boxes.push({ name: boxLabel(bx), func: bx.func, depth: d, t0: bx.t0, t1: bx.t1, samples: bx.samples,
                        x: r.left + (bx.t0 - charted.t0) * charted.scale, y: r.top + e[1] + d * ROW,
                        w: (bx.t1 - bx.t0) * charted.scale, h: ROW - 1 });
         });
@@ -832,7 +860,7 @@
     });
     box.appendChild(el("p", left ? left + " files with samples are not shown: the interpreter's library and site-packages, " +
                        "files that could not be read when the page was written, or over " + fmtBytes(hm.max_bytes) : "", "note"));
-    $("found").textContent = shown + " files";
+    $("found").textContent = shown + (shown === 1 ? " file" : " files");
   }
 
   /* ---------------- diff: what changed ---------------- */
