@@ -587,7 +587,7 @@
   }
 
   function readLanes(fold, mine) {
-    var tl = D.timeline, period = tl.period_us;
+    var tl = D.timeline, period = tl.period_us, paths = []; /* by stack, once */
     return tl.threads.map(function (th, t) {
       var lane = { thread: t, name: D.about.threads[t] || "thread " + (t + 1), samples: 0, runs: th.t.length,
                    rows: [], maxDepth: -1, t0: Infinity, t1: 0 };
@@ -604,7 +604,8 @@
         /* a run lasts until the next, or a period when the thread was not
          * sampled for longer than two: the frames it shares with the next
          * stayed on the stack and go on across the gap */
-        var end = next - last <= 2 * period ? next : last + period, path = chartPath(th.s[i], fold, mine);
+        var end = next - last <= 2 * period ? next : last + period;
+        var path = paths[th.s[i]] || (paths[th.s[i]] = chartPath(th.s[i], fold, mine));
         for (k = 0; k < open.length && k < path.length && open[k].func === path[k].func && open[k].label === path[k].label; k++);
         close(k);
         for (; k < path.length; k++) open.push({ depth: k, func: path[k].func, label: path[k].label, t0: start, t1: end, samples: 0 });
@@ -661,10 +662,16 @@
       charted.lanes.push([lane, y + ROW]);
       lane.rows.forEach(function (row, d) {
         var ry = y + (d + 1) * ROW, lastPx = -1;
-        row.forEach(function (bx) {
-          var x = (bx.t0 - t0) * scale, w = (bx.t1 - bx.t0) * scale;
-          /* frames under a pixel: one per pixel column, at most */
-          if (w < 1 && Math.floor(x) <= lastPx) return;
+        for (var i = 0; i < row.length; i++) {
+          var bx = row[i], x = (bx.t0 - t0) * scale, w = (bx.t1 - bx.t0) * scale;
+          /* frames under a pixel: one per pixel column, at most (the row's
+           * frames are in time order: on to the next column's first) */
+          if (w < 1 && Math.floor(x) <= lastPx) {
+            var lo = i, hi = row.length, from = t0 + (lastPx + 1) / scale;
+            while (lo < hi) { var mid = (lo + hi) >> 1; if (row[mid].t0 < from) lo = mid + 1; else hi = mid; }
+            i = lo - 1;
+            continue;
+          }
           lastPx = Math.floor(x + w);
           boxes++;
           g.fillStyle = S.search && S.search.test(boxLabel(bx)) ? "rgb(220,40,220)" : D.funcs[bx.func][3];
@@ -679,7 +686,7 @@
             g.fillStyle = "#000";
             g.fillText(label, x + 3, ry + ROW / 2);
           }
-        });
+        }
       });
       y += (lane.maxDepth + 2) * ROW + 6;
     });
