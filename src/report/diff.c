@@ -101,7 +101,8 @@ int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats
         sonde_diff_free(d);
         return -1;
     }
-    qsort_r(d->changes, d->n, sizeof *d->changes, by_change, d);
+    if (d->n) /* (no changes: no array to sort, and qsort_r wants one) */
+        qsort_r(d->changes, d->n, sizeof *d->changes, by_change, d);
     return 0;
 }
 

@@ -771,6 +771,18 @@ def test_timeline_survives_json_read_back(phases_page):
     assert first[0] and timeline_of(tmp / "again.json") == first
 
 
+def test_chrome_trace_from_the_json_timeline(phases_page):
+    """sonde report FILE.json -f chrome replays the timeline the JSON kept:
+    phase_a's slice ends before phase_b's begins."""
+    tmp = phases_page.parent
+    proc = run_sonde(["report", "phases.json", "-f", "chrome", "-o", "trace.json"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    events = json.load(open(str(tmp / "trace.json")))["traceEvents"]
+    first_b = min(e["ts"] for e in events if e["name"] == "phase_b" and e["ph"] == "B")
+    last_a = max(e["ts"] for e in events if e["name"] == "phase_a" and e["ph"] == "E")
+    assert last_a <= first_b
+
+
 def test_long_timeline_page_is_bounded(tmp_path):
     """A recording of 1,000,000 samples whose stack changes at each makes a
     page of at most 8 MB: the first 200,000 runs of identical stacks, the
