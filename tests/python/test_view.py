@@ -762,6 +762,40 @@ def test_stack_chart_draws_phases_in_order(browser, phases_page):
     assert sum(bx["samples"] for bx in a) > 0.2 * rate and sum(bx["samples"] for bx in b) > 0.2 * rate
 
 
+def test_stack_chart_folds_an_import(browser, tmp_path):
+    """fold imports (on) draws the machinery of `import slow` as one frame,
+    `import slow`, holding every sample taken while slow's module body ran
+    (its <module> on the sampled stack in sonde's JSON); #fold=0 draws the
+    machinery's own frames and no import label."""
+    (tmp_path / "slow.py").write_text(
+        "import time\nend = time.perf_counter() + 0.3\nwhile time.perf_counter() < end:\n    pass\n")
+    (tmp_path / "main.py").write_text("import slow\n")
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "imp.json", "--",
+                      sys.executable, "main.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = view(tmp_path, "imp.json")
+    doc = json.load(open(str(tmp_path / "imp.json")))
+    funcs, nodes = doc["functions"], doc["nodes"]
+
+    def in_slow(node):
+        while nodes[node][0] >= 0:
+            f = funcs[nodes[node][0]]
+            if f["name"] == "<module>" and f["file"].endswith("slow.py"):
+                return True
+            node = nodes[node][1]
+        return False
+    expected = sum(in_slow(n) for th in doc["timeline"]["threads"] for n in th["nodes"])
+    assert expected > 50
+    tab, folded = chart(browser, page, "")
+    tab.close()
+    boxes = [bx for lane in folded["lanes"] for bx in lane["boxes"] if bx["name"] == "import slow"]
+    assert sum(bx["samples"] for bx in boxes) == expected
+    tab, plain = chart(browser, page, "fold=0")
+    tab.close()
+    names = {bx["name"] for lane in plain["lanes"] for bx in lane["boxes"]}
+    assert "_find_and_load" in names and not any(n.startswith("import ") for n in names)
+
+
 def test_timeline_survives_json_read_back(phases_page):
     """sonde report FILE.json -f json writes the timeline it read."""
     tmp = phases_page.parent
