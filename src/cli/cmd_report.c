@@ -218,7 +218,8 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
         rc = draw_document(b, file, &doc, kind, o->format);
         *graphviz = 0; /* a mem document's svg is its own timeline */
         sonde_jtree_free(&doc);
-    } else if (fmt && (fmt->needs_timeline || (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
+    } else if (fmt && ((fmt->needs_timeline && !p.nevents) ||
+                       (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
                       fmt->needs_timeline ? "timeline" : "call tree", o->format, o->format);

@@ -6,6 +6,8 @@
  *  "threads": [{"ident", "native_id", "name", "root"}],
  *  "nodes": [[function, parent, calls, total, self(, line)], ...],
  *  ("torch_memory": [[node, bytes], ...], with --torch-memory)
+ *  ("timeline": {"capped": BOOL, "threads": [{"t_ns": [...], "nodes": [...]}]},
+ *   a sampled profile's samples in time order, one entry per thread)
  *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
  *             "callers": [[function, ncalls, pcalls, tottime, cumtime]]}]}
  * Node 0 is a placeholder; a thread's root node has function -1.  A
@@ -81,6 +83,60 @@ static void put_memory(sonde_buf *b, const sonde_profile *p)
     sonde_buf_puts(b, "],\n");
 }
 
+/* The timeline of a sampled profile: for each thread (as "threads" lists
+ * them) its samples in time order as two lists of one length, "t_ns" (the
+ * first sample's time since the recording began, then each one's distance
+ * from the one before) and "nodes" (the innermost frame's node, which names
+ * the stack).  "capped": the recording reached SONDE_MAX_SAMPLE_EVENTS and
+ * left the later samples out of the timeline (the tree counts them). */
+static void put_timeline(sonde_buf *b, const sonde_profile *p)
+{
+    if (!p->nevents || !p->nthreads)
+        return;
+    /* each thread's samples together, in time order: a counting sort */
+    uint64_t *start = calloc((size_t)p->nthreads + 1, sizeof *start);
+    uint32_t *order = malloc(p->nevents * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        b->oom = 1;
+        return;
+    }
+    for (uint64_t i = 0; i < p->nevents; i++)
+        if (p->events[i].thread < p->nthreads)
+            start[p->events[i].thread + 1]++;
+    for (uint32_t t = 0; t < p->nthreads; t++)
+        start[t + 1] += start[t];
+    uint64_t *fill = calloc(p->nthreads, sizeof *fill);
+    for (uint64_t i = 0; fill && i < p->nevents; i++)
+        if (p->events[i].thread < p->nthreads) {
+            uint32_t t = p->events[i].thread;
+            order[start[t] + fill[t]++] = (uint32_t)i;
+        }
+    sonde_buf_printf(b, "\"timeline\": {\"capped\": %s, \"threads\": [",
+                     p->events_dropped ? "true" : "false");
+    for (uint32_t t = 0; fill && t < p->nthreads; t++) {
+        uint64_t last = 0;
+        sonde_buf_puts(b, t ? ",\n  {\"t_ns\": [" : "\n  {\"t_ns\": [");
+        for (uint64_t k = start[t]; k < start[t + 1]; k++) {
+            uint64_t at = p->events[order[k]].t_ns;
+            sonde_buf_printf(b, "%s%llu", k > start[t] ? "," : "",
+                             (unsigned long long)(at >= last ? at - last : 0));
+            last = at > last ? at : last;
+        }
+        sonde_buf_puts(b, "], \"nodes\": [");
+        for (uint64_t k = start[t]; k < start[t + 1]; k++)
+            sonde_buf_printf(b, "%s%u", k > start[t] ? "," : "", p->events[order[k]].node);
+        sonde_buf_puts(b, "]}");
+    }
+    sonde_buf_puts(b, "]},\n");
+    if (!fill)
+        b->oom = 1;
+    free(fill);
+    free(start);
+    free(order);
+}
+
 static void put_stats(sonde_buf *b, const sonde_stats *s)
 {
     uint32_t *start, *order;
@@ -139,6 +195,8 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
     put_threads(b, p);
     put_nodes(b, p);
     put_memory(b, p);
+    if (p->sample_rate > 0)
+        put_timeline(b, p);
     put_stats(b, s);
     sonde_buf_puts(b, "}\n");
     return sonde_buf_ok(b) ? 0 : -1;

@@ -82,6 +82,92 @@ static int read_memory(const sonde_jtree *t, const sonde_jval *mem, const uint32
     return 0;
 }
 
+/* One thread's samples of "timeline" (th: {"t_ns": [...], "nodes": [...]})
+ * into p's events.  0, or -1 with a message. */
+static int read_samples(const sonde_jtree *t, const sonde_jval *th, uint32_t thread,
+                        const uint32_t *at, uint32_t nnodes, sonde_profile *p, char *err,
+                        size_t errlen)
+{
+    const sonde_jval *ts = sonde_json_get(t, th, "t_ns"), *ns = sonde_json_get(t, th, "nodes");
+    if (!ts || !ns || ts->type != SONDE_J_ARR || ns->type != SONDE_J_ARR || ts->len != ns->len) {
+        snprintf(err, errlen, "\"timeline\" thread %u has no \"t_ns\" and \"nodes\" lists "
+                 "of one length", thread);
+        return -1;
+    }
+    uint64_t now = 0;
+    for (uint32_t i = 0; i < ts->len; i++) {
+        double dt = item_num(t, ts, i), node = item_num(t, ns, i);
+        if (!(node >= 1 && node < nnodes && at[(uint32_t)node] &&
+              p->nodes[at[(uint32_t)node]].func != SONDE_NO_FUNC) || !(dt >= 0 && dt < 1e18)) {
+            snprintf(err, errlen, "\"timeline\" sample %u of thread %u names no frame's node "
+                     "or no time", i, thread);
+            return -1;
+        }
+        now += (uint64_t)dt;
+        if (sonde_profile_add_event(p, now, thread, at[(uint32_t)node]) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* e[0..n) in time order, ties in the order they had (a bottom-up merge
+ * sort).  0, or -1 on out of memory. */
+static int sort_by_time(sonde_sample_event *e, uint64_t n)
+{
+    sonde_sample_event *tmp = malloc((n ? n : 1) * sizeof *tmp), *from = e, *to = tmp;
+    if (!tmp)
+        return -1;
+    for (uint64_t width = 1; width < n; width *= 2) {
+        for (uint64_t lo = 0; lo < n; lo += 2 * width) {
+            uint64_t mid = lo + width < n ? lo + width : n;
+            uint64_t hi = lo + 2 * width < n ? lo + 2 * width : n, i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                to[k++] = from[j].t_ns < from[i].t_ns ? from[j++] : from[i++];
+            while (i < mid)
+                to[k++] = from[i++];
+            while (j < hi)
+                to[k++] = from[j++];
+        }
+        sonde_sample_event *swap = from;
+        from = to;
+        to = swap;
+    }
+    if (from != e)
+        memcpy(e, from, n * sizeof *e);
+    free(tmp);
+    return 0;
+}
+
+/* "timeline" (absent, or {"capped", "threads": [...]}, json.c) into
+ * p->events, in time order.  0, or -1 with a message. */
+static int read_timeline(const sonde_jtree *t, const sonde_jval *tl, const uint32_t *at,
+                         uint32_t nnodes, sonde_profile *p, char *err, size_t errlen)
+{
+    if (!tl)
+        return 0;
+    const sonde_jval *threads = sonde_json_get(t, tl, "threads");
+    if (tl->type != SONDE_J_OBJ || !threads || threads->type != SONDE_J_ARR ||
+        threads->len > p->nthreads) {
+        snprintf(err, errlen, "\"timeline\" has no \"threads\" list of at most one entry a "
+                 "thread");
+        return -1;
+    }
+    for (uint32_t k = 0; k < threads->len; k++)
+        if (read_samples(t, sonde_json_item(t, threads, k), k, at, nnodes, p, err, errlen) < 0)
+            return -1;
+    const sonde_jval *capped = sonde_json_get(t, tl, "capped");
+    p->events_dropped |= capped && capped->type == SONDE_J_BOOL && capped->num;
+    /* each thread's samples follow the last thread's: all of them in time
+     * order again, as the sampler appends them */
+    if (sort_by_time(p->events, p->nevents) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
@@ -153,6 +239,9 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     if (rc == 0)
         rc = read_memory(t, sonde_json_get(t, root, "torch_memory"), at, nodes->len, p, err,
                          errlen);
+    if (rc == 0)
+        rc = read_timeline(t, sonde_json_get(t, root, "timeline"), at, nodes->len, p, err,
+                           errlen);
     free(at);
     return rc;
 }

@@ -12,6 +12,8 @@
 #include "../formats/json_about.h"
 #include "../report/mem_plot.h"
 #include "view_assets.h"
+#include "view_heatmap.h"
+#include "view_timeline.h"
 #include "../core/time_tree.h"
 
 /* ---- the page around the data ---- */
@@ -214,6 +216,8 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
     sonde_buf_puts(b, ",\n\"tree\": ");
     if (put_tree(b, t, p) < 0 || (with_threads && has_tree && p->nthreads > 1 &&
                                   put_thread_trees(b, p) < 0))
+        b->oom = 1;
+    if (with_threads && (sonde_view_timeline_put(b, p) < 0 || sonde_view_heatmap_put(b, p) < 0))
         b->oom = 1;
     put_stats(b, s);
 }

@@ -13,6 +13,10 @@
  *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
  *   "thread_trees": [{"name", "tree"}] (each thread's own tree, as "tree";
  *   only for a real tree of several threads),
+ *   "timeline": a sampled profile's samples in time order, for the stack
+ *   chart (view_timeline.h; not on a diff page), "heatmap": a sampled
+ *   profile's samples by source line and its files' text (view_heatmap.h;
+ *   not on a diff page),
  *   "stats": [[func, ncalls, pcalls, tottime, cumtime]],
  *   "edges": [[caller, callee, ncalls, tottime, cumtime]]};
  * - "lines" / "mem": {"title", "doc": the sonde lines / mem document};

@@ -2,7 +2,9 @@
  * src/page/view.h for its shapes) and draws, without any request:
  * profiles: flame graph, icicle, sunburst (click to zoom, breadcrumb to
  * zoom out, search, depth and cutoff), a sortable and filterable table,
- * callers and callees of the selected function; lines and mem profiles:
+ * callers and callees of the selected function, and for a sampled
+ * profile a stack chart of each thread's timeline (time across, the stack
+ * drawn down) and a heatmap of its source lines; lines and mem profiles:
  * each function's source with per-line bars, and mem's memory over time;
  * diffs: the newer profile's flame graph coloured by growth.  A header
  * line says what was profiled (the command line, the interpreter, when,
@@ -229,8 +231,12 @@
     (kids || []).forEach(function (k) {
       if (T.func[k] >= 0 && D.funcs[T.func[k]][0] === "<module>" && (best < 0 || T.total[k] > T.total[best])) best = k;
     });
-    if (best < 0) return null;
-    var file = D.funcs[T.func[best]][1].replace(/\\/g, "/");
+    return best < 0 ? null : moduleImport(T.func[best]);
+  }
+
+  /* "import NAME" for function f, a module's <module>. */
+  function moduleImport(f) {
+    var file = D.funcs[f][1].replace(/\\/g, "/");
     var lib = /\/(?:site|dist)-packages\/(.*)$/.exec(file) || /\/lib\/python[0-9.]+\/(.*)$/.exec(file);
     /* a library's module by its dotted name; the program's own by its file's */
     file = file.replace(/\.py$/, "").replace(/\/__init__$/, "");
@@ -618,7 +624,216 @@
     });
   }
 
+  /* ---------------- stack chart: a sampled profile's timeline ---------------- */
+
+  /* Each thread's frames in time, built once from the data's runs of
+   * identical stacks (view_timeline.h): a box per stretch of time in which
+   * consecutive samples had the same function at that depth under the same
+   * frames; a run starts where the one before ended unless more than two
+   * sampling periods lay between them (the thread was not sampled). */
+  var lanes = null, lanesBy = {}; /* the lanes drawn; by fold and mine, once built */
+
+  /* The frames of stack s drawn, outermost first, each {func, label}: all
+   * of them, or folded as buildTree folds a tree (the import machinery
+   * into its outermost frame, labelled by the module it ran; sonde's
+   * launcher into its caller; with mine, what is outside the program's
+   * own files into its caller). */
+  function chartPath(s, fold, mine) {
+    var st = D.timeline.stacks, funcs = [], out = [], inImport = false, launcher = false, imp = null;
+    for (; s > 0; s = st[s][1]) funcs.push(st[s][0]);
+    for (var i = funcs.length - 1; i >= 0; i--) {
+      var f = funcs[i], machinery = fold && R.machinery[f] === 1, inside = fold && inImport, runs = R.runs[f] === 1;
+      inImport = machinery || (inside && runs);
+      launcher = fold && (R.launcher[f] === 1 || (runs && launcher));
+      if ((inside && inImport) || launcher || (mine && !R.mine[f])) continue;
+      /* an import's label: the module it ran, the next frame kept */
+      if (imp && D.funcs[f][0] === "<module>") imp.label = moduleImport(f);
+      imp = machinery ? { func: f, label: null } : null;
+      out.push(imp || { func: f, label: null });
+    }
+    return out;
+  }
+
+  function readLanes(fold, mine) {
+    var tl = D.timeline, period = tl.period_us, paths = []; /* by stack, once */
+    return tl.threads.map(function (th, t) {
+      var lane = { thread: t, name: D.about.threads[t] || "thread " + (t + 1), samples: 0, runs: th.t.length,
+                   rows: [], maxDepth: -1, t0: Infinity, t1: 0 };
+      var open = [], start = 0, n = th.t.length, i, k;
+      function close(from) {
+        while (open.length > from) {
+          var bx = open.pop();
+          (lane.rows[bx.depth] = lane.rows[bx.depth] || []).push(bx);
+        }
+      }
+      for (i = 0; i < n; i++) {
+        start += th.t[i];
+        var last = start + th.d[i], next = i + 1 < n ? start + th.t[i + 1] : Infinity;
+        /* a run lasts until the next, or a period when the thread was not
+         * sampled for longer than two: the frames it shares with the next
+         * stayed on the stack and go on across the gap */
+        var end = next - last <= 2 * period ? next : last + period;
+        var path = paths[th.s[i]] || (paths[th.s[i]] = chartPath(th.s[i], fold, mine));
+        for (k = 0; k < open.length && k < path.length && open[k].func === path[k].func && open[k].label === path[k].label; k++);
+        close(k);
+        for (; k < path.length; k++) open.push({ depth: k, func: path[k].func, label: path[k].label, t0: start, t1: end, samples: 0 });
+        for (k = 0; k < path.length; k++) { open[k].t1 = end; open[k].samples += th.n[i]; }
+        lane.samples += th.n[i];
+        lane.maxDepth = Math.max(lane.maxDepth, path.length - 1);
+        lane.t0 = Math.min(lane.t0, start); lane.t1 = Math.max(lane.t1, end);
+      }
+      close(0);
+      return lane;
+    });
+  }
+
+  function boxLabel(bx) {
+    return bx.label || funcLabel(bx.func);
+  }
+
+  var charted = null; /* the last stack chart: {lanes: [[lane, top]], t0, scale, canvas} */
+
+  /* The lanes shown: the thread picked, or every thread that has samples. */
+  function shownLanes() {
+    var k = $("thread").selectedIndex;
+    return (k > 0 ? lanes.slice(k - 1, k) : lanes).filter(function (l) { return l.samples > 0; });
+  }
+
+  function drawChart(box) {
+    var fold = $("fold").checked, mine = $("mine").checked, key = fold + 2 * mine;
+    lanes = lanesBy[key] || (lanesBy[key] = readLanes(fold, mine));
+    var shown = shownLanes(), W = Math.max(300, viewWidth()), tl = D.timeline;
+    var t0 = Infinity, t1 = 0, H = ROW + 2;
+    shown.forEach(function (l) { t0 = Math.min(t0, l.t0); t1 = Math.max(t1, l.t1); H += (l.maxDepth + 2) * ROW + 6; });
+    charted = null;
+    if (!shown.length) { box.appendChild(el("p", "no samples in this thread's timeline", "note")); return; }
+    var c = el("canvas"), g = sized(c, W, H), scale = W / Math.max(t1 - t0, 1), boxes = 0;
+    c.id = "chart";
+    box.appendChild(c);
+    g.font = "11px sans-serif"; g.textBaseline = "middle";
+    /* the time axis: about ten ticks at round seconds, milliseconds... */
+    var step = Math.max(1, Math.pow(10, Math.floor(Math.log10(Math.max(t1 - t0, 1) / 10))));
+    while ((t1 - t0) / step > 12) step *= (String(step)[0] === "2" ? 2.5 : 2);
+    g.fillStyle = "#666";
+    for (var at = Math.ceil(t0 / step) * step; at <= t1; at += step) {
+      var ax = (at - t0) * scale;
+      g.fillRect(ax, ROW - 4, 1, 4);
+      if (ax < W - 60) g.fillText(step >= 1e6 ? +(at / 1e6).toPrecision(12) + " s" : step >= 1e3 ? +(at / 1e3).toPrecision(12) + " ms"
+                                  : at + " us", ax + 2, ROW / 2 - 1);
+    }
+    charted = { lanes: [], t0: t0, scale: scale, canvas: c };
+    var y = ROW + 2;
+    shown.forEach(function (lane) {
+      g.fillStyle = "#eee"; g.fillRect(0, y, W, ROW - 1);
+      g.fillStyle = "#000";
+      g.fillText(lane.name + " \u00b7 " + lane.samples + " samples", 3, y + ROW / 2);
+      charted.lanes.push([lane, y + ROW]);
+      lane.rows.forEach(function (row, d) {
+        var ry = y + (d + 1) * ROW, lastPx = -1;
+        for (var i = 0; i < row.length; i++) {
+          var bx = row[i], x = (bx.t0 - t0) * scale, w = (bx.t1 - bx.t0) * scale;
+          /* frames under a pixel: one per pixel column, at most (the row's
+           * frames are in time order: on to the next column's first) */
+          if (w < 1 && Math.floor(x) <= lastPx) {
+            var lo = i, hi = row.length, from = t0 + (lastPx + 1) / scale;
+            while (lo < hi) { var mid = (lo + hi) >> 1; if (row[mid].t0 < from) lo = mid + 1; else hi = mid; }
+            i = lo - 1;
+            continue;
+          }
+          lastPx = Math.floor(x + w);
+          boxes++;
+          g.fillStyle = S.search && S.search.test(boxLabel(bx)) ? "rgb(220,40,220)" : D.funcs[bx.func][3];
+          g.fillRect(x, ry, Math.max(w - 0.5, 0.5), ROW - 1);
+          if (bx.func === S.select) {
+            g.strokeStyle = "#000"; g.lineWidth = 2;
+            g.strokeRect(x + 1, ry + 1, Math.max(w - 2.5, 1), ROW - 3);
+          }
+          if (w > 28) {
+            var label = boxLabel(bx), fits = Math.floor((w - 6) / 6.2);
+            if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
+            g.fillStyle = "#000";
+            g.fillText(label, x + 3, ry + ROW / 2);
+          }
+        }
+      });
+      y += (lane.maxDepth + 2) * ROW + 6;
+    });
+    var runs = shown.reduce(function (a, l) { return a + l.runs; }, 0), samples = shown.reduce(function (a, l) { return a + l.samples; }, 0);
+    $("found").textContent = samples + " samples in " + runs + " runs of identical stacks, " + boxes + " frames drawn" +
+      (tl.cut_us ? "; the page keeps the first " + fmtValue(tl.cut_us / 1e6) + " of the timeline" : "");
+    c.onmousemove = function (ev) {
+      var bx = chartHit(ev), tip = $("tip");
+      if (!bx) { tip.style.display = "none"; return; }
+      tip.textContent = boxLabel(bx) + "\n" + funcWhere(bx.func) + "\n" + fmtValue(bx.t0 / 1e6) + " to " +
+        fmtValue(bx.t1 / 1e6) + ": " + fmtValue((bx.t1 - bx.t0) / 1e6) + ", " + bx.samples + " samples";
+      tip.style.display = "block";
+      tip.style.left = Math.min(ev.clientX + 12, window.innerWidth - 400) + "px";
+      tip.style.top = (ev.clientY + 14) + "px";
+    };
+    c.onmouseleave = function () { $("tip").style.display = "none"; };
+    c.onclick = function (ev) {
+      var bx = chartHit(ev);
+      if (bx && D.edges) select(bx.func);
+    };
+  }
+
+  /* The box under the mouse: its lane by height, its depth by row, the
+   * box covering the time at x (a row's boxes are in time order). */
+  function chartHit(ev) {
+    var r = charted.canvas.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
+    var t = charted.t0 + mx / charted.scale;
+    for (var k = 0; k < charted.lanes.length; k++) {
+      var lane = charted.lanes[k][0], d = Math.floor((my - charted.lanes[k][1]) / ROW);
+      var row = d >= 0 && lane.rows[d];
+      if (!row || d > lane.maxDepth) continue;
+      var lo = 0, hi = row.length - 1;
+      while (lo < hi) {
+        var mid = (lo + hi + 1) >> 1;
+        if (row[mid].t0 <= t) lo = mid; else hi = mid - 1;
+      }
+      return row[lo] && row[lo].t0 <= t && t < row[lo].t1 ? row[lo] : null;
+    }
+    return null;
+  }
+
+  /* The header's word on the timeline, when the page or the recording
+   * left part of it out. */
+  function timelineNote() {
+    var tl = D.timeline, parts = [];
+    if (tl.cut_us) parts.push("stack chart of the first " + fmtValue(tl.cut_us / 1e6) + " of " + fmtValue(tl.end_us / 1e6) +
+                              " (" + tl.kept_samples + " of " + tl.samples + " samples, in " + tl.runs +
+                              " runs of identical stacks: the page keeps " + tl.runs + " runs at most)");
+    if (tl.capped) parts.push("timeline full at " + tl.samples + " samples: later ones only in the totals");
+    return parts.join(" \u00b7 ");
+  }
+
+  /* What a test reads: each lane shown and its boxes, in window pixels. */
+  function chartFrames() {
+    if (!charted) return { lanes: [] };
+    var r = charted.canvas.getBoundingClientRect(), out = { t0: charted.t0, scale: charted.scale, left: r.left, lanes: [] };
+    charted.lanes.forEach(function (e) {
+      var lane = e[0], boxes = [];
+      lane.rows.forEach(function (row, d) {
+        row.forEach(function (bx) {
+          boxes.push({ name: boxLabel(bx), func: bx.func, depth: d, t0: bx.t0, t1: bx.t1, samples: bx.samples,
+                       x: r.left + (bx.t0 - charted.t0) * charted.scale, y: r.top + e[1] + d * ROW,
+                       w: (bx.t1 - bx.t0) * charted.scale, h: ROW - 1 });
+        });
+      });
+      out.lanes.push({ thread: lane.thread, name: lane.name, samples: lane.samples, top: r.top + e[1], boxes: boxes });
+    });
+    return out;
+  }
+
   /* ---------------- lines and mem: source with bars ---------------- */
+
+  /* A figure's bar, 150 px for the most; what the source pages (lines, mem,
+   * the heatmap) draw beside each line. */
+  function lineBar(value, most, cls) {
+    var b = el("span", null, cls || "bar");
+    b.style.width = (most ? 150 * value / most : 0) + "px";
+    return b;
+  }
 
   function drawSource(box) {
     var doc = D.doc, mem = D.kind === "mem", most = 0;
@@ -641,14 +856,8 @@
       fn.lines.forEach(function (l) {
         var row = el("tr"), bars = el("td", null, "bars");
         row.appendChild(el("td", l.line));
-        var b1 = el("span", null, "bar");
-        b1.style.width = (most ? 150 * (mem ? l.alloc_bytes : l.time_ns) / most : 0) + "px";
-        bars.appendChild(b1);
-        if (mem) {
-          var b2 = el("span", null, "bar net");
-          b2.style.width = (most ? 150 * l.net_bytes / most : 0) + "px";
-          bars.appendChild(b2);
-        }
+        bars.appendChild(lineBar(mem ? l.alloc_bytes : l.time_ns, most));
+        if (mem) bars.appendChild(lineBar(l.net_bytes, most, "bar net"));
         row.appendChild(bars);
         var ran = l.hits || l.alloc_bytes || l.net_bytes || l.freed_bytes;
         if (mem) {
@@ -678,6 +887,55 @@
       });
       box.appendChild(lt);
     }
+  }
+
+  /* ---------------- source heatmap: a sampled profile's lines ---------------- */
+
+  /* Each file of the program with samples, most samples first: its
+   * source, every line shaded by the share of samples with a frame there
+   * (total) and bars for its own samples (self, innermost frame there) and
+   * its total, as the lines page draws its figures (view_heatmap.h). */
+  function drawHeatmap(box) {
+    var hm = D.heatmap, filter = matcher($("filter").value), all = hm.samples || 1, left = 0, shown = 0;
+    var files = hm.files.map(function (f) {
+      var most = 0, self = 0;
+      f.lines.forEach(function (l) { most = Math.max(most, l[2]); self += l[1]; });
+      return { f: f, path: D.funcs[f.func][1], most: most, self: self };
+    }).sort(function (a, b) { return b.most - a.most; });
+    files.forEach(function (entry) {
+      var f = entry.f, by = {};
+      if (!f.source) { left++; return; }
+      if (filter && !filter.test(entry.path)) return;
+      shown++;
+      f.lines.forEach(function (l) { by[l[0]] = l; });
+      box.appendChild(el("div", entry.path + "  (its lines innermost in " + pct(entry.self / all) + " of the samples, on the stack in " +
+                         pct(entry.most / all) + " at its busiest line)", "fn"));
+      var t = el("table", null, "heat"), hr = el("tr");
+      ["line", "self / total", "self", "self %", "total", "total %", "source"].forEach(function (h) {
+        hr.appendChild(el("th", h, h === "source" ? "src" : null));
+      });
+      t.appendChild(hr);
+      f.source.forEach(function (text, k) {
+        var l = by[k + 1], row = el("tr"), bars = el("td", null, "bars");
+        row.appendChild(el("td", k + 1));
+        bars.appendChild(lineBar(l ? l[1] : 0, entry.most));
+        bars.appendChild(lineBar(l ? l[2] : 0, entry.most, "bar net"));
+        row.appendChild(bars);
+        [l ? l[1] : "", l ? pct(l[1] / all) : "", l ? l[2] : "", l ? pct(l[2] / all) : ""].forEach(function (v) {
+          row.appendChild(el("td", v));
+        });
+        row.appendChild(el("td", text, "src"));
+        if (l) {
+          row.dataset.line = k + 1;
+          row.style.background = "rgba(232,116,59," + (0.45 * l[2] / (entry.most || 1)).toFixed(3) + ")";
+        }
+        t.appendChild(row);
+      });
+      box.appendChild(t);
+    });
+    box.appendChild(el("p", left ? left + " files with samples are not shown: the interpreter's library and site-packages, " +
+                       "files that could not be read when the page was written, or over " + fmtBytes(hm.max_bytes) : "", "note"));
+    $("found").textContent = shown + (shown === 1 ? " file" : " files");
   }
 
   /* ---------------- diff: what changed ---------------- */
@@ -720,6 +978,8 @@
                 : D.kind === "mem" ? ["source", "memory"]
                 : D.kind === "diff" ? ["flame", "icicle", "changes"]
                 : ["flame", "icicle", "sunburst", "sandwich", "table"];
+  if (D.timeline) { views.chart = ["stack chart", drawChart]; available.splice(available.indexOf("sandwich"), 0, "chart"); }
+  if (D.heatmap) { views.heatmap = ["source heatmap", drawHeatmap]; available.splice(available.indexOf("sandwich"), 0, "heatmap"); }
 
   function canvas(box) {
     var c = el("canvas");
@@ -856,6 +1116,7 @@
                                        : a.threads.length + " threads");
       if (a.pid) parts.push("process " + a.pid);
       if (!D.exact_tree) parts.push("call tree rebuilt from callers (pstats)");
+      if (D.timeline && timelineNote()) parts.push(timelineNote());
     } else if (doc) {
       parts.push(D.kind === "lines" ? "lines: every line's time" : "memory" +
                  (doc.sample_bytes ? ", allocations sampled every " + fmtBytes(doc.sample_bytes) : ", every allocation followed") +
@@ -1085,6 +1346,8 @@
       });
     }
   };
+
+  window.sondeView.chart = chartFrames;
 
   start();
 })();

@@ -137,6 +137,60 @@ static void test_json_sampled_round_trip(void)
     sonde_profile_free(&q);
 }
 
+/* A sampled profile's timeline read back: every sample at its time, of
+ * its thread, on the same stack; the samples in time order again, the
+ * cap's mark kept. */
+static void test_json_timeline_round_trip(void)
+{
+    sonde_profile p, q;
+    sonde_profile_init(&p);
+    sonde_profile_init(&q);
+    p.sample_rate = 100;
+    p.seconds_per_tick = 1.0 / 100;
+    uint32_t main_f = sonde_profile_func(&p, "app.py", 1, "main", "main", SONDE_FUNC_PYTHON);
+    uint32_t work = sonde_profile_func(&p, "app.py", 5, "work", "work", SONDE_FUNC_PYTHON);
+    sonde_profile_add_thread(&p, 1, 11, "MainThread");
+    sonde_profile_add_thread(&p, 2, 12, "worker");
+    uint32_t top = sonde_profile_child_for(&p, p.threads[0].root, main_f, 3);
+    uint32_t at7 = sonde_profile_child_for(&p, top, work, 7);
+    uint32_t other = sonde_profile_child_for(&p, p.threads[1].root, work, 8);
+    static const struct { uint64_t t; uint32_t thread; int which; } samples[] = {
+        { 100, 0, 0 }, { 150, 1, 2 }, { 200, 0, 1 }, { 200, 1, 2 }, { 10000123, 0, 0 },
+    };
+    uint32_t nodes[] = { top, at7, other };
+    for (size_t i = 0; i < 5; i++) {
+        p.nodes[nodes[samples[i].which]].total++;
+        p.nodes[nodes[samples[i].which]].self++;
+        sonde_profile_add_event(&p, samples[i].t, samples[i].thread, nodes[samples[i].which]);
+    }
+    p.events_dropped = 1;
+    sonde_stats s;
+    sonde_stats_init(&s);
+    check(sonde_stats_from_profile(&s, &p) == 0, "stats");
+    sonde_buf j;
+    sonde_buf_init(&j);
+    sonde_format_find("json")->write(&j, &p, &s, NULL);
+    check(strstr(j.data, "\"timeline\": {\"capped\": true, \"threads\": [\n"
+                 "  {\"t_ns\": [100,100,9999923], \"nodes\": [") != NULL, "timeline: %s", j.data);
+    char err[200];
+    check(read_json(j.data, &q, err, sizeof err) == 0, "timeline read back: %s", err);
+    check_u64(q.nevents, 5);
+    check(q.events_dropped, "capped");
+    for (uint64_t i = 0; i < 5 && i < q.nevents; i++) {
+        const sonde_sample_event *e = &q.events[i];
+        const sonde_node *want = &p.nodes[nodes[samples[i].which]], *got = &q.nodes[e->node];
+        check_u64(e->t_ns, samples[i].t);
+        check_u64(e->thread, samples[i].thread);
+        check(got->func == want->func && got->line == want->line &&
+              q.nodes[got->parent].func == p.nodes[want->parent].func, "sample %llu's stack",
+              (unsigned long long)i);
+    }
+    sonde_buf_free(&j);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    sonde_profile_free(&q);
+}
+
 static void test_json_refused(void)
 {
     static const char *bad[] = {
@@ -152,6 +206,19 @@ static void test_json_refused(void)
         " \"nodes\": []}",
         "{\"mode\": \"run\", \"sample_rate\": 1e9, \"functions\": [], \"threads\": [],"
         " \"nodes\": []}",
+        /* a timeline's sample on no frame's node, or without its time */
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,1,1,1,1]],"
+        " \"timeline\": {\"threads\": [{\"t_ns\": [5], \"nodes\": [1]}]}}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,1,1,1,1]],"
+        " \"timeline\": {\"threads\": [{\"t_ns\": [5, 6], \"nodes\": [2]}]}}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,1,1,1,1]],"
+        " \"timeline\": {\"threads\": [{\"t_ns\": [-5], \"nodes\": [2]}]}}",
+        "{\"mode\": \"run\", \"functions\": [{\"name\": \"f\"}], \"threads\": [{\"root\": 1}],"
+        " \"nodes\": [[-1,0,0,0,0], [-1,0,0,0,0], [0,1,1,1,1]],"
+        " \"timeline\": {\"threads\": [{\"t_ns\": [5], \"nodes\": [2]}, {}]}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sonde_profile p;
@@ -167,5 +234,6 @@ void test_json(void)
     test_json_written();
     test_json_round_trip();
     test_json_sampled_round_trip();
+    test_json_timeline_round_trip();
     test_json_refused();
 }

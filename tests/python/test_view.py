@@ -633,3 +633,304 @@ def test_thread_selector_totals_are_each_threads(browser, screen_pages):
         expected = sum(roots) if k == 0 else roots[k - 1]
         assert abs(root["total"] - expected) <= 1e-9, (k, shown)
         assert k == 0 or shown == doc["threads"][k - 1]["name"]
+
+
+# ---- the stack chart: a sampled profile's timeline (Playwright) ----
+
+PHASES = """
+import time
+
+def spin(seconds):
+    end = time.perf_counter() + seconds
+    total = 0
+    while time.perf_counter() < end:
+        total += 1
+    return total
+
+def phase_a():
+    return spin(0.4)
+
+def phase_b():
+    return spin(0.4)
+
+def main():
+    phase_a()
+    phase_b()
+
+main()
+"""
+
+
+@pytest.fixture(scope="module")
+def phases_page(tmp_path_factory):
+    """A program of two phases, A then B, recorded at 500 Hz into sonde's JSON."""
+    tmp = tmp_path_factory.mktemp("phases")
+    (tmp / "phases.py").write_text(PHASES)
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "phases.json", "--",
+                      sys.executable, "phases.py"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    return view(tmp, "phases.json")
+
+
+def timeline_of(path):
+    """sonde's JSON timeline: per thread [(t_ns since the start, stack of
+    qualnames, outermost first)]."""
+    doc = json.load(open(str(path)))
+    funcs, nodes = doc["functions"], doc["nodes"]
+
+    def stack(node):
+        names = []
+        while nodes[node][0] >= 0:
+            names.append(funcs[nodes[node][0]]["qualname"])
+            node = nodes[node][1]
+        return names[::-1]
+    out = []
+    for th in doc["timeline"]["threads"]:
+        t, samples = 0, []
+        for dt, node in zip(th["t_ns"], th["nodes"]):
+            t += dt
+            samples.append((t, stack(node)))
+        out.append(samples)
+    return out
+
+
+def chart(browser, page, fragment):
+    tab = open_page(browser, page, "view=chart&" + fragment)
+    return tab, tab.evaluate("window.sondeView.chart()")
+
+
+def test_stack_chart_counts_each_threads_samples(browser, screen_pages):
+    """Each thread's lane holds as many samples as its timeline in sonde's
+    JSON; thread=K shows the Kth thread's lane alone."""
+    page = screen_pages["threads.json"]
+    counts = [len(samples) for samples in timeline_of(page.with_suffix(".json"))]
+    assert len(counts) == 4 and all(n > 0 for n in counts[1:]), counts
+    tab, drawn = chart(browser, page, "")
+    tab.close()
+    assert {lane["thread"]: lane["samples"] for lane in drawn["lanes"]} == {
+        k: n for k, n in enumerate(counts) if n}
+    for k in range(1, len(counts) + 1):
+        tab, drawn = chart(browser, page, "thread=%d" % k)
+        tab.close()
+        assert [(lane["thread"], lane["samples"]) for lane in drawn["lanes"]] == (
+            [(k - 1, counts[k - 1])] if counts[k - 1] else [])
+
+
+def test_stack_chart_shows_each_samples_stack(browser, phases_page):
+    """Between a sample and its thread's next (when they are at most two
+    periods apart: a longer gap is drawn empty), the chart's frames at each
+    depth are that sample's stack (the functions of its node's path in
+    sonde's JSON); hovering there names them, outermost first."""
+    (samples,) = timeline_of(phases_page.with_suffix(".json"))
+    period_us = 1e6 / 500
+    assert len(samples) > 100
+    tab, drawn = chart(browser, phases_page, "fold=0")
+    (lane,) = drawn["lanes"]
+    hovered = 0
+    for (t, stack), (t_next, _) in zip(samples, samples[1:]):
+        a, b = (t + 500) // 1000, (t_next + 500) // 1000  # microseconds, as the page holds them
+        if b - a < 2 or b - a > 2 * period_us:
+            continue
+        mid = (a + b) / 2
+        shown = sorted((bx for bx in lane["boxes"] if bx["t0"] <= mid < bx["t1"]),
+                       key=lambda bx: bx["depth"])
+        assert [bx["depth"] for bx in shown] == list(range(len(shown)))
+        assert [bx["name"] for bx in shown] == stack, t
+        x = drawn["left"] + (mid - drawn["t0"]) * drawn["scale"]
+        if hovered < 5 and (b - a) * drawn["scale"] >= 4:
+            names = []
+            for depth in range(len(stack)):
+                tab.mouse.move(x, lane["top"] + depth * 17 + 8)
+                names.append(tab.evaluate("document.getElementById('tip').textContent").split("\n")[0])
+            assert names == stack, t
+            hovered += 1
+    tab.close()
+    assert hovered == 5
+
+
+def test_stack_chart_draws_phases_in_order(browser, phases_page):
+    """phase_a runs before phase_b: every phase_a frame ends before the
+    first phase_b frame begins, and both hold most of their 0.4 s."""
+    tab, drawn = chart(browser, phases_page, "")
+    tab.close()
+    (lane,) = drawn["lanes"]
+    a = [bx for bx in lane["boxes"] if bx["name"] == "phase_a"]
+    b = [bx for bx in lane["boxes"] if bx["name"] == "phase_b"]
+    assert a and b
+    assert max(bx["x"] + bx["w"] for bx in a) <= min(bx["x"] for bx in b) + 1e-6
+    rate = 500
+    assert sum(bx["samples"] for bx in a) > 0.2 * rate and sum(bx["samples"] for bx in b) > 0.2 * rate
+
+
+def test_stack_chart_folds_an_import(browser, tmp_path):
+    """fold imports (on) draws the machinery of `import slow` as one frame,
+    `import slow`, holding every sample taken while slow's module body ran
+    (its <module> on the sampled stack in sonde's JSON); #fold=0 draws the
+    machinery's own frames and no import label."""
+    (tmp_path / "slow.py").write_text(
+        "import time\nend = time.perf_counter() + 0.3\nwhile time.perf_counter() < end:\n    pass\n")
+    (tmp_path / "main.py").write_text("import slow\n")
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "imp.json", "--",
+                      sys.executable, "main.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    page = view(tmp_path, "imp.json")
+    doc = json.load(open(str(tmp_path / "imp.json")))
+    funcs, nodes = doc["functions"], doc["nodes"]
+
+    def in_slow(node):
+        while nodes[node][0] >= 0:
+            f = funcs[nodes[node][0]]
+            if f["name"] == "<module>" and f["file"].endswith("slow.py"):
+                return True
+            node = nodes[node][1]
+        return False
+    expected = sum(in_slow(n) for th in doc["timeline"]["threads"] for n in th["nodes"])
+    assert expected > 50
+    tab, folded = chart(browser, page, "")
+    tab.close()
+    boxes = [bx for lane in folded["lanes"] for bx in lane["boxes"] if bx["name"] == "import slow"]
+    assert sum(bx["samples"] for bx in boxes) == expected
+    tab, plain = chart(browser, page, "fold=0")
+    tab.close()
+    names = {bx["name"] for lane in plain["lanes"] for bx in lane["boxes"]}
+    assert "_find_and_load" in names and not any(n.startswith("import ") for n in names)
+
+
+def test_timeline_survives_json_read_back(phases_page):
+    """sonde report FILE.json -f json writes the timeline it read."""
+    tmp = phases_page.parent
+    proc = run_sonde(["report", "phases.json", "-f", "json", "-o", "again.json"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    first = timeline_of(tmp / "phases.json")
+    assert first[0] and timeline_of(tmp / "again.json") == first
+
+
+def test_chrome_trace_from_the_json_timeline(phases_page):
+    """sonde report FILE.json -f chrome replays the timeline the JSON kept:
+    phase_a's slice ends before phase_b's begins."""
+    tmp = phases_page.parent
+    proc = run_sonde(["report", "phases.json", "-f", "chrome", "-o", "trace.json"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    events = json.load(open(str(tmp / "trace.json")))["traceEvents"]
+    first_b = min(e["ts"] for e in events if e["name"] == "phase_b" and e["ph"] == "B")
+    last_a = max(e["ts"] for e in events if e["name"] == "phase_a" and e["ph"] == "E")
+    assert last_a <= first_b
+
+
+def test_long_timeline_page_is_bounded(tmp_path):
+    """A recording of 1,000,000 samples whose stack changes at each makes a
+    page of at most 8 MB: the first 200,000 runs of identical stacks, the
+    header saying which part of the recording the chart covers."""
+    funcs = [{"name": n, "qualname": n, "file": "app.py", "line": i + 1, "kind": "python"}
+             for i, n in enumerate(["main", "even", "odd"])]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, 0, 0], [0, 1, 1, 10000, 0], [1, 2, 1, 5000, 5000],
+             [2, 2, 1, 5000, 5000]]
+    n = 1000000
+    doc = {"sonde": 1, "mode": "run", "unit": "seconds", "sample_rate": 100, "functions": funcs,
+           "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+           "nodes": nodes,
+           "timeline": {"capped": False, "threads": [{"t_ns": [10000000] * n,
+                                                      "nodes": [3, 4] * (n // 2)}]},
+           "stats": []}
+    (tmp_path / "long.json").write_text(json.dumps(doc))
+    page = view(tmp_path, "long.json")
+    assert page.stat().st_size < 8 << 20
+    tl = page_data(page)["timeline"]
+    assert (tl["samples"], tl["runs"], tl["kept_samples"]) == (n, 200000, 200000)
+    assert tl["cut_us"] == 200001 * 10000
+    dom = browse(page, "view=chart")
+    assert "stack chart of the first 2000.010 s of 10000.010 s" in text_of(dom, "about")
+
+
+# ---- the source heatmap (Playwright) ----
+
+HEAT = '''import statistics
+
+MARKUP = "</script><b>bold</b> & <!-- not markup"
+
+def work(n):
+    a = 0
+    for i in range(2 * n):
+        a ^= i
+    b = 0
+    for i in range(n):
+        b ^= i
+    return a + b + len(MARKUP)
+
+work(5000000)
+statistics.pvariance(range(20000))
+'''
+LOOP_A, LOOP_B = (7, 8), (10, 11)  # the two loops' lines: A runs twice as many turns
+
+
+@pytest.fixture(scope="module")
+def heat_page(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("heat")
+    (tmp / "heat.py").write_text(HEAT)
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "heat.json", "--",
+                      sys.executable, "heat.py"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    return view(tmp, "heat.json")
+
+
+def line_samples(path, suffix):
+    """Per line of the file ending in suffix: (self, total) samples from
+    sonde's JSON tree (a line counted once a sample however often it is on
+    the stack)."""
+    doc = json.load(open(str(path)))
+    funcs, nodes, rate = doc["functions"], doc["nodes"], doc["sample_rate"]
+    out = {}
+    for i, n in enumerate(nodes):
+        if i == 0 or n[0] < 0 or len(n) < 6 or not funcs[n[0]]["file"].endswith(suffix):
+            continue
+        key, up, again = (funcs[n[0]]["file"], n[5]), n[1], False
+        while nodes[up][0] >= 0:
+            again = again or (funcs[nodes[up][0]]["file"], nodes[up][5] if len(nodes[up]) > 5 else 0) == key
+            up = nodes[up][1]
+        self_, total = out.get(n[5], (0, 0))
+        out[n[5]] = (self_ + round(n[4] * rate), total + (0 if again else round(n[3] * rate)))
+    return {line: st for line, st in out.items() if st[1]}
+
+
+def heat_tables(tab):
+    return tab.evaluate("""Array.from(document.querySelectorAll('table.heat')).map(function (t) {
+        return [t.previousSibling.textContent, Array.from(t.querySelectorAll('tr[data-line]')).map(
+            function (r) { return [+r.dataset.line, +r.cells[2].textContent, parseFloat(r.cells[3].textContent),
+                                   +r.cells[4].textContent, r.cells[6].textContent]; })]; })""")
+
+
+def test_heatmap_shares_are_the_samples(browser, heat_page):
+    """Each line of heat.py shows the samples sonde's JSON tree puts there
+    (self: innermost; total: on the stack), its share of all samples, and
+    the loop run twice as often holds about twice the samples; the
+    interpreter's library (statistics.py) is left out."""
+    expected = line_samples(heat_page.with_suffix(".json"), "heat.py")
+    doc = json.load(open(str(heat_page.with_suffix(".json"))))
+    every = sum(round(n[4] * doc["sample_rate"]) for n in doc["nodes"][1:])
+    tab = open_page(browser, heat_page, "view=heatmap")
+    tables = heat_tables(tab)
+    tab.close()
+    assert [os.path.basename(t[0].split("  ")[0]) for t in tables] == ["heat.py"], [t[0] for t in tables]
+    rows = {r[0]: r for r in tables[0][1]}
+    assert {line: (r[1], r[3]) for line, r in rows.items()} == expected
+    for line, r in rows.items():
+        assert abs(r[2] - 100 * r[1] / every) <= 0.051, line
+    # about 2:1 (a sample counts a runnable thread's wall time: other work
+    # on a shared machine stretches one loop or the other)
+    turns = [sum(expected.get(line, (0, 0))[0] for line in loop) for loop in (LOOP_A, LOOP_B)]
+    assert 1.3 < turns[0] / turns[1] < 4, expected
+    data = page_data(heat_page)
+    lib = [f for f in data["heatmap"]["files"] if data["funcs"][f["func"]][1].endswith("statistics.py")]
+    assert lib and all(f["left_out"] == "library" and "source" not in f for f in lib)
+
+
+def test_heatmap_source_stays_text(browser, heat_page, tmp_path):
+    """Markup in the source is shown as text and makes no element; the
+    heatmap makes no request."""
+    tab = open_page(browser, heat_page, "view=heatmap")
+    texts = tab.evaluate("Array.from(document.querySelectorAll('table.heat td.src')).map(function (c) { return c.textContent; })")
+    bold = tab.evaluate("document.querySelectorAll('#view b, #view script').length")
+    tab.close()
+    assert HEAT.splitlines() == texts[:len(HEAT.splitlines())]
+    assert bold == 0
+    assert page_requests(heat_page, "view=heatmap", tmp_path) == []

@@ -1,0 +1,197 @@
+/* view_heatmap.c - the source heatmap's data in sonde view's page; see
+ * view_heatmap.h. */
+#include "view_heatmap.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../core/grow.h"
+#include "../core/u64map.h"
+
+/* One line of one file: its samples. */
+typedef struct cell {
+    uint32_t file;       /* string id */
+    int32_t line;
+    uint64_t self, total;
+} cell;
+
+/* 1 when path is a file of the interpreter's library, site-packages or
+ * frozen code: the path rule of the page's "only my code" (viewer.js). */
+static int is_library(const char *path)
+{
+    if (path[0] == '<' || strcmp(path, "~") == 0 || strstr(path, "/site-packages/") ||
+        strstr(path, "/dist-packages/"))
+        return 1;
+    for (const char *at = strstr(path, "/lib/python"); at; at = strstr(at + 1, "/lib/python")) {
+        const char *v = at + strlen("/lib/python");
+        while ((*v >= '0' && *v <= '9') || *v == '.')
+            v++;
+        if (*v == '/')
+            return 1;
+    }
+    return 0;
+}
+
+/* 1 when a frame above node (towards its thread's root) is at the same
+ * file and line: node's samples are already in that line's total. */
+static int line_above(const sonde_profile *p, uint32_t node, uint32_t file, int32_t line)
+{
+    for (uint32_t a = p->nodes[node].parent; a != SONDE_NO_NODE && p->nodes[a].func != SONDE_NO_FUNC;
+         a = p->nodes[a].parent)
+        if (p->nodes[a].line == line && p->funcs[p->nodes[a].func].file == file)
+            return 1;
+    return 0;
+}
+
+/* Every (file, line) of a Python frame with samples, into *out (by file,
+ * then line).  0, or -1 on out of memory. */
+static int count_lines(const sonde_profile *p, cell **out, uint32_t *count)
+{
+    sonde_u64map index; /* file << 32 | line -> cell */
+    sonde_u64map_init(&index);
+    cell *cells = NULL;
+    size_t cap = 0;
+    uint32_t n = 0;
+    int rc = 0;
+    for (uint32_t i = 1; rc == 0 && i < p->nnodes; i++) {
+        const sonde_node *nd = &p->nodes[i];
+        if (nd->func == SONDE_NO_FUNC || nd->line <= 0 || !nd->total ||
+            p->funcs[nd->func].kind != SONDE_FUNC_PYTHON)
+            continue;
+        uint32_t file = p->funcs[nd->func].file;
+        uint32_t *slot = sonde_u64map_slot(&index, (uint64_t)file << 32 | (uint32_t)nd->line, n);
+        cell *grown = slot && *slot == n ? sonde_grow(cells, &cap, (size_t)n + 1, sizeof *cells,
+                                                      UINT32_MAX - 1) : cells;
+        if (!slot || !grown) {
+            rc = -1;
+            break;
+        }
+        cells = grown;
+        if (*slot == n)
+            cells[n++] = (cell){ .file = file, .line = nd->line };
+        cells[*slot].self += nd->self;
+        if (!line_above(p, i, file, nd->line))
+            cells[*slot].total += nd->total;
+    }
+    sonde_u64map_free(&index);
+    *out = cells;
+    *count = n;
+    return rc;
+}
+
+static int by_file_and_line(const void *a, const void *b)
+{
+    const cell *x = a, *y = b;
+    if (x->file != y->file)
+        return x->file < y->file ? -1 : 1;
+    return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* The text of a regular file of at most SONDE_VIEW_SOURCE_MAX_BYTES (NUL
+ * added), or NULL with *why set.  Opened without blocking: a FIFO is
+ * refused, not waited on. */
+static char *read_source(const char *path, size_t *len, const char **why)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    char *text = NULL;
+    *why = "unreadable";
+    if (fd < 0)
+        return NULL;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((unsigned long long)st.st_size > SONDE_VIEW_SOURCE_MAX_BYTES)
+            *why = "too large";
+        else if ((text = malloc((size_t)st.st_size + 1)) != NULL) {
+            size_t got = 0;
+            ssize_t r;
+            while (got < (size_t)st.st_size && (r = read(fd, text + got, (size_t)st.st_size - got)) > 0)
+                got += (size_t)r;
+            text[got] = '\0';
+            *len = got;
+        }
+    }
+    close(fd);
+    return text;
+}
+
+/* "source": the file's lines as strings (a NUL inside a line ends it). */
+static void put_source(sonde_buf *b, char *text, size_t len)
+{
+    sonde_buf_puts(b, ", \"source\": [");
+    for (size_t at = 0, k = 0; at < len; k++) {
+        char *end = memchr(text + at, '\n', len - at);
+        size_t stop = end ? (size_t)(end - text) : len;
+        size_t cut = stop > at && text[stop - 1] == '\r' ? stop - 1 : stop;
+        char keep = text[cut];
+        text[cut] = '\0';
+        sonde_buf_puts(b, k ? (k % 8 ? "," : ",\n") : "");
+        sonde_buf_json_str(b, text + at);
+        text[cut] = keep;
+        at = stop + 1;
+    }
+    sonde_buf_putc(b, ']');
+}
+
+/* One file's entry, its cells c[0..n); *budget the source bytes the page
+ * may still take. */
+static void put_file(sonde_buf *b, const sonde_profile *p, uint32_t func, const cell *c,
+                     uint32_t n, size_t *budget)
+{
+    const char *path = sonde_profile_str(p, c[0].file), *why = "library";
+    sonde_buf_printf(b, "{\"func\": %u, \"lines\": [", func);
+    for (uint32_t i = 0; i < n; i++)
+        sonde_buf_printf(b, "%s[%d,%llu,%llu]", i ? "," : "", c[i].line,
+                         (unsigned long long)c[i].self, (unsigned long long)c[i].total);
+    sonde_buf_putc(b, ']');
+    size_t len = 0;
+    char *text = is_library(path) ? NULL : read_source(path, &len, &why);
+    if (text && len > *budget) {
+        why = "page full";
+        free(text);
+        text = NULL;
+    }
+    if (text) {
+        *budget -= len;
+        put_source(b, text, len);
+    } else {
+        sonde_buf_puts(b, ", \"left_out\": ");
+        sonde_buf_json_str(b, why);
+    }
+    free(text);
+    sonde_buf_putc(b, '}');
+}
+
+int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p)
+{
+    if (!(p->sample_rate > 0))
+        return 0;
+    cell *cells;
+    uint32_t n;
+    sonde_u64map files; /* a file's string id -> the first function of it */
+    sonde_u64map_init(&files);
+    int rc = count_lines(p, &cells, &n);
+    if (rc == 0 && n) {
+        qsort(cells, n, sizeof *cells, by_file_and_line);
+        for (uint32_t f = 0; rc == 0 && f < p->nfuncs; f++)
+            rc = sonde_u64map_slot(&files, p->funcs[f].file, f) ? 0 : -1;
+        uint64_t samples = 0;
+        for (uint32_t i = 1; i < p->nnodes; i++)
+            samples += p->nodes[i].self;
+        sonde_buf_printf(b, ",\n\"heatmap\": {\"samples\": %llu, \"max_bytes\": %u, \"files\": [",
+                         (unsigned long long)samples, SONDE_VIEW_SOURCE_MAX_BYTES);
+        size_t budget = SONDE_VIEW_SOURCES_MAX_BYTES;
+        for (uint32_t i = 0, j; rc == 0 && i < n; i = j) {
+            for (j = i + 1; j < n && cells[j].file == cells[i].file; j++)
+                ;
+            sonde_buf_puts(b, i ? ",\n" : "\n");
+            put_file(b, p, sonde_u64map_get(&files, cells[i].file), &cells[i], j - i, &budget);
+        }
+        sonde_buf_puts(b, "]}");
+    }
+    free(cells);
+    sonde_u64map_free(&files);
+    return rc;
+}

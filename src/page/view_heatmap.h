@@ -1,0 +1,35 @@
+/* view_heatmap.h - the source heatmap's data in sonde view's page: how
+ * many samples each line of each profiled Python file holds, and the
+ * source of the program's own files.
+ *
+ * A sampled frame's node knows the line it was at (profile.h).  A line's
+ * self samples are those whose innermost frame was there; its total
+ * samples those with a frame there anywhere on the stack (counted once
+ * when recursion puts it on the stack twice).  Writes, after a member of
+ * the page's JSON:
+ *
+ *   ,"heatmap": {"samples" (all of them), "max_bytes", "files": [{"func" (a
+ *   function of the file: its index in the page's "funcs" names the file),
+ *   "lines": [[line, self, total]] (by line), and "source": [line's text]
+ *   (line 1 first), or "left_out": why ("library": a file of the
+ *   interpreter's library or site-packages; "unreadable"; "too large": over
+ *   max_bytes; "page full": the page's sources reached
+ *   SONDE_VIEW_SOURCES_MAX_BYTES)}]}
+ *
+ * The files are read when the page is written, from the paths the profile
+ * names (relative ones from the current folder): only regular files, at
+ * most max_bytes each. */
+#ifndef SONDE_VIEW_HEATMAP_H
+#define SONDE_VIEW_HEATMAP_H
+
+#include "../core/buf.h"
+#include "../core/profile.h"
+
+#define SONDE_VIEW_SOURCE_MAX_BYTES (1u << 20)
+#define SONDE_VIEW_SOURCES_MAX_BYTES (8u << 20)
+
+/* Writes p's "heatmap" member (nothing unless p is sampled and has frames
+ * with lines).  0, or -1 on out of memory. */
+int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p);
+
+#endif
