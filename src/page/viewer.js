@@ -206,14 +206,21 @@
     T = { n: n, func: R.func, parent: R.parent, total: Float64Array.from(R.total), self: R.self,
           base: R.base, label: null, first: new Int32Array(n).fill(-1),
           next: new Int32Array(n).fill(-1), x: R.x, depth: new Int32Array(n), maxDepth: 0 };
-    var order = new Int32Array(n - 1);
-    for (i = 1; i < n; i++) order[i - 1] = i;
-    /* linked last place first, so that each list runs in place order */
-    order.sort(function (a, b) { return T.x[b] - T.x[a] || b - a; });
-    for (i = 0; i < n - 1; i++) {
-      c = order[i];
-      T.next[c] = T.first[T.parent[c]];
-      T.first[T.parent[c]] = c;
+    /* each frame's children together (a counting sort by parent), then
+     * in place order, linked last first */
+    var start = new Int32Array(n + 1), kids = new Int32Array(Math.max(n - 1, 0)), p, k;
+    for (i = 1; i < n; i++) start[T.parent[i] + 1]++;
+    for (i = 0; i < n; i++) start[i + 1] += start[i];
+    var fill = start.slice(0, n);
+    for (i = 1; i < n; i++) kids[fill[T.parent[i]]++] = i;
+    var byPlace = function (a, b) { return T.x[a] - T.x[b] || a - b; };
+    for (p = 0; p < n; p++) {
+      if (start[p + 1] - start[p] > 1) kids.subarray(start[p], start[p + 1]).sort(byPlace);
+      for (k = start[p + 1] - 1; k >= start[p]; k--) {
+        c = kids[k];
+        T.next[c] = T.first[p];
+        T.first[p] = c;
+      }
     }
     var sum = 0;
     for (c = T.first[0]; c >= 0; c = T.next[c]) sum += T.total[c];
@@ -532,14 +539,17 @@
    * of f (a recursion counted once): what called it, merged over all its
    * call paths, f first and its callers after; and what it called, merged. */
   function sandwich(f) {
-    var callers = mtree(f), callees = mtree(f), stack = [[0, false]], paths = 0;
+    var callers = mtree(f), callees = mtree(f), paths = 0;
+    /* depth first over T: each frame, and whether a frame of f holds it */
+    var stack = new Int32Array(T.n), inside = new Uint8Array(T.n), top = 0;
     function merge(into, i) {
       into.total += T.total[i]; into.self += T.self[i];
       for (var c = T.first[i]; c >= 0; c = T.next[c]) merge(mchild(into, T.func[c]), c);
     }
-    while (stack.length) {
-      var top = stack.pop(), i = top[0], mine = i > 0 && T.func[i] === f;
-      if (mine && !top[1]) {
+    stack[top++] = 0;
+    while (top) {
+      var i = stack[--top], held = inside[top], mine = i > 0 && T.func[i] === f;
+      if (mine && !held) {
         paths++;
         merge(callees, i);
         callers.total += T.total[i]; callers.self += T.self[i];
@@ -548,7 +558,10 @@
           at.total += T.total[i];
         }
       }
-      for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push([c, top[1] || mine]);
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) {
+        inside[top] = held || mine ? 1 : 0;
+        stack[top++] = c;
+      }
     }
     return { callers: callers, callees: callees, paths: paths };
   }
