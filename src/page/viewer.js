@@ -704,7 +704,9 @@
     return bx.label || funcLabel(bx.func);
   }
 
-  var charted = null; /* the last stack chart: {lanes: [[lane, top]], t0, scale, canvas} */
+  /* the last stack chart: {lanes: [[lane, top]], t0, scale, canvas, and
+   * for its SVG: ticks [[x, text]], titles [[y, text]], boxes [[box, x, y, w]]} */
+  var charted = null;
 
   /* The lanes shown: the thread picked, or every thread that has samples. */
   function shownLanes() {
@@ -728,18 +730,20 @@
     var step = Math.max(1, Math.pow(10, Math.floor(Math.log10(Math.max(t1 - t0, 1) / 10))));
     while ((t1 - t0) / step > 12) step *= (String(step)[0] === "2" ? 2.5 : 2);
     g.fillStyle = "#666";
+    var ticks = [];
     for (var at = Math.ceil(t0 / step) * step; at <= t1; at += step) {
-      var ax = (at - t0) * scale;
+      var ax = (at - t0) * scale, tick = step >= 1e6 ? +(at / 1e6).toPrecision(12) + " s"
+        : step >= 1e3 ? +(at / 1e3).toPrecision(12) + " ms" : at + " us";
       g.fillRect(ax, ROW - 4, 1, 4);
-      if (ax < W - 60) g.fillText(step >= 1e6 ? +(at / 1e6).toPrecision(12) + " s" : step >= 1e3 ? +(at / 1e3).toPrecision(12) + " ms"
-                                  : at + " us", ax + 2, ROW / 2 - 1);
+      if (ax < W - 60) { g.fillText(tick, ax + 2, ROW / 2 - 1); ticks.push([ax, tick]); }
     }
-    charted = { lanes: [], t0: t0, scale: scale, canvas: c };
+    charted = { lanes: [], t0: t0, scale: scale, canvas: c, ticks: ticks, titles: [], boxes: [] };
     var y = ROW + 2;
     shown.forEach(function (lane) {
       g.fillStyle = "#eee"; g.fillRect(0, y, W, ROW - 1);
       g.fillStyle = "#000";
       g.fillText(lane.name + " \u00b7 " + lane.samples + " samples", 3, y + ROW / 2);
+      charted.titles.push([y, lane.name + " \u00b7 " + lane.samples + " samples"]);
       charted.lanes.push([lane, y + ROW]);
       lane.rows.forEach(function (row, d) {
         var ry = y + (d + 1) * ROW, lastPx = -1;
@@ -755,6 +759,7 @@
           }
           lastPx = Math.floor(x + w);
           boxes++;
+          charted.boxes.push([bx, x, ry, w]);
           g.fillStyle = S.search && S.search.test(boxLabel(bx)) ? "rgb(220,40,220)" : D.funcs[bx.func][3];
           g.fillRect(x, ry, Math.max(w - 0.5, 0.5), ROW - 1);
           if (bx.func === S.select) {
@@ -1055,7 +1060,7 @@
     views[S.view][1](box);
     searchSummary();
     if (T && T.n === 1 && $("mine").checked) $("found").textContent = "no frame of the program's own files";
-    $("savesvg").style.display = PICTURES.indexOf(S.view) >= 0 ? "" : "none";
+    $("savesvg").style.display = PICTURES.indexOf(S.view) >= 0 || S.view === "chart" ? "" : "none";
     $("status").textContent = "drawn: " + S.view +
       (PICTURES.indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
       " in " + Math.round(performance.now() - began) + " ms";
@@ -1205,11 +1210,45 @@
     return String(text).replace(/&/g, "&amp;").replace(/[<]/g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
   }
 
+  /* One frame as an SVG group: its rectangle, its hover text as a title,
+   * its label where the picture has one. */
+  function svgFrame(x, y, w, fill, tip, label) {
+    var fits = Math.floor((w - 6) / 6.2);
+    if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
+    return '<g><rect x="' + x.toFixed(2) + '" y="' + y + '" width="' + Math.max(w - 0.5, 0.5).toFixed(2) +
+      '" height="' + (ROW - 1) + '" fill="' + fill + '"><title>' + xmlText(tip) + "<\/title><\/rect>" +
+      (w > 28 && label ? '<text x="' + (x + 3).toFixed(2) + '" y="' + (y + ROW / 2 + 4) + '">' +
+       xmlText(label) + "<\/text>" : "") + "<\/g>";
+  }
+
+  /* The stack chart as it is drawn: the time axis's labels, each lane's
+   * title and each box drawn (those under a pixel that the drawing left
+   * out are left out here too). */
+  function chartSvg(out) {
+    charted.ticks.forEach(function (t) {
+      out.push('<text x="' + (t[0] + 2).toFixed(2) + '" y="' + (ROW / 2 + 3) + '" fill="#666">' + xmlText(t[1]) + "<\/text>");
+    });
+    charted.titles.forEach(function (t) {
+      out.push('<rect x="0" y="' + t[0] + '" width="100%" height="' + (ROW - 1) + '" fill="#eee"/>');
+      out.push('<text x="3" y="' + (t[0] + ROW / 2 + 4) + '">' + xmlText(t[1]) + "<\/text>");
+    });
+    charted.boxes.forEach(function (b) {
+      var bx = b[0];
+      out.push(svgFrame(b[1], b[2], b[3], D.funcs[bx.func][3], boxLabel(bx) + "\n" + funcWhere(bx.func) +
+                        "\n" + fmtValue((bx.t1 - bx.t0) / 1e6) + ", " + bx.samples + " samples", boxLabel(bx)));
+    });
+  }
+
   /* What the canvas shows, frame for frame, as an SVG document. */
   function pictureSvg() {
     var c = $("chart"), W = parseFloat(c.style.width), H = parseFloat(c.style.height);
     var out = ['<svg xmlns="http://www.w3.org/2000/svg" width="' + W + '" height="' + H +
                '" font-family="sans-serif" font-size="11">'];
+    if (S.view === "chart" && charted) {
+      chartSvg(out);
+      out.push("<\/svg>\n");
+      return out.join("\n");
+    }
     drawn.forEach(function (f) {
       var i = f[0], title = "<title>" + xmlText(tipText(i)) + "<\/title>", shape;
       if (c.sunburst) {
@@ -1228,12 +1267,7 @@
                  (shape[1] === "c" ? "<\/circle>" : "<\/path>") + "<\/g>");
         return;
       }
-      var label = nodeLabel(i), fits = Math.floor((f[3] - 6) / 6.2);
-      if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
-      out.push('<g><rect x="' + f[1].toFixed(2) + '" y="' + f[2] + '" width="' + Math.max(f[3] - 0.5, 0.5).toFixed(2) +
-               '" height="' + (ROW - 1) + '" fill="' + colour(i) + '">' + title + "<\/rect>" +
-               (f[3] > 28 && label ? '<text x="' + (f[1] + 3).toFixed(2) + '" y="' + (f[2] + ROW / 2 + 4) + '">' +
-                xmlText(label) + "<\/text>" : "") + "<\/g>");
+      out.push(svgFrame(f[1], f[2], f[3], colour(i), tipText(i), nodeLabel(i)));
     });
     out.push("<\/svg>\n");
     return out.join("\n");

@@ -716,6 +716,31 @@ def test_stack_chart_counts_each_threads_samples(browser, screen_pages):
             [(k - 1, counts[k - 1])] if counts[k - 1] else [])
 
 
+def test_saved_stack_chart_svg_is_the_chart(browser, screen_pages, tmp_path):
+    """save SVG on the stack chart writes the chart: one frame per box it
+    drew (the count its status gives), each named as a box of the chart,
+    and each thread's lane title."""
+    import xml.etree.ElementTree as ET
+    page = screen_pages["threads.json"]
+    tab, drawn = chart(browser, page, "")
+    found = tab.evaluate("document.getElementById('found').textContent")
+    with tab.expect_download() as download:
+        tab.click("#savesvg")
+    path = tmp_path / "chart.svg"
+    download.value.save_as(str(path))
+    tab.close()
+    ns = "{http://www.w3.org/2000/svg}"
+    svg = ET.parse(str(path)).getroot()
+    frames = [g.find(ns + "rect") for g in svg.iter(ns + "g")]
+    count = int(re.search(r"(\d+) frames drawn", found).group(1))
+    assert len(frames) == count > 10, found
+    names = {bx["name"] for lane in drawn["lanes"] for bx in lane["boxes"]}
+    assert {f.find(ns + "title").text.split("\n")[0] for f in frames} <= names
+    texts = [t.text for t in svg.iter(ns + "text")]
+    for lane in drawn["lanes"]:
+        assert any(t and t.endswith("\u00b7 %d samples" % lane["samples"]) for t in texts), lane
+
+
 def test_stack_chart_shows_each_samples_stack(browser, phases_page):
     """Between a sample and its thread's next (when they are at most two
     periods apart: a longer gap is drawn empty), the chart's frames at each
