@@ -201,7 +201,9 @@ def test_page_header_shows_command_and_interpreter(browser, tmp_path):
     assert shlex.split(tooltip) == [sys.executable, "prog.py", "<b>bold</b>", long_arg]
     assert line.endswith("\u2026") and tooltip.startswith(line[:-1]) and len(line) < len(tooltip)
     interp, interp_tip = parts["interpreter"]
-    assert interp == "Python %s (%s)" % (me["version"].split()[0], me["executable"])
+    path = me["executable"]  # a path over 40 characters is cut, whole in the tooltip
+    shown = path if len(path) <= 40 else path[:39] + "\u2026"
+    assert interp == "Python %s (%s)" % (me["version"].split()[0], shown)
     assert interp_tip == me["executable"] + "\n" + me["version"]
     assert parts["start"][0].startswith("started ") and parts["start"][0].endswith(" UTC")
     assert parts["times"][0].startswith("wall ") and ", CPU " in parts["times"][0]

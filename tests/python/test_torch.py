@@ -543,14 +543,21 @@ def test_chrome_trace_keeps_its_budget(tmp_path):
     _doc, everything = trace_slices(full)
     ordered = sorted(everything, key=lambda e: (e["start"], -e["end"]))
     order = [e["name"] for e in ordered if e["cat"] == "torch"]
-    # A budget that ends halfway through the operators: the Python calls
-    # before the first one (imports) vary a little from run to run.
+    # A budget that ends halfway between the first operator and the end.
+    # The Python calls before the first operator (imports) vary from run
+    # to run (by hundreds in a fresh clone's first runs): when this run's
+    # came to more than the budget, it kept no operator, and the budget
+    # moves halfway into what this run made after it (at most twice).
     first = [i for i, e in enumerate(ordered) if e["cat"] == "torch"][0]
-    budget = first + len(order) // 2
-    out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
-    doc, slices = trace_slices(out)
-    assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
-    kept = [e["name"] for e, _up in enclosing(slices) if e["cat"] == "torch"]
+    budget = first + (len(ordered) - first) // 2
+    for _attempt in range(3):
+        out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
+        doc, slices = trace_slices(out)
+        assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
+        kept = [e["name"] for e, _up in enclosing(slices) if e["cat"] == "torch"]
+        if kept:
+            break
+        budget += doc["otherData"]["dropped"] // 2
     assert 0 < len(kept) < len(order) and kept == order[:len(kept)]
     dropped = doc["otherData"]["dropped"]
     assert dropped >= len(order) - len(kept)
