@@ -250,7 +250,12 @@ class _RunTool:
             return
         self.watcher._leave()
         if self.torch is not None:
-            for line in self.torch.stop():
+            try:
+                said = self.torch.stop()
+            except Exception as e:  # torch's own parts: say so, keep the calls
+                said = ["sonde: --torch: reading torch's recording failed (%s: %s): the "
+                        "profile has the Python calls only" % (type(e).__name__, e)]
+            for line in said:
                 self.folder.say(line)
         else:
             if "torch" not in _modules:

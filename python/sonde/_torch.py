@@ -49,6 +49,8 @@ class Session:
         from torch._C._profiler import (ProfilerActivity, ProfilerConfig, ProfilerState,
                                         _ExperimentalConfig)
         self.activities = {ProfilerActivity.CPU}
+        if _device_present(torch):  # the kernels, their time on the GPU, its memory
+            self.activities.add(ProfilerActivity.CUDA)
         # state, record_shapes, profile_memory, with_stack, with_flops,
         # with_modules, experimental: torch.profiler's defaults.
         self.config = ProfilerConfig(ProfilerState.KINETO, shapes, memory, False, False, False,
@@ -127,16 +129,20 @@ class Session:
         self.running = False
         self._unpatch()
         said = []
-        if self.handed is not None:
-            tids, names, starts, ends, mems = self.handed
+        ops = self.handed
+        if ops is not None:
             said.append("sonde: --torch: the program started its own torch.profiler, which "
                         "took torch's profiler over: sonde's operators end there")
         else:
-            tids, names, starts, ends, mems = _operators(
-                self.torch, self.torch.autograd._disable_profiler(), self.regions, self.shapes,
-                self.memory)
+            ops = _operators(self.torch, self.torch.autograd._disable_profiler(), self.regions,
+                             self.shapes, self.memory)
         n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
-            tids, names, starts, ends, self.shapes, self.max_events, mems)
+            ops.tids, ops.names, ops.starts, ops.ends, self.shapes, self.max_events, ops.mems,
+            ops.device_mems, ops.kernels)
+        if ops.unlaunched:
+            said.append("sonde: --torch: %d GPU kernels (%.3f ms on the GPU) were launched by "
+                        "no operator sonde recorded: placed under their thread"
+                        % (len(ops.unlaunched), sum(k[3] - k[2] for k in ops.unlaunched) / 1e6))
         if spans_full:
             said.append("sonde: --torch: the log of calls reached its cap (4 million calls "
                         "of 0.5 us or more); later operators are placed under their "
@@ -155,29 +161,79 @@ def dropped_line(kept, dropped, budget):
             "(--max-events %d): %d dropped" % (kept, kept + dropped, budget, dropped))
 
 
+class _Operators:
+    """What one recording holds, as _torch_place takes it: per operator
+    (and region) its thread, name, start and end (CLOCK_REALTIME ns), with
+    memory its net CPU and GPU bytes (else None); the GPU kernels beneath
+    the operators that launched them, each (operator index, name, start,
+    end, device, stream; the index -1 for one launched by no operator
+    recorded, also kept in `unlaunched`)."""
+
+    def __init__(self):
+        self.tids, self.names, self.starts, self.ends = [], [], [], []
+        self.mems = self.device_mems = None
+        self.kernels, self.unlaunched = [], []
+
+
+def _device_present(torch):
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:  # a broken CUDA install: profile the CPU side
+        return False
+
+
 def _operators(torch, result, regions, shapes, memory=False):
     """The CPU operators and regions key_averages() counts, less the
-    regions sonde recorded itself as frames (their names in `regions`):
-    four lists, and with memory a fifth (else None): each one's net CPU
-    bytes (_Memory).  With shapes, each name is followed by a space and the
-    input shapes as key_averages(group_by_input_shape=True) writes them."""
+    regions sonde recorded itself as frames (their names in `regions`),
+    and the GPU kernels each launched, joined as torch.profiler joins them
+    (a kernel's linked correlation id is its operator's correlation id).
+    With shapes, each name is followed by a space and the input shapes as
+    key_averages(group_by_input_shape=True) writes them."""
     from torch.autograd.profiler_util import _filter_name, _rewrite_name
-    cpu = torch._C._autograd.DeviceType.CPU
-    tids, names, starts, ends = [], [], [], []
+    types = torch._C._autograd.DeviceType
+    cpu = types.CPU
+    devices = _device_types(types)
+    ops = _Operators()
+    launcher = {}  # correlation id -> index of the operator with it
+    kernels = []
     events = result.events()
-    held = _Memory(torch, events) if memory else None
     for e in events:
         name = _name(e)
-        if (name is None or e.device_type() != cpu or _filter_name(name) or e.is_hidden_event()
-                or name == _MEMORY_EVENT or (name in regions and e.is_user_annotation())):
+        if name is None or _filter_name(name) or e.is_hidden_event() or name == _MEMORY_EVENT:
             continue
-        tids.append(e.device_resource_id())
+        if e.device_type() in devices:
+            kernels.append(e)
+            continue
+        if e.device_type() != cpu or (name in regions and e.is_user_annotation()):
+            continue
+        if e.linked_correlation_id() == 0:
+            launcher[e.correlation_id()] = len(ops.names)
+        ops.tids.append(e.device_resource_id())
         name = _rewrite_name(name, with_wildcard=True)
-        names.append("%s %s" % (name, e.shapes()) if shapes else name)
-        starts.append(e.start_ns())
-        ends.append(e.end_ns())
-    mems = [held.between(s, e) for s, e in zip(starts, ends)] if memory else None
-    return tids, names, starts, ends, mems
+        ops.names.append("%s %s" % (name, e.shapes()) if shapes else name)
+        ops.starts.append(e.start_ns())
+        ops.ends.append(e.end_ns())
+    for e in kernels:
+        kernel = (launcher.get(e.linked_correlation_id(), -1),
+                  _rewrite_name(_name(e), with_wildcard=True), e.start_ns(), e.end_ns(),
+                  e.device_index(), e.device_resource_id())
+        (ops.kernels if kernel[0] >= 0 else ops.unlaunched).append(kernel)
+    ops.kernels += ops.unlaunched  # the trace shows them all
+    if memory:
+        held = _Memory(events, {getattr(types, name) for name in ("CPU", "MKLDNN", "IDEEP")
+                                if hasattr(types, name)})
+        ops.mems = [held.between(s, e) for s, e in zip(ops.starts, ops.ends)]
+        held = _Memory(events, devices)
+        if held.stamps:
+            ops.device_mems = [held.between(s, e) for s, e in zip(ops.starts, ops.ends)]
+    return ops
+
+
+def _device_types(types):
+    """The device types whose events are kernels (and memory) of a GPU,
+    as torch.profiler counts them."""
+    return {getattr(types, name) for name in ("CUDA", "HIP", "XPU", "PrivateUse1")
+            if hasattr(types, name)}
 
 
 _MEMORY_EVENT = "[memory]"  # torch's name for an allocation or a release
@@ -191,18 +247,16 @@ def _name(e):
 
 
 class _Memory:
-    """The CPU allocator's events (profile_memory=True): an operator's
-    bytes are the sum of those stamped within its start and end, on any
-    thread, as torch.profiler's cpu_memory_usage is (its MemRecordsAcc)."""
+    """One allocator's events (profile_memory=True), those of the device
+    types given: an operator's bytes are the sum of those stamped within
+    its start and end, on any thread, as torch.profiler's cpu_memory_usage
+    and device_memory_usage are (its MemRecordsAcc)."""
 
-    def __init__(self, torch, events):
+    def __init__(self, events, devices):
         import bisect
         import itertools
-        types = torch._C._autograd.DeviceType
-        cpu = {getattr(types, name) for name in ("CPU", "MKLDNN", "IDEEP")
-               if hasattr(types, name)}
         records = sorted((e.start_ns(), e.nbytes()) for e in events
-                         if _name(e) == _MEMORY_EVENT and e.device_type() in cpu)
+                         if _name(e) == _MEMORY_EVENT and e.device_type() in devices)
         self.stamps = [stamp for stamp, _bytes in records]
         self.sums = [0] + list(itertools.accumulate(nbytes for _stamp, nbytes in records))
         self.left, self.right = bisect.bisect_left, bisect.bisect_right

@@ -131,10 +131,11 @@ int sonde_ops_place(sonde_profile *p, uint32_t root, sonde_span *spans, size_t n
             at[up].nkids = at[i].nkids;
             at[i].node = at[up].node;
             ops[i].node = SONDE_NO_NODE;
+            ops[i].home = at[i].node;
             continue;
         }
         at[i].node = add_op(p, up != NONE ? at[up].node : at[i].node, &ops[i]);
-        ops[i].node = at[i].node;
+        ops[i].node = ops[i].home = at[i].node;
         if (at[i].node == SONDE_NO_NODE)
             rc = -1;
     }

@@ -30,13 +30,17 @@ typedef struct sonde_span {
 /* One operator run, in the profile's ticks; func is a SONDE_FUNC_TORCH
  * function of the profile, `same` the same number for every run of one
  * operator whatever its input shapes (the string id of its plain name);
- * node is set by sonde_ops_place. */
+ * node and home are set by sonde_ops_place. */
 typedef struct sonde_op {
     uint64_t start, end;
     uint32_t func;
     uint32_t same;
     uint32_t node;
-    int64_t mem;   /* net CPU bytes allocated while it ran (--torch-memory) */
+    uint32_t home;       /* the node that holds what ran in it: node, or for one
+                          * not counted the node it runs in (its kernels go there) */
+    uint32_t id;         /* the caller's number for it (sonde_ops_place keeps it) */
+    int64_t mem;         /* net CPU bytes allocated while it ran (--torch-memory) */
+    int64_t device_mem;  /* the same of the GPU's allocator */
 } sonde_op;
 
 /* Places one thread's ops beneath its spans (both in any order: they are

@@ -32,25 +32,48 @@ void sonde_profile_free(sonde_profile *p)
     free(p->threads);
     free(p->events);
     free(p->slices);
-    free(p->cpu_mem);
+    free(p->device_tracks);
+    for (int i = 0; i < SONDE_NFIGURES; i++)
+        free(p->figure[i]);
     free(p->wide);
     free(p->mappings);
     sonde_about_clear(&p->about);
     memset(p, 0, sizeof *p);
 }
 
-int64_t *sonde_profile_cpu_mem(sonde_profile *p, uint32_t node)
+int64_t *sonde_profile_figure(sonde_profile *p, enum sonde_node_figure which, uint32_t node)
 {
-    if (node >= p->ncpu_mem) {
-        int64_t *grown = realloc(p->cpu_mem, (size_t)p->nnodes * sizeof *grown);
+    if (node >= p->nfigure[which]) {
+        int64_t *grown = realloc(p->figure[which], (size_t)p->nnodes * sizeof *grown);
         if (!grown)
             return NULL;
-        for (uint32_t i = p->ncpu_mem; i < p->nnodes; i++)
-            grown[i] = SONDE_NO_MEM;
-        p->cpu_mem = grown;
-        p->ncpu_mem = p->nnodes;
+        for (uint32_t i = p->nfigure[which]; i < p->nnodes; i++)
+            grown[i] = SONDE_NO_FIGURE;
+        p->figure[which] = grown;
+        p->nfigure[which] = p->nnodes;
     }
-    return &p->cpu_mem[node];
+    return &p->figure[which][node];
+}
+
+int64_t sonde_profile_device_track(sonde_profile *p, int64_t device, int64_t stream)
+{
+    for (uint32_t i = 0; i < p->ndevice_tracks; i++)
+        if (p->device_tracks[i].device == device && p->device_tracks[i].stream == stream)
+            return i;
+    sonde_device_track *grown = sonde_grow(p->device_tracks, &p->device_tracks_cap,
+                                           (size_t)p->ndevice_tracks + 1, sizeof *grown,
+                                           SONDE_SLICE_DEVICE - 1);
+    if (!grown)
+        return -1;
+    p->device_tracks = grown;
+    p->device_tracks[p->ndevice_tracks] = (sonde_device_track){ device, stream };
+    return p->ndevice_tracks++;
+}
+
+int64_t sonde_profile_figure_of(const sonde_profile *p, enum sonde_node_figure which,
+                                uint32_t node)
+{
+    return node < p->nfigure[which] ? p->figure[which][node] : SONDE_NO_FIGURE;
 }
 
 int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node)
@@ -369,7 +392,8 @@ int sonde_profile_merged_tree(const sonde_profile *p, int by_line, sonde_node **
 
 enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line)
 {
-    if (line == SONDE_TORCH_SHAPES_LINE && strcmp(file, SONDE_TORCH_FILE) == 0)
+    if ((line == SONDE_TORCH_SHAPES_LINE || line == SONDE_TORCH_KERNEL_LINE) &&
+        strcmp(file, SONDE_TORCH_FILE) == 0)
         return SONDE_FUNC_TORCH;
     if (line != 0)
         return SONDE_FUNC_PYTHON;

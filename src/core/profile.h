@@ -47,10 +47,15 @@ enum sonde_func_kind {
  * this line, and its name is the operator's, a space and the shapes as
  * torch writes them: "aten::addmm [[16, 10], [16, 64], [64, 10], [], []]". */
 #define SONDE_TORCH_SHAPES_LINE 1
+/* A GPU kernel (recorded when torch sees a CUDA device) has this line, and
+ * its node lies beneath the operator that launched it: its calls are its
+ * launches, its time on the CPU none, its time on the GPU a figure
+ * (SONDE_DEVICE_NS). */
+#define SONDE_TORCH_KERNEL_LINE 2
 
 /* The kind a (file, line) label names: "~" at line 0 is a C function,
- * "~torch" at line 0 or SONDE_TORCH_SHAPES_LINE a torch operator or
- * region, anything else Python code. */
+ * "~torch" at line 0, SONDE_TORCH_SHAPES_LINE or SONDE_TORCH_KERNEL_LINE a
+ * torch operator, region or kernel, anything else Python code. */
 enum sonde_func_kind sonde_func_kind_of(const char *file, int32_t line);
 /* The kind's name in sonde's JSON ("python", "c", "native", "torch"), and back
  * (an unknown name is Python code). */
@@ -108,16 +113,38 @@ typedef struct sonde_sample_event {
 } sonde_sample_event;
 
 /* One slice of a deterministic timeline (run --torch -f chrome): a call
- * or an operator of a thread, from start to end, nanoseconds since the
- * timeline began (core/timeline.h). */
+ * or an operator of a thread, or a GPU kernel on its device's stream,
+ * from start to end, nanoseconds since the timeline began
+ * (core/timeline.h). */
 typedef struct sonde_slice {
     uint64_t start_ns, end_ns;
-    uint32_t thread;
+    uint32_t thread;     /* a thread's index, or SONDE_SLICE_DEVICE | a device track's */
     uint32_t node;
 } sonde_slice;
 
+/* In sonde_slice.thread: the slice is a kernel on p->device_tracks[the rest]. */
+#define SONDE_SLICE_DEVICE 0x80000000u
+
+/* A GPU stream kernels ran on (a track of the timeline). */
+typedef struct sonde_device_track {
+    int64_t device;      /* the GPU's index */
+    int64_t stream;      /* the stream's id there */
+} sonde_device_track;
+
 /* Timelines stop growing past this many events (16 bytes each). */
 #define SONDE_MAX_SAMPLE_EVENTS (16u * 1024 * 1024)
+
+/* What torch recorded of a node beyond its time (sonde run --torch), each
+ * summed over the node's calls: */
+enum sonde_node_figure {
+    SONDE_CPU_MEM,    /* an operator's net CPU bytes allocated while it ran,
+                       * callees included (torch's cpu_memory_usage; --torch-memory) */
+    SONDE_DEVICE_MEM, /* the same of the GPU's allocator (device_memory_usage) */
+    SONDE_DEVICE_NS,  /* a GPU kernel's nanoseconds on the device (a node
+                       * SONDE_TORCH_KERNEL_LINE names, beneath the
+                       * operator that launched it) */
+    SONDE_NFIGURES
+};
 
 typedef struct sonde_profile {
     sonde_strtab strings;
@@ -146,12 +173,14 @@ typedef struct sonde_profile {
     size_t slices_cap;
     uint64_t slices_budget;       /* slices it keeps at most; 0: none kept */
     uint64_t slices_dropped;      /* slices left out for the budget */
-    /* --torch-memory: each node's net CPU bytes allocated while its
-     * operator ran, callees included (torch's cpu_memory_usage, summed over
-     * calls); SONDE_NO_MEM for a node that is no operator, and for nodes
-     * from ncpu_mem on; NULL when not recorded. */
-    int64_t *cpu_mem;
-    uint32_t ncpu_mem;
+    sonde_device_track *device_tracks; /* the GPU streams kernel slices ran on */
+    uint32_t ndevice_tracks;
+    size_t device_tracks_cap;
+    /* --torch: each node's figures beyond time (enum sonde_node_figure),
+     * one array a figure; SONDE_NO_FIGURE for a node without one, and for
+     * nodes from nfigure[which] on; NULL when the figure was not recorded. */
+    int64_t *figure[SONDE_NFIGURES];
+    uint32_t nfigure[SONDE_NFIGURES];
     int pid;                      /* the profiled process, 0 when unknown */
     sonde_about about;            /* what was profiled, how and when (about.h) */
     uint32_t *wide;               /* open addressing: children of wide nodes, 0 = empty */
@@ -161,7 +190,7 @@ typedef struct sonde_profile {
     size_t mappings_cap;
 } sonde_profile;
 
-#define SONDE_NO_MEM INT64_MIN
+#define SONDE_NO_FIGURE INT64_MIN
 
 /* Nodes with more children than this index them (see above). */
 #define SONDE_NARROW_CHILDREN 8
@@ -170,9 +199,16 @@ typedef struct sonde_profile {
 int sonde_profile_init(sonde_profile *p);
 void sonde_profile_free(sonde_profile *p);
 
-/* node's entry of cpu_mem (node < nnodes), the array made or grown to
- * every node with SONDE_NO_MEM entries; NULL on out of memory. */
-int64_t *sonde_profile_cpu_mem(sonde_profile *p, uint32_t node);
+/* node's entry of the figure (node < nnodes), its array made or grown to
+ * every node with SONDE_NO_FIGURE entries; NULL on out of memory. */
+int64_t *sonde_profile_figure(sonde_profile *p, enum sonde_node_figure which, uint32_t node);
+/* The track of a GPU's stream (made when new): its index in
+ * p->device_tracks, or -1 on out of memory. */
+int64_t sonde_profile_device_track(sonde_profile *p, int64_t device, int64_t stream);
+
+/* node's figure, SONDE_NO_FIGURE when it has none. */
+int64_t sonde_profile_figure_of(const sonde_profile *p, enum sonde_node_figure which,
+                                uint32_t node);
 
 /* The function with this label, created when new; SONDE_NO_FUNC on out of
  * memory.  Functions are identified by (file, line, name) as pstats does. */

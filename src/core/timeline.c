@@ -68,6 +68,42 @@ static int merge(sonde_profile *p, uint32_t thread, const sonde_span *spans, siz
     return 0;
 }
 
+/* Room for `take` more slices within twice the budget; 0, or -1. */
+static int make_room(sonde_profile *p, uint64_t take)
+{
+    sonde_slice *grown = sonde_grow(p->slices, &p->slices_cap, (size_t)(p->nslices + take),
+                                    sizeof *grown, (size_t)(2 * p->slices_budget));
+    if (!grown)
+        return -1;
+    p->slices = grown;
+    return 0;
+}
+
+/* Past the budget: the first slices of all by start kept, the rest counted. */
+static void keep_budget(sonde_profile *p)
+{
+    if (p->nslices > p->slices_budget) {
+        qsort(p->slices, (size_t)p->nslices, sizeof *p->slices, by_start);
+        p->slices_dropped += p->nslices - p->slices_budget;
+        p->nslices = p->slices_budget;
+    }
+}
+
+int sonde_timeline_add_kernels(sonde_profile *p, sonde_slice *kernels, size_t n)
+{
+    uint64_t budget = p->slices_budget, take = n < budget ? n : budget;
+    if (take == 0)
+        return 0;
+    if (make_room(p, take) < 0)
+        return -1;
+    qsort(kernels, n, sizeof *kernels, by_start);
+    for (uint64_t k = 0; k < take; k++)
+        p->slices[p->nslices++] = kernels[k];
+    p->slices_dropped += n - take;
+    keep_budget(p);
+    return 0;
+}
+
 int sonde_timeline_add(sonde_profile *p, uint32_t thread, const sonde_span *spans,
                        size_t nspans, const sonde_op *ops, size_t nops, uint64_t ticks0,
                        double ns_per_tick)
@@ -80,21 +116,14 @@ int sonde_timeline_add(sonde_profile *p, uint32_t thread, const sonde_span *span
     uint64_t take = usable < budget ? usable : budget;
     if (take == 0)
         return 0;
-    sonde_slice *grown = sonde_grow(p->slices, &p->slices_cap, (size_t)(p->nslices + take),
-                                    sizeof *grown, (size_t)(2 * budget));
-    if (!grown)
+    if (make_room(p, take) < 0)
         return -1;
-    p->slices = grown;
     uint64_t before = p->nslices;
     if (merge(p, thread, spans, nspans, ops, nops, take, ticks0, ns_per_tick) < 0) {
         p->nslices = before;
         return -1;
     }
     p->slices_dropped += usable - take;
-    if (p->nslices > budget) {
-        qsort(p->slices, (size_t)p->nslices, sizeof *p->slices, by_start);
-        p->slices_dropped += p->nslices - budget;
-        p->nslices = budget;
-    }
+    keep_budget(p);
     return 0;
 }

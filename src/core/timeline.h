@@ -2,7 +2,8 @@
  *
  * A tracer that logs its calls as spans, and the operators placed beneath
  * them (ops.h), make a timeline: each thread's calls and operators as
- * slices, nested as they ran (sonde run --torch -f chrome).  Of all
+ * slices, nested as they ran, and the GPU kernels the operators launched
+ * on their streams' tracks (sonde run --torch -f chrome).  Of all
  * threads together it keeps the first p->slices_budget slices by start
  * time and counts the others in p->slices_dropped.  The slices a thread
  * keeps are a prefix of its own in start order, so each slice kept has
@@ -31,5 +32,11 @@
 int sonde_timeline_add(sonde_profile *p, uint32_t thread, const sonde_span *spans,
                        size_t nspans, const sonde_op *ops, size_t nops, uint64_t ticks0,
                        double ns_per_tick);
+
+/* Adds GPU kernels' slices (each's thread SONDE_SLICE_DEVICE | its
+ * track, times in nanoseconds since the timeline began; sorted here) to
+ * p's timeline within its budget, as sonde_timeline_add adds a thread's.
+ * 0, or -1 on out of memory (the timeline keeps what it had). */
+int sonde_timeline_add_kernels(sonde_profile *p, sonde_slice *kernels, size_t n);
 
 #endif

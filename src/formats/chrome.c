@@ -3,8 +3,9 @@
  *
  * Slices (sonde run --torch, core/timeline.h) are complete events ("X"),
  * calls in category "python" and operators in "torch", nested on their
- * thread's track as they ran; otherData says how many the budget kept and
- * how many it dropped.
+ * thread's track as they ran, and GPU kernels in "kernel" on their
+ * stream's; otherData says how many the budget kept and how many it
+ * dropped.
  *
  * Each thread's samples are replayed in time order: frames that leave the
  * stack between two samples end ("E") at the later sample's time, frames
@@ -80,7 +81,34 @@ static void put_slice(sonde_buf *b, const sonde_profile *p, const sonde_slice *s
     sonde_buf_putc(b, '}');
 }
 
-/* A deterministic profile's slices, each thread named first. */
+/* A GPU kernel's slice on its stream's track: process "GPU N" (the
+ * device's index as its pid, as torch.profiler's traces have it), thread
+ * "stream S". */
+static void put_kernel(sonde_buf *b, const sonde_profile *p, const sonde_slice *sl)
+{
+    const sonde_device_track *track = &p->device_tracks[sl->thread & ~SONDE_SLICE_DEVICE];
+    sonde_buf_puts(b, ",\n {\"name\": ");
+    sonde_buf_json_str(b, sonde_profile_str(p, p->funcs[p->nodes[sl->node].func].qualname));
+    sonde_buf_printf(b, ", \"cat\": \"kernel\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
+                     "\"pid\": %lld, \"tid\": %lld}", (double)sl->start_ns / 1000.0,
+                     (double)(sl->end_ns - sl->start_ns) / 1000.0, (long long)track->device,
+                     (long long)track->stream);
+}
+
+static void put_track_names(sonde_buf *b, const sonde_device_track *track, int *first)
+{
+    sonde_buf_puts(b, *first ? "\n " : ",\n ");
+    *first = 0;
+    sonde_buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %lld, "
+                     "\"args\": {\"name\": \"GPU %lld\"}}", (long long)track->device,
+                     (long long)track->device);
+    sonde_buf_printf(b, ",\n {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %lld, "
+                     "\"tid\": %lld, \"args\": {\"name\": \"stream %lld\"}}",
+                     (long long)track->device, (long long)track->stream,
+                     (long long)track->stream);
+}
+
+/* A deterministic profile's slices, each thread and stream named first. */
 static int write_slices(sonde_buf *b, const sonde_profile *p)
 {
     int first = 1;
@@ -90,9 +118,18 @@ static int write_slices(sonde_buf *b, const sonde_profile *p)
                      (unsigned long long)p->nslices, (unsigned long long)p->slices_dropped);
     for (uint32_t t = 0; t < p->nthreads; t++)
         put_thread_name(b, p, &p->threads[t], &first);
-    for (uint64_t i = 0; i < p->nslices; i++)
-        if (p->slices[i].node < p->nnodes && p->slices[i].thread < p->nthreads)
-            put_slice(b, p, &p->slices[i]);
+    for (uint32_t t = 0; t < p->ndevice_tracks; t++)
+        put_track_names(b, &p->device_tracks[t], &first);
+    for (uint64_t i = 0; i < p->nslices; i++) {
+        const sonde_slice *sl = &p->slices[i];
+        if (sl->node >= p->nnodes)
+            continue;
+        if (sl->thread < p->nthreads)
+            put_slice(b, p, sl);
+        else if ((sl->thread & SONDE_SLICE_DEVICE) &&
+                 (sl->thread & ~SONDE_SLICE_DEVICE) < p->ndevice_tracks)
+            put_kernel(b, p, sl);
+    }
     sonde_buf_puts(b, "]}\n");
     return sonde_buf_ok(b) ? 0 : -1;
 }

@@ -5,7 +5,9 @@
  *  "functions": [{"name", "qualname", "file", "line", "kind"}],
  *  "threads": [{"ident", "native_id", "name", "root"}],
  *  "nodes": [[function, parent, calls, total, self(, line)], ...],
- *  ("torch_memory": [[node, bytes], ...], with --torch-memory)
+ *  ("torch_memory": [[node, bytes], ...], with --torch-memory; with a GPU
+ *   "torch_device_memory" likewise, and "torch_device_ns": [[node, ns], ...],
+ *   each GPU kernel's time on the device)
  *  ("timeline": {"capped": BOOL, "threads": [{"t_ns": [...], "nodes": [...]}]},
  *   a sampled profile's samples in time order, one entry per thread)
  *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
@@ -17,6 +19,7 @@
 #include "doc.h"
 #include "format.h"
 #include "json_about.h"
+#include "json_profile.h"
 
 static void put_functions(sonde_buf *b, const sonde_profile *p)
 {
@@ -67,20 +70,23 @@ static void put_nodes(sonde_buf *b, const sonde_profile *p)
     sonde_buf_puts(b, "],\n");
 }
 
-/* Each operator node's net CPU bytes (cpu_mem), when recorded. */
-static void put_memory(sonde_buf *b, const sonde_profile *p)
+/* Each figure recorded: the nodes that have it, with it. */
+static void put_figures(sonde_buf *b, const sonde_profile *p)
 {
-    if (!p->cpu_mem)
-        return;
-    sonde_buf_puts(b, "\"torch_memory\": [");
-    int first = 1;
-    for (uint32_t i = 0; i < p->ncpu_mem && i < p->nnodes; i++) {
-        if (p->cpu_mem[i] == SONDE_NO_MEM)
+    for (int which = 0; which < SONDE_NFIGURES; which++) {
+        if (!p->figure[which])
             continue;
-        sonde_buf_printf(b, "%s[%u, %lld]", first ? "" : ", ", i, (long long)p->cpu_mem[i]);
-        first = 0;
+        sonde_buf_printf(b, "\"%s\": [", sonde_json_figure_keys[which]);
+        int first = 1;
+        for (uint32_t i = 0; i < p->nfigure[which] && i < p->nnodes; i++) {
+            if (p->figure[which][i] == SONDE_NO_FIGURE)
+                continue;
+            sonde_buf_printf(b, "%s[%u, %lld]", first ? "" : ", ", i,
+                             (long long)p->figure[which][i]);
+            first = 0;
+        }
+        sonde_buf_puts(b, "],\n");
     }
-    sonde_buf_puts(b, "],\n");
 }
 
 /* The timeline of a sampled profile: for each thread (as "threads" lists
@@ -194,7 +200,7 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
     put_functions(b, p);
     put_threads(b, p);
     put_nodes(b, p);
-    put_memory(b, p);
+    put_figures(b, p);
     if (p->sample_rate > 0)
         put_timeline(b, p);
     put_stats(b, s);

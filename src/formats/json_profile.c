@@ -52,32 +52,52 @@ static int read_functions(const sonde_jtree *t, const sonde_jval *fs, sonde_prof
     return 0;
 }
 
-/* "torch_memory" (absent, or [[node, bytes], ...]) into p->cpu_mem, the
- * file's nodes found in p through at (nnodes of them).  0, or -1. */
-static int read_memory(const sonde_jtree *t, const sonde_jval *mem, const uint32_t *at,
-                       uint32_t nnodes, sonde_profile *p, char *err, size_t errlen)
+/* A figure's list (absent, or [[node, value], ...], under key) into p's
+ * figure, the file's nodes found in p through at (nnodes of them).  0, or
+ * -1. */
+static int read_figure(const sonde_jtree *t, const sonde_jval *list, const char *key,
+                       enum sonde_node_figure which, const uint32_t *at, uint32_t nnodes,
+                       sonde_profile *p, char *err, size_t errlen)
 {
-    if (!mem)
+    if (!list)
         return 0;
-    for (uint32_t i = 0; i < (mem->type == SONDE_J_ARR ? mem->len : 0); i++) {
-        const sonde_jval *e = sonde_json_item(t, mem, i);
-        double node = item_num(t, e, 0), bytes = item_num(t, e, 1);
+    for (uint32_t i = 0; i < (list->type == SONDE_J_ARR ? list->len : 0); i++) {
+        const sonde_jval *e = sonde_json_item(t, list, i);
+        double node = item_num(t, e, 0), value = item_num(t, e, 1);
         if (e->type != SONDE_J_ARR || e->len != 2 ||
             !(node >= 1 && node < nnodes && at[(uint32_t)node]) ||
-            !(bytes >= -9e18 && bytes <= 9e18)) {
-            snprintf(err, errlen, "\"torch_memory\" entry %u names no node or no byte count", i);
+            !(value >= -9e18 && value <= 9e18)) {
+            snprintf(err, errlen, "\"%s\" entry %u names no node or no number", key, i);
             return -1;
         }
-        int64_t *m = sonde_profile_cpu_mem(p, at[(uint32_t)node]);
+        int64_t *m = sonde_profile_figure(p, which, at[(uint32_t)node]);
         if (!m) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
-        *m = (*m == SONDE_NO_MEM ? 0 : *m) + (int64_t)bytes;
+        *m = (*m == SONDE_NO_FIGURE ? 0 : *m) + (int64_t)value;
     }
-    if (mem->type != SONDE_J_ARR) {
-        snprintf(err, errlen, "\"torch_memory\" is not a list");
+    if (list->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "\"%s\" is not a list", key);
         return -1;
+    }
+    return 0;
+}
+
+const char *const sonde_json_figure_keys[SONDE_NFIGURES] = {
+    [SONDE_CPU_MEM] = "torch_memory", [SONDE_DEVICE_MEM] = "torch_device_memory",
+    [SONDE_DEVICE_NS] = "torch_device_ns",
+};
+
+/* The figures of torch's nodes.  0, or -1. */
+static int read_figures(const sonde_jtree *t, const sonde_jval *root, const uint32_t *at,
+                        uint32_t nnodes, sonde_profile *p, char *err, size_t errlen)
+{
+    for (int which = 0; which < SONDE_NFIGURES; which++) {
+        const char *key = sonde_json_figure_keys[which];
+        if (read_figure(t, sonde_json_get(t, root, key), key, (enum sonde_node_figure)which, at,
+                        nnodes, p, err, errlen) < 0)
+            return -1;
     }
     return 0;
 }
@@ -237,8 +257,7 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         p->nodes[k].self += sonde_num_to_count(self * ticks_per_second + 0.5);
     }
     if (rc == 0)
-        rc = read_memory(t, sonde_json_get(t, root, "torch_memory"), at, nodes->len, p, err,
-                         errlen);
+        rc = read_figures(t, root, at, nodes->len, p, err, errlen);
     if (rc == 0)
         rc = read_timeline(t, sonde_json_get(t, root, "timeline"), at, nodes->len, p, err,
                            errlen);

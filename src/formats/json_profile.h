@@ -9,6 +9,10 @@
 #include "../core/stats.h"
 #include "json_read.h"
 
+/* The keys under which a profile's node figures are written (json.c) and
+ * read, by enum sonde_node_figure; constant. */
+extern const char *const sonde_json_figure_keys[SONDE_NFIGURES];
+
 /* 1 when t is a sonde run/record JSON profile ("mode": "run"). */
 int sonde_json_profile_is(const sonde_jtree *t);
 

@@ -10,7 +10,8 @@
 #include "../formats/load.h"
 #include "table.h"
 
-enum ops_key { BY_TOTAL, BY_SELF, BY_CALLS, BY_AVG, BY_NAME };
+enum ops_key { BY_TOTAL, BY_SELF, BY_CALLS, BY_AVG, BY_NAME, BY_DEVICE_TOTAL, BY_DEVICE_SELF,
+               BY_DEVICE_AVG, BY_MEM, BY_SELF_MEM, BY_DEVICE_MEM, BY_SELF_DEVICE_MEM };
 
 /* Sort keys: torch's names and pstats' (read-only table). */
 static const struct {
@@ -21,6 +22,13 @@ static const struct {
     { "self_cpu_time_total", BY_SELF }, { "tottime", BY_SELF },
     { "count", BY_CALLS }, { "ncalls", BY_CALLS }, { "calls", BY_CALLS },
     { "cpu_time", BY_AVG }, { "name", BY_NAME },
+    { "cuda_time_total", BY_DEVICE_TOTAL }, { "device_time_total", BY_DEVICE_TOTAL },
+    { "self_cuda_time_total", BY_DEVICE_SELF }, { "self_device_time_total", BY_DEVICE_SELF },
+    { "cuda_time", BY_DEVICE_AVG }, { "device_time", BY_DEVICE_AVG },
+    { "cpu_memory_usage", BY_MEM }, { "self_cpu_memory_usage", BY_SELF_MEM },
+    { "cuda_memory_usage", BY_DEVICE_MEM }, { "device_memory_usage", BY_DEVICE_MEM },
+    { "self_cuda_memory_usage", BY_SELF_DEVICE_MEM },
+    { "self_device_memory_usage", BY_SELF_DEVICE_MEM },
 };
 
 static int find_key(const char *name)
@@ -33,20 +41,25 @@ static int find_key(const char *name)
 
 int sonde_ops_sort_known(const char *key) { return find_key(key) >= 0; }
 
-/* One row: an operator (and, by caller, the Python function above it);
- * func is its first function (of its shapes, by shape). */
+/* One row: an operator, region or GPU kernel (and, by caller, the Python
+ * function above it); func is its first function (of its shapes, by
+ * shape). */
 typedef struct op_row {
     uint32_t func;
     uint32_t caller;    /* SONDE_NO_FUNC when not split by caller */
     uint64_t calls;
-    double self, total; /* seconds */
+    double self, total; /* seconds on the CPU */
+    double device_self, device_total; /* seconds on the GPU */
     int64_t mem, self_mem; /* net CPU bytes (--torch-memory) */
+    int64_t device_mem, self_device_mem; /* net GPU bytes */
 } op_row;
 
 typedef struct rows {
     const sonde_profile *p;
-    int64_t *below; /* per node, with memory: the bytes of the nearest
-                     * torch nodes beneath it */
+    /* per node, for each figure the profile has: the sum of the figures
+     * of the nearest torch nodes beneath it */
+    int64_t *below[SONDE_NFIGURES];
+    int64_t *kernels; /* per node, with GPU time: its kernels' (children's) */
     int by_shape;
     op_row *row;
     size_t n, cap;
@@ -84,45 +97,74 @@ static op_row *row_for(rows *r, uint32_t func, uint32_t caller)
     return &r->row[r->n++];
 }
 
-static int64_t mem_of(const sonde_profile *p, uint32_t n)
+static int is_kernel(const sonde_profile *p, uint32_t func)
 {
-    return n < p->ncpu_mem ? p->cpu_mem[n] : SONDE_NO_MEM;
+    return p->funcs[func].kind == SONDE_FUNC_TORCH && p->funcs[func].line == SONDE_TORCH_KERNEL_LINE;
 }
 
-/* A torch node's bytes, its callees' included: an operator's own figure,
- * a region's (which has none) that of the torch nodes beneath it. */
-static int64_t node_mem(const rows *r, uint32_t n)
+/* A torch node's figure, its callees' included: its own (an operator's
+ * bytes, a kernel's time), else (a region's bytes, an operator's GPU time)
+ * that of the torch nodes beneath it. */
+static int64_t node_figure(const rows *r, enum sonde_node_figure which, uint32_t n)
 {
-    int64_t m = mem_of(r->p, n);
-    return m == SONDE_NO_MEM ? r->below[n] : m;
+    int64_t m = sonde_profile_figure_of(r->p, which, n);
+    return m == SONDE_NO_FIGURE ? r->below[which][n] : m;
 }
 
-/* r->below, when the profile has memory: children come after their
- * parents, so one pass from the last node up adds each to its parent.
- * 0, or -1 on out of memory. */
+static void free_rows(rows *r)
+{
+    for (int which = 0; which < SONDE_NFIGURES; which++)
+        free(r->below[which]);
+    free(r->kernels);
+    free(r->row);
+}
+
+/* r->below for each figure the profile has, and r->kernels: children
+ * come after their parents, so one pass from the last node up adds each
+ * to its parent.  0, or -1 on out of memory. */
 static int find_below(rows *r, const sonde_profile *p)
 {
-    if (!p->cpu_mem)
-        return 0;
-    r->below = calloc(p->nnodes ? p->nnodes : 1, sizeof *r->below);
-    if (!r->below)
+    size_t n = p->nnodes ? p->nnodes : 1;
+    for (int which = 0; which < SONDE_NFIGURES; which++)
+        if (p->figure[which] && !(r->below[which] = calloc(n, sizeof *r->below[which])))
+            return -1;
+    if (p->figure[SONDE_DEVICE_NS] && !(r->kernels = calloc(n, sizeof *r->kernels)))
         return -1;
-    for (uint32_t n = p->nnodes; n-- > 1;) {
-        const sonde_node *node = &p->nodes[n];
-        if (node->parent == SONDE_NO_NODE || node->parent >= n)
+    for (uint32_t i = p->nnodes; i-- > 1;) {
+        const sonde_node *node = &p->nodes[i];
+        if (node->parent == SONDE_NO_NODE || node->parent >= i)
             continue;
         int torch = node->func != SONDE_NO_FUNC && p->funcs[node->func].kind == SONDE_FUNC_TORCH;
-        r->below[node->parent] += torch ? node_mem(r, n) : r->below[n];
+        for (int which = 0; which < SONDE_NFIGURES; which++)
+            if (r->below[which])
+                r->below[which][node->parent] +=
+                    torch ? node_figure(r, (enum sonde_node_figure)which, i) : r->below[which][i];
+        if (r->kernels && torch && is_kernel(p, node->func))
+            r->kernels[node->parent] += node_figure(r, SONDE_DEVICE_NS, i);
     }
     return 0;
 }
 
-static void add_mem(const rows *r, op_row *row, uint32_t n)
+/* Node n's figures into its row: each figure's whole, and its own part
+ * (its bytes less those beneath; an operator's GPU time, that of its
+ * kernels). */
+static void add_figures(const rows *r, op_row *row, uint32_t n)
 {
-    if (!r->below)
-        return;
-    row->mem += node_mem(r, n);
-    row->self_mem += node_mem(r, n) - r->below[n];
+    if (r->below[SONDE_CPU_MEM]) {
+        row->mem += node_figure(r, SONDE_CPU_MEM, n);
+        row->self_mem += node_figure(r, SONDE_CPU_MEM, n) - r->below[SONDE_CPU_MEM][n];
+    }
+    if (r->below[SONDE_DEVICE_MEM]) {
+        row->device_mem += node_figure(r, SONDE_DEVICE_MEM, n);
+        row->self_device_mem += node_figure(r, SONDE_DEVICE_MEM, n) -
+                                r->below[SONDE_DEVICE_MEM][n];
+    }
+    if (r->kernels) {
+        double total = (double)node_figure(r, SONDE_DEVICE_NS, n) * 1e-9;
+        row->device_total += total;
+        row->device_self += is_kernel(r->p, r->p->nodes[n].func) ? total
+                                                                 : (double)r->kernels[n] * 1e-9;
+    }
 }
 
 static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
@@ -138,14 +180,15 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
         row->self += fs->tottime;
         row->total += fs->cumtime;
     }
-    for (uint32_t n = 1; r->below && n < p->nnodes; n++) {
+    int figures = r->kernels || r->below[SONDE_CPU_MEM] || r->below[SONDE_DEVICE_MEM];
+    for (uint32_t n = 1; figures && n < p->nnodes; n++) {
         uint32_t f = p->nodes[n].func;
         if (f == SONDE_NO_FUNC || p->funcs[f].kind != SONDE_FUNC_TORCH)
             continue;
         op_row *row = row_for(r, f, SONDE_NO_FUNC);
         if (!row)
             return -1;
-        add_mem(r, row, n);
+        add_figures(r, row, n);
     }
     return 0;
 }
@@ -176,7 +219,7 @@ static int from_tree(rows *r, const sonde_profile *p)
         if (!row)
             return -1;
         row->calls += node->calls;
-        add_mem(r, row, n);
+        add_figures(r, row, n);
         row->self += (double)node->self * p->seconds_per_tick;
         if (!nested)
             row->total += (double)node->total * p->seconds_per_tick;
@@ -203,6 +246,18 @@ static int compare_rows(const void *pa, const void *pb, void *context)
     case BY_AVG:
         c = cmp_num(a->calls ? a->total / (double)a->calls : 0,
                     b->calls ? b->total / (double)b->calls : 0);
+        break;
+    case BY_DEVICE_TOTAL: c = cmp_num(a->device_total, b->device_total); break;
+    case BY_DEVICE_SELF: c = cmp_num(a->device_self, b->device_self); break;
+    case BY_DEVICE_AVG:
+        c = cmp_num(a->calls ? a->device_total / (double)a->calls : 0,
+                    b->calls ? b->device_total / (double)b->calls : 0);
+        break;
+    case BY_MEM: c = cmp_num((double)a->mem, (double)b->mem); break;
+    case BY_SELF_MEM: c = cmp_num((double)a->self_mem, (double)b->self_mem); break;
+    case BY_DEVICE_MEM: c = cmp_num((double)a->device_mem, (double)b->device_mem); break;
+    case BY_SELF_DEVICE_MEM:
+        c = cmp_num((double)a->self_device_mem, (double)b->self_device_mem);
         break;
     case BY_NAME:
         c = strcmp(sonde_profile_str(st->p, st->p->funcs[a->func].name),
@@ -277,17 +332,73 @@ static void put_memory(sonde_buf *b, int64_t bytes)
     sonde_buf_printf(b, "%12s  ", text);
 }
 
-/* The columns, memory's (with --torch-memory) before the calls. */
-static const char *const headers[] = { "Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                       "CPU time avg", "CPU Mem", "Self CPU Mem",
-                                       "# of Calls" };
-#define NHEADERS ((int)(sizeof headers / sizeof *headers))
-#define MEM_COLUMN 5
+/* The columns after the name, torch.profiler's: those of GPU time (when
+ * a GPU kernel was recorded) and of memory (--torch-memory; the GPU's
+ * when its allocator was recorded) between CPU time's and the calls. */
+enum ops_column {
+    COL_SELF_PCT, COL_SELF, COL_TOTAL_PCT, COL_TOTAL, COL_AVG,
+    COL_DEVICE_SELF, COL_DEVICE_SELF_PCT, COL_DEVICE_TOTAL, COL_DEVICE_AVG,
+    COL_MEM, COL_SELF_MEM, COL_DEVICE_MEM, COL_SELF_DEVICE_MEM, COL_CALLS, NCOLUMNS
+};
+static const char *const headers[NCOLUMNS] = {
+    "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg",
+    "Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg",
+    "CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem", "# of Calls",
+};
 
-static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, size_t n,
-                      const sonde_ops_opts *o, double self_total, int memory)
+/* Which columns a table of r shows. */
+static void pick_columns(const rows *r, int shown[NCOLUMNS])
 {
-    int columns = memory ? NHEADERS : NHEADERS - 2;
+    for (int c = 0; c < NCOLUMNS; c++)
+        shown[c] = c <= COL_AVG || c == COL_CALLS ||
+                   (c <= COL_DEVICE_AVG && r->kernels) ||
+                   ((c == COL_MEM || c == COL_SELF_MEM) && r->below[SONDE_CPU_MEM]) ||
+                   ((c == COL_DEVICE_MEM || c == COL_SELF_DEVICE_MEM) &&
+                    r->below[SONDE_DEVICE_MEM]);
+}
+
+static void put_percent(sonde_buf *b, double part, double whole)
+{
+    sonde_buf_printf(b, "%11.2f%%  ", whole > 0 ? part * 100.0 / whole : 0);
+}
+
+/* One row's cells after its name. */
+static void put_cells(sonde_buf *b, const op_row *r, const int shown[NCOLUMNS], double self_total,
+                      double device_self_total)
+{
+    for (int c = 0; c < NCOLUMNS; c++) {
+        if (!shown[c])
+            continue;
+        switch ((enum ops_column)c) {
+        case COL_SELF_PCT: put_percent(b, r->self, self_total); break;
+        case COL_SELF: put_time(b, r->self, 12); break;
+        case COL_TOTAL_PCT: put_percent(b, r->total, self_total); break;
+        case COL_TOTAL: put_time(b, r->total, 12); break;
+        case COL_AVG: put_time(b, r->calls ? r->total / (double)r->calls : 0, 12); break;
+        case COL_DEVICE_SELF: put_time(b, r->device_self, 12); break;
+        case COL_DEVICE_SELF_PCT: put_percent(b, r->device_self, device_self_total); break;
+        case COL_DEVICE_TOTAL: put_time(b, r->device_total, 12); break;
+        case COL_DEVICE_AVG:
+            put_time(b, r->calls ? r->device_total / (double)r->calls : 0, 12);
+            break;
+        case COL_MEM: put_memory(b, r->mem); break;
+        case COL_SELF_MEM: put_memory(b, r->self_mem); break;
+        case COL_DEVICE_MEM: put_memory(b, r->device_mem); break;
+        case COL_SELF_DEVICE_MEM: put_memory(b, r->self_device_mem); break;
+        case COL_CALLS: sonde_buf_printf(b, "%12llu  ", (unsigned long long)r->calls); break;
+        case NCOLUMNS: break;
+        }
+    }
+}
+
+static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n,
+                      const sonde_ops_opts *o, double self_total, double device_self_total)
+{
+    const sonde_profile *p = all->p;
+    int shown[NCOLUMNS], columns = 0;
+    pick_columns(all, shown);
+    for (int c = 0; c < NCOLUMNS; c++)
+        columns += shown[c];
     int width = 4, shapes_width = o->by_shape ? 12 : 0;
     for (size_t i = 0; i < n; i++) {
         int w = (int)name_len(p, row[i].func);
@@ -297,35 +408,26 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
     }
     put_rule(b, width, columns, shapes_width);
     sonde_buf_printf(b, "%*s", width, "Name");
-    for (int c = 0; c < NHEADERS; c++)
-        if (memory || c < MEM_COLUMN || c > MEM_COLUMN + 1)
+    for (int c = 0; c < NCOLUMNS; c++)
+        if (shown[c])
             sonde_buf_printf(b, "  %12s", headers[c]);
     if (o->by_shape)
         sonde_buf_printf(b, "  %*s", shapes_width, "Input Shapes");
     sonde_buf_puts(b, o->by_caller ? "  Python caller\n" : "  \n");
     put_rule(b, width, columns, shapes_width);
-    double scale = self_total > 0 ? 100.0 / self_total : 0;
     for (size_t i = 0; i < n; i++) {
         const op_row *r = &row[i];
         const char *name = sonde_profile_str(p, p->funcs[r->func].name);
         size_t len = name_len(p, r->func);
-        char *shown = strndup(name, len);
+        char *named = strndup(name, len);
         sonde_buf_printf(b, "%*s", width - (int)len, "");
-        if (shown)
-            sonde_buf_text_str(b, shown);
+        if (named)
+            sonde_buf_text_str(b, named);
         else
             b->oom = 1;
-        free(shown);
-        sonde_buf_printf(b, "  %11.2f%%  ", r->self * scale);
-        put_time(b, r->self, 12);
-        sonde_buf_printf(b, "%11.2f%%  ", r->total * scale);
-        put_time(b, r->total, 12);
-        put_time(b, r->calls ? r->total / (double)r->calls : 0, 12);
-        if (memory) {
-            put_memory(b, r->mem);
-            put_memory(b, r->self_mem);
-        }
-        sonde_buf_printf(b, "%12llu  ", (unsigned long long)r->calls);
+        free(named);
+        sonde_buf_puts(b, "  ");
+        put_cells(b, r, shown, self_total, device_self_total);
         if (o->by_shape) /* a region, or an operator recorded without shapes: [] */
             sonde_buf_printf(b, "%*s  ", shapes_width, shapes_of(p, r->func));
         if (r->caller != SONDE_NO_FUNC) {
@@ -343,6 +445,10 @@ static void put_table(sonde_buf *b, const sonde_profile *p, const op_row *row, s
     char text[64];
     format_time(text, sizeof text, self_total);
     sonde_buf_printf(b, "Self CPU time total: %s\n", text);
+    if (shown[COL_DEVICE_SELF]) {
+        format_time(text, sizeof text, device_self_total);
+        sonde_buf_printf(b, "Self CUDA time total: %s\n", text);
+    }
 }
 
 int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
@@ -351,7 +457,9 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
     int key = find_key(o->sort);
     if (key < 0) {
         snprintf(err, errlen, "unknown sort key '%s' for --ops (use cpu_time_total, "
-                 "self_cpu_time_total, count, cpu_time or name)", o->sort);
+                 "self_cpu_time_total, count, cpu_time, name, cuda_time_total, "
+                 "self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage, "
+                 "cuda_memory_usage or self_cuda_memory_usage)", o->sort);
         return -1;
     }
     if (o->by_caller && !sonde_load_has_tree(p)) {
@@ -369,25 +477,27 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
     }
     rows r = { .p = p, .by_shape = o->by_shape };
     if (find_below(&r, p) < 0 || (o->by_caller ? from_tree(&r, p) : from_stats(&r, p, s)) < 0) {
-        free(r.row);
-        free(r.below);
+        free_rows(&r);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (r.n == 0) {
-        free(r.below);
+        free_rows(&r);
         snprintf(err, errlen, "no PyTorch operators in this profile (record them with "
                  "sonde run --torch)");
         return -1;
     }
-    double self_total = 0;
-    for (size_t i = 0; i < r.n; i++)
+    /* the percentages' wholes: the CPU's self times, the GPU's kernels' */
+    double self_total = 0, device_self_total = 0;
+    for (size_t i = 0; i < r.n; i++) {
         self_total += r.row[i].self;
+        if (is_kernel(p, r.row[i].func))
+            device_self_total += r.row[i].device_self;
+    }
     sorter st = { p, (enum ops_key)key };
     qsort_r(r.row, r.n, sizeof *r.row, compare_rows, &st);
     size_t n = o->limit > 0 && (size_t)o->limit < r.n ? (size_t)o->limit : r.n;
-    put_table(b, p, r.row, n, o, self_total, r.below != NULL);
-    free(r.row);
-    free(r.below);
+    put_table(b, &r, r.row, n, o, self_total, device_self_total);
+    free_rows(&r);
     return 0;
 }

@@ -234,12 +234,11 @@ static PyObject *profiler_torch_begin(profiler_object *self, PyObject *unused)
 
 static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
-    PyObject *tids, *names, *starts, *ends;
+    torch_input in = { .mems = Py_None, .device_mems = Py_None, .kernels = Py_None };
     int shapes = 0;
-    PyObject *mems = Py_None;
     unsigned long long budget = 0;
-    if (!PyArg_ParseTuple(args, "OOOO|pKO:_torch_place", &tids, &names, &starts, &ends, &shapes,
-                          &budget, &mems) ||
+    if (!PyArg_ParseTuple(args, "OOOO|pKOOO:_torch_place", &in.tids, &in.names, &in.starts,
+                          &in.ends, &shapes, &budget, &in.mems, &in.device_mems, &in.kernels) ||
         !check_ready(self))
         return NULL;
     if (budget > SONDE_MAX_SLICES) {
@@ -251,7 +250,7 @@ static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "disable the profiler before placing operators");
         return NULL;
     }
-    return torch_ops_place(&self->t, tids, names, starts, ends, mems, shapes, budget);
+    return torch_ops_place(&self->t, &in, shapes, budget);
 }
 
 static PyObject *profiler_region(profiler_object *self, PyObject *name, int enter)
@@ -308,10 +307,12 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                                "Log calls as spans from now on, for _torch_place." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
                                "_torch_place(tids, names, starts_ns, ends_ns, shapes=False, "
-                               "budget=0, mems=None): operators into the tree beneath the calls that "
-                               "ran them, and with a budget a timeline of at most that many "
-                               "calls and operators (write(path, 'chrome')), with mems "
-                               "each one's net CPU bytes; returns "
+                               "budget=0, mems=None, device_mems=None, kernels=None): "
+                               "operators into the tree beneath the calls that ran them, "
+                               "kernels beneath their operators, and with a budget a "
+                               "timeline of at most that many slices (write(path, "
+                               "'chrome')); mems and device_mems each operator's net CPU "
+                               "and GPU bytes; returns "
                                "(operators, top-level, placed beneath a call, spans_full, "
                                "slices kept, slices dropped)." },
     [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,

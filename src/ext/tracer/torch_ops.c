@@ -47,17 +47,41 @@ static tracer_thread *thread_of(tracer *t, unsigned long long tid)
     return begun;
 }
 
+/* A list of n items, or None when may_be_none: whether it is one. */
+static int list_of(PyObject *list, Py_ssize_t n, int may_be_none)
+{
+    if (list == Py_None)
+        return may_be_none;
+    return PyList_Check(list) && PyList_GET_SIZE(list) == n;
+}
+
+/* An int item of a list that may be None (then 0). */
+static long long item_or_zero(PyObject *list, Py_ssize_t i)
+{
+    return list == Py_None ? 0 : PyLong_AsLongLong(PyList_GET_ITEM(list, i));
+}
+
+/* The torch function of this name and line; SONDE_NO_FUNC with an
+ * exception on out of memory. */
+static uint32_t torch_func(tracer *t, const char *name, int32_t line)
+{
+    uint32_t f = sonde_profile_func(&t->profile, SONDE_TORCH_FILE, line, name, name,
+                                    SONDE_FUNC_TORCH);
+    if (f == SONDE_NO_FUNC)
+        PyErr_NoMemory();
+    return f;
+}
+
 /* The operators of the input, converted, in *ops (malloc'd), with each
  * one's thread in *threads.  0, or -1 with an exception. */
-static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                    PyObject *ends, PyObject *mems, int shapes, sonde_op **ops,
+static int read_ops(tracer *t, const torch_input *in, int shapes, sonde_op **ops,
                     tracer_thread ***threads, Py_ssize_t *n, double *ns_per_tick)
 {
-    *n = PyList_Check(tids) ? PyList_GET_SIZE(tids) : -1;
-    if (*n < 0 || !PyList_Check(names) || !PyList_Check(starts) || !PyList_Check(ends) ||
-        PyList_GET_SIZE(names) != *n || PyList_GET_SIZE(starts) != *n ||
-        PyList_GET_SIZE(ends) != *n ||
-        (mems != Py_None && (!PyList_Check(mems) || PyList_GET_SIZE(mems) != *n))) {
+    *n = PyList_Check(in->tids) ? PyList_GET_SIZE(in->tids) : -1;
+    if (*n < 0 || !list_of(in->names, *n, 0) || !list_of(in->starts, *n, 0) ||
+        !list_of(in->ends, *n, 0) || !list_of(in->mems, *n, 1) ||
+        !list_of(in->device_mems, *n, 1) ||
+        (in->kernels != Py_None && !PyList_Check(in->kernels))) {
         PyErr_SetString(PyExc_TypeError, "_torch_place: lists of one length expected");
         return -1;
     }
@@ -74,18 +98,18 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
         return -1;
     }
     for (Py_ssize_t i = 0; i < *n; i++) {
-        unsigned long long tid = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(tids, i));
-        long long start = PyLong_AsLongLong(PyList_GET_ITEM(starts, i));
-        long long end = PyLong_AsLongLong(PyList_GET_ITEM(ends, i));
-        long long mem = mems == Py_None ? 0 : PyLong_AsLongLong(PyList_GET_ITEM(mems, i));
-        const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(names, i));
+        unsigned long long tid = PyLong_AsUnsignedLongLong(PyList_GET_ITEM(in->tids, i));
+        long long start = PyLong_AsLongLong(PyList_GET_ITEM(in->starts, i));
+        long long end = PyLong_AsLongLong(PyList_GET_ITEM(in->ends, i));
+        long long mem = item_or_zero(in->mems, i), device_mem = item_or_zero(in->device_mems, i);
+        const char *name = PyUnicode_AsUTF8(PyList_GET_ITEM(in->names, i));
         if (PyErr_Occurred())
             return -1;
-        int32_t line = shapes ? SONDE_TORCH_SHAPES_LINE : 0;
-        uint32_t f = sonde_profile_func(&t->profile, SONDE_TORCH_FILE, line, name, name,
-                                        SONDE_FUNC_TORCH);
-        int64_t same = f == SONDE_NO_FUNC ? -1 : sonde_strtab_intern(
-            &t->profile.strings, name, sonde_torch_name_len(&t->profile.funcs[f], name));
+        uint32_t f = torch_func(t, name, shapes ? SONDE_TORCH_SHAPES_LINE : 0);
+        if (f == SONDE_NO_FUNC)
+            return -1;
+        int64_t same = sonde_strtab_intern(&t->profile.strings, name,
+                                           sonde_torch_name_len(&t->profile.funcs[f], name));
         if (same < 0) {
             PyErr_NoMemory();
             return -1;
@@ -94,33 +118,43 @@ static int read_ops(tracer *t, PyObject *tids, PyObject *names, PyObject *starts
         double length = (double)(end > start ? end - start : 0) * per_ns;
         uint64_t s = (uint64_t)((double)t->span_ticks0 + from0);
         (*ops)[i] = (sonde_op){ .start = s, .end = s + (uint64_t)length, .func = f,
-                                .same = (uint32_t)same, .mem = mem };
+                                .same = (uint32_t)same, .id = (uint32_t)i, .mem = mem,
+                                .device_mem = device_mem };
         (*threads)[i] = thread_of(t, tid);
     }
     return 0;
 }
 
-/* Adds each placed operator's bytes to its node's (cpu_mem).  0, or -1. */
-static int add_memory(sonde_profile *p, const sonde_op *ops, size_t n)
+/* Adds to a node's figure (made when new).  0, or -1. */
+static int add_figure(sonde_profile *p, enum sonde_node_figure which, uint32_t node,
+                      int64_t value)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (ops[i].node == SONDE_NO_NODE)
-            continue;
-        int64_t *m = sonde_profile_cpu_mem(p, ops[i].node);
-        if (!m)
+    int64_t *m = sonde_profile_figure(p, which, node);
+    if (!m)
+        return -1;
+    *m = (*m == SONDE_NO_FIGURE ? 0 : *m) + value;
+    return 0;
+}
+
+/* Adds each placed operator's bytes to its node's figures.  0, or -1. */
+static int add_memory(sonde_profile *p, const sonde_op *ops, size_t n, int device)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ops[i].node != SONDE_NO_NODE &&
+            (add_figure(p, SONDE_CPU_MEM, ops[i].node, ops[i].mem) < 0 ||
+             (device && add_figure(p, SONDE_DEVICE_MEM, ops[i].node, ops[i].device_mem) < 0)))
             return -1;
-        *m = (*m == SONDE_NO_MEM ? 0 : *m) + ops[i].mem;
-    }
     return 0;
 }
 
 /* Places the operators of each thread in turn (those of th are gathered
  * into the front of `mine`), with their memory when it was recorded, and
  * adds its calls and operators to the profile's timeline when it keeps
- * one.  0, or -1 on out of memory. */
-static int place_all(tracer *t, sonde_op *ops, tracer_thread **threads, Py_ssize_t n,
-                     sonde_op *mine, int memory, double ns_per_tick, size_t *top,
-                     size_t *placed)
+ * one; home[i] is then the node operator i's kernels go beneath.  0, or
+ * -1 on out of memory. */
+static int place_all(tracer *t, const torch_input *in, sonde_op *ops, tracer_thread **threads,
+                     Py_ssize_t n, sonde_op *mine, uint32_t *home, double ns_per_tick,
+                     size_t *top, size_t *placed)
 {
     for (tracer_thread *th = t->threads; th; th = th->next) {
         size_t k = 0;
@@ -131,12 +165,83 @@ static int place_all(tracer *t, sonde_op *ops, tracer_thread **threads, Py_ssize
             continue;
         if (sonde_ops_place(&t->profile, th->root, th->spans, th->nspans, mine, k, top,
                             placed) < 0 ||
-            (memory && add_memory(&t->profile, mine, k) < 0) ||
+            (in->mems != Py_None &&
+             add_memory(&t->profile, mine, k, in->device_mems != Py_None) < 0) ||
             sonde_timeline_add(&t->profile, th->index, th->spans, th->nspans, mine, k,
                                t->span_ticks0, ns_per_tick) < 0)
             return -1;
+        for (size_t j = 0; j < k; j++)
+            home[mine[j].id] = mine[j].home;
     }
     return 0;
+}
+
+/* One kernel of the input: beneath its operator's home (else the root of
+ * the thread that began recording), its launch counted and its time on
+ * the GPU added; with a timeline, its slice into *slice.  1 when placed,
+ * 0 when there is nowhere to place it, -1 with an exception. */
+static int place_kernel(tracer *t, PyObject *item, const uint32_t *home, Py_ssize_t n,
+                        sonde_slice *slice)
+{
+    Py_ssize_t op;
+    const char *name;
+    long long start, end, device, stream;
+    if (!PyTuple_Check(item) ||
+        !PyArg_ParseTuple(item, "nsLLLL", &op, &name, &start, &end, &device, &stream)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "_torch_place: a kernel is a tuple (operator, "
+                            "name, start, end, device, stream)");
+        return -1;
+    }
+    uint32_t under = op >= 0 && op < n ? home[op] : SONDE_NO_NODE;
+    tracer_thread *begun = thread_of(t, t->span_native);
+    if (under == SONDE_NO_NODE && begun)
+        under = begun->root;
+    uint32_t f = torch_func(t, name, SONDE_TORCH_KERNEL_LINE);
+    if (f == SONDE_NO_FUNC)
+        return -1;
+    if (under == SONDE_NO_NODE)
+        return 0;
+    sonde_profile *p = &t->profile;
+    uint32_t node = sonde_profile_child_for(p, under, f, 0);
+    int64_t track = node == SONDE_NO_NODE ? -1 : sonde_profile_device_track(p, device, stream);
+    if (track < 0 || add_figure(p, SONDE_DEVICE_NS, node, end > start ? end - start : 0) < 0) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    p->nodes[node].calls++;
+    uint64_t from = start > t->span_realtime0 ? (uint64_t)(start - t->span_realtime0) : 0;
+    uint64_t to = end > t->span_realtime0 ? (uint64_t)(end - t->span_realtime0) : 0;
+    *slice = (sonde_slice){ .start_ns = from, .end_ns = to > from ? to : from,
+                            .thread = SONDE_SLICE_DEVICE | (uint32_t)track, .node = node };
+    return 1;
+}
+
+/* The input's kernels, placed, and with a timeline their slices.  0, or
+ * -1 with an exception. */
+static int place_kernels(tracer *t, const torch_input *in, const uint32_t *home, Py_ssize_t n)
+{
+    if (in->kernels == Py_None)
+        return 0;
+    Py_ssize_t nk = PyList_GET_SIZE(in->kernels);
+    sonde_slice *slices = malloc(((size_t)nk + 1) * sizeof *slices);
+    if (!slices) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    size_t kept = 0;
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < nk && rc >= 0; i++) {
+        rc = place_kernel(t, PyList_GET_ITEM(in->kernels, i), home, n, &slices[kept]);
+        kept += rc > 0;
+    }
+    if (rc >= 0 && t->profile.slices_budget &&
+        sonde_timeline_add_kernels(&t->profile, slices, kept) < 0) {
+        PyErr_NoMemory();
+        rc = -1;
+    }
+    free(slices);
+    return rc < 0 ? -1 : 0;
 }
 
 static void free_spans(tracer *t)
@@ -150,11 +255,11 @@ static void free_spans(tracer *t)
     t->spans_on = 0;
 }
 
-PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends, PyObject *mems, int shapes, uint64_t budget)
+PyObject *torch_ops_place(tracer *t, const torch_input *in, int shapes, uint64_t budget)
 {
     sonde_op *ops = NULL, *mine = NULL;
     tracer_thread **threads = NULL;
+    uint32_t *home = NULL;
     Py_ssize_t n = 0;
     size_t top = 0, placed = 0;
     double ns_per_tick = 1.0;
@@ -164,19 +269,22 @@ PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *
     p->slices_budget = budget;
     if (budget && !p->pid)
         p->pid = (int)getpid(); /* the trace's process */
-    if (read_ops(t, tids, names, starts, ends, mems, shapes, &ops, &threads, &n,
-                 &ns_per_tick) == 0) {
+    if (read_ops(t, in, shapes, &ops, &threads, &n, &ns_per_tick) == 0) {
         mine = malloc(((size_t)n + 1) * sizeof *mine);
-        if (!mine || place_all(t, ops, threads, n, mine, mems != Py_None, ns_per_tick, &top,
-                               &placed) < 0)
+        home = malloc(((size_t)n + 1) * sizeof *home);
+        for (Py_ssize_t i = 0; home && i < n; i++)
+            home[i] = SONDE_NO_NODE;
+        if (!mine || !home ||
+            place_all(t, in, ops, threads, n, mine, home, ns_per_tick, &top, &placed) < 0)
             PyErr_NoMemory();
-        else
+        else if (place_kernels(t, in, home, n) == 0)
             r = Py_BuildValue("(nnniKK)", n, (Py_ssize_t)top, (Py_ssize_t)placed,
                               t->spans_full, (unsigned long long)p->nslices,
                               (unsigned long long)p->slices_dropped);
     }
     free(ops);
     free(mine);
+    free(home);
     free(threads);
     free_spans(t);
     return r;

@@ -13,19 +13,30 @@
 /* Starts logging spans; notes the clocks and the calling thread. */
 void torch_ops_begin(tracer *t);
 
-/* Places operators given as four equal-length lists: the native thread
- * id each ran on, its name (with shapes: then a space and its input
- * shapes, see SONDE_TORCH_SHAPES_LINE), and its start and end in
- * CLOCK_REALTIME nanoseconds (torch's _KinetoEvent.start_ns / end_ns).
- * mems, a fifth such list or None, holds each one's net CPU bytes
- * (--torch-memory: they go to the profile's cpu_mem).
- * With a budget, the calls and operators also become the profile's
- * timeline, at most budget slices (core/timeline.h).  Stops logging spans
- * and frees them.  Returns (operators, top-level operators, of which
- * placed beneath a call, spans_full, slices kept, slices dropped), or
- * NULL with an exception. */
-PyObject *torch_ops_place(tracer *t, PyObject *tids, PyObject *names, PyObject *starts,
-                          PyObject *ends, PyObject *mems, int shapes, uint64_t budget);
+/* What torch recorded, as _torch.py's _Operators holds it.  Four lists
+ * of one length, an item an operator: the native thread id each ran on,
+ * its name (with shapes: then a space and its input shapes, see
+ * SONDE_TORCH_SHAPES_LINE), its start and end in CLOCK_REALTIME
+ * nanoseconds (torch's _KinetoEvent.start_ns / end_ns); mems and
+ * device_mems, such lists or None, each one's net CPU and GPU bytes
+ * (--torch-memory: the profile's SONDE_CPU_MEM and SONDE_DEVICE_MEM
+ * figures); kernels, a list or None, the GPU kernels, each a tuple (the
+ * index of the operator that launched it or -1, name, start, end, device,
+ * stream). */
+typedef struct torch_input {
+    PyObject *tids, *names, *starts, *ends;
+    PyObject *mems, *device_mems;
+    PyObject *kernels;
+} torch_input;
+
+/* Places the operators, and each kernel beneath the operator that
+ * launched it (one with none under the thread that began recording).
+ * With a budget, the calls, operators and kernels also become the
+ * profile's timeline, at most budget slices (core/timeline.h).  Stops
+ * logging spans and frees them.  Returns (operators, top-level operators,
+ * of which placed beneath a call, spans_full, slices kept, slices
+ * dropped), or NULL with an exception. */
+PyObject *torch_ops_place(tracer *t, const torch_input *in, int shapes, uint64_t budget);
 
 /* record_function regions as frames of the calling thread's stack, so
  * that the calls made inside a region become its children.  enter: the
