@@ -1,11 +1,11 @@
 """A check for a machine with a CUDA GPU (run by hand on a lent one; CI
 never runs it): a small CNN trained on the GPU, profiled by `sonde run
---torch` and by torch.profiler in turn.  The names and call counts must
-equal torch.profiler's with CPU activity (what sonde records); a second
-reference with CPU and CUDA activity shows what torch saw on the GPU
-(kernels, CUDA time, and the CUDA runtime's own events), which sonde does
-not record yet, printed for the record.  Prints PASS or FAIL lines; exit status 1 on a
-FAIL.
+--torch` and by torch.profiler (CPU and CUDA activity) in turn.  The CPU
+operators' names and counts, and each GPU kernel's launches, must equal
+torch.profiler's; the operators with GPU time must be the same, and the
+whole GPU time within a fifth of torch's (two runs: kernel times vary);
+the Chrome trace must hold every kernel on a GPU track.  Prints PASS or
+FAIL lines; exit status 1 on a FAIL.
 
     python3 tests/gpu/torch_cuda_check.py [SONDE]   (default build/bin/sonde)
 """
@@ -44,19 +44,15 @@ def body():
 def main():
     # sonde --torch records from the end of `import torch` on: the
     # reference profiles the same span, everything after the import.
-    if sys.argv[1] in ("reference", "reference-cuda"):
+    if sys.argv[1] == "reference":
         from torch.profiler import profile, ProfilerActivity
-        activities = [ProfilerActivity.CPU]
-        if sys.argv[1] == "reference-cuda":
-            activities.append(ProfilerActivity.CUDA)
-        with profile(activities=activities) as prof:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             body()
         rows = []
         for e in prof.key_averages():
             rows.append({"name": e.key, "count": e.count,
                          "device": str(getattr(e, "device_type", "")),
-                         "cuda_us": getattr(e, "self_device_time_total",
-                                            getattr(e, "self_cuda_time_total", 0))})
+                         "cuda_us": e.self_device_time_total})
         with open(sys.argv[2], "w") as f:
             json.dump(rows, f)
     else:
@@ -64,6 +60,21 @@ def main():
 
 main()
 '''
+
+
+def kernels_of(doc):
+    """sonde's JSON: {kernel name: launches}, {operator: self GPU us}."""
+    launches, busy = {}, {}
+    device_ns = dict(doc.get("torch_device_ns", []))
+    for i, node in enumerate(doc["nodes"][1:], 1):
+        fn = doc["functions"][node[0]] if node[0] >= 0 else None
+        if fn and fn["kind"] == "torch" and fn["line"] == 2:
+            launches[fn["name"]] = launches.get(fn["name"], 0) + node[2]
+            up = doc["nodes"][node[1]][0]
+            if up >= 0:
+                name = doc["functions"][up]["name"]
+                busy[name] = busy.get(name, 0) + device_ns.get(i, 0) / 1e3
+    return launches, busy
 
 
 def main():
@@ -79,41 +90,65 @@ def main():
     prog = os.path.join(tmp, "cnn_cuda.py")
     with open(prog, "w") as f:
         f.write(PROGRAM)
-    refs = {}
-    for mode in ("reference", "reference-cuda"):
-        path = os.path.join(tmp, mode + ".json")
-        subprocess.run([sys.executable, prog, mode, path], check=True)
-        with open(path) as f:
-            refs[mode] = json.load(f)
-    cpu = {r["name"]: r["count"] for r in refs["reference"]}
-    gpu = [r for r in refs["reference-cuda"] if r["cuda_us"]]
+    path = os.path.join(tmp, "reference.json")
+    subprocess.run([sys.executable, prog, "reference", path], check=True)
+    with open(path) as f:
+        ref = json.load(f)
+    cuda = [r for r in ref if "CUDA" in r["device"]]
+    cpu = {r["name"]: r["count"] for r in ref if "CUDA" not in r["device"]}
+    want_kernels = {r["name"]: r["count"] for r in cuda}
+    want_busy = {r["name"]: r["cuda_us"] for r in ref if "CUDA" not in r["device"] and r["cuda_us"]}
     prof = os.path.join(tmp, "sonde.json")
+    trace = os.path.join(tmp, "sonde.trace.json")
     env = dict(os.environ, SONDE_PYTHON=sys.executable)
-    run = subprocess.run([sonde, "run", "--torch", "-f", "json", "-o", prof, prog, "plain"],
-                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True)
-    print(run.stderr[-3000:])
-    if run.returncode != 0:
-        print("FAIL sonde run --torch exited %d" % run.returncode)
-        return 1
+    for fmt, out in (("json", prof), ("chrome", trace)):
+        run = subprocess.run([sonde, "run", "--torch", "-f", fmt, "-o", out, prog, "plain"],
+                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        print(run.stderr[-1500:])
+        if run.returncode != 0:
+            print("FAIL sonde run --torch -f %s exited %d" % (fmt, run.returncode))
+            return 1
     with open(prof) as f:
         doc = json.load(f)
     got = {}
     for node in doc["nodes"][1:]:
         fn = doc["functions"][node[0]] if node[0] >= 0 else None
-        if fn and fn["kind"] == "torch":
+        if fn and fn["kind"] == "torch" and fn["line"] != 2:
             got[fn["name"]] = got.get(fn["name"], 0) + node[2]
-    same = {k for k in cpu if got.get(k) == cpu[k]}
+    failed = 0
     differ = sorted(k for k in set(cpu) | set(got) if got.get(k) != cpu.get(k))
-    print("%s CPU-side operators: %d named by torch.profiler, %d by sonde, %d with equal counts"
-          % ("PASS" if not differ else "FAIL", len(cpu), len(got), len(same)))
+    failed += report(not differ, "CPU-side operators: %d named by torch.profiler, %d by sonde"
+                     % (len(cpu), len(got)), differ, cpu, got)
+    launches, busy = kernels_of(doc)
+    differ = sorted(k for k in set(want_kernels) | set(launches)
+                    if launches.get(k) != want_kernels.get(k))
+    failed += report(not differ, "GPU kernels: %d kinds, %d launches by torch.profiler, %d kinds "
+                     "by sonde" % (len(want_kernels), sum(want_kernels.values()), len(launches)),
+                     differ, want_kernels, launches)
+    total, want_total = sum(busy.values()), sum(want_busy.values())
+    same = set(busy) == set(want_busy) and abs(total - want_total) <= 0.2 * want_total
+    failed += report(same, "operators with GPU time: %d (torch %d); GPU time %.0f us (torch "
+                     "%.0f us)" % (len(busy), len(want_busy), total, want_total),
+                     sorted(set(busy) ^ set(want_busy)), want_busy, busy)
+    with open(trace) as f:
+        events = json.load(f)["traceEvents"]
+    on_track = sum(1 for e in events if e.get("cat") == "kernel")
+    failed += report(on_track == sum(want_kernels.values()), "kernels on the trace's GPU "
+                     "tracks: %d (torch launched %d)" % (on_track, sum(want_kernels.values())),
+                     [], {}, {})
+    table = subprocess.run([sonde, "report", prof, "--ops", "-l", "12", "-s",
+                            "self_cuda_time_total"], stdout=subprocess.PIPE,
+                           universal_newlines=True)
+    print(table.stdout)
+    return 1 if failed else 0
+
+
+def report(ok, what, differ, want, got):
+    print("%s %s" % ("PASS" if ok else "FAIL", what))
     for k in differ[:20]:
-        print("   %-50s torch %s, sonde %s" % (k, cpu.get(k), got.get(k)))
-    print("INFO torch.profiler saw %d rows with CUDA time (%.0f us in all); sonde records no "
-          "CUDA activity yet" % (len(gpu), sum(r["cuda_us"] for r in gpu)))
-    for r in sorted(gpu, key=lambda r: -r["cuda_us"])[:8]:
-        print("   %-60s %8.0f us x%d" % (r["name"][:60], r["cuda_us"], r["count"]))
-    return 0 if not differ else 1
+        print("   %-60s torch %s, sonde %s" % (k[:60], want.get(k), got.get(k)))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
