@@ -43,14 +43,17 @@ static void test_placement(void)
     uint32_t sum = op_func(&p, "aten::sum", &s_sum), add = op_func(&p, "aten::add", &s_add);
     sonde_op ops[] = {
         /* in work's first call: mm [110, 300) with sum [150, 200) in it */
-        { 150, 200, sum, s_sum, 0, 0 }, { 110, 300, mm, s_mm, 0, 0 },
+        { .start = 150, .end = 200, .func = sum, .same = s_sum },
+        { .start = 110, .end = 300, .func = mm, .same = s_mm },
         /* in work's second: mean [510, 700) > mean [520, 690) (its only
          * child, of its name: not counted) > sum [530, 600) */
-        { 520, 690, mean, s_mean, 0, 0 }, { 530, 600, sum, s_sum, 0, 0 }, { 510, 700, mean, s_mean, 0, 0 },
+        { .start = 520, .end = 690, .func = mean, .same = s_mean, .id = 2 },
+        { .start = 530, .end = 600, .func = sum, .same = s_sum },
+        { .start = 510, .end = 700, .func = mean, .same = s_mean, .id = 4 },
         /* in main itself, between the calls of work: add [420, 480) */
-        { 420, 480, add, s_add, 0, 0 },
+        { .start = 420, .end = 480, .func = add, .same = s_add },
         /* after main: under the thread */
-        { 1100, 1150, add, s_add, 0, 0 },
+        { .start = 1100, .end = 1150, .func = add, .same = s_add },
     };
     size_t top = 0, placed = 0;
     check(sonde_ops_place(&p, root, spans, 3, ops, sizeof ops / sizeof *ops, &top, &placed) == 0,
@@ -61,6 +64,12 @@ static void test_placement(void)
     check(ops[0].node != SONDE_NO_NODE && ops[0].node == child(&p, nwork, mm), "mm's node");
     check_u64(ops[4].start, 520);
     check(ops[4].node == SONDE_NO_NODE, "the duplicate mean has no node");
+    /* what ran in it (its kernels) goes to the mean holding it, which
+     * keeps its own node; each keeps the caller's number */
+    check_u64(ops[4].id, 2);
+    check_u64(ops[3].id, 4);
+    check(ops[3].node != SONDE_NO_NODE && ops[4].home == ops[3].node &&
+          ops[3].home == ops[3].node && ops[0].home == ops[0].node, "homes");
     check_u64(placed, 3);
     uint32_t n_mm = child(&p, nwork, mm), n_mean = child(&p, nwork, mean);
     check(n_mm != SONDE_NO_NODE && n_mean != SONDE_NO_NODE, "operators beneath work");

@@ -31,7 +31,8 @@ static void test_budget(void)
      * outlasts it (cut at 1000), then a call [1200, 1300).  Ticks are
      * 2 ns each from tick 50. */
     sonde_span spans0[] = { { 100, 1000, node }, { 1200, 1300, node } };
-    sonde_op ops0[] = { { 150, 1100, f, 0, node, 0 }, { 160, 170, f, 0, SONDE_NO_NODE, 0 } };
+    sonde_op ops0[] = { { .start = 150, .end = 1100, .func = f, .node = node },
+                        { .start = 160, .end = 170, .func = f, .node = SONDE_NO_NODE } };
     check(sonde_timeline_add(&p, 0, spans0, 2, ops0, 2, 50, 2.0) == 0, "thread 0");
     check_u64(p.nslices, 3);
     check_u64(p.slices_dropped, 0);
@@ -53,7 +54,38 @@ static void test_budget(void)
     sonde_profile_free(&p);
 }
 
+/* GPU kernels share the budget: with a thread's slices at 100-400 ns and
+ * kernels at 50, 250 and 900 ns (given out of order), a budget of 4
+ * keeps the first four of all by start. */
+static void test_kernels(void)
+{
+    sonde_profile p;
+    check(sonde_profile_init(&p) == 0, "init");
+    int64_t t = sonde_profile_add_thread(&p, 1, 1, "main");
+    uint32_t f = sonde_profile_func(&p, "a.py", 1, "f", "f", SONDE_FUNC_PYTHON);
+    uint32_t node = sonde_profile_child_for(&p, p.threads[t].root, f, 0);
+    p.slices_budget = 4;
+    sonde_span spans[] = { { 100, 200, node }, { 300, 400, node } };
+    check(sonde_timeline_add(&p, 0, spans, 2, NULL, 0, 0, 1.0) == 0, "thread");
+    int64_t track = sonde_profile_device_track(&p, 0, 7);
+    check(track == 0 && sonde_profile_device_track(&p, 0, 7) == 0 &&
+          sonde_profile_device_track(&p, 1, 7) == 1, "one track a device and stream");
+    uint32_t on = SONDE_SLICE_DEVICE | (uint32_t)track;
+    sonde_slice kernels[] = { { 900, 950, on, node }, { 50, 60, on, node }, { 250, 270, on, node } };
+    check(sonde_timeline_add_kernels(&p, kernels, 3) == 0, "kernels");
+    check_u64(p.nslices, 4);
+    check_u64(p.slices_dropped, 1);
+    uint64_t starts[8], ends[8];
+    check_u64(kept_on(&p, on, starts, ends), 2);
+    check_u64(starts[0], 50);
+    check_u64(starts[1], 250);
+    check_u64(ends[1], 270);
+    check_u64(kept_on(&p, 0, starts, ends), 2);
+    sonde_profile_free(&p);
+}
+
 void test_timeline(void)
 {
     test_budget();
+    test_kernels();
 }
