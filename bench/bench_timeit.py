@@ -11,7 +11,7 @@ which runs in one process, over its 5 repeats, so its width is blind to
 what differs between processes).  Each measurement is repeated --reps
 times, tools in rotating order; the table shows medians.
 
-  python bench/bench_timeit.py [--reps N] [--sonde build/bin/sonde]
+  python bench/bench_timeit.py [--reps N] [--sonde build/bin/sonde] [--tools sonde,pyperf]
 """
 
 import argparse
@@ -85,6 +85,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--sonde", default=os.path.join(ROOT, "build", "bin", "sonde"))
+    ap.add_argument("--tools", help="the tools to run, comma-separated (default: all six)")
     args = ap.parse_args()
     tools = [
         ("sonde", lambda s, t, d: run_sonde(args.sonde, s, t, [], d)),
@@ -94,6 +95,13 @@ def main():
         ("pyperf --fast", lambda s, t, d: run_pyperf(s, t, True, d)),
         ("timeit", lambda s, t, d: run_stdlib(s, t, d)),
     ]
+    if args.tools:
+        wanted = args.tools.split(",")
+        unknown = set(wanted) - {name for name, _ in tools}
+        if unknown:
+            ap.error("unknown tools %s (known: %s)" % (", ".join(sorted(unknown)),
+                                                       ", ".join(name for name, _ in tools)))
+        tools = [tool for tool in tools if tool[0] in wanted]
     with open("/proc/loadavg") as f:
         load = f.read().split()[0]
     print("python %s, %d CPUs, load average %s, %d repetitions, medians"

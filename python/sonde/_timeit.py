@@ -35,8 +35,8 @@ from . import _timeit_stats as stats
 # it has once the minimum of processes is reached)
 MODES = {
     "fast": (5e6, 1, 3, 6, 10, 0.02, 1.0),
-    "default": (1e7, 1, 5, 10, 40, 0.01, 8.0),
-    "rigorous": (2e7, 2, 5, 20, 80, 0.005, 60.0),
+    "default": (1e7, 1, 3, 10, 150, 0.01, 8.0),
+    "rigorous": (2e7, 2, 5, 20, 250, 0.005, 60.0),
 }
 
 # A difference is called significant below this p-value of the rank test

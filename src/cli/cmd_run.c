@@ -172,14 +172,11 @@ static int deliver_about(const sonde_format *fmt, const cli_output *out,
     if (strcmp(fmt->name, "json") == 0)
         return launcher_deliver_about(run, "out", a, out);
     char path[PATH_MAX], err[512];
-    if (launcher_path(run, "out", path, sizeof path) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
     sonde_profile p;
     sonde_stats s;
-    if (sonde_profile_init(&p) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    sonde_stats_init(&s);
-    int rc;
+    int rc = launcher_prepare_load(run, "out", path, sizeof path, &p, &s);
+    if (rc != 0)
+        return rc;
     if (sonde_load_file(path, &p, &s, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else {
@@ -202,13 +199,10 @@ static int report(const run_opts *o, const cli_output *out, const launcher_progr
                   const launcher_session *run)
 {
     char stats_path[PATH_MAX];
-    if (launcher_path(run, "stats", stats_path, sizeof stats_path) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
     sonde_profile p;
     sonde_stats s;
-    if (sonde_profile_init(&p) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    sonde_stats_init(&s);
+    if (launcher_prepare_load(run, "stats", stats_path, sizeof stats_path, &p, &s) != 0)
+        return SONDE_EXIT_FAILED;
     sonde_about about;
     sonde_about_init(&about);
     char err[512];

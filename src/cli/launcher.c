@@ -203,6 +203,17 @@ static int copy_fd(sonde_buf *b, void *ctx)
     }
 }
 
+int launcher_prepare_load(const launcher_session *s, const char *name, char *path, size_t len,
+                          sonde_profile *p, sonde_stats *st)
+{
+    if (launcher_path(s, name, path, len) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
+    if (sonde_profile_init(p) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    sonde_stats_init(st);
+    return 0;
+}
+
 int launcher_deliver(const launcher_session *s, const char *name, const cli_output *dest)
 {
     char path[PATH_MAX];

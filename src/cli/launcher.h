@@ -15,6 +15,8 @@
 #include <stddef.h>
 
 #include "../core/about.h"
+#include "../core/profile.h"
+#include "../core/stats.h"
 #include "cli.h"
 #include "launch.h"
 #include "output.h"
@@ -60,6 +62,12 @@ int launcher_open(launcher_session *s);
 
 /* The path of the folder's file `name`, into out: 0, or -1 if too long. */
 int launcher_path(const launcher_session *s, const char *name, char *out, size_t len);
+
+/* The path of the folder's file `name` into path, and p and st made
+ * empty to load it into (the caller frees them).  0, or SONDE_EXIT_FAILED
+ * after printing why (nothing to free). */
+int launcher_prepare_load(const launcher_session *s, const char *name, char *path, size_t len,
+                          sonde_profile *p, sonde_stats *st);
 
 /* Copies the folder's file `name` to dest.  0, or SONDE_EXIT_FAILED
  * after printing why. */

@@ -37,16 +37,13 @@ void tool_args_free(tool_args *a)
 static int draw_document(const launcher_session *run, tool_draw_fn draw, void *ctx)
 {
     char path[PATH_MAX], err[512];
-    if (launcher_path(run, "out", path, sizeof path) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name is too long");
     sonde_profile p;
     sonde_stats s;
-    if (sonde_profile_init(&p) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    sonde_stats_init(&s);
+    int rc = launcher_prepare_load(run, "out", path, sizeof path, &p, &s);
+    if (rc != 0)
+        return rc;
     sonde_jtree doc;
     enum sonde_load_kind kind;
-    int rc = 0;
     if (sonde_load_any(path, &p, &s, &doc, &kind, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else {
