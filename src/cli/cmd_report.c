@@ -48,7 +48,9 @@ static const cli_opt option_table[] = {
     { .long_name = "ops", .type = CLI_FLAG, .offset = offsetof(report_opts, ops), .set = 1,
       .help = "the PyTorch operator table (sonde run --torch), as\n"
               "key_averages().table() prints it; -s cpu_time_total\n"
-              "(default), self_cpu_time_total, count, cpu_time, name" },
+              "(default), self_cpu_time_total, count, cpu_time, name,\n"
+              "with a GPU self_cuda_time_total, cuda_time_total, ...;\n"
+              "with memory cpu_memory_usage, ..." },
     { .long_name = "by-caller", .type = CLI_FLAG, .offset = offsetof(report_opts, by_caller),
       .set = 1,
       .help = "--ops: a row per operator and Python function that\n"
@@ -181,10 +183,11 @@ static int parse(int argc, char **argv, report_opts *o, const char **file, cli_o
                    o->table.callees_re))
         return cli_usage_error("report", "--ops prints a table: it goes with neither -f, "
                                "--callers nor --callees");
-    if (o->ops ? !sonde_ops_sort_known(o->table.sort) : !sonde_table_sort_known(o->table.sort))
-        return cli_usage_error("report", o->ops ? "unknown sort key '%s' for --ops (use "
-                               "cpu_time_total, self_cpu_time_total, count, cpu_time or name)"
-                               : "unknown sort key '%s' (use tottime, cumtime, ncalls, "
+    if (o->ops && !sonde_ops_sort_known(o->table.sort))
+        return cli_usage_error("report", "unknown sort key '%s' for --ops (use %s)",
+                               o->table.sort, sonde_ops_sort_names);
+    if (!o->ops && !sonde_table_sort_known(o->table.sort))
+        return cli_usage_error("report", "unknown sort key '%s' (use tottime, cumtime, ncalls, "
                                "pcalls, name, file or line)", o->table.sort);
     if (strcmp(o->format, "table") != 0 && !graphviz_format(o->format) &&
         !sonde_format_find(o->format))

@@ -41,6 +41,11 @@ static int find_key(const char *name)
 
 int sonde_ops_sort_known(const char *key) { return find_key(key) >= 0; }
 
+const char sonde_ops_sort_names[] =
+    "cpu_time_total, self_cpu_time_total, count, cpu_time, cuda_time_total, "
+    "self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage, "
+    "cuda_memory_usage, self_cuda_memory_usage or name";
+
 /* One row: an operator, region or GPU kernel (and, by caller, the Python
  * function above it); func is its first function (of its shapes, by
  * shape). */
@@ -456,10 +461,8 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
 {
     int key = find_key(o->sort);
     if (key < 0) {
-        snprintf(err, errlen, "unknown sort key '%s' for --ops (use cpu_time_total, "
-                 "self_cpu_time_total, count, cpu_time, name, cuda_time_total, "
-                 "self_cuda_time_total, cuda_time, cpu_memory_usage, self_cpu_memory_usage, "
-                 "cuda_memory_usage or self_cuda_memory_usage)", o->sort);
+        snprintf(err, errlen, "unknown sort key '%s' for --ops (use %s)", o->sort,
+                 sonde_ops_sort_names);
         return -1;
     }
     if (o->by_caller && !sonde_load_has_tree(p)) {

@@ -36,6 +36,8 @@ typedef struct sonde_ops_opts {
  * cumtime), self_cpu_time_total (tottime), count (ncalls, calls),
  * cpu_time (the average) or name. */
 int sonde_ops_sort_known(const char *key);
+/* The sort keys --ops takes, for a message: "cpu_time_total, ... or name". */
+extern const char sonde_ops_sort_names[];
 
 /* Appends the table to b.  0, or -1 with a message (no operators in the
  * profile, no tree for by_caller, no shapes for by_shape). */
