@@ -104,7 +104,8 @@ static op_row *row_for(rows *r, uint32_t func, uint32_t caller)
 
 static int is_kernel(const sonde_profile *p, uint32_t func)
 {
-    return p->funcs[func].kind == SONDE_FUNC_TORCH && p->funcs[func].line == SONDE_TORCH_KERNEL_LINE;
+    return p->funcs[func].kind == SONDE_FUNC_TORCH &&
+           p->funcs[func].line == SONDE_TORCH_KERNEL_LINE;
 }
 
 /* A torch node's figure, its callees' included: its own (an operator's

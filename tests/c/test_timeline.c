@@ -71,7 +71,8 @@ static void test_kernels(void)
     check(track == 0 && sonde_profile_device_track(&p, 0, 7) == 0 &&
           sonde_profile_device_track(&p, 1, 7) == 1, "one track a device and stream");
     uint32_t on = SONDE_SLICE_DEVICE | (uint32_t)track;
-    sonde_slice kernels[] = { { 900, 950, on, node }, { 50, 60, on, node }, { 250, 270, on, node } };
+    sonde_slice kernels[] = { { 900, 950, on, node }, { 50, 60, on, node },
+                              { 250, 270, on, node } };
     check(sonde_timeline_add_kernels(&p, kernels, 3) == 0, "kernels");
     check_u64(p.nslices, 4);
     check_u64(p.slices_dropped, 1);
