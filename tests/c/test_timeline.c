@@ -19,14 +19,22 @@ static uint64_t kept_on(const sonde_profile *p, uint32_t thread, uint64_t *start
     return n;
 }
 
+/* A profile of one thread calling f (its node in *node), a budget of 4
+ * slices; f's function. */
+static uint32_t one_call(sonde_profile *p, uint32_t *node)
+{
+    check(sonde_profile_init(p) == 0, "init");
+    int64_t t = sonde_profile_add_thread(p, 1, 1, "main");
+    uint32_t f = sonde_profile_func(p, "a.py", 1, "f", "f", SONDE_FUNC_PYTHON);
+    *node = sonde_profile_child_for(p, p->threads[t].root, f, 0);
+    p->slices_budget = 4;
+    return f;
+}
+
 static void test_budget(void)
 {
     sonde_profile p;
-    check(sonde_profile_init(&p) == 0, "init");
-    int64_t t = sonde_profile_add_thread(&p, 1, 1, "main");
-    uint32_t f = sonde_profile_func(&p, "a.py", 1, "f", "f", SONDE_FUNC_PYTHON);
-    uint32_t node = sonde_profile_child_for(&p, p.threads[t].root, f, 0);
-    p.slices_budget = 4;
+    uint32_t node, f = one_call(&p, &node);
     /* Thread 0: a call [100, 1000) holding an operator [150, 1100) that
      * outlasts it (cut at 1000), then a call [1200, 1300).  Ticks are
      * 2 ns each from tick 50. */
@@ -60,11 +68,8 @@ static void test_budget(void)
 static void test_kernels(void)
 {
     sonde_profile p;
-    check(sonde_profile_init(&p) == 0, "init");
-    int64_t t = sonde_profile_add_thread(&p, 1, 1, "main");
-    uint32_t f = sonde_profile_func(&p, "a.py", 1, "f", "f", SONDE_FUNC_PYTHON);
-    uint32_t node = sonde_profile_child_for(&p, p.threads[t].root, f, 0);
-    p.slices_budget = 4;
+    uint32_t node;
+    one_call(&p, &node);
     sonde_span spans[] = { { 100, 200, node }, { 300, 400, node } };
     check(sonde_timeline_add(&p, 0, spans, 2, NULL, 0, 0, 1.0) == 0, "thread");
     int64_t track = sonde_profile_device_track(&p, 0, 7);
