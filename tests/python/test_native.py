@@ -111,20 +111,32 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
     rec = sonde("record", "--native", "-r", "1000", "-f", "collapsed", "-o", str(out), "--",
                 python, str(tmp_path / "prog.py"), SHARE_LIB, "3", cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
-    assert "sonde: native:" in rec.stderr and "ambiguous" not in rec.stderr, rec.stderr
+    assert "sonde: native:" in rec.stderr, rec.stderr
+    # Only a capture without Python frames may merge ambiguously: a thread
+    # the unstopped walk did not find running Python is sampled by the
+    # kernel (perf_event_open) and merged with none (seen once, in a CI run
+    # on 3.12: 34 such captures of the main thread, 12 ambiguous); every
+    # ptrace stop reads both stacks at once.
+    unwalked = int(re.search(r"(\d+) by perf_event_open", rec.stderr).group(1))
+    ambiguous = re.search(r"(\d+) ambiguous", rec.stderr)
+    assert (int(ambiguous.group(1)) if ambiguous else 0) <= unwalked, rec.stderr
     counts = {"sl_a": 0, "sl_b": 0, "sl_c": 0}
+    without_python = 0
     for frames, n in collapsed(out):
         leaf = frames[-1][0]
         if leaf not in counts:
             continue
-        counts[leaf] += n
         # The C function: its own name, its file and the line it is on.
         name, file, line = frames[-1]
         assert os.path.basename(file) == "sharelib.c", frames[-1]
         assert line == source_line("KEEP void %s(" % leaf), frames[-1]
+        python_frames = [i for i, f in enumerate(frames) if f[1].endswith("prog.py")]
+        if not python_frames:
+            without_python += n
+            continue
+        counts[leaf] += n
         # Under the Python function and line that called it, with only
         # ctypes' and libffi's frames between (no interpreter frames).
-        python_frames = [i for i, f in enumerate(frames) if f[1].endswith("prog.py")]
         callers = [(frames[i][0], frames[i][2]) for i in python_frames[-2:]]
         assert callers == [CALLERS[leaf], ("timed", 9)], frames
         between = frames[python_frames[-1] + 1:-1]
@@ -132,6 +144,7 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
                                "PyCFuncPtr" in f[0] or "_ctypes" in f[0] for f in between), between
         # The stack starts at the interpreter's start-up, not mid-way.
         assert frames[0][0].startswith("__libc_start") or frames[0][0] == "_start", frames[0]
+    assert without_python <= unwalked, rec.stderr
     total = sum(counts.values())
     assert total > 100, (counts, rec.stderr)
     kept, missed = kept_its_rate(rec)
