@@ -96,20 +96,28 @@ static void test_json_round_trip(void)
     sonde_profile_free(&q);
 }
 
+/* A profile sampled at rate: app.py's main (its node, at line 3, in
+ * *top) on thread 0, MainThread; returns the function work (app.py:5),
+ * which it calls. */
+static uint32_t sampled_main(sonde_profile *p, double rate, uint32_t *top)
+{
+    sonde_profile_init(p);
+    p->sample_rate = rate;
+    p->seconds_per_tick = 1.0 / rate;
+    uint32_t main_f = sonde_profile_func(p, "app.py", 1, "main", "main", SONDE_FUNC_PYTHON);
+    uint32_t work = sonde_profile_func(p, "app.py", 5, "work", "work", SONDE_FUNC_PYTHON);
+    check(sonde_profile_add_thread(p, 1, 11, "MainThread") == 0, "thread");
+    *top = sonde_profile_child_for(p, p->threads[0].root, main_f, 3);
+    return work;
+}
+
 /* A sampled profile read back counts samples again, each frame at the
  * line it was sampled at: its collapsed stacks are the same. */
 static void test_json_sampled_round_trip(void)
 {
     sonde_profile p, q;
-    sonde_profile_init(&p);
+    uint32_t top, work = sampled_main(&p, 250, &top);
     sonde_profile_init(&q);
-    p.sample_rate = 250;
-    p.seconds_per_tick = 1.0 / 250;
-    uint32_t main_f = sonde_profile_func(&p, "app.py", 1, "main", "main", SONDE_FUNC_PYTHON);
-    uint32_t work = sonde_profile_func(&p, "app.py", 5, "work", "work", SONDE_FUNC_PYTHON);
-    int64_t th = sonde_profile_add_thread(&p, 1, 11, "MainThread");
-    check(th == 0, "thread");
-    uint32_t top = sonde_profile_child_for(&p, p.threads[0].root, main_f, 3);
     uint32_t at7 = sonde_profile_child_for(&p, top, work, 7);
     uint32_t at8 = sonde_profile_child_for(&p, top, work, 8);
     p.nodes[at7].self = p.nodes[at7].total = 37;
@@ -143,15 +151,9 @@ static void test_json_sampled_round_trip(void)
 static void test_json_timeline_round_trip(void)
 {
     sonde_profile p, q;
-    sonde_profile_init(&p);
+    uint32_t top, work = sampled_main(&p, 100, &top);
     sonde_profile_init(&q);
-    p.sample_rate = 100;
-    p.seconds_per_tick = 1.0 / 100;
-    uint32_t main_f = sonde_profile_func(&p, "app.py", 1, "main", "main", SONDE_FUNC_PYTHON);
-    uint32_t work = sonde_profile_func(&p, "app.py", 5, "work", "work", SONDE_FUNC_PYTHON);
-    sonde_profile_add_thread(&p, 1, 11, "MainThread");
     sonde_profile_add_thread(&p, 2, 12, "worker");
-    uint32_t top = sonde_profile_child_for(&p, p.threads[0].root, main_f, 3);
     uint32_t at7 = sonde_profile_child_for(&p, top, work, 7);
     uint32_t other = sonde_profile_child_for(&p, p.threads[1].root, work, 8);
     static const struct { uint64_t t; uint32_t thread; int which; } samples[] = {

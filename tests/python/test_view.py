@@ -567,18 +567,23 @@ def test_keyboard_moves_the_selection(browser, profiles):
     tab.close()
 
 
+def saved_svg(tab, path):
+    """The page's save SVG, downloaded to path, parsed (its root); the tab
+    is closed."""
+    import xml.etree.ElementTree as ET
+    with tab.expect_download() as download:
+        tab.click("#savesvg")
+    download.value.save_as(str(path))
+    tab.close()
+    return ET.parse(str(path)).getroot()
+
+
 @pytest.mark.parametrize("picture", ["flame", "sunburst"])
 def test_saved_svg_parses(browser, profiles, tmp_path, picture):
-    import xml.etree.ElementTree as ET
     page = view(profiles, "w.json")
     tab = open_page(browser, page, "view=%s" % picture)
     frames = tab.evaluate("window.sondeView.frames()")
-    with tab.expect_download() as download:
-        tab.click("#savesvg")
-    path = tmp_path / "picture.svg"
-    download.value.save_as(str(path))
-    tab.close()
-    svg = ET.parse(str(path)).getroot()
+    svg = saved_svg(tab, tmp_path / "picture.svg")
     ns = "{http://www.w3.org/2000/svg}"
     shapes = [g[0] for g in svg.iter(ns + "g")]
     assert len(shapes) == len(frames) > 10
@@ -668,15 +673,21 @@ main()
 """
 
 
+def recorded_page(tmp_path_factory, name, source):
+    """The page of program `source` (written as NAME.py) recorded at 500 Hz
+    into sonde's JSON (NAME.json, beside it)."""
+    tmp = tmp_path_factory.mktemp(name)
+    (tmp / (name + ".py")).write_text(source)
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", name + ".json", "--",
+                      sys.executable, name + ".py"], tmp)
+    assert proc.returncode == 0, proc.stderr
+    return view(tmp, name + ".json")
+
+
 @pytest.fixture(scope="module")
 def phases_page(tmp_path_factory):
     """A program of two phases, A then B, recorded at 500 Hz into sonde's JSON."""
-    tmp = tmp_path_factory.mktemp("phases")
-    (tmp / "phases.py").write_text(PHASES)
-    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "phases.json", "--",
-                      sys.executable, "phases.py"], tmp)
-    assert proc.returncode == 0, proc.stderr
-    return view(tmp, "phases.json")
+    return recorded_page(tmp_path_factory, "phases", PHASES)
 
 
 def timeline_of(path):
@@ -727,17 +738,11 @@ def test_saved_stack_chart_svg_is_the_chart(browser, screen_pages, tmp_path):
     """save SVG on the stack chart writes the chart: one frame per box it
     drew (the count its status gives), each named as a box of the chart,
     and each thread's lane title."""
-    import xml.etree.ElementTree as ET
     page = screen_pages["threads.json"]
     tab, drawn = chart(browser, page, "")
     found = tab.evaluate("document.getElementById('found').textContent")
-    with tab.expect_download() as download:
-        tab.click("#savesvg")
-    path = tmp_path / "chart.svg"
-    download.value.save_as(str(path))
-    tab.close()
+    svg = saved_svg(tab, tmp_path / "chart.svg")
     ns = "{http://www.w3.org/2000/svg}"
-    svg = ET.parse(str(path)).getroot()
     frames = [g.find(ns + "rect") for g in svg.iter(ns + "g")]
     count = int(re.search(r"(\d+) frames drawn", found).group(1))
     assert len(frames) == count > 10, found
@@ -898,12 +903,7 @@ LOOP_A, LOOP_B = (7, 8), (10, 11)  # the two loops' lines: A runs twice as many 
 
 @pytest.fixture(scope="module")
 def heat_page(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("heat")
-    (tmp / "heat.py").write_text(HEAT)
-    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "heat.json", "--",
-                      sys.executable, "heat.py"], tmp)
-    assert proc.returncode == 0, proc.stderr
-    return view(tmp, "heat.json")
+    return recorded_page(tmp_path_factory, "heat", HEAT)
 
 
 def line_samples(path, suffix):

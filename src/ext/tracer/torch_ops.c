@@ -176,12 +176,12 @@ static int place_all(tracer *t, const torch_input *in, sonde_op *ops, tracer_thr
     return 0;
 }
 
-/* One kernel of the input: beneath its operator's home (else the root of
- * the thread that began recording), its launch counted and its time on
- * the GPU added; with a timeline, its slice into *slice.  1 when placed,
- * 0 when there is nowhere to place it, -1 with an exception. */
+/* One kernel of the input: beneath its operator's home (else `orphans`,
+ * the root of the thread that began recording), its launch counted and
+ * its time on the GPU added; with a timeline, its slice into *slice.  1
+ * when placed, 0 when there is nowhere to place it, -1 with an exception. */
 static int place_kernel(tracer *t, PyObject *item, const uint32_t *home, Py_ssize_t n,
-                        sonde_slice *slice)
+                        uint32_t orphans, sonde_slice *slice)
 {
     Py_ssize_t op;
     const char *name;
@@ -194,9 +194,8 @@ static int place_kernel(tracer *t, PyObject *item, const uint32_t *home, Py_ssiz
         return -1;
     }
     uint32_t under = op >= 0 && op < n ? home[op] : SONDE_NO_NODE;
-    tracer_thread *begun = thread_of(t, t->span_native);
-    if (under == SONDE_NO_NODE && begun)
-        under = begun->root;
+    if (under == SONDE_NO_NODE)
+        under = orphans;
     uint32_t f = torch_func(t, name, SONDE_TORCH_KERNEL_LINE);
     if (f == SONDE_NO_FUNC)
         return -1;
@@ -229,10 +228,12 @@ static int place_kernels(tracer *t, const torch_input *in, const uint32_t *home,
         PyErr_NoMemory();
         return -1;
     }
+    tracer_thread *begun = thread_of(t, t->span_native);
+    uint32_t orphans = begun ? begun->root : SONDE_NO_NODE;
     size_t kept = 0;
     int rc = 0;
     for (Py_ssize_t i = 0; i < nk && rc >= 0; i++) {
-        rc = place_kernel(t, PyList_GET_ITEM(in->kernels, i), home, n, &slices[kept]);
+        rc = place_kernel(t, PyList_GET_ITEM(in->kernels, i), home, n, orphans, &slices[kept]);
         kept += rc > 0;
     }
     if (rc >= 0 && t->profile.slices_budget &&
