@@ -15,6 +15,7 @@ for the program's own `import torch` (ImportWatcher) before starting.
 """
 
 import sys
+import time
 
 # What the profiler API needs (torch 2.x); checked before starting.
 _NEEDS = ("autograd._enable_profiler", "autograd._disable_profiler",
@@ -134,8 +135,9 @@ class Session:
             said.append("sonde: --torch: the program started its own torch.profiler, which "
                         "took torch's profiler over: sonde's operators end there")
         else:
+            awaited, said = self._await_device()
             ops = _operators(self.torch, self.torch.autograd._disable_profiler(), self.regions,
-                             self.shapes, self.memory)
+                             self.shapes, self.memory, awaited)
         n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
             ops.tids, ops.names, ops.starts, ops.ends, self.shapes, self.max_events, ops.mems,
             ops.device_mems, ops.kernels)
@@ -153,6 +155,24 @@ class Session:
             said.append("sonde: --torch: %d of %d top-level operators ran outside any "
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
+
+
+    def _await_device(self):
+        """Waits for the kernels the GPU still has queued, as torch.profiler
+        does before it stops, so that each is recorded whole.  Returns when
+        the wait began (CLOCK_REALTIME ns: what torch records from then on
+        is sonde's wait, not the program's; None without a GPU) and the
+        lines to tell the user."""
+        from torch._C._profiler import ProfilerActivity
+        if ProfilerActivity.CUDA not in self.activities:
+            return None, []
+        began = time.time_ns()
+        try:
+            self.torch.cuda.synchronize()
+        except RuntimeError as e:  # the program's own kernel failed, say
+            return began, ["sonde: --torch: waiting for the GPU's last kernels failed (%s): "
+                           "the recording may lack them" % str(e).split("\n")[0]]
+        return began, []
 
 
 def dropped_line(kept, dropped, budget):
@@ -182,19 +202,21 @@ def _device_present(torch):
         return False
 
 
-def _operators(torch, result, regions, shapes, memory=False):
+def _operators(torch, result, regions, shapes, memory=False, until=None):
     """The CPU operators and regions key_averages() counts, less the
-    regions sonde recorded itself as frames (their names in `regions`),
+    regions sonde recorded itself as frames (their names in `regions`)
+    and those begun at or after `until` (sonde's own wait for the GPU),
     and the GPU kernels each launched, joined as torch.profiler joins them
-    (a kernel's linked correlation id is its operator's correlation id).
-    With shapes, each name is followed by a space and the input shapes as
+    (a kernel's linked correlation id is its operator's correlation id;
+    _Launchers says which operator where several have that id).  With
+    shapes, each name is followed by a space and the input shapes as
     key_averages(group_by_input_shape=True) writes them."""
     from torch.autograd.profiler_util import _filter_name, _rewrite_name
     types = torch._C._autograd.DeviceType
     cpu = types.CPU
     devices = _device_types(types)
     ops = _Operators()
-    launcher = {}  # correlation id -> index of the operator with it
+    launchers = _Launchers(ops)
     kernels = []
     events = result.events()
     for e in events:
@@ -202,19 +224,23 @@ def _operators(torch, result, regions, shapes, memory=False):
         if name is None or _filter_name(name) or e.is_hidden_event() or name == _MEMORY_EVENT:
             continue
         if e.device_type() in devices:
-            kernels.append(e)
+            if not e.is_user_annotation():  # a region's span on the GPU is no kernel
+                kernels.append(e)
             continue
-        if e.device_type() != cpu or (name in regions and e.is_user_annotation()):
+        if e.device_type() != cpu or (until is not None and e.start_ns() >= until):
             continue
-        if e.linked_correlation_id() == 0:
-            launcher[e.correlation_id()] = len(ops.names)
+        launchers.saw(e)
+        if name in regions and e.is_user_annotation():
+            continue
+        if _may_launch(e):
+            launchers.add(e.correlation_id(), len(ops.names))
         ops.tids.append(e.device_resource_id())
         name = _rewrite_name(name, with_wildcard=True)
         ops.names.append("%s %s" % (name, e.shapes()) if shapes else name)
         ops.starts.append(e.start_ns())
         ops.ends.append(e.end_ns())
     for e in kernels:
-        kernel = (launcher.get(e.linked_correlation_id(), -1),
+        kernel = (launchers.of(e.linked_correlation_id()),
                   _rewrite_name(_name(e), with_wildcard=True), e.start_ns(), e.end_ns(),
                   e.device_index(), e.device_resource_id())
         (ops.kernels if kernel[0] >= 0 else ops.unlaunched).append(kernel)
@@ -227,6 +253,50 @@ def _operators(torch, result, regions, shapes, memory=False):
         if held.stamps:
             ops.device_mems = [held.between(s, e) for s, e in zip(ops.starts, ops.ends)]
     return ops
+
+
+def _may_launch(e):
+    """Whether a CPU event is an operator or region that GPU kernels can
+    be linked to: one on a thread (CUPTI's records of its own overhead,
+    "Lazy Function Loading" and the like, sit on none, and their
+    correlation ids, from CUPTI's own count, can equal an operator's),
+    not asynchronous, and itself linked to nothing (a runtime call such as
+    cudaLaunchKernel is linked to its operator)."""
+    return (e.linked_correlation_id() == 0 and e.correlation_id() > 0
+            and e.device_resource_id() != 0 and not e.is_async()
+            and e.start_thread_id() == e.end_thread_id())
+
+
+class _Launchers:
+    """Which operator launched the kernels linked to a correlation id.
+    torch.profiler credits them to every CPU event with that id; a runtime
+    call made outside any operator (cudaGetDeviceCount, say) carries an id
+    of CUPTI's count that can equal an operator's, so where several have
+    the id, the launcher is the one that made the launch call (a CPU event
+    linked to the id, on its thread, within its span)."""
+
+    def __init__(self, ops):
+        self.ops = ops
+        self.by_id = {}  # correlation id -> indices of the operators with it
+        self.calls = {}  # linked correlation id -> [(thread, start)] of its runtime calls
+
+    def saw(self, e):
+        linked = e.linked_correlation_id()
+        if linked > 0:
+            self.calls.setdefault(linked, []).append((e.device_resource_id(), e.start_ns()))
+
+    def add(self, correlation_id, index):
+        self.by_id.setdefault(correlation_id, []).append(index)
+
+    def of(self, linked):
+        """The index of the operator that launched a kernel, else -1."""
+        found = self.by_id.get(linked, ())
+        if len(found) > 1:
+            ops = self.ops
+            found = [i for i in found
+                     if any(tid == ops.tids[i] and ops.starts[i] <= start <= ops.ends[i]
+                            for tid, start in self.calls.get(linked, ()))] or found
+        return found[0] if found else -1
 
 
 def _device_types(types):

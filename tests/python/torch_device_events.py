@@ -104,9 +104,12 @@ def reference(result):
                        profile_memory=True)
     events._build_tree()
     averages = events.key_averages()
+    # a record_function region's span on the GPU has a row of its own,
+    # named as the region's; sonde's profile has the region alone
     rows = {a.key: {"count": a.count, "self_us": a.self_device_time_total,
                     "total_us": a.device_time_total, "mem": a.device_memory_usage,
-                    "self_mem": a.self_device_memory_usage} for a in averages}
+                    "self_mem": a.self_device_memory_usage} for a in averages
+            if a.device_type == DEVICE.CPU or not a.is_user_annotation}
     return rows, averages.table(sort_by="self_cuda_time_total", row_limit=-1)
 
 
