@@ -6,9 +6,10 @@ torch.profiler's (less what torch.profiler records of itself: the
 cudaDeviceSynchronize of its stop, the GPU's spans of record_function
 regions); the operators with GPU time must be the same, and the whole GPU
 time within a fifth of torch's (two runs: kernel times vary), not
-counting the kernels torch also credits to CUPTI's overhead records; the
-Chrome trace must hold every kernel on a GPU track.  Prints PASS or
-FAIL lines; exit status 1 on a FAIL.
+counting the kernels torch also credits to CUPTI's overhead records; each
+operator's GPU memory (--torch-memory) must be torch's (profile_memory;
+regions aside); the Chrome trace must hold every kernel on a GPU track.
+Prints PASS or FAIL lines; exit status 1 on a FAIL.
 
     python3 tests/gpu/torch_cuda_check.py [SONDE]   (default build/bin/sonde)
 """
@@ -49,13 +50,15 @@ def main():
     # reference profiles the same span, everything after the import.
     if sys.argv[1] == "reference":
         from torch.profiler import profile, ProfilerActivity
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     profile_memory=True) as prof:
             body()
         rows = []
         for e in prof.key_averages():
             rows.append({"name": e.key, "count": e.count,
                          "device": str(getattr(e, "device_type", "")),
                          "annotation": bool(e.is_user_annotation),
+                         "cuda_mem": e.device_memory_usage,
                          "cuda_us": e.self_device_time_total})
         # CUPTI's records of its own overhead sit on no thread
         cpu = torch._C._autograd.DeviceType.CPU
@@ -105,7 +108,9 @@ def main():
     rows, overhead = ref["rows"], set(ref["overhead"])
     # kernels, memsets and copies; not the GPU's spans of record_function regions
     cuda = [r for r in rows if "CUDA" in r["device"] and not r["annotation"]]
-    cpu = {r["name"]: r["count"] for r in rows if "CUDA" not in r["device"]}
+    # torch's "[memory]" row (allocations outside any operator) sonde has not
+    cpu = {r["name"]: r["count"] for r in rows
+           if "CUDA" not in r["device"] and r["name"] != "[memory]"}
     cpu["cudaDeviceSynchronize"] -= 1  # torch.profiler's own, as it stops
     want_kernels = {r["name"]: r["count"] for r in cuda}
     # torch credits a kernel to its operator and also to any overhead
@@ -115,8 +120,9 @@ def main():
     prof = os.path.join(tmp, "sonde.json")
     trace = os.path.join(tmp, "sonde.trace.json")
     env = dict(os.environ, SONDE_PYTHON=sys.executable)
-    for fmt, out in (("json", prof), ("chrome", trace)):
-        run = subprocess.run([sonde, "run", "--torch", "-f", fmt, "-o", out, prog, "plain"],
+    for fmt, out, more in (("json", prof, ["--torch-memory"]), ("chrome", trace, [])):
+        run = subprocess.run([sonde, "run", "--torch", "-f", fmt, "-o", out] + more +
+                             [prog, "plain"],
                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              universal_newlines=True)
         print(run.stderr[-1500:])
@@ -151,11 +157,34 @@ def main():
     failed += report(on_track == sum(want_kernels.values()), "kernels on the trace's GPU "
                      "tracks: %d (torch launched %d)" % (on_track, sum(want_kernels.values())),
                      [], {}, {})
+    from torch.autograd.profiler_util import _format_memory
+    # torch also counts a region's releases outside any operator; sonde
+    # leaves them out (README), as it leaves out the "[memory]" row
+    ops = set(cpu) - {r["name"] for r in rows if r["annotation"]}
+    want_mem = {r["name"]: _format_memory(r["cuda_mem"]) for r in rows
+                if r["name"] in ops and r["cuda_mem"]}
+    mem = {name: cells["CUDA Mem"] for name, cells in ops_rows(sonde, prof).items()
+           if name in ops and cells["CUDA Mem"] != _format_memory(0)}
+    differ = sorted(k for k in set(want_mem) | set(mem) if mem.get(k) != want_mem.get(k))
+    failed += report(not differ, "operators' GPU memory (CUDA Mem, --torch-memory): %d with "
+                     "some (torch %d)" % (len(mem), len(want_mem)), differ, want_mem, mem)
     table = subprocess.run([sonde, "report", prof, "--ops", "-l", "12", "-s",
                             "self_cuda_time_total"], stdout=subprocess.PIPE,
                            universal_newlines=True)
     print(table.stdout)
     return 1 if failed else 0
+
+
+def ops_rows(sonde, prof):
+    """{name: {header: cell}} of sonde's whole --ops table."""
+    text = subprocess.run([sonde, "report", prof, "--ops", "-l", "0"], stdout=subprocess.PIPE,
+                          universal_newlines=True).stdout
+    lines = text.splitlines()
+    rules = [i for i, line in enumerate(lines) if line.startswith("---")]
+    split = lambda line: [c.strip() for c in line.strip().split("  ") if c.strip()]
+    headers = split(lines[rules[0] + 1])
+    rows = [split(line) for line in lines[rules[1] + 1:rules[2]]]
+    return {cells[0]: dict(zip(headers, cells)) for cells in rows if len(cells) == len(headers)}
 
 
 def report(ok, what, differ, want, got):
