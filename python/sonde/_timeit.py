@@ -65,7 +65,9 @@ class Result:
     timeit and pyperf include it); waited: the share of the wall time the
     processes spent waiting for a CPU (in the values, or taken off them
     with subtract_wait); mean, stdev, median over all values;
-    ci: the 95% interval of the mean (over process means); warnings."""
+    ci: the 95% interval of the mean (over process means; None from one
+    process, whose values say nothing of how the next would differ);
+    warnings."""
 
     def __init__(self, name, stmt, setup, python, loops, empty, runs, warmups):
         self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
@@ -76,7 +78,7 @@ class Result:
         self.mean = stats.statistics.fmean(self.values)
         self.stdev = stats.statistics.stdev(self.values) if len(self.values) > 1 else 0.0
         self.median = stats.statistics.median(self.values)
-        self.ci = stats.mean_ci(self.process_means)
+        self.ci = stats.mean_ci(self.process_means) if len(runs) > 1 else None
         self.warnings = []
         self.waited = 0.0  # the share of the wall time spent waiting for a CPU
         self.subtract_wait = False  # whether it was taken off the values
@@ -93,11 +95,13 @@ class Result:
         """%timeit's line, and what a careful reader needs."""
         unit, scale = _unit(self.mean)
         f = lambda x: _fmt(x * scale)
-        return ("%s %s +- %s %s per loop (mean +- std. dev. of %d values, %d processes, "
-                "%d loops each); median %s %s, 95%% CI %s-%s %s; empty loop %s"
+        ci = ("95%% CI %s-%s %s" % (_fmt(self.ci[0] * scale, 4), _fmt(self.ci[1] * scale, 4),
+                                    unit) if self.ci else "no 95% CI (one process)")
+        return ("%s %s +- %s %s per loop (mean +- std. dev. of %d values, %d process%s, "
+                "%d loops each); median %s %s, %s; empty loop %s"
                 % (f(self.mean), unit, f(self.stdev), unit, len(self.values), self.processes,
-                   self.loops, f(self.median), unit, _fmt(self.ci[0] * scale, 4),
-                   _fmt(self.ci[1] * scale, 4), unit, _duration(self.empty)))
+                   "es" if self.processes != 1 else "", self.loops, f(self.median), unit, ci,
+                   _duration(self.empty)))
 
 
 class Comparison:
@@ -126,17 +130,20 @@ class Comparison:
             self.ratio = base.mean / other.mean
             self.ci = stats.ratio_ci(a, b)
             self.p = stats.mann_whitney(a, b)
+        if min(base.processes, other.processes) < 2:
+            self.ci = None  # one process: nothing says how the next would differ
         self.significant = self.p < ALPHA
 
     def line(self):
         verdict = "significant" if self.significant else "not significant"
-        if self.ratio >= 1:
-            r, lo, hi, word = self.ratio, self.ci[0], self.ci[1], "faster"
+        r, word = (self.ratio, "faster") if self.ratio >= 1 else (1 / self.ratio, "slower")
+        if self.ci is None:
+            ci = "no 95% CI from one process"
         else:
-            r, lo, hi, word = 1 / self.ratio, 1 / self.ci[1], 1 / self.ci[0], "slower"
-        return ("%s is %.2fx %s than %s (95%% CI %.2f-%.2fx, %s, %s p=%.2g)"
-                % (self.other.name, r, word, self.base.name, lo, hi, verdict, self.test,
-                   self.p))
+            lo, hi = self.ci if self.ratio >= 1 else (1 / self.ci[1], 1 / self.ci[0])
+            ci = "95%% CI %.2f-%.2fx" % (lo, hi)
+        return ("%s is %.2fx %s than %s (%s, %s, %s p=%.2g)"
+                % (self.other.name, r, word, self.base.name, ci, verdict, self.test, self.p))
 
 
 def _unit(seconds):

@@ -42,14 +42,14 @@ static const cli_opt option_table[] = {
     { .short_name = 'r', .long_name = "runs", .arg = "RUNS", .type = CLI_COUNT,
       .offset = offsetof(timeit_opts, runs), .min = 1, .max = 1000,
       .what = "takes a number of values from 1 to 1000",
-      .help = "values per process (default 3 --fast, else 5)" },
+      .help = "values per process (default 3, 5 --rigorous)" },
     { .short_name = 'p', .long_name = "processes", .arg = "P", .type = CLI_COUNT,
       .offset = offsetof(timeit_opts, processes), .min = 1, .max = 1000,
       .what = "takes a number of processes from 1 to 1000",
       .help = "worker processes per statement (default: from 10 until\n"
-              "the 95% interval is within 1% of the mean, at most 40\n"
+              "the 95% interval is within 1% of the mean, at most 150\n"
               "or about 8 s a statement; --fast 6-10, 2%, 1 s;\n"
-              "--rigorous 20-80, 0.5%, 60 s)" },
+              "--rigorous 20-250, 0.5%, 60 s)" },
     { .long_name = "fast", .type = CLI_FLAG, .offset = offsetof(timeit_opts, fast), .set = 1,
       .help = "a usable answer quickly (within 2 s for 1 us)" },
     { .long_name = "rigorous", .type = CLI_FLAG, .offset = offsetof(timeit_opts, rigorous),

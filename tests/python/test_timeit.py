@@ -306,6 +306,23 @@ def test_paired_ratio_cancels_the_process_speed():
     assert unpaired.ci[1] - unpaired.ci[0] > 0.2
 
 
+def test_one_process_gives_no_interval(tmp_path):
+    # The interval is over processes: one process's values say nothing of
+    # how the next would differ, so -p 1 prints none (it once printed a
+    # zero-width one) and calls no difference significant.
+    p = sonde_timeit(["-p", "1", "-n", "100", "sum(range(100))", "sum(range(300))"], tmp_path)
+    assert p.returncode == 0, p.stderr
+    first, second, comparison = p.stdout.splitlines()
+    for line in (first, second):
+        assert "of 3 values, 1 process, 100 loops each); median " in line, line
+        assert ", no 95% CI (one process); empty loop" in line, line
+    assert "slower than sum(range(100)) (no 95% CI from one process, not significant, " \
+        "Wilcoxon p=1)" in comparison, comparison
+    two = sonde_timeit(["-p", "2", "-n", "100", "sum(range(100))"], tmp_path)
+    (r,) = lines_of(two.stdout)
+    assert r["lo"] < r["hi"], two.stdout
+
+
 def test_identical_statements_not_significant(tmp_path):
     # 20 comparisons of a statement with itself: at most one called
     # significant (the test's level is 1%).
@@ -598,3 +615,21 @@ def test_python_m_sonde_timeit(tmp_path):
     assert p.returncode == 0, p.stderr
     (r,) = lines_of(p.stdout)
     assert r["procs"] == 2 and r["loops"] == 100 and r["nvalues"] == 6
+
+
+def test_help_states_the_modes_plans(tmp_path):
+    # --help's figures for -n, -r and -p are the ones the modes use (they
+    # once still said 5 values a process and 40 processes at most).
+    modes = sonde_module("sonde._timeit").MODES
+    p = sonde_timeit(["--help"], tmp_path)
+    text = " ".join(p.stdout.split())
+    fast, default, rigorous = (modes[m] for m in ("fast", "default", "rigorous"))
+    assert "lasts %g ms --fast, %g ms, %g ms --rigorous" % (
+        fast[0] / 1e6, default[0] / 1e6, rigorous[0] / 1e6) in text
+    assert "values per process (default %d, %d --rigorous)" % (default[2], rigorous[2]) in text
+    assert fast[2] == default[2]
+    assert ("from %d until the 95%% interval is within %g%% of the mean, at most %d or about "
+            "%g s a statement; --fast %d-%d, %g%%, %g s; --rigorous %d-%d, %g%%, %g s" % (
+                default[3], 100 * default[5], default[4], default[6], fast[3], fast[4],
+                100 * fast[5], fast[6], rigorous[3], rigorous[4], 100 * rigorous[5],
+                rigorous[6])) in text
