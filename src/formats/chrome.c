@@ -95,14 +95,21 @@ static void put_kernel(sonde_buf *b, const sonde_profile *p, const sonde_slice *
                      (long long)track->stream);
 }
 
-static void put_track_names(sonde_buf *b, const sonde_device_track *track, int *first)
+/* Track t's stream named, and its device too unless an earlier track
+ * (another stream of the same GPU) named it. */
+static void put_track_names(sonde_buf *b, const sonde_profile *p, uint32_t t, int *first)
 {
+    const sonde_device_track *track = &p->device_tracks[t];
+    int named = 0;
+    for (uint32_t u = 0; u < t && !named; u++)
+        named = p->device_tracks[u].device == track->device;
     sonde_buf_puts(b, *first ? "\n " : ",\n ");
     *first = 0;
-    sonde_buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %lld, "
-                     "\"args\": {\"name\": \"GPU %lld\"}}", (long long)track->device,
-                     (long long)track->device);
-    sonde_buf_printf(b, ",\n {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %lld, "
+    if (!named)
+        sonde_buf_printf(b, "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %lld, "
+                         "\"args\": {\"name\": \"GPU %lld\"}},\n ", (long long)track->device,
+                         (long long)track->device);
+    sonde_buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %lld, "
                      "\"tid\": %lld, \"args\": {\"name\": \"stream %lld\"}}",
                      (long long)track->device, (long long)track->stream,
                      (long long)track->stream);
@@ -119,7 +126,7 @@ static int write_slices(sonde_buf *b, const sonde_profile *p)
     for (uint32_t t = 0; t < p->nthreads; t++)
         put_thread_name(b, p, &p->threads[t], &first);
     for (uint32_t t = 0; t < p->ndevice_tracks; t++)
-        put_track_names(b, &p->device_tracks[t], &first);
+        put_track_names(b, p, t, &first);
     for (uint64_t i = 0; i < p->nslices; i++) {
         const sonde_slice *sl = &p->slices[i];
         if (sl->node >= p->nnodes)

@@ -71,7 +71,8 @@ def test_ops_table_is_torchs_with_each_kernel_under_its_operator(tmp_path):
 def test_trace_has_every_kernel_and_no_region_span(tmp_path):
     """-f chrome: a slice for each of the 169 kernels, memsets and copies,
     on its device's and stream's track, as many on each as were recorded
-    there; the regions' GPU spans are not kernels."""
+    there, each track named once and the GPU once; the regions' GPU spans
+    are not kernels."""
     from torch_recorded import load
     out, _ = replay(tmp_path, "chrome")
     events = json.loads(out.read_text())["traceEvents"]
@@ -79,3 +80,7 @@ def test_trace_has_every_kernel_and_no_region_span(tmp_path):
     want = Counter((e["device_index"], e["device_resource_id"]) for e in load()["events"]
                    if e["device_type"] == "CUDA" and not e.get("is_user_annotation"))
     assert got == want and sum(want.values()) == 169 and len(want) == 3
+    named = [(e["name"], e["pid"], e.get("tid")) for e in events
+             if e.get("ph") == "M" and e["pid"] == 0]
+    assert sorted(named) == [("process_name", 0, None)] + sorted(
+        ("thread_name", 0, stream) for _device, stream in want)
