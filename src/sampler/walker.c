@@ -89,8 +89,25 @@ static int read_bytes(const sonde_walker *w, uint64_t addr, uint8_t **out, uint3
 static size_t code_span(const sonde_py_layout *l)
 {
     const uint64_t offs[] = { l->code_filename, l->code_name, l->code_qualname,
-                              l->code_firstlineno, l->code_linetable };
+                              l->code_firstlineno, l->code_flags, l->code_linetable };
     return span(offs, sizeof offs / sizeof offs[0]);
+}
+
+/* co_flags of a generator's, a coroutine's or an async generator's code. */
+#define GENERATOR_CODE_FLAGS (0x20 | 0x80 | 0x200)
+
+/* Whether the outermost frame read, at frame block `block` with its code
+ * at `code_block`, is a generator's or coroutine's: 3.11+ by the frame's
+ * owner, <= 3.10 by its code's flags. */
+static int generator_frame(const sonde_py_layout *l, const uint8_t *block,
+                           const uint8_t *code_block)
+{
+    if (l->frame_owner_generator != SONDE_PY_ABSENT)
+        return block[l->frame_owner] == l->frame_owner_generator;
+    int32_t flags = 0;
+    if (l->code_flags != SONDE_PY_ABSENT)
+        memcpy(&flags, code_block + l->code_flags, sizeof flags);
+    return (flags & GENERATOR_CODE_FLAGS) != 0;
 }
 
 static int same_code(const sonde_py_layout *l, const sonde_code_info *c, const uint8_t *block)
@@ -222,7 +239,10 @@ static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8
  * beyond), then resolves every frame's code object from one scatter read.
  * A chain that loops (only a torn read makes one) is found by Brent's
  * method: the frame at each power-of-two step is kept, and meeting it
- * again is a loop.  0, or -1 when torn. */
+ * again is a loop.  A chain that ends at a generator's frame is torn too:
+ * a running generator's frame links to what resumed it, and the link is
+ * cleared when it yields, so the walk read it after the yield.  0, or -1
+ * when torn. */
 static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
                        sonde_thread_sample *s)
 {
@@ -231,7 +251,7 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
                               l->frame_is_entry };
     size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
     uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
-    uint8_t block[HEADER_MAX];
+    uint8_t block[HEADER_MAX], outer_block[HEADER_MAX];
     uint32_t depth = 0, power = 1, steps = 0;
     uint64_t kept = 0; /* Brent's: the frame a loop would come back to */
     if (n == 0 || ncode == 0)
@@ -259,6 +279,7 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
             s->entry[depth - 1] = 1; /* 3.12+: the frame just inside a shim starts its eval call */
         if (!shim) {
             outer = frame;
+            memcpy(outer_block, block, n);
             /* <= 3.10 every frame is its own eval call; 3.11 marks the first (is_entry). */
             s->entry[depth] = l->frame_is_entry != SONDE_PY_ABSENT ? block[l->frame_is_entry] != 0
                               : l->frame_owner_cstack == SONDE_PY_ABSENT;
@@ -273,7 +294,11 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
     s->outer_frame = outer;
     if (depth > 0 && !s->truncated)
         s->entry[depth - 1] = 1; /* the outermost frame starts the outermost eval call */
+    if (depth == 0)
+        return 0;
     if (sonde_proc_read_many(&w->proc, codes, depth, ncode, w->code_blocks) != (int)depth)
+        return -1;
+    if (outer && generator_frame(l, outer_block, w->code_blocks + (size_t)(depth - 1) * ncode))
         return -1;
     for (uint32_t i = 0; i < depth; i++) {
         int64_t c = resolve_code(w, codes[i], w->code_blocks + (size_t)i * ncode);
@@ -346,30 +371,38 @@ static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
     return rc;
 }
 
+/* Reads of one thread's stack before it is left torn: a running thread
+ * tears a read by moving on (a generator yields, a call returns) between
+ * the walk's reads, and the next read is most often whole. */
+#define WALK_TRIES 3
+
 /* Walks the thread whose state is at ts into s (frames, ids, whether it
  * holds the GIL: holder); *next is the state after it in the list.  0
- * (the frames may be torn: s->torn), or a negative errno when the state
- * itself cannot be read. */
+ * (the frames may be torn, after WALK_TRIES reads: s->torn), or a
+ * negative errno when the state itself cannot be read. */
 static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thread_sample *s,
                        uint64_t *next)
 {
     const sonde_py_layout *l = &w->layout;
     size_t n = tstate_span(l);
     uint8_t block[HEADER_MAX];
-    int rc = n == 0 ? -EINVAL : sonde_proc_read(&w->proc, ts, block, n);
-    if (rc < 0)
-        return rc;
-    memset(s, 0, offsetof(sonde_thread_sample, frames));
-    s->tstate = ts;
-    s->thread_id = field_u64(block, l->ts_thread_id);
-    if (l->ts_native_thread_id != SONDE_PY_ABSENT)
-        s->native_id = field_u64(block, l->ts_native_thread_id);
-    s->holds_gil = ts == holder;
-    s->on_cpu = -1;
-    uint64_t frame;
-    chunk_copy chunk = copy_chunk(w, block);
-    if (first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0)
-        s->torn = 1;
+    for (int tries = 0; tries < WALK_TRIES; tries++) {
+        int rc = n == 0 ? -EINVAL : sonde_proc_read(&w->proc, ts, block, n);
+        if (rc < 0)
+            return rc;
+        memset(s, 0, offsetof(sonde_thread_sample, frames));
+        s->tstate = ts;
+        s->thread_id = field_u64(block, l->ts_thread_id);
+        if (l->ts_native_thread_id != SONDE_PY_ABSENT)
+            s->native_id = field_u64(block, l->ts_native_thread_id);
+        s->holds_gil = ts == holder;
+        s->on_cpu = -1;
+        uint64_t frame;
+        chunk_copy chunk = copy_chunk(w, block);
+        s->torn = first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0;
+        if (!s->torn)
+            break;
+    }
     *next = field_u64(block, l->ts_next);
     return 0;
 }

@@ -189,6 +189,50 @@ def test_record_known_shares(python, tmp_path):
     assert re.search(r"(\d+) samples", rec.stderr)
 
 
+# Generators resumed by a C function (sum) and by a Python loop, for 2 s.
+GENERATORS_PROGRAM = r'''
+import sys, time
+
+def squares(n):
+    for x in range(n):
+        yield x * x
+
+def work(n):
+    total = sum(x * x for x in range(n))
+    for y in squares(n):
+        total += y
+    return total
+
+end = time.perf_counter() + float(sys.argv[1])
+while time.perf_counter() < end:
+    work(20000)
+'''
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_generator_frames_keep_their_callers(python, tmp_path):
+    # A running generator's frame links to what resumed it, and the link
+    # is cleared when it yields: an unstopped walk that reads the link
+    # after the yield ends the stack at the generator.  Such a read is
+    # torn and read again, so every stack with a generator in it goes
+    # down to <module> through work() (once a sixth of them stopped at
+    # the generator).
+    python = need(python)
+    (tmp_path / "gen.py").write_text(GENERATORS_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "-r", "500", "-f", "collapsed", "-o", str(out), "--", python,
+                str(tmp_path / "gen.py"), "2", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    in_generators = 0
+    for line in out.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        names = [f.split(" (")[0] for f in stack.split(";")]
+        if any(name.endswith(("<genexpr>", "squares")) for name in names):
+            in_generators += int(n)
+            assert names[:2] == ["<module>", "work"], line
+    assert in_generators >= 100, out.read_text()
+
+
 def test_record_attached_at_100hz(tmp_path):
     """Attaching to a running process (the -p path) at the default rate."""
     proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 30)

@@ -142,10 +142,12 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .frame_owner = field(b, DO_FR_OWNER, DO_FR_SIZE, 1),
         .frame_owner_cstack = 3, /* FRAME_OWNED_BY_CSTACK */
         .frame_is_entry = SONDE_PY_ABSENT,
+        .frame_owner_generator = 1, /* FRAME_OWNED_BY_GENERATOR */
         .code_filename = field(b, DO_CO_FILENAME, DO_CO_SIZE, 8),
         .code_name = field(b, DO_CO_NAME, DO_CO_SIZE, 8),
         .code_qualname = field(b, DO_CO_QUALNAME, DO_CO_SIZE, 8),
         .code_firstlineno = field(b, DO_CO_FIRSTLINENO, DO_CO_SIZE, 4),
+        .code_flags = SONDE_PY_ABSENT,
         .code_linetable = field(b, DO_CO_LINETABLE, DO_CO_SIZE, 8),
         .code_line_format = SONDE_PY_LOCATIONS_311,
         .code_code_adaptive = field(b, DO_CO_CODE_ADAPTIVE, DO_CO_SIZE, 2),

@@ -100,12 +100,16 @@ typedef struct sonde_py_layout {
                                             skip (FRAME_OWNED_BY_CSTACK); ABSENT <= 3.11 */
     uint64_t frame_is_entry;             /* bool is_entry: first frame of a C-level eval loop;
                                             3.11 only, else ABSENT */
+    uint64_t frame_owner_generator;      /* the owner value of a generator's or coroutine's
+                                            frame (FRAME_OWNED_BY_GENERATOR); ABSENT <= 3.10 */
 
     /* PyCodeObject */
     uint64_t code_filename;              /* PyObject *co_filename (str) */
     uint64_t code_name;                  /* PyObject *co_name (str) */
     uint64_t code_qualname;              /* PyObject *co_qualname (str); ABSENT <= 3.10 */
     uint64_t code_firstlineno;           /* int co_firstlineno */
+    uint64_t code_flags;                 /* int co_flags, read where frames have no owner to
+                                            tell a generator's: <= 3.10, else ABSENT */
     uint64_t code_linetable;             /* PyObject *co_lnotab / co_linetable (bytes) */
     uint64_t code_line_format;           /* enum sonde_py_line_format */
     uint64_t code_code_adaptive;         /* _Py_CODEUNIT co_code_adaptive[] (inline in the code

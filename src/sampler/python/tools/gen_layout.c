@@ -99,9 +99,11 @@ static void print_headers(void)
 #if PY_VERSION_HEX < 0x030b0000
     put("ts_native_thread_id", SONDE_PY_ABSENT);
     put("ts_datastack_chunk", SONDE_PY_ABSENT);
+    put("ts_datastack_top", SONDE_PY_ABSENT);
 #else
     put("ts_native_thread_id", offsetof(PyThreadState, native_thread_id));
     put("ts_datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+    put("ts_datastack_top", offsetof(PyThreadState, datastack_top));
 #endif
 #if PY_VERSION_HEX < 0x030c0000
     put("ts_status", SONDE_PY_ABSENT);
@@ -135,6 +137,7 @@ static void print_headers(void)
     put("frame_owner", SONDE_PY_ABSENT);
     put("frame_owner_cstack", SONDE_PY_ABSENT);
     put("frame_is_entry", SONDE_PY_ABSENT);
+    put("frame_owner_generator", SONDE_PY_ABSENT);
 #else
     put("frame_previous", offsetof(frame_t, previous));
 #if PY_VERSION_HEX < 0x030d0000
@@ -156,6 +159,7 @@ static void print_headers(void)
     put("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
     put("frame_is_entry", SONDE_PY_ABSENT);
 #endif
+    put("frame_owner_generator", FRAME_OWNED_BY_GENERATOR);
 #endif
 
     put("code_filename", offsetof(PyCodeObject, co_filename));
@@ -166,6 +170,11 @@ static void print_headers(void)
     put("code_qualname", offsetof(PyCodeObject, co_qualname));
 #endif
     put("code_firstlineno", offsetof(PyCodeObject, co_firstlineno));
+#if PY_VERSION_HEX < 0x030b0000
+    put("code_flags", offsetof(PyCodeObject, co_flags));
+#else
+    put("code_flags", SONDE_PY_ABSENT);
+#endif
 #if PY_VERSION_HEX < 0x030a0000
     put("code_linetable", offsetof(PyCodeObject, co_lnotab));
     put("code_line_format", SONDE_PY_LNOTAB);
@@ -201,6 +210,28 @@ static void print_headers(void)
     put("bytes_size", offsetof(PyBytesObject, ob_base.ob_size));
     put("bytes_sval", offsetof(PyBytesObject, ob_sval));
     put("ob_type", offsetof(PyObject, ob_type));
+
+#if PY_VERSION_HEX < 0x030b0000
+    put("frame_localsplus", offsetof(frame_t, f_localsplus));
+#else
+    put("frame_localsplus", offsetof(frame_t, localsplus));
+#endif
+    put("type_basicsize", offsetof(PyTypeObject, tp_basicsize));
+    put("type_flags", offsetof(PyTypeObject, tp_flags));
+    put("type_dictoffset", offsetof(PyTypeObject, tp_dictoffset));
+    put("heaptype_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
+    put("dict_keys", offsetof(PyDictObject, ma_keys));
+    put("dict_values", offsetof(PyDictObject, ma_values));
+#if PY_VERSION_HEX < 0x030b0000
+    put("attrs", SONDE_PY_ATTRS_DICT);
+#elif PY_VERSION_HEX < 0x030c0000
+    put("attrs", SONDE_PY_ATTRS_VALUES_311);
+#elif PY_VERSION_HEX < 0x030d0000
+    put("attrs", SONDE_PY_ATTRS_TAGGED_312);
+#else
+    put("attrs", SONDE_PY_ATTRS_INLINE_313);
+#endif
+    put("keys_311", PY_VERSION_HEX >= 0x030b0000);
 }
 
 #define FIELD(f) {#f, offsetof(sonde_py_layout, f)}
@@ -212,15 +243,19 @@ static const struct {
     FIELD(interp_next), FIELD(interp_id), FIELD(interp_threads_head), FIELD(interp_ceval_gil),
     FIELD(gil_last_holder), FIELD(gil_locked), FIELD(ts_next), FIELD(ts_interp),
     FIELD(ts_frame_link), FIELD(ts_frame), FIELD(cframe_current_frame), FIELD(ts_thread_id),
-    FIELD(ts_native_thread_id), FIELD(ts_datastack_chunk), FIELD(ts_status),
+    FIELD(ts_native_thread_id), FIELD(ts_datastack_chunk), FIELD(ts_datastack_top),
+    FIELD(ts_status),
     FIELD(ts_status_active_bit), FIELD(ts_status_holds_gil_bit), FIELD(frame_previous),
     FIELD(frame_code), FIELD(frame_instr), FIELD(frame_instr_kind), FIELD(frame_instr_size),
-    FIELD(frame_owner), FIELD(frame_owner_cstack), FIELD(frame_is_entry), FIELD(code_filename),
-    FIELD(code_name), FIELD(code_qualname), FIELD(code_firstlineno), FIELD(code_linetable),
+    FIELD(frame_owner), FIELD(frame_owner_cstack), FIELD(frame_is_entry),
+    FIELD(frame_owner_generator), FIELD(code_filename), FIELD(code_name), FIELD(code_qualname),
+    FIELD(code_firstlineno), FIELD(code_flags), FIELD(code_linetable),
     FIELD(code_line_format), FIELD(code_code_adaptive), FIELD(code_type_addr),
     FIELD(str_length), FIELD(str_state), FIELD(str_kind_shift), FIELD(str_compact_bit),
     FIELD(str_ascii_bit), FIELD(str_ascii_size), FIELD(str_compact_size), FIELD(bytes_size),
-    FIELD(bytes_sval), FIELD(ob_type),
+    FIELD(bytes_sval), FIELD(ob_type), FIELD(frame_localsplus), FIELD(type_basicsize),
+    FIELD(type_flags), FIELD(type_dictoffset), FIELD(heaptype_cached_keys), FIELD(dict_keys),
+    FIELD(dict_values), FIELD(attrs), FIELD(keys_311),
 };
 
 static int print_table(void)

@@ -36,7 +36,7 @@ for v in "$@"; do
     fi
     exe=$tmp/gen_$v
     if ! $cc -std=c11 -D_GNU_SOURCE -DPy_BUILD_CORE -w -I"$inc" -I"$src" \
-            "$here/gen_layout.c" "$src"/sampler/python/*.c \
+            "$here/gen_layout.c" "$src"/sampler/python/*.c "$src"/core/utf8.c \
             -L"$prefix/lib" -lpython"$mm" -Wl,-rpath,"$prefix/lib" -o "$exe"; then
         echo "   build failed"
         status=1
