@@ -145,3 +145,39 @@ def test_chrome_trace_has_a_kernel_track(tmp_path):
     name, start, _end = ref["kernels"][0]
     gap = (start - ref["ops"]["aten::addmm"]) / 1e3
     assert by_name[name]["ts"] - ops["aten::addmm"] == pytest.approx(gap, abs=1.0)
+
+
+def test_kernel_goes_to_the_operator_that_made_the_launch_call():
+    """Where several CPU events share a kernel's correlation id (a runtime
+    call made outside any operator carries an id of CUPTI's count; an
+    overhead record of CUPTI's sits on no thread), the kernel is the
+    launching operator's alone: the one on the launch call's thread whose
+    span holds the call, as torch.profiler's own tree nests it."""
+    import sys
+    from conftest import PKG
+    from torch_device_events import DEVICE, DeviceEvent
+    sys.path.insert(0, PKG)
+    try:
+        from sonde._torch import _operators
+    finally:
+        sys.path.remove(PKG)
+    thread = 4242
+    events = [
+        DeviceEvent("cudaGetDeviceCount", 0, 10, DEVICE.CPU, tid=thread, resource=thread,
+                    correlation_id=5),
+        DeviceEvent("Lazy Function Loading", 30, 35, DEVICE.CPU, resource=0, correlation_id=5),
+        DeviceEvent("aten::add", 20, 40, DEVICE.CPU, tid=thread, resource=thread,
+                    correlation_id=5),
+        DeviceEvent("cudaLaunchKernel", 25, 30, DEVICE.CPU, 5, tid=thread, resource=thread),
+        DeviceEvent("add_kernel", 50, 60, DEVICE.CUDA, 5),
+        DeviceEvent("Optimizer.step", 45, 70, DEVICE.CUDA, is_user_annotation=True),
+    ]
+
+    class Result:
+        def events(self):
+            return events
+
+    ops = _operators(torch, Result(), {}, False)
+    assert ops.names == ["cudaGetDeviceCount", "Lazy Function Loading", "aten::add",
+                         "cudaLaunchKernel"]
+    assert ops.kernels == [(2, "add_kernel", 50, 60, 0, 7)] and ops.unlaunched == []
