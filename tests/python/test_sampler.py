@@ -226,10 +226,11 @@ def test_record_generator_frames_keep_their_callers(python, tmp_path):
     in_generators = 0
     for line in out.read_text().splitlines():
         stack, n = line.rsplit(" ", 1)
-        names = [f.split(" (")[0] for f in stack.split(";")]
-        if any(name.endswith(("<genexpr>", "squares")) for name in names):
+        frames = [re.match(r"^(.*) \((.*):-?\d+\)$", f).groups() for f in stack.split(";")]
+        mine = [name for name, path in frames if path.endswith("gen.py")]
+        if any(name.endswith(("<genexpr>", "squares")) for name in mine):
             in_generators += int(n)
-            assert names[:2] == ["<module>", "work"], line
+            assert mine[:2] == ["<module>", "work"] and frames[0][1].endswith("gen.py"), line
     assert in_generators >= 100, out.read_text()
 
 

@@ -24,9 +24,9 @@ pyperf = pytest.importorskip("pyperf")
 
 LINE = re.compile(r"^(?:(?P<name>.+): )?(?P<mean>[\d.]+) (?P<unit>ns|us|ms|s) \+- "
                   r"(?P<std>[\d.]+) (?P=unit) per loop \(mean \+- std\. dev\. of (?P<nvalues>\d+) "
-                  r"values, (?P<procs>\d+) processes, (?P<loops>\d+) loops each\); median "
-                  r"(?P<median>[\d.]+) (?P=unit), 95% CI (?P<lo>[\d.]+)-(?P<hi>[\d.]+) (?P=unit); "
-                  r"empty loop [\d.]+ (?:ns|us|ms|s)$")
+                  r"values, (?P<procs>\d+) process(?:es)?, (?P<loops>\d+) loops each\); median "
+                  r"(?P<median>[\d.]+) (?P=unit), (?:95% CI (?P<lo>[\d.]+)-(?P<hi>[\d.]+) "
+                  r"(?P=unit)|no 95% CI \(one process\)); empty loop [\d.]+ (?:ns|us|ms|s)$")
 COMPARE = re.compile(r"^(?P<other>.+) is (?P<ratio>[\d.]+)x (?P<word>faster|slower) than "
                      r"(?P<base>.+) \(95% CI (?P<lo>[\d.]+)-(?P<hi>[\d.]+)x, "
                      r"(?P<verdict>significant|not significant), "
@@ -45,7 +45,8 @@ def sonde_timeit(args, tmp_path, **kw):
 
 
 def lines_of(out):
-    """The result lines of stdout, as dicts of floats (seconds)."""
+    """The result lines of stdout, as dicts of floats (seconds; lo and hi
+    None without an interval)."""
     found = []
     for line in out.splitlines():
         m = LINE.match(line)
@@ -54,7 +55,8 @@ def lines_of(out):
             s = SCALE[d["unit"]]
             found.append(dict(name=d["name"], mean=float(d["mean"]) * s,
                               std=float(d["std"]) * s, median=float(d["median"]) * s,
-                              lo=float(d["lo"]) * s, hi=float(d["hi"]) * s,
+                              lo=d["lo"] and float(d["lo"]) * s,
+                              hi=d["hi"] and float(d["hi"]) * s,
                               nvalues=int(d["nvalues"]), procs=int(d["procs"]),
                               loops=int(d["loops"])))
     return found
@@ -316,6 +318,7 @@ def test_one_process_gives_no_interval(tmp_path):
     for line in (first, second):
         assert "of 3 values, 1 process, 100 loops each); median " in line, line
         assert ", no 95% CI (one process); empty loop" in line, line
+    assert [(r["procs"], r["lo"], r["hi"]) for r in lines_of(p.stdout)] == [(1, None, None)] * 2
     assert "slower than sum(range(100)) (no 95% CI from one process, not significant, " \
         "Wilcoxon p=1)" in comparison, comparison
     two = sonde_timeit(["-p", "2", "-n", "100", "sum(range(100))"], tmp_path)
