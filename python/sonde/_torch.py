@@ -156,7 +156,6 @@ class Session:
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
 
-
     def _await_device(self):
         """Waits for the kernels the GPU still has queued, as torch.profiler
         does before it stops, so that each is recorded whole.  Returns when
