@@ -34,6 +34,9 @@ static void page_begin(sonde_buf *b)
                       "rest folds into the caller\"><input id=\"mine\" type=\"checkbox\"> "
                       "only my code</label>\n"
                       "<label>thread <select id=\"thread\"></select></label>\n"
+                      "<label title=\"the pictures' widths: time on the CPU, or the GPU "
+                      "kernels' time beneath each frame\">weigh <select id=\"weight\">"
+                      "<option>CPU time</option><option>GPU time</option></select></label>\n"
                       "<label>search <input id=\"search\" type=\"search\" "
                       "placeholder=\"regular expression\"></label>\n"
                       "<label>filter <input id=\"filter\" type=\"search\" "
@@ -127,17 +130,43 @@ static int put_tree(sonde_buf *b, const sonde_time_tree *t, const sonde_profile 
     return 0;
 }
 
-/* Each thread's own tree, for the thread selector, when there are several
- * and the tree is real: {"name", "tree"} per thread, as p lists them. */
-static int put_thread_trees(sonde_buf *b, const sonde_profile *p)
+/* Drops t's nodes of no weight (their descendants have none either), but
+ * for the root, keeping the order: parents before children.  0, or -1 on
+ * out of memory. */
+static int drop_weightless(sonde_time_tree *t)
 {
-    sonde_buf_puts(b, ",\n\"thread_trees\": [");
+    uint32_t *moved = malloc((t->n ? t->n : 1) * sizeof *moved), kept = 0;
+    if (!moved)
+        return -1;
+    for (uint32_t i = 0; i < t->n; i++) {
+        if (i > 0 && !(t->nodes[i].total > 0))
+            continue;
+        sonde_time_node n = t->nodes[i];
+        if (i > 0)
+            n.parent = moved[n.parent]; /* a parent weighs at least its child: kept */
+        moved[i] = kept;
+        t->nodes[kept++] = n;
+    }
+    t->n = kept;
+    free(moved);
+    return 0;
+}
+
+/* Each thread's own tree, for the thread selector, when there are several
+ * and the tree is real: {"name", "tree"} per thread, as p lists them,
+ * under `key`; with weighed_only, without the nodes of no weight. */
+static int put_thread_trees(sonde_buf *b, const sonde_profile *p, const char *key,
+                            int weighed_only)
+{
+    sonde_buf_printf(b, ",\n\"%s\": [", key);
     for (uint32_t k = 0; k < p->nthreads; k++) {
         sonde_profile one = *p; /* p seen through thread k alone (read only) */
         one.threads = &p->threads[k];
         one.nthreads = 1;
         sonde_time_tree t;
         int rc = sonde_time_tree_from_profile(&t, &one);
+        if (rc == 0 && weighed_only)
+            rc = drop_weightless(&t);
         if (rc == 0) {
             sonde_buf_puts(b, k ? ",\n{\"name\": " : "\n{\"name\": ");
             sonde_buf_json_str(b, sonde_profile_str(p, p->threads[k].name));
@@ -151,6 +180,56 @@ static int put_thread_trees(sonde_buf *b, const sonde_profile *p)
     }
     sonde_buf_puts(b, "]");
     return 0;
+}
+
+/* p seen through its GPU time (--torch with a GPU): *view shares p's
+ * parts but for its nodes, a copy whose self is each node's kernels'
+ * nanoseconds on the device (none but the kernels' own) and whose total is
+ * the sum beneath, so that the trees drawn weigh GPU time.  0 (free
+ * view->nodes), 1 when p recorded no GPU time (nothing made), or -1 on
+ * out of memory. */
+static int gpu_view(const sonde_profile *p, sonde_profile *view)
+{
+    if (!p->figure[SONDE_DEVICE_NS])
+        return 1;
+    *view = *p;
+    view->nodes = malloc(p->nnodes * sizeof *view->nodes);
+    if (!view->nodes)
+        return -1;
+    memcpy(view->nodes, p->nodes, p->nnodes * sizeof *view->nodes);
+    for (uint32_t i = 1; i < p->nnodes; i++) {
+        int64_t ns = sonde_profile_figure_of(p, SONDE_DEVICE_NS, i);
+        view->nodes[i].self = view->nodes[i].total = ns > 0 ? (uint64_t)ns : 0;
+    }
+    for (uint32_t i = p->nnodes - 1; i >= 1; i--) /* children come after their parents */
+        if (view->nodes[i].parent != SONDE_NO_NODE)
+            view->nodes[view->nodes[i].parent].total += view->nodes[i].total;
+    view->seconds_per_tick = 1e-9;
+    return 0;
+}
+
+/* "gpu_tree" (and "gpu_thread_trees" with several threads) when p
+ * recorded GPU time.  0, or -1 on out of memory. */
+static int put_gpu_trees(sonde_buf *b, const sonde_profile *p)
+{
+    sonde_profile view;
+    int made = gpu_view(p, &view);
+    if (made != 0)
+        return made < 0 ? -1 : 0;
+    sonde_time_tree t;
+    int rc = sonde_time_tree_from_profile(&t, &view);
+    if (rc == 0)
+        rc = drop_weightless(&t);
+    if (rc == 0) {
+        sonde_buf_puts(b, ",\n\"gpu_tree\": ");
+        rc = put_tree(b, &t, &view);
+    }
+    sonde_time_tree_free(&t);
+    if (rc == 0 && view.nthreads > 1) {
+        rc = put_thread_trees(b, &view, "gpu_thread_trees", 1);
+    }
+    free(view.nodes);
+    return rc;
 }
 
 static void put_stats(sonde_buf *b, const sonde_stats *s)
@@ -215,7 +294,8 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
         b->oom = 1;
     sonde_buf_puts(b, ",\n\"tree\": ");
     if (put_tree(b, t, p) < 0 || (with_threads && has_tree && p->nthreads > 1 &&
-                                  put_thread_trees(b, p) < 0))
+                                  put_thread_trees(b, p, "thread_trees", 0) < 0) ||
+        (with_threads && has_tree && put_gpu_trees(b, p) < 0))
         b->oom = 1;
     if (with_threads && (sonde_view_timeline_put(b, p) < 0 || sonde_view_heatmap_put(b, p) < 0))
         b->oom = 1;

@@ -13,6 +13,9 @@
  *   merged; x and colour from flame_layout.h, as -f flamegraph draws them),
  *   "thread_trees": [{"name", "tree"}] (each thread's own tree, as "tree";
  *   only for a real tree of several threads),
+ *   "gpu_tree", "gpu_thread_trees": the same trees weighed by GPU time
+ *   (--torch with a GPU: a node's self is its kernels' seconds on the
+ *   device, sonde's JSON "torch_device_ns"; only when some was recorded),
  *   "timeline": a sampled profile's samples in time order, for the stack
  *   chart (view_timeline.h; not on a diff page), "heatmap": a sampled
  *   profile's samples by source line and its files' text (view_heatmap.h;

@@ -15,7 +15,8 @@
  * Escape and "/" drive it; "save SVG" writes the picture shown.  Every
  * text reaches the page through textContent, never as markup.  The
  * address's #fragment sets the first state: view=, search=, zoom=,
- * select=, depth=, cutoff=, fold=0, mine=1, thread=N (the Nth; 0 all);
+ * select=, depth=, cutoff=, fold=0, mine=1, thread=N (the Nth; 0 all),
+ * weight=gpu (the trees weighed by GPU time, when the profile has some);
  * and acts as a user would: click=NAME
  * clicks the widest drawn frame of that function, type=TEXT types into
  * the search box (what the browser tests drive). */
@@ -75,7 +76,7 @@
   var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
   var R = null; /* the tree as the data holds it, every frame */
   var trees = {}; /* T by thread (0: all), fold and mine, once built */
-  var raws = {}; /* R by thread */
+  var raws = {}; /* R by weight and thread */
 
   function funcLabel(f) {
     return f < 0 ? "all" : D.funcs[f][0];
@@ -1302,23 +1303,31 @@
       if (!threads.length) pick.parentNode.style.display = "none";
       $("fold").checked = hash.fold !== "0";
       $("mine").checked = hash.mine === "1";
+      /* the weight: CPU time, or (--torch with a GPU) the kernels' GPU time */
+      var weight = $("weight");
+      if (!D.gpu_tree) weight.parentNode.style.display = "none";
+      else weight.selectedIndex = hash.weight === "gpu" ? 1 : 0;
       var which = function () {
-        return pick.selectedIndex * 4 + $("fold").checked + 2 * $("mine").checked;
+        return ((weight.selectedIndex * (threads.length + 1) + pick.selectedIndex) * 4 +
+                $("fold").checked + 2 * $("mine").checked);
       };
       var choose = function () {
         /* each tree built once, kept for the next toggle */
-        var k = pick.selectedIndex;
-        R = raws[k] || (readTree(k ? threads[k - 1].tree : D.tree), raws[k] = R);
+        var k = pick.selectedIndex, gpu = weight.selectedIndex === 1 && D.gpu_tree;
+        var w = gpu ? threads.length + 1 + k : k;
+        var rows = gpu ? (k ? D.gpu_thread_trees[k - 1].tree : D.gpu_tree)
+                       : (k ? threads[k - 1].tree : D.tree);
+        R = raws[w] || (readTree(rows), raws[w] = R);
         T = trees[which()] || (buildTree($("fold").checked, $("mine").checked), trees[which()] = T);
       };
       choose();
-      $("fold").onchange = $("mine").onchange = pick.onchange = function () {
+      $("fold").onchange = $("mine").onchange = pick.onchange = weight.onchange = function () {
         choose();
         S.zoom = 0; S.cursor = 0;
         render();
       };
     } else {
-      ["fold", "mine", "thread"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
+      ["fold", "mine", "thread", "weight"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
     }
     about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];

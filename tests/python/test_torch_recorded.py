@@ -12,6 +12,7 @@ from collections import Counter
 import pytest
 
 from conftest import HERE, run_sonde
+from pages import browser, open_page, view  # noqa: F401 (browser: a fixture)
 from test_torch_device import microseconds, table
 
 torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
@@ -84,3 +85,32 @@ def test_trace_has_every_kernel_and_no_region_span(tmp_path):
              if e.get("ph") == "M" and e["pid"] == 0]
     assert sorted(named) == [("process_name", 0, None)] + sorted(
         ("thread_name", 0, stream) for _device, stream in want)
+
+
+def test_page_weighs_the_frames_by_gpu_time(browser, tmp_path):
+    """sonde view's "weigh: GPU time": the frames' widths are GPU time, the
+    whole what torch's table calls Self CUDA time total, each operator's
+    frames together its CUDA total in torch's figures, each frame as wide
+    as its share; without GPU time the choice is hidden."""
+    out, ref = replay(tmp_path, "json")
+    page = view(tmp_path, out.name)
+    tab = open_page(browser, page, "view=icicle&weight=gpu")
+    assert tab.is_visible("#weight")
+    frames = tab.evaluate("window.sondeView.frames()")
+    tab.close()
+    whole = frames[0]
+    want = microseconds(next(line for line in ref["table"].splitlines()
+                             if line.startswith("Self CUDA time total")).split(": ")[1])
+    assert whole["name"] == "all" and whole["total"] * 1e6 == pytest.approx(want, abs=1e-3)
+    for name in ("aten::addmm", "aten::cudnn_batch_norm", "aten::convolution_backward",
+                 "aten::mm"):
+        got = sum(f["total"] for f in frames if f["name"] == name)
+        assert got * 1e6 == pytest.approx(ref["rows"][name]["total_us"], abs=1e-3), name
+    for f in frames:
+        assert abs(f["w"] - whole["w"] * f["total"] / whole["total"]) <= 1, f
+    (tmp_path / "plain.py").write_text("print(sum(range(10)))\n")
+    r = run_sonde(["run", "-f", "json", "-o", "plain.json", "plain.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    plain = open_page(browser, view(tmp_path, "plain.json"), "weight=gpu")
+    assert not plain.is_visible("#weight")
+    plain.close()
