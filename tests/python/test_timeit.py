@@ -327,14 +327,17 @@ def test_one_process_gives_no_interval(tmp_path):
 
 
 def test_identical_statements_not_significant(tmp_path):
-    # 20 comparisons of a statement with itself: at most one called
-    # significant (the test's level is 1%).
+    # A statement compared with itself is called not significant at least
+    # 19 times in 20: at most 5 of 100 comparisons called significant (the
+    # test's level is 1%).  With 20 comparisons and at most one, chance
+    # alone failed it 1.7% of the time (a CI run saw 2 of 20; 1 of 60
+    # here after it, as the level says).
     timeit_mod = sonde_module("sonde._timeit")
     called = 0
-    for _ in range(20):
+    for _ in range(100):
         a, b = timeit_mod.timeit(["sum(range(50))", "sum(range(50)) "], mode="fast")
         called += timeit_mod.Comparison(a, b).significant
-    assert called <= 1
+    assert called <= 5
 
 
 @pytest.mark.parametrize("python", version_params())
