@@ -1,8 +1,10 @@
 """Writes what torch's profiler recorded of a small CNN trained on a CUDA
 GPU, every Kineto event with the answers of each of its methods, so that a
 machine without a GPU can replay a real GPU recording through torch's
-parser and through sonde (tests/python/test_torch_recorded.py reads the
-file this writes; run by hand on a lent GPU machine):
+parser and through sonde (run by hand on a lent GPU machine;
+tests/python/recorded/torch_h200_cnn.json.gz is its `reference` file of
+an H200, less the fields at their defaults, gzipped, which
+tests/python/test_torch_recorded.py replays):
 
     python3 tests/gpu/dump_kineto.py OUT.json reference   (torch.profiler)
     sonde run --torch tests/gpu/dump_kineto.py OUT.json   (sonde's recording)

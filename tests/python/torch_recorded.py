@@ -2,10 +2,11 @@
 
 recorded/torch_h200_cnn.json.gz holds every event torch.profiler (CPU and
 CUDA activity) recorded of a small CNN's five training steps on an NVIDIA
-H200 (tests/gpu/dump_kineto.py wrote it there): operators, CUDA runtime
-calls, kernels, memsets and copies, the GPU's spans of record_function
-regions, and CUPTI's records of its own overhead ("Lazy Function
-Loading", whose correlation ids collide with operators').  Run under
+H200 (tests/gpu/dump_kineto.py's `reference` file, less the fields at
+their defaults): operators, CUDA runtime calls, kernels, memsets and
+copies, the GPU's spans of record_function regions, and CUPTI's records
+of its own overhead ("Lazy Function Loading", whose correlation ids
+collide with operators').  Run under
 `sonde run --torch`, this program stands for the recorded one: for as
 long as the recording lasted it waits in replayed_steps() (the backward
 pass's thread in autograd_thread()), and it wraps torch's
