@@ -225,9 +225,8 @@ static int put_gpu_trees(sonde_buf *b, const sonde_profile *p)
         rc = put_tree(b, &t, &view);
     }
     sonde_time_tree_free(&t);
-    if (rc == 0 && view.nthreads > 1) {
+    if (rc == 0 && view.nthreads > 1)
         rc = put_thread_trees(b, &view, "gpu_thread_trees", 1);
-    }
     free(view.nodes);
     return rc;
 }

@@ -75,7 +75,7 @@
 
   var T = null; /* the tree drawn (folded or not): arrays over nodes; node 0 is the root */
   var R = null; /* the tree as the data holds it, every frame */
-  var trees = {}; /* T by thread (0: all), fold and mine, once built */
+  var trees = {}; /* T by weight, thread (0: all), fold and mine, once built */
   var raws = {}; /* R by weight and thread */
 
   function funcLabel(f) {
