@@ -202,7 +202,7 @@ static int gpu_view(const sonde_profile *p, sonde_profile *view)
         view->nodes[i].self = view->nodes[i].total = ns > 0 ? (uint64_t)ns : 0;
     }
     for (uint32_t i = p->nnodes - 1; i >= 1; i--) /* children come after their parents */
-        if (view->nodes[i].parent != SONDE_NO_NODE)
+        if (view->nodes[i].parent != SONDE_NO_NODE && view->nodes[i].parent < i)
             view->nodes[view->nodes[i].parent].total += view->nodes[i].total;
     view->seconds_per_tick = 1e-9;
     return 0;

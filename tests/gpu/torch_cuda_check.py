@@ -177,14 +177,11 @@ def main():
 
 def ops_rows(sonde, prof):
     """{name: {header: cell}} of sonde's whole --ops table."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from torch_table import table
     text = subprocess.run([sonde, "report", prof, "--ops", "-l", "0"], stdout=subprocess.PIPE,
                           universal_newlines=True).stdout
-    lines = text.splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("---")]
-    split = lambda line: [c.strip() for c in line.strip().split("  ") if c.strip()]
-    headers = split(lines[rules[0] + 1])
-    rows = [split(line) for line in lines[rules[1] + 1:rules[2]]]
-    return {cells[0]: dict(zip(headers, cells)) for cells in rows if len(cells) == len(headers)}
+    return dict(table(text)[1])
 
 
 def report(ok, what, differ, want, got):

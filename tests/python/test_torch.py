@@ -18,6 +18,7 @@ import sys
 import pytest
 
 from conftest import HERE, run_sonde, with_pkg_env
+from torch_table import table
 
 torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
                             "(make test installs torch==2.13.0 for Python 3.11)")
@@ -383,20 +384,14 @@ def torch_name(name):
 
 
 def table_rows(text):
-    """(headers, {name: count}) of a key_averages().table()-shaped text:
-    the rows between its second and third rules, columns two spaces or
-    more apart, the name first and the count last (before the Python
-    caller, when there is that column); names cut as torch cuts them."""
-    lines = text.splitlines()
-    rules = [i for i, l in enumerate(lines) if l.startswith("---")]
-    split = lambda l: [c.strip() for c in l.strip().split("  ") if c.strip()]
-    headers = split(lines[rules[0] + 1])
-    count = headers.index("# of Calls")
+    """(headers, {name: count}) of a key_averages().table()-shaped text
+    (torch_table.table), names cut as torch cuts them: the counts of the
+    rows of one name (a row per Python caller, with that column) added."""
+    headers, rows = table(text)
     counts = {}
-    for line in lines[rules[1] + 1:rules[2]]:
-        cols = split(line)
-        name = torch_name(cols[0])
-        counts[name] = counts.get(name, 0) + int(cols[count])
+    for name, cells in rows:
+        name = torch_name(name)
+        counts[name] = counts.get(name, 0) + int(cells["# of Calls"])
     return headers, counts
 
 

@@ -15,6 +15,7 @@ import pstats
 import pytest
 
 from conftest import HERE, run_sonde
+from torch_table import microseconds, nbytes, table
 
 torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
                             "(make test installs torch==2.13.0 for Python 3.11)")
@@ -30,33 +31,6 @@ def record(tmp_path, fmt, *extra):
                   [PROGRAM, str(ref)], tmp_path)
     assert r.returncode == 0, r.stderr
     return out, json.loads(ref.read_text()), r
-
-
-def table(text):
-    """(headers, [(name, {header: cell})]) of a key_averages()-shaped
-    table: the rows between its second and third rules, cells two spaces
-    or more apart."""
-    lines = text.splitlines()
-    rules = [i for i, line in enumerate(lines) if line.startswith("---")]
-    split = lambda line: [c.strip() for c in line.strip().split("  ") if c.strip()]
-    headers = split(lines[rules[0] + 1])
-    rows = []
-    for line in lines[rules[1] + 1:rules[2]]:
-        cells = split(line)
-        rows.append((cells[0], dict(zip(headers, cells))))
-    return headers, rows
-
-
-def microseconds(cell):
-    for unit, scale in (("us", 1), ("ms", 1e3), ("s", 1e6)):
-        if cell.endswith(unit):
-            return float(cell[:-len(unit)]) * scale
-    raise ValueError(cell)
-
-
-def nbytes(cell):
-    number, unit = cell.split()
-    return float(number) * {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3}[unit]
 
 
 def test_ops_table_has_torchs_cuda_columns(tmp_path):

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import HERE, run_sonde
 from pages import browser, open_page, view  # noqa: F401 (browser: a fixture)
-from test_torch_device import microseconds, table
+from torch_table import microseconds, table
 
 torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
                             "(make test installs torch==2.13.0 for Python 3.11)")

@@ -49,6 +49,14 @@ class DeviceEvent:
                            device_resource_id=resource, start_thread_id=tid,
                            end_thread_id=tid, fwd_thread_id=tid, **more)
 
+    @classmethod
+    def of(cls, values):
+        """An event answering with `values` (a recorded event's, say), the
+        defaults for the rest."""
+        event = cls(values["name"], values["start_ns"], values["end_ns"], values["device_type"])
+        event.values.update(values)
+        return event
+
     def __getattr__(self, key):
         if key in self.values:
             return lambda: self.values[key]

@@ -55,10 +55,7 @@ def moved(recording, began, threads):
         if e["device_type"] == "CPU":
             values["device_resource_id"] = threads.get(e["device_resource_id"],
                                                        e["device_resource_id"])
-        event = DeviceEvent(values["name"], values["start_ns"], values["end_ns"],
-                            values["device_type"])
-        event.values.update(values)  # with what was recorded in place of the defaults
-        replayed.append(event)
+        replayed.append(DeviceEvent.of(values))
     return replayed
 
 
@@ -67,14 +64,9 @@ def apart(events):
     given no correlation id: torch's parser then credits each kernel to its
     operator alone, not also to a record whose id, from CUPTI's count,
     happens to equal the operator's."""
-    copies = []
-    for e in events:
-        copy = DeviceEvent(e.name(), e.start_ns(), e.end_ns(), e.device_type())
-        copy.values.update(e.values)
-        if e.device_type() == DEVICE.CPU and e.device_resource_id() == 0:
-            copy.values["correlation_id"] = 0
-        copies.append(copy)
-    return copies
+    return [DeviceEvent.of(dict(e.values, correlation_id=0))
+            if e.device_type() == DEVICE.CPU and e.device_resource_id() == 0
+            else e for e in events]
 
 
 def recorded_threads(recording):
