@@ -17,20 +17,22 @@
 # runs them through the extension).
 LIBSONDE_SOURCES := src/core src/mem src/formats src/report src/page src/sampler src/cli
 LIBSONDE_EXCLUDE := src/cli/main.c src/sampler/native
-# zlib: pprof files are gzipped (Debian: zlib1g-dev).
-LIBSONDE_LDLIBS := -lz -lm
+# No -dev package: zlib (pprof files are gzipped) is loaded at run time
+# (src/formats/gzip.c), hence -ldl for glibc before 2.34.
+LIBSONDE_LDLIBS := -lm -ldl
 
 # The sonde command: its main(), linked with libsonde.  (What only the
-# command links, such as a native unwinder needing -ldw -lelf -lstdc++,
-# goes here and in LIBSONDE_EXCLUDE, its libraries in COMMAND_LDLIBS.)
+# command links goes here and in LIBSONDE_EXCLUDE, its libraries in
+# COMMAND_LDLIBS.)
 #
 # Native frames (src/sampler/native, record/dump/top --native) are the
-# command's only: they read DWARF line tables through elfutils' libdw
-# (Debian: libdw-dev) and demangle C++ names with libstdc++, and pip
-# install must build where libdw-dev is absent.  python3 -m sonde answers
-# --native with one line naming the sonde command.
+# command's only: they demangle C++ names with libstdc++ and read DWARF
+# line tables through elfutils' libdw, loaded at run time
+# (src/sampler/native/libdw_dl.c: no libdw-dev needed to build, and
+# without libdw.so.1 frames lose only file:line).  python3 -m sonde
+# answers --native with one line naming the sonde command.
 COMMAND_SOURCES := src/cli/main.c src/sampler/native
-COMMAND_LDLIBS := -ldw -lelf -lstdc++
+COMMAND_LDLIBS := -lstdc++
 
 # The _sonde extension's own files (built with Python.h, once per
 # interpreter), linked with libsonde.

@@ -1,6 +1,10 @@
 /* gzip.h - gzip through zlib: a stream that deflates into a buf, and a
  * bounded inflate of a whole file.
  *
+ * zlib is loaded at run time (libz.so.1), so that sonde builds without
+ * its headers.  Where it cannot be loaded, the writer writes gzip all the
+ * same, uncompressed (stored blocks), and the reader says what to install.
+ *
  * The writer holds one chunk of output at a time, so a large profile
  * streams to its file (buf.h) compressed as it is encoded.  The reader is
  * untrusted input: the output is capped (a small file may claim a huge
@@ -17,6 +21,8 @@ typedef struct sonde_gz sonde_gz;
 
 /* A gzip stream into out (which it does not own); NULL on out of memory. */
 sonde_gz *sonde_gz_new(sonde_buf *out);
+/* The same, not compressed: what sonde_gz_new gives without zlib. */
+sonde_gz *sonde_gz_new_stored(sonde_buf *out);
 /* Compresses n bytes into the stream.  0, or -1 once anything failed
  * (out of memory, or out's own failure: out->oom is then set). */
 int sonde_gz_write(sonde_gz *g, const void *p, size_t n);

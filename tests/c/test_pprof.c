@@ -400,6 +400,41 @@ static void test_gzip(void)
     sonde_buf_free(&b);
 }
 
+/* The writer without zlib: stored blocks that zlib's inflate reads back,
+ * checking gzip's CRC-32 and length, for sizes at and around the block
+ * size (65,535) and none at all. */
+static void test_gzip_stored(void)
+{
+    static const size_t sizes[] = { 0, 1, 65534, 65535, 65536, 200000 };
+    static unsigned char data[200000];
+    for (size_t i = 0; i < sizeof data; i++)
+        data[i] = (unsigned char)(i * 131 % 253);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        sonde_buf b;
+        sonde_buf_init(&b);
+        sonde_gz *g = sonde_gz_new_stored(&b);
+        /* In two writes, the first ending mid-block. */
+        size_t first = sizes[k] / 3;
+        check(g && sonde_gz_write(g, data, first) == 0 &&
+              sonde_gz_write(g, data + first, sizes[k] - first) == 0 && sonde_gz_finish(g) == 0,
+              "stored gzip of %zu bytes", sizes[k]);
+        uint8_t *out = NULL;
+        size_t n = 0;
+        char err[128] = "";
+        check(sonde_gz_inflate((const uint8_t *)b.data, b.len, 1 << 20, &out, &n, err,
+                               sizeof err) == 0 && n == sizes[k] && memcmp(out, data, n) == 0,
+              "%zu bytes stored, read back: %s", sizes[k], err);
+        free(out);
+        /* Header, a 5-byte head a block (one at least), the data, CRC and length. */
+        size_t blocks = sizes[k] ? (sizes[k] + 65534) / 65535 : 1;
+        check_u64(b.len, 10 + 5 * blocks + sizes[k] + 8);
+        b.data[b.len - 6] ^= 1; /* the CRC */
+        check(sonde_gz_inflate((const uint8_t *)b.data, b.len, 1 << 20, &out, &n, err,
+                               sizeof err) == -1, "a wrong CRC is refused (%zu bytes)", sizes[k]);
+        sonde_buf_free(&b);
+    }
+}
+
 /* The reader's refusals: one message each, never a crash. */
 static void test_bad_files(void)
 {
@@ -462,5 +497,6 @@ void test_pprof(void)
     test_mem_document();
     test_foreign_frames();
     test_gzip();
+    test_gzip_stored();
     test_bad_files();
 }

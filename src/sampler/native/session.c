@@ -13,6 +13,7 @@
 
 #include "../../core/grow.h"
 #include "../proc/task.h"
+#include "libdw_dl.h"
 #include "merge.h"
 #include "perf.h"
 #include "ptrace.h"
@@ -123,6 +124,7 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
         session_close(s);
         return NULL;
     }
+    sonde_libdw_say_missing(stderr);
     /* Threads that run no Python need no consistent Python frames: where
      * perf_event_open is allowed, the kernel samples them, never stopped. */
     if (rate > 0) {

@@ -1,9 +1,9 @@
 /* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
 #include "symbols.h"
 
+#include "libdw_dl.h"
+
 #include <elf.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -28,7 +28,7 @@ struct sonde_native_symbols {
     char debug_path[512];
     int dwarf_tried;
     int dwarf_fd;
-    Dwarf *dwarf;       /* libdw over the file with .debug_line, or NULL */
+    sonde_dw *dwarf;    /* libdw over the file with .debug_line, or NULL */
 };
 
 /* Adds the function symbols of symbol table section index i of e. */
@@ -171,7 +171,8 @@ static const symbol *covering(const sonde_native_symbols *s, uint64_t addr)
 }
 
 /* libdw over whichever of the object and its debug file has a line table. */
-static Dwarf *dwarf_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid)
+static sonde_dw *dwarf_of(const sonde_libdw *dw, sonde_native_symbols *s,
+                          const sonde_native_object *ob, int pid)
 {
     if (s->dwarf_tried)
         return s->dwarf;
@@ -186,31 +187,34 @@ static Dwarf *dwarf_of(sonde_native_symbols *s, const sonde_native_object *ob, i
         return NULL;
     s->dwarf_fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (s->dwarf_fd >= 0)
-        s->dwarf = dwarf_begin(s->dwarf_fd, DWARF_C_READ);
+        s->dwarf = dw->begin(s->dwarf_fd, SONDE_DWARF_C_READ);
     return s->dwarf;
 }
 
 /* The outermost inlined call that covers addr below die: through
  * namespaces, the function that covers addr, and its blocks.  0 with
  * *out, or -1. */
-static int outer_inline(Dwarf_Die *die, uint64_t addr, Dwarf_Die *out, int depth)
+static int outer_inline(const sonde_libdw *dw, sonde_dw_die *die, uint64_t addr,
+                        sonde_dw_die *out, int depth)
 {
-    Dwarf_Die child;
-    if (depth > 32 || dwarf_child(die, &child) != 0)
+    sonde_dw_die child;
+    if (depth > 32 || dw->child(die, &child) != 0)
         return -1;
     int looked = 0;
     do {
-        int tag = dwarf_tag(&child);
-        if (tag == DW_TAG_inlined_subroutine && depth > 0 && dwarf_haspc(&child, addr) == 1) {
+        int tag = dw->tag(&child);
+        if (tag == SONDE_DW_TAG_inlined_subroutine && depth > 0 &&
+            dw->haspc(&child, addr) == 1) {
             *out = child;
             return 0;
         }
-        int into = tag == DW_TAG_namespace ||
-                   ((tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block) &&
-                    dwarf_haspc(&child, addr) == 1);
-        if (into && outer_inline(&child, addr, out, depth + (tag != DW_TAG_namespace)) == 0)
+        int into = tag == SONDE_DW_TAG_namespace ||
+                   ((tag == SONDE_DW_TAG_subprogram || tag == SONDE_DW_TAG_lexical_block) &&
+                    dw->haspc(&child, addr) == 1);
+        if (into &&
+            outer_inline(dw, &child, addr, out, depth + (tag != SONDE_DW_TAG_namespace)) == 0)
             return 0;
-    } while (++looked < 1000000 && dwarf_siblingof(&child, &child) == 0);
+    } while (++looked < 1000000 && dw->siblingof(&child, &child) == 0);
     return -1;
 }
 
@@ -218,18 +222,19 @@ static int outer_inline(Dwarf_Die *die, uint64_t addr, Dwarf_Die *out, int depth
  * function that holds the code.  0, or -1 when addr is not in inlined
  * code.  (dwarf_getscopes would not do: past the innermost inlined scope
  * it follows the abstract definition, not the function it sits in.) */
-static int call_site(Dwarf_Die *cu, uint64_t addr, const char **file, int *line)
+static int call_site(const sonde_libdw *dw, sonde_dw_die *cu, uint64_t addr, const char **file,
+                     int *line)
 {
-    Dwarf_Die in;
-    Dwarf_Attribute a;
-    Dwarf_Word f, l;
-    Dwarf_Files *files;
+    sonde_dw_die in;
+    sonde_dw_attr a;
+    uint64_t f, l;
+    sonde_dw_files *files;
     size_t nfiles;
-    if (outer_inline(cu, addr, &in, 0) < 0 ||
-        dwarf_formudata(dwarf_attr(&in, DW_AT_call_file, &a), &f) != 0 ||
-        dwarf_formudata(dwarf_attr(&in, DW_AT_call_line, &a), &l) != 0 ||
-        dwarf_getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles ||
-        !(*file = dwarf_filesrc(files, f, NULL, NULL)))
+    if (outer_inline(dw, cu, addr, &in, 0) < 0 ||
+        dw->formudata(dw->attr(&in, SONDE_DW_AT_call_file, &a), &f) != 0 ||
+        dw->formudata(dw->attr(&in, SONDE_DW_AT_call_line, &a), &l) != 0 ||
+        dw->getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles ||
+        !(*file = dw->filesrc(files, f, NULL, NULL)))
         return -1;
     *line = (int)l;
     return 0;
@@ -241,16 +246,17 @@ static int call_site(Dwarf_Die *cu, uint64_t addr, const char **file, int *line)
 static void line_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid,
                     uint64_t addr, sonde_native_symbol *out)
 {
-    Dwarf *dw = dwarf_of(s, ob, pid);
-    Dwarf_Die cu;
-    if (!dw || !dwarf_addrdie(dw, addr, &cu))
+    const sonde_libdw *dw = sonde_libdw_get();
+    sonde_dw *dwarf = dw ? dwarf_of(dw, s, ob, pid) : NULL;
+    sonde_dw_die cu;
+    if (!dwarf || !dw->addrdie(dwarf, addr, &cu))
         return;
     const char *file = NULL;
     int lineno = 0;
-    if (call_site(&cu, addr, &file, &lineno) < 0) {
-        Dwarf_Line *line = dwarf_getsrc_die(&cu, addr);
-        file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
-        if (!file || dwarf_lineno(line, &lineno) != 0)
+    if (call_site(dw, &cu, addr, &file, &lineno) < 0) {
+        sonde_dw_line *line = dw->getsrc_die(&cu, addr);
+        file = line ? dw->linesrc(line, NULL, NULL) : NULL;
+        if (!file || dw->lineno(line, &lineno) != 0)
             return;
     }
     snprintf(out->file, sizeof out->file, "%s", file);
@@ -297,7 +303,7 @@ void sonde_native_symbols_free(sonde_native_symbols *s)
     if (!s)
         return;
     if (s->dwarf)
-        dwarf_end(s->dwarf);
+        sonde_libdw_get()->end(s->dwarf); /* opened through it, so it loaded */
     if (s->dwarf_fd >= 0)
         close(s->dwarf_fd);
     if (s->has_debug)
