@@ -28,6 +28,8 @@ $sonde record -r 1000 -f pprof -o "$out/julia.pb.gz" -- python3 examples/julia.p
 if command -v go >/dev/null; then
     echo "   go tool pprof -top $out/julia.pb.gz:"
     go tool pprof -top "$out/julia.pb.gz" 2>/dev/null | head -8
+else
+    echo "   (go is not installed, so go tool pprof is not shown: apt-get install golang-go)"
 fi
 echo "   the same file read back: sonde report $out/julia.pb.gz -l 5"
 $sonde report "$out/julia.pb.gz" -l 5
@@ -67,6 +69,8 @@ $sonde report "$out/julia.prof" -f dot -o "$out/julia.dot"
 if command -v dot >/dev/null; then
     $sonde report "$out/julia.prof" -f svg -o "$out/julia-calls.svg"
     echo "   drawn: $out/julia-calls.svg"
+else
+    echo "   (Graphviz is not installed, so it is not drawn: apt-get install graphviz)"
 fi
 echo
 # PyTorch: a small CNN's forward and backward passes, operators included,
