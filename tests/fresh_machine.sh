@@ -20,6 +20,7 @@ fi
 # /usr/include as a folder of links to the real one, less what -dev
 # packages of libdw, libelf and zlib put there.
 mount --make-rprivate /
+rm -rf "$out/include"
 mkdir -p "$out/real-include" "$out/include"
 mount --bind /usr/include "$out/real-include"
 for entry in "$out"/real-include/* "$out"/real-include/.[!.]*; do
