@@ -1,6 +1,7 @@
 """sonde report -f dot (and svg, png): the call graph as gprof2dot draws
 it, its thresholds, and Graphviz reading it."""
 
+import marshal
 import re
 import shutil
 import subprocess
@@ -8,28 +9,62 @@ import subprocess
 import pytest
 
 from conftest import run_sonde
-from pages import profiles  # noqa: F401
 
 
 DOT = shutil.which("dot")
 
 
-def test_report_dot(profiles, tmp_path):
-    proc = run_sonde(["report", "w.prof", "-f", "dot"], profiles)
+# A call graph whose figures are fixed (pstats' marshal form, seconds of a
+# 1-second run): main calls fib (which calls itself), spin, small and tiny.
+# Every share is far from the thresholds tried (0.5%, gprof2dot's default,
+# and 50%): tiny's 0.2% and small's 8.8% and fib's 60%.  (A timed run
+# decided which functions crossed a threshold.)
+MAIN, FIB, SPIN = ("w.py", 13, "main"), ("w.py", 4, "fib"), ("w.py", 7, "spin")
+SMALL, TINY = ("w.py", 20, "small"), ("w.py", 24, "tiny")
+STATS = {MAIN: (1, 1, 0.010, 1.000, {}),
+         FIB: (1, 15, 0.600, 0.600, {MAIN: (1, 1, 0.040, 0.600), FIB: (14, 2, 0.560, 0.560)}),
+         SPIN: (1, 1, 0.300, 0.300, {MAIN: (1, 1, 0.300, 0.300)}),
+         SMALL: (1, 1, 0.088, 0.088, {MAIN: (1, 1, 0.088, 0.088)}),
+         TINY: (1, 1, 0.002, 0.002, {MAIN: (1, 1, 0.002, 0.002)})}
+
+
+def kept(threshold):
+    """The functions whose share (cumtime of the whole run's) reaches threshold %."""
+    total = STATS[MAIN][3]  # the one root's
+    return sorted(k[2] for k, v in STATS.items() if 100 * v[3] / total >= threshold)
+
+
+def drawn(dot):
+    """The functions a DOT text has nodes for."""
+    return sorted(re.findall(r'^\s*f\d+ \[color=[^,]+, label="([^\\"]+)\\n', dot, re.M))
+
+
+@pytest.fixture
+def graph(tmp_path):
+    with open(str(tmp_path / "w.prof"), "wb") as f:
+        marshal.dump(STATS, f)
+    return tmp_path
+
+
+def test_report_dot(graph, tmp_path):
+    proc = run_sonde(["report", "w.prof", "-f", "dot"], graph)
     assert proc.returncode == 0, proc.stderr
     dot = proc.stdout
     assert dot.startswith("digraph sonde {")
+    assert drawn(dot) == kept(0.5) == ["fib", "main", "small", "spin"]  # tiny left out
     fib = [l for l in dot.splitlines() if 'label="fib\\n' in l]
-    assert len(fib) == 1 and re.search(r"\\n\d+\.\d\d%\\n\(\d+\.\d\d%\)\\n\d+\xd7", fib[0])
+    total, (pcalls, ncalls, tottime, cumtime, _) = STATS[MAIN][3], STATS[FIB]
+    assert len(fib) == 1 and "\\n%.2f%%\\n(%.2f%%)\\n%d\xd7" % (
+        100 * cumtime / total, 100 * tottime / total, ncalls) in fib[0], fib
     node = re.match(r"\s*(f\d+) ", fib[0]).group(1)
     assert re.search(r"%s -> %s " % (node, node), dot)  # fib calls itself
-    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], profiles).stdout
-    assert 0 < pruned.count(" [color=") < dot.count(" [color=")
+    pruned = run_sonde(["report", "w.prof", "-f", "dot", "--node-thres", "50"], graph).stdout
+    assert drawn(pruned) == kept(50) == ["fib", "main"]
     if DOT:
-        drawn = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
-                               universal_newlines=True)
-        assert drawn.returncode == 0 and "<svg" in drawn.stdout
-        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], profiles)
+        drawn_svg = subprocess.run([DOT, "-Tsvg"], input=dot, stdout=subprocess.PIPE,
+                                   universal_newlines=True)
+        assert drawn_svg.returncode == 0 and "<svg" in drawn_svg.stdout
+        svg = run_sonde(["report", "w.prof", "-f", "svg", "-o", str(tmp_path / "g.svg")], graph)
         assert svg.returncode == 0, svg.stderr
         assert "<svg" in (tmp_path / "g.svg").read_text()
 
@@ -38,8 +73,8 @@ def test_report_dot(profiles, tmp_path):
     (["report", "w.prof", "-f", "dot", "--node-thres", "abc"], "--node-thres takes a percentage"),
     (["report", "w.prof", "-f", "dot", "--edge-thres=101"], "--edge-thres takes a percentage"),
 ])
-def test_bad_input(profiles, args, message):
-    proc = run_sonde(args, profiles)
+def test_bad_input(graph, args, message):
+    proc = run_sonde(args, graph)
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
