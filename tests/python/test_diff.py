@@ -3,6 +3,7 @@
 each frame's time in the older one), checked against pstats' figures and
 in headless Chromium."""
 
+import marshal
 import re
 import subprocess
 import sys
@@ -16,18 +17,39 @@ from pages import (browse, browser, need_browser, open_page, page_data, profiles
 
 
 
+MAIN, FIB, SPIN = ("/srv/app/work.py", 13, "main"), ("/srv/app/work.py", 4, "fib"), \
+    ("/srv/app/work.py", 7, "spin")
+
+
+def write_prof(path, fib, spin, main=0.001):
+    """A .prof (pstats' marshal form) of work.py whose figures are fixed:
+    main (own time `main`) calls spin once and fib once, fib calling itself
+    14 times; fib's and spin's own times are `fib` and `spin` seconds.  (Two
+    timed runs differ in spin's time as much as in fib's on a busy
+    machine: which change is the biggest was an accident of the runs.)"""
+    cum = main + fib + spin
+    stats = {MAIN: (1, 1, main, cum, {}),
+             FIB: (1, 15, fib, fib, {MAIN: (1, 1, fib / 15, fib),
+                                     FIB: (14, 2, fib * 14 / 15, fib * 14 / 15)}),
+             SPIN: (1, 1, spin, spin, {MAIN: (1, 1, spin, spin)})}
+    with open(str(path), "wb") as f:
+        marshal.dump(stats, f)
+    return stats
+
+
 @need_browser
-def test_diff(profiles):
-    for n, out in ((16, "before.prof"), (21, "after.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], profiles)
+def test_diff(tmp_path):
+    before = write_prof(tmp_path / "before.prof", fib=0.002, spin=0.003)
+    after = write_prof(tmp_path / "after.prof", fib=0.020, spin=0.0035)
+    change = {k: after[k][2] - before[k][2] for k in before}
+    assert max(change, key=lambda k: abs(change[k])) == FIB  # by 18 ms; spin by 0.5 ms
+    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "5"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = [l for l in proc.stdout.splitlines() if l.endswith(")")]
-    assert rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
-    before = [v for k, v in pstats.Stats(str(profiles / "before.prof")).stats.items() if k[2] == "fib"][0]
-    assert abs(float(rows[0].split()[0]) - before[2]) < 1e-6
-    page = profiles / "after.diff.html"
+    assert len(rows) == 3 and rows[0].endswith("(fib)") and float(rows[0].split()[2]) > 0
+    assert abs(float(rows[0].split()[0]) - before[FIB][2]) < 1e-6
+    assert abs(float(rows[0].split()[2]) - change[FIB]) < 1e-6
+    page = tmp_path / "after.diff.html"
     assert "sonde: wrote after.diff.html" in proc.stderr
     dom = browse(page, "view=changes")
     assert table(dom, "changes")[1][-1].endswith("(fib)")
@@ -70,18 +92,16 @@ def test_diff_page_of_real_profs(real_profs):
 
 
 @need_browser
-def test_diff_shows_shrinking_in_its_unit(profiles):
-    for n, out in ((21, "big.prof"), (15, "small.prof")):
-        proc = run_sonde(["run", "-o", out, "work.py", str(n)], profiles)
-        assert proc.returncode == 0, proc.stderr
-    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], profiles)
+def test_diff_shows_shrinking_in_its_unit(tmp_path):
+    """fib's own time falls by 12.5 ms (fixed figures: a timed run's
+    change could fall under a millisecond): the change reads in ms."""
+    big = write_prof(tmp_path / "big.prof", fib=0.0150, spin=0.003)
+    small = write_prof(tmp_path / "small.prof", fib=0.0025, spin=0.003)
+    proc = run_sonde(["diff", "big.prof", "small.prof", "-o", "shrink.html"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    rows = table(browse(profiles / "shrink.html", "view=changes"), "changes")[1:]
+    rows = table(browse(tmp_path / "shrink.html", "view=changes"), "changes")[1:]
     (fib,) = [r for r in rows if r[-1].endswith("(fib)")]
-    before = [v[2] for k, v in pstats.Stats(str(profiles / "big.prof")).stats.items()
-              if k[2] == "fib"][0]
-    assert before > 2e-3  # so the change is past a millisecond
-    assert re.match(r"^-\d+\.\d{3} (ms|s)$", fib[2]), fib
+    assert fib[2] == "%.3f ms" % (1e3 * (small[FIB][2] - big[FIB][2])), fib  # -12.500 ms
 
 
 def test_diff_matches_functions_whatever_their_address(tmp_path):
