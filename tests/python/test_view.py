@@ -117,13 +117,62 @@ def frames_drawn(dom):
     return int(re.match(r"drawn: \w+, (\d+) frames", text_of(dom, "status")).group(1))
 
 
+# A profile whose shape is fixed, written by the test (sonde's JSON): each
+# frame (name, parent's index in this list or -1, total, own) in seconds of
+# a 1-second run.  The narrowest is 2% of the run, 25 pixels of a 1280-wide
+# window, far above the half pixel under which a picture leaves a frame
+# out; no total is within a point of the 5% cut-off the tests use.  (A
+# timed run's narrow frames, builtins.len under <module>, were drawn in one
+# run and left out in the next.)
+FIXED = [("main", -1, 1.00, 0.04),
+         ("load", 0, 0.30, 0.01), ("parse", 1, 0.25, 0.25), ("check", 1, 0.04, 0.04),
+         ("work", 0, 0.60, 0.02), ("step", 4, 0.50, 0.05), ("inner", 5, 0.45, 0.30),
+         ("leaf", 6, 0.15, 0.13), ("deep", 7, 0.02, 0.02), ("tidy", 4, 0.08, 0.08),
+         ("log", 0, 0.06, 0.06)]
+
+
+def fixed_depths():
+    """Each frame of FIXED's depth below the root ("all" is 0)."""
+    depths = []
+    for _, parent, _, _ in FIXED:
+        depths.append(1 if parent < 0 else depths[parent] + 1)
+    return depths
+
+
+@pytest.fixture(scope="module")
+def fixed_page(tmp_path_factory):
+    """The page of FIXED, written as sonde's JSON."""
+    tmp = tmp_path_factory.mktemp("fixed")
+    for i, (name, parent, total, own) in enumerate(FIXED):  # the figures add up
+        kids = sum(t for _, p, t, _ in FIXED if p == i)
+        assert abs(total - own - kids) < 1e-9, name
+    functions = [{"name": name, "qualname": name, "file": "/srv/app/fixed.py", "line": 10 * i + 1,
+                  "kind": "python"} for i, (name, _, _, _) in enumerate(FIXED)]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, FIXED[0][2], 0]] + [
+        [i, 1 if parent < 0 else parent + 2, 1, total, own]
+        for i, (_, parent, total, own) in enumerate(FIXED)]
+    doc = {"sonde": 1, "mode": "run", "unit": "seconds", "functions": functions,
+           "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+           "nodes": nodes, "stats": []}
+    (tmp / "fixed.json").write_text(json.dumps(doc))
+    return view(tmp, "fixed.json")
+
+
 @need_browser
-def test_depth_and_cutoff_leave_frames_out(profiles):
-    page = view(profiles, "w.json")
-    every = frames_drawn(browse(page, "view=icicle"))
-    assert frames_drawn(browse(page, "view=icicle&depth=3")) == 4 + 0  # all and 3 levels
-    fewer = frames_drawn(browse(page, "view=icicle&cutoff=5"))
-    assert 4 < fewer < every
+def test_depth_and_cutoff_leave_frames_out(fixed_page):
+    """depth=N draws the root and N levels below it, cutoff=P the frames of
+    at least P% of the total, both together the frames that pass both:
+    counted from FIXED's own figures (every frame wide enough to draw)."""
+    depths, total = fixed_depths(), FIXED[0][2]
+    every = 1 + len(FIXED)  # the root ("all") and each frame
+    assert frames_drawn(browse(fixed_page, "view=icicle")) == every
+    shallow = 1 + sum(1 for d in depths if d <= 3)
+    wide = 1 + sum(1 for _, _, t, _ in FIXED if t >= 0.05 * total)
+    both = 1 + sum(1 for d, (_, _, t, _) in zip(depths, FIXED) if d <= 3 and t >= 0.05 * total)
+    assert both < shallow < wide < every  # each leaves out frames of its own
+    assert frames_drawn(browse(fixed_page, "view=icicle&depth=3")) == shallow
+    assert frames_drawn(browse(fixed_page, "view=icicle&cutoff=5")) == wide
+    assert frames_drawn(browse(fixed_page, "view=icicle&depth=3&cutoff=5")) == both
 
 
 @need_browser
@@ -139,11 +188,17 @@ def test_sampled_profile_page(tmp_path):
                       "spin.py"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert json.load(open(str(tmp_path / "r.json")))["sample_rate"] == 200
+    doc = json.load(open(str(tmp_path / "r.json")))
     dom = browse(view(tmp_path, "r.json"), "view=table")
     header = table(dom, "stats")[0]
     assert header[:4] == ["own", "own %", "total", "total %"]
+    # spin's share of the samples is the recording's own (how much of the
+    # second the start-up takes depends on how busy the machine is)
+    funcs, nodes = doc["functions"], doc["nodes"]
+    every = sum(n[3] for n in nodes[1:] if n[1] == 0)
+    share = sum(n[3] for n in nodes[1:] if n[0] >= 0 and funcs[n[0]]["name"] == "spin") / every
     spin = [r for r in table(dom, "stats")[1:] if r[-1].startswith("spin ")][0]
-    assert float(spin[3].rstrip("%")) > 90
+    assert abs(float(spin[3].rstrip("%")) - 100 * share) <= 0.051, (spin, share)
 
 
 @need_browser
@@ -579,14 +634,15 @@ def saved_svg(tab, path):
 
 
 @pytest.mark.parametrize("picture", ["flame", "sunburst"])
-def test_saved_svg_parses(browser, profiles, tmp_path, picture):
-    page = view(profiles, "w.json")
-    tab = open_page(browser, page, "view=%s" % picture)
+def test_saved_svg_parses(browser, fixed_page, tmp_path, picture):
+    """The saved picture holds a shape for each frame drawn: on FIXED, every
+    frame (none is narrow enough to be left out)."""
+    tab = open_page(browser, fixed_page, "view=%s" % picture)
     frames = tab.evaluate("window.sondeView.frames()")
     svg = saved_svg(tab, tmp_path / "picture.svg")
     ns = "{http://www.w3.org/2000/svg}"
     shapes = [g[0] for g in svg.iter(ns + "g")]
-    assert len(shapes) == len(frames) > 10
+    assert len(shapes) == len(frames) == 1 + len(FIXED)
     names = sorted(s.find(ns + "title").text.split("\n")[0] for s in shapes)
     assert names == sorted(f["name"] for f in frames)
 
@@ -774,7 +830,11 @@ def test_stack_chart_shows_each_samples_stack(browser, phases_page):
         assert [bx["depth"] for bx in shown] == list(range(len(shown)))
         assert [bx["name"] for bx in shown] == stack, t
         x = drawn["left"] + (mid - drawn["t0"]) * drawn["scale"]
-        if hovered < 5 and (b - a) * drawn["scale"] >= 4:
+        # hovered where each of the stack's boxes reaches 2 px either side
+        # (a box spans the samples of one stack: how far apart two samples
+        # are, and so whether one gap is 4 px wide, is the machine's timing)
+        inside = [bx["x"] + 2 <= x <= bx["x"] + bx["w"] - 2 for bx in shown]
+        if hovered < 5 and all(inside):
             names = []
             for depth in range(len(stack)):
                 tab.mouse.move(x, lane["top"] + depth * 17 + 8)
@@ -787,7 +847,10 @@ def test_stack_chart_shows_each_samples_stack(browser, phases_page):
 
 def test_stack_chart_draws_phases_in_order(browser, phases_page):
     """phase_a runs before phase_b: every phase_a frame ends before the
-    first phase_b frame begins, and both hold most of their 0.4 s."""
+    first phase_b frame begins, and each phase's frames hold every sample
+    the recording took in it (counted in sonde's JSON: how many there are
+    depends on how much CPU the machine gave the program)."""
+    (samples,) = timeline_of(phases_page.with_suffix(".json"))
     tab, drawn = chart(browser, phases_page, "")
     tab.close()
     (lane,) = drawn["lanes"]
@@ -795,8 +858,8 @@ def test_stack_chart_draws_phases_in_order(browser, phases_page):
     b = [bx for bx in lane["boxes"] if bx["name"] == "phase_b"]
     assert a and b
     assert max(bx["x"] + bx["w"] for bx in a) <= min(bx["x"] for bx in b) + 1e-6
-    rate = 500
-    assert sum(bx["samples"] for bx in a) > 0.2 * rate and sum(bx["samples"] for bx in b) > 0.2 * rate
+    for boxes, name in ((a, "phase_a"), (b, "phase_b")):
+        assert sum(bx["samples"] for bx in boxes) == sum(name in stack for _, stack in samples)
 
 
 def test_stack_chart_folds_an_import(browser, tmp_path):
@@ -822,7 +885,7 @@ def test_stack_chart_folds_an_import(browser, tmp_path):
             node = nodes[node][1]
         return False
     expected = sum(in_slow(n) for th in doc["timeline"]["threads"] for n in th["nodes"])
-    assert expected > 50
+    assert expected > 0  # (how many: the CPU time a busy machine gave slow.py's loop)
     tab, folded = chart(browser, page, "")
     tab.close()
     boxes = [bx for lane in folded["lanes"] for bx in lane["boxes"] if bx["name"] == "import slow"]
