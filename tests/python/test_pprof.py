@@ -230,9 +230,10 @@ def test_record_profile_in_go_pprof(tmp_path):
         assert cpu.get(name, [0])[0] == round(tottime * rate) * round(1e9 / rate), name
         if unique:
             assert samples[name][1] == round(cumtime * rate), name
-    # The program's work is the widest function (on a loaded machine its
-    # start-up can take more than a tenth of the samples).
-    assert max(samples, key=lambda name: samples[name][0]) == "burn", samples
+    # The program's work is there (which function is widest is the
+    # recording's, checked above function by function: on a busy machine
+    # the start-up's share grows, so no share is asserted here).
+    assert samples.get("burn", [0])[0] > 0, samples
     want = {k: round(v * rate) for k, v in json_stacks(doc, 4).items() if round(v * rate)}
     assert go_traces(path, "samples", "ns") == want
 
