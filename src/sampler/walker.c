@@ -265,7 +265,7 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
             steps = 0;
         }
         uint64_t previous = field_u64(block, l->frame_previous);
-        uint64_t code = field_u64(block, l->frame_code);
+        uint64_t code = field_u64(block, l->frame_code) & ~l->frame_code_tag_bits;
         if (!code)
             return -1; /* a frame being set up */
         int shim = l->frame_owner != SONDE_PY_ABSENT && l->frame_owner_cstack != SONDE_PY_ABSENT &&
@@ -547,8 +547,8 @@ int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *er
     }
     const sonde_py_layout *l = sonde_py_layout_for(w->runtime.major, w->runtime.minor);
     if (!l) {
-        snprintf(err, errlen, "Python %d.%d is not supported (sonde reads 3.8 to 3.13)",
-                 w->runtime.major, w->runtime.minor);
+        snprintf(err, errlen, "Python %d.%d is not supported (sonde reads 3.%d to 3.%d)",
+                 w->runtime.major, w->runtime.minor, SONDE_PY_MIN_MINOR, SONDE_PY_MAX_MINOR);
         return -ENOTSUP;
     }
     w->layout = *l;

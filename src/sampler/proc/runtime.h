@@ -17,7 +17,7 @@
 #include "mem.h"
 
 #define SONDE_PY_MIN_MINOR 8    /* supported: 3.8 ... */
-#define SONDE_PY_MAX_MINOR 13   /* ... to 3.13 */
+#define SONDE_PY_MAX_MINOR 15   /* ... to 3.15 */
 
 typedef struct sonde_runtime {
     uint64_t addr;            /* of _PyRuntime in the process */
@@ -32,7 +32,7 @@ typedef struct sonde_runtime {
 
 /* Finds _PyRuntime and the Python version in process p.  0, or a
  * negative errno with one line in err: -ENOEXEC the process is not
- * CPython, -ENOTSUP a version outside 3.8-3.13, -ESRCH the process has
+ * CPython, -ENOTSUP a version outside the supported ones, -ESRCH the process has
  * gone, -EPERM/-EACCES not allowed, others from reading files. */
 int sonde_runtime_find(const sonde_proc *p, sonde_runtime *out, char *err, size_t errlen);
 

@@ -1,11 +1,11 @@
-/* layout.h - where CPython 3.8-3.13 keep threads, frames, code and strings, for an outside reader.
+/* layout.h - where CPython 3.8-3.15 keep threads, frames, code and strings, for an outside reader.
  *
  * An external sampler reads another process's memory and walks
  *   _PyRuntime -> interpreters -> thread states -> frames -> code objects -> str / bytes.
  * Every byte offset and size it needs is one uint64_t field of sonde_py_layout.  The layouts of
  * 3.8 to 3.12 are fixed tables (layout_3X.c, generated and checked with tools/gen_layout.sh);
- * 3.13 publishes its own layout in _Py_DebugOffsets at the start of _PyRuntime, parsed by
- * sonde_py_layout_from_debug_offsets().  Offsets that a version does not have are SONDE_PY_ABSENT
+ * 3.13 and later publish their own layout in _Py_DebugOffsets at the start of _PyRuntime, parsed
+ * by sonde_py_layout_from_debug_offsets() (debug_offsets.c).  Offsets that a version does not have are SONDE_PY_ABSENT
  * (0 is a real offset in several structs).  Everything read from the target is untrusted: callers
  * bound every read, and the helpers here never trust a value they are handed. */
 #ifndef SONDE_SAMPLER_PYTHON_LAYOUT_H
@@ -87,7 +87,8 @@ typedef struct sonde_py_layout {
                                             ABSENT <= 3.10 */
     uint64_t ts_status;                  /* unsigned int _status bit field; ABSENT <= 3.11 */
     uint64_t ts_status_active_bit;       /* bit number of _status.active; ABSENT <= 3.11 */
-    uint64_t ts_status_holds_gil_bit;    /* bit number of _status.holds_gil; ABSENT <= 3.12 */
+    uint64_t ts_status_holds_gil_bit;    /* bit number of _status.holds_gil: 3.13 only (3.14
+                                            made it a field of its own), else ABSENT */
 
     /* PyFrameObject (<= 3.10) or _PyInterpreterFrame (3.11+) */
     uint64_t frame_previous;             /* f_back / previous */
@@ -96,12 +97,15 @@ typedef struct sonde_py_layout {
     uint64_t frame_instr_kind;           /* enum sonde_py_instr */
     uint64_t frame_instr_size;           /* bytes in the instruction field: 4 or 8 */
     uint64_t frame_owner;                /* char owner; ABSENT <= 3.10 */
-    uint64_t frame_owner_cstack;         /* owner values >= this mark C-stack shim frames to
-                                            skip (FRAME_OWNED_BY_CSTACK); ABSENT <= 3.11 */
+    uint64_t frame_owner_cstack;         /* owner values >= this mark shim frames to skip
+                                            (FRAME_OWNED_BY_CSTACK; 3.14+ the lower
+                                            FRAME_OWNED_BY_INTERPRETER); ABSENT <= 3.11 */
     uint64_t frame_is_entry;             /* bool is_entry: first frame of a C-level eval loop;
                                             3.11 only, else ABSENT */
     uint64_t frame_owner_generator;      /* the owner value of a generator's or coroutine's
                                             frame (FRAME_OWNED_BY_GENERATOR); ABSENT <= 3.10 */
+    uint64_t frame_code_tag_bits;        /* low bits of frame_code that tag it, not address it
+                                            (3.14+: a _PyStackRef, Py_TAG_BITS); 0 before */
 
     /* PyCodeObject */
     uint64_t code_filename;              /* PyObject *co_filename (str) */
@@ -153,8 +157,8 @@ extern const sonde_py_layout sonde_py_layout_38, sonde_py_layout_39, sonde_py_la
 /* The fixed layout of CPython major.minor (3.8 to 3.12), or NULL. */
 const sonde_py_layout *sonde_py_layout_for(int major, int minor);
 
-/* Builds *out from the _Py_DebugOffsets at the start of _PyRuntime (3.13), given `len` bytes read
- * there (at least that version's struct; SONDE_PY_DEBUG_OFFSETS_READ is enough).  Checks the
+/* Builds *out from the _Py_DebugOffsets at the start of _PyRuntime (3.13+), given `len` bytes
+ * read there (at least that version's struct; SONDE_PY_DEBUG_OFFSETS_READ is enough).  Checks the
  * cookie, the version, the build (free-threaded builds are refused) and that every offset lies
  * inside its struct.  0, or -1 with a message in err (errlen bytes, may be 0). */
 int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_layout *out,

@@ -33,6 +33,7 @@ const sonde_py_layout sonde_py_layout_310 = {
     .frame_owner_cstack = SONDE_PY_ABSENT,
     .frame_is_entry = SONDE_PY_ABSENT,
     .frame_owner_generator = SONDE_PY_ABSENT,
+    .frame_code_tag_bits = 0,
     .code_filename = 104,
     .code_name = 112,
     .code_qualname = SONDE_PY_ABSENT,

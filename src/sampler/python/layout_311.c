@@ -33,6 +33,7 @@ const sonde_py_layout sonde_py_layout_311 = {
     .frame_owner_cstack = SONDE_PY_ABSENT,
     .frame_is_entry = 68,
     .frame_owner_generator = 1,
+    .frame_code_tag_bits = 0,
     .code_filename = 112,
     .code_name = 120,
     .code_qualname = 128,

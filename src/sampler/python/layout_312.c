@@ -33,6 +33,7 @@ const sonde_py_layout sonde_py_layout_312 = {
     .frame_owner_cstack = 3,
     .frame_is_entry = SONDE_PY_ABSENT,
     .frame_owner_generator = 1,
+    .frame_code_tag_bits = 0,
     .code_filename = 112,
     .code_name = 120,
     .code_qualname = 128,

@@ -1,4 +1,4 @@
-/* linetable.h - the source line of an instruction, from a code object's line table (3.8-3.13).
+/* linetable.h - the source line of an instruction, from a code object's line table (3.8-3.15).
  *
  * The table is the bytes object at code_linetable, read from the target: untrusted.  Decoding
  * stays inside `len` bytes, takes time linear in `len`, and rejects malformed tables.

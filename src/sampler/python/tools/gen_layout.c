@@ -5,7 +5,8 @@
  *   gen_layout headers   every field from offsetof/sizeof and the headers' constants
  *   gen_layout table     the same fields as sonde_py_layout_for() has them; on 3.13 as
  *                        sonde_py_layout_from_debug_offsets() parses this libpython's _PyRuntime
- *   gen_layout debug     3.13: where each _Py_DebugOffsets field sits, and the struct's size
+ *   gen_layout debug     3.13+: the word index of each _Py_DebugOffsets field sonde reads, and
+ *                        the struct's length in words (debug_offsets.c's table of the version)
  * One "name value" line per field, "-" for SONDE_PY_ABSENT, so two listings diff line by line. */
 #include <Python.h>
 #include <frameobject.h>
@@ -15,7 +16,11 @@
 #include <internal/pycore_interp.h>
 #include <internal/pycore_runtime.h>
 #endif
-#if PY_VERSION_HEX >= 0x030b0000
+#if PY_VERSION_HEX >= 0x030e0000
+#include <internal/pycore_debug_offsets.h>
+#include <internal/pycore_interpframe.h>
+#include <internal/pycore_stackref.h>
+#elif PY_VERSION_HEX >= 0x030b0000
 #include <internal/pycore_frame.h>
 #endif
 
@@ -115,7 +120,7 @@ static void print_headers(void)
     memset(&ts, 0, sizeof ts);
     ts._status.active = 1;
     put("ts_status_active_bit", bit_of(&ts._status));
-#if PY_VERSION_HEX < 0x030d0000
+#if PY_VERSION_HEX < 0x030d0000 || PY_VERSION_HEX >= 0x030e0000
     put("ts_status_holds_gil_bit", SONDE_PY_ABSENT);
 #else
     memset(&ts, 0, sizeof ts);
@@ -123,6 +128,7 @@ static void print_headers(void)
     put("ts_status_holds_gil_bit", bit_of(&ts._status));
 #endif
 #endif
+
 
 #if PY_VERSION_HEX < 0x030b0000
     put("frame_previous", offsetof(frame_t, f_back));
@@ -155,11 +161,20 @@ static void print_headers(void)
 #if PY_VERSION_HEX < 0x030c0000
     put("frame_owner_cstack", SONDE_PY_ABSENT);
     put("frame_is_entry", offsetof(frame_t, is_entry));
-#else
+#elif PY_VERSION_HEX < 0x030e0000
     put("frame_owner_cstack", FRAME_OWNED_BY_CSTACK);
+    put("frame_is_entry", SONDE_PY_ABSENT);
+#else
+    /* 3.14 numbers the interpreter's entry shim below the C stack's. */
+    put("frame_owner_cstack", FRAME_OWNED_BY_INTERPRETER);
     put("frame_is_entry", SONDE_PY_ABSENT);
 #endif
     put("frame_owner_generator", FRAME_OWNED_BY_GENERATOR);
+#endif
+#if PY_VERSION_HEX >= 0x030e0000
+    put("frame_code_tag_bits", Py_TAG_BITS); /* f_executable is a tagged _PyStackRef */
+#else
+    put("frame_code_tag_bits", 0);
 #endif
 
     put("code_filename", offsetof(PyCodeObject, co_filename));
@@ -248,7 +263,7 @@ static const struct {
     FIELD(ts_status_active_bit), FIELD(ts_status_holds_gil_bit), FIELD(frame_previous),
     FIELD(frame_code), FIELD(frame_instr), FIELD(frame_instr_kind), FIELD(frame_instr_size),
     FIELD(frame_owner), FIELD(frame_owner_cstack), FIELD(frame_is_entry),
-    FIELD(frame_owner_generator), FIELD(code_filename), FIELD(code_name), FIELD(code_qualname),
+    FIELD(frame_owner_generator), FIELD(frame_code_tag_bits), FIELD(code_filename), FIELD(code_name), FIELD(code_qualname),
     FIELD(code_firstlineno), FIELD(code_flags), FIELD(code_linetable),
     FIELD(code_line_format), FIELD(code_code_adaptive), FIELD(code_type_addr),
     FIELD(str_length), FIELD(str_state), FIELD(str_kind_shift), FIELD(str_compact_bit),
@@ -291,43 +306,74 @@ static int print_table(void)
 }
 
 #if PY_VERSION_HEX >= 0x030d0000
-#define DO(g, f) put(#g "." #f, offsetof(_Py_DebugOffsets, g.f))
+/* Each _Py_DebugOffsets field sonde reads, as its word index (the struct is all uint64_t): the
+ * lines of that version's table in debug_offsets.c, where 0 (the cookie's word) is absent. */
+#define DO(name, g, f) printf("%s %zu\n", name, offsetof(_Py_DebugOffsets, g.f) / 8)
+#define NO(name) printf("%s 0\n", name)
 static void print_debug_offsets(void)
 {
-    put("sizeof", sizeof(_Py_DebugOffsets));
-    put("version", offsetof(_Py_DebugOffsets, version));
-    put("free_threaded", offsetof(_Py_DebugOffsets, free_threaded));
-    DO(runtime_state, size); DO(runtime_state, finalizing); DO(runtime_state, interpreters_head);
-    DO(interpreter_state, size); DO(interpreter_state, id); DO(interpreter_state, next);
-    DO(interpreter_state, threads_head); DO(interpreter_state, gc);
-    DO(interpreter_state, imports_modules); DO(interpreter_state, sysdict);
-    DO(interpreter_state, builtins); DO(interpreter_state, ceval_gil);
-    DO(interpreter_state, gil_runtime_state); DO(interpreter_state, gil_runtime_state_enabled);
-    DO(interpreter_state, gil_runtime_state_locked);
-    DO(interpreter_state, gil_runtime_state_holder);
-    DO(thread_state, size); DO(thread_state, prev); DO(thread_state, next);
-    DO(thread_state, interp); DO(thread_state, current_frame); DO(thread_state, thread_id);
-    DO(thread_state, native_thread_id); DO(thread_state, datastack_chunk);
-    DO(thread_state, status);
-    DO(interpreter_frame, size); DO(interpreter_frame, previous);
-    DO(interpreter_frame, executable); DO(interpreter_frame, instr_ptr);
-    DO(interpreter_frame, localsplus); DO(interpreter_frame, owner);
-    DO(code_object, size); DO(code_object, filename); DO(code_object, name);
-    DO(code_object, qualname); DO(code_object, linetable); DO(code_object, firstlineno);
-    DO(code_object, argcount); DO(code_object, localsplusnames);
-    DO(code_object, localspluskinds); DO(code_object, co_code_adaptive);
-    DO(pyobject, size); DO(pyobject, ob_type);
-    DO(type_object, size); DO(type_object, tp_name); DO(type_object, tp_repr);
-    DO(type_object, tp_flags);
-    DO(tuple_object, size); DO(tuple_object, ob_item); DO(tuple_object, ob_size);
-    DO(list_object, size); DO(list_object, ob_item); DO(list_object, ob_size);
-    DO(dict_object, size); DO(dict_object, ma_keys); DO(dict_object, ma_values);
-    DO(float_object, size); DO(float_object, ob_fval);
-    DO(long_object, size); DO(long_object, lv_tag); DO(long_object, ob_digit);
-    DO(bytes_object, size); DO(bytes_object, ob_size); DO(bytes_object, ob_sval);
-    DO(unicode_object, size); DO(unicode_object, state); DO(unicode_object, length);
-    DO(unicode_object, asciiobject_size);
-    DO(gc, size); DO(gc, collecting);
+    printf("words %zu\n", sizeof(_Py_DebugOffsets) / 8);
+    DO("rt_size", runtime_state, size);
+    DO("rt_interpreters_head", runtime_state, interpreters_head);
+    DO("is_size", interpreter_state, size);
+    DO("is_id", interpreter_state, id);
+    DO("is_next", interpreter_state, next);
+    DO("is_threads_head", interpreter_state, threads_head);
+    DO("is_ceval_gil", interpreter_state, ceval_gil);
+    DO("is_gil_state", interpreter_state, gil_runtime_state);
+    DO("is_gil_locked", interpreter_state, gil_runtime_state_locked);
+    DO("is_gil_holder", interpreter_state, gil_runtime_state_holder);
+    DO("ts_size", thread_state, size);
+    DO("ts_next", thread_state, next);
+    DO("ts_interp", thread_state, interp);
+    DO("ts_current_frame", thread_state, current_frame);
+    DO("ts_thread_id", thread_state, thread_id);
+    DO("ts_native_thread_id", thread_state, native_thread_id);
+    DO("ts_datastack_chunk", thread_state, datastack_chunk);
+    DO("ts_status", thread_state, status);
+    DO("fr_size", interpreter_frame, size);
+    DO("fr_previous", interpreter_frame, previous);
+    DO("fr_executable", interpreter_frame, executable);
+    DO("fr_instr_ptr", interpreter_frame, instr_ptr);
+    DO("fr_localsplus", interpreter_frame, localsplus);
+    DO("fr_owner", interpreter_frame, owner);
+    DO("co_size", code_object, size);
+    DO("co_filename", code_object, filename);
+    DO("co_name", code_object, name);
+    DO("co_qualname", code_object, qualname);
+    DO("co_linetable", code_object, linetable);
+    DO("co_firstlineno", code_object, firstlineno);
+    DO("co_code_adaptive", code_object, co_code_adaptive);
+    DO("ob_size", pyobject, size);
+    DO("ob_type", pyobject, ob_type);
+    DO("tp_size", type_object, size);
+    DO("tp_flags", type_object, tp_flags);
+#if PY_VERSION_HEX >= 0x030f0000
+    DO("tp_basicsize", type_object, tp_basicsize);
+    DO("tp_dictoffset", type_object, tp_dictoffset);
+    DO("ht_size", heap_type_object, size);
+    DO("ht_cached_keys", heap_type_object, ht_cached_keys);
+#else
+    NO("tp_basicsize");
+    NO("tp_dictoffset");
+    NO("ht_size");
+    NO("ht_cached_keys");
+#endif
+    DO("dict_size", dict_object, size);
+    DO("dict_keys", dict_object, ma_keys);
+    DO("dict_values", dict_object, ma_values);
+    DO("bytes_size", bytes_object, size);
+    DO("bytes_ob_size", bytes_object, ob_size);
+    DO("bytes_sval", bytes_object, ob_sval);
+    DO("str_size", unicode_object, size);
+    DO("str_state", unicode_object, state);
+    DO("str_length", unicode_object, length);
+    DO("str_ascii_size", unicode_object, asciiobject_size);
+#if PY_VERSION_HEX >= 0x030f0000
+    DO("str_compact_size", unicode_object, compactunicodeobject_size);
+#else
+    NO("str_compact_size");
+#endif
 }
 #endif
 

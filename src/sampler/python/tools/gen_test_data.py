@@ -5,13 +5,14 @@ A developer tool, not run by the tests.  Run with any python3:
 and paste its output over the generated block of tests/c/test_sampler_python.c (which defines
 struct line_run and the LINE_CASE and STR_CASE macros the block uses).  It runs itself
 under each pyenv interpreter (3.8.18 ... 3.13.0 in $PYENV_ROOT/versions, ~/.pyenv by default)
-with --dump, which reports from inside that interpreter:
+and each of build/sid/python3.14 and python3.15 (tests/sid/make_root.sh makes them; run this
+from the repository's root) with --dump, which reports from inside that interpreter:
   - for a few functions: the raw line table (co_lnotab up to 3.9, co_linetable from 3.10), the
     first line, and the line of every code unit as the interpreter sees it (dis.findlinestarts
     up to 3.9, co_lines() on 3.10, co_positions() from 3.11; -1 for none), each checked against
     the interpreter's own PyCode_Addr2Line, which also gives the lines just past the end;
   - the memory of a few str objects (header and characters, via ctypes.string_at);
-  - on 3.13, the first bytes of its own _PyRuntime: the _Py_DebugOffsets struct.
+  - from 3.13, the first bytes of its own _PyRuntime: the _Py_DebugOffsets struct.
 """
 import ctypes
 import dis
@@ -21,7 +22,9 @@ import subprocess
 import sys
 
 VERSIONS = ["3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"]
-DEBUG_OFFSETS_SIZE = 584  # sizeof(_Py_DebugOffsets) on 3.13, see gen_layout.sh
+SID_VERSIONS = ["3.14", "3.15"]
+# sizeof(_Py_DebugOffsets) by minor version, see gen_layout.sh
+DEBUG_OFFSETS_SIZE = {13: 584, 14: 760, 15: 888}
 
 # Loops (negative line deltas), a multi-line expression, exception handling, a gap of 1000 lines
 # (several lnotab pairs; multi-chunk varints), a column past 127 (3.11's long form), a listcomp.
@@ -106,9 +109,9 @@ def dump():
         mem = ctypes.string_at(id(s), size).hex()
         text = "".join("\ufffd" if 0xD800 <= ord(c) < 0xE000 else c for c in s)
         out["strings"].append({"text": text.encode("utf-8").hex(), "kind": kind, "mem": mem})
-    if sys.version_info[:2] == (3, 13):
+    if sys.version_info[1] in DEBUG_OFFSETS_SIZE:
         rt = ctypes.addressof(ctypes.c_char.in_dll(ctypes.pythonapi, "_PyRuntime"))
-        out["debug_offsets"] = ctypes.string_at(rt, DEBUG_OFFSETS_SIZE).hex()
+        out["debug_offsets"] = ctypes.string_at(rt, DEBUG_OFFSETS_SIZE[sys.version_info[1]]).hex()
     json.dump(out, sys.stdout)
 
 
@@ -175,8 +178,9 @@ def emit(dumps):
     for d in dumps:
         if "debug_offsets" in d:
             print("/* The first %d bytes of a live %s process's _PyRuntime. */"
-                  % (DEBUG_OFFSETS_SIZE, d["version"]))
-            print("static const char debug_offsets_313[] =\n%s;" % c_bytes(d["debug_offsets"]))
+                  % (len(d["debug_offsets"]) // 2, d["version"]))
+            print("static const char debug_offsets_%s[] =\n%s;"
+                  % (d["version"].replace(".", ""), c_bytes(d["debug_offsets"])))
     print("/* END generated */")
 
 
@@ -186,8 +190,9 @@ def main():
         return
     root = os.environ.get("PYENV_ROOT", os.path.expanduser("~/.pyenv"))
     dumps = []
-    for v in VERSIONS:
-        exe = os.path.join(root, "versions", v, "bin", "python3")
+    exes = [os.path.join(root, "versions", v, "bin", "python3") for v in VERSIONS]
+    exes += [os.path.join("build", "sid", "python" + v) for v in SID_VERSIONS]
+    for exe in exes:
         env = dict(os.environ, PYTHONHASHSEED="0")  # fewer bytes change between runs
         res = subprocess.run([exe, os.path.abspath(__file__), "--dump"], check=True,
                              stdout=subprocess.PIPE, env=env)

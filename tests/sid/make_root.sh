@@ -1,0 +1,32 @@
+#!/bin/sh
+# make_root.sh - the Pythons people run now (3.14 and 3.15), from Debian's unstable suite, in a
+# root of their own: they need a newer C library than the host's.  Made once with debootstrap
+# (about 2 minutes; kept while ROOT/.ready is there), then one wrapper per interpreter in
+# BIN_DIR: BIN_DIR/python3.14 runs the root's interpreter in a mount namespace of its own, as a
+# container would (tests/sid/python.sh), so that sonde samples it from outside.
+#
+# usage: sh tests/sid/make_root.sh ROOT BIN_DIR      (as root; needs debootstrap)
+set -eu
+root=$1
+bin=$2
+here=$(cd "$(dirname "$0")" && pwd)
+versions="3.14 3.15"
+
+if [ ! -f "$root/.ready" ]; then
+    command -v debootstrap >/dev/null ||
+        { echo "make_root: debootstrap is not installed (apt-get install debootstrap)" >&2; exit 1; }
+    rm -rf "$root"
+    packages=gcc,make,libc6-dev
+    for v in $versions; do packages=$packages,python$v,python$v-dev,python$v-venv; done
+    debootstrap --variant=minbase --include="$packages" sid "$root" http://deb.debian.org/debian \
+        > "$root.log" 2>&1 || { tail -20 "$root.log" >&2; exit 1; }
+    touch "$root/.ready"
+fi
+mkdir -p "$bin"
+root_abs=$(cd "$root" && pwd)
+for v in $versions; do
+    [ -x "$root/usr/bin/python$v" ] || continue
+    printf '#!/bin/sh\nexec sh %s %s /usr/bin/python%s "$@"\n' "$here/python.sh" "$root_abs" "$v" \
+        > "$bin/python$v"
+    chmod +x "$bin/python$v"
+done
