@@ -6,6 +6,8 @@
 #   make demo                 profile examples/julia.py and show what it wrote
 #   make test-asan            C tests, the command and the extension under ASan/UBSan
 #   make test-valgrind        C tests, fuzzers and the command under valgrind
+#   make test-repeat N=5      page, sampler, native and timeit tests N times under
+#                             a load on every CPU: no failure, no skip for load
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin
 #   make bench-lines          sonde.LineProfiler against line_profiler
@@ -50,7 +52,7 @@ PY_TAG := $(word 3,$(PY_INFO))
 EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
-.PHONY: all check-python print-sources test test-asan test-valgrind demo bench bench-sampler \
+.PHONY: all check-python print-sources test test-asan test-valgrind test-repeat demo bench bench-sampler \
         bench-lines bench-mem bench-native bench-timeit install clean
 all: $(BUILD)/bin/sonde python-package
 
@@ -223,6 +225,21 @@ test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuz
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_json 300 $(JSON_CORPUS)
 	valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/tests/fuzz_pprof 300 $(PPROF_CORPUS)
 	SONDE_BIN="valgrind -q --error-exitcode=99 --leak-check=full $(BUILD)/bin/sonde" sh tests/cli_report_check.sh
+
+# The flake finder: the page, sampler, native and timeit tests N times (N=5)
+# with one busy process per CPU beside them (tests/load.py, started and
+# ended by the run), with the interpreters `make test` uses.
+N ?= 5
+test-repeat: all $(NATIVE_TEST_FILES) $(VENV)/.ready
+	@usable=""; for py in $(PYTHONS); do \
+	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
+	  if [ -f "$$inc/Python.h" ]; then \
+	    $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \
+	      { echo "make: extension build failed for $$py" >&2; exit 1; }; \
+	    usable="$$usable $$py"; \
+	  fi; \
+	done; \
+	$(VENV)/bin/python tests/repeat.py --rounds $(N) --pythons "$$usable"
 
 demo: all
 	sh examples/demo.sh
