@@ -97,10 +97,18 @@ def source_line(needle):
     raise AssertionError(needle)
 
 
-def kept_its_rate(rec):
-    taken = int(re.search(r"(\d+) samples", rec.stderr).group(1))
-    missed = int(re.search(r"(\d+) missed", rec.stderr).group(1))
-    return missed <= 0.05 * (taken + missed), (missed, taken + missed)
+def share_tolerance(share, samples):
+    """How far a sampled share (in points) may be from the program's own
+    CPU-time share: three standard deviations of random sampling for the
+    samples of the three functions this run took, or 2 points if that is
+    more.  A busy machine makes sonde miss ticks (40% of them with one
+    busy process per CPU beside it: each ptrace stop then waits for a
+    CPU), so it takes fewer samples and the tolerance grows; at least 500
+    samples are asserted, so it never exceeds 6.7 points and a bias of 10
+    points still fails."""
+    assert samples >= 500, "too few samples to check a share: %d" % samples
+    p = share / 100
+    return max(2, 300 * (p * (1 - p) / samples) ** 0.5)
 
 
 @pytest.mark.parametrize("python", version_params())
@@ -146,16 +154,21 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
         assert frames[0][0].startswith("__libc_start") or frames[0][0] == "_start", frames[0]
     assert without_python <= unwalked, rec.stderr
     total = sum(counts.values())
-    assert total > 100, (counts, rec.stderr)
-    kept, missed = kept_its_rate(rec)
-    if not kept:
-        pytest.skip("names, callers and lines right; shares not checked: the machine was too "
-                    "busy (%d of %d ticks missed)" % missed)
+    # Shares against the CPU time the program measured of each C call
+    # (time.thread_time: the thread's own CPU clock, which other programs'
+    # turns on the CPU do not advance; the calls are 6:3:1 units of equal
+    # cost, and the clock agrees within 0.1 point), within share_tolerance
+    # of the samples taken.  A preempted thread is still runnable and
+    # sampled, but preemption lands on the calls in proportion to the CPU
+    # they use, so it does not move the shares: with one busy process per
+    # CPU beside it they were within 1.7 points (2000 samples, 1000 ticks
+    # missed).
     measured = rec.stdout.strip().splitlines()[-1].split()[1:]
     truth = {k: float(v) for k, v in (kv.split("=") for kv in measured)}
     for name, share in truth.items():
         got = 100.0 * counts[name] / total
-        assert abs(got - share) <= 2, (name, got, truth, counts)
+        tol = share_tolerance(share, total)
+        assert abs(got - share) <= tol, (name, got, tol, truth, counts, rec.stderr)
 
 
 def record_spinners(python, tmp_path, env=None):

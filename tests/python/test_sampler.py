@@ -47,15 +47,19 @@ outer(sys.argv[1])
 # Burns CPU in three functions that take 50/30/20% of each round on an idle
 # machine.  On a busy one, preemption stretches whichever function it lands
 # in, so the program also measures the wall time each function really took
-# (the truth a sampler of wall time must match), and prints those shares at
-# its end, or on SIGUSR2 for the time since SIGUSR1.
+# (the truth a sampler of wall time must match), and the stretches it was
+# frozen in one function (a gap between two readings of its clock, each
+# squared and summed, over the time squared: what close_enough's tolerance
+# grows with), and prints them at its end, or on SIGUSR2 for the time since
+# SIGUSR1.  A busy machine freezes it longer at a time: it then runs on,
+# up to 4 times as long, until that spread is small enough to check.
 SHARES_PROGRAM = r'''
 import signal, sys, time
 
-def burn(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
-        pass
+def burn(seconds):  # 3 lines (test_pprof.py); 200 us between two readings: another's turn
+    now = time.perf_counter(); end = now + seconds
+    while now < end:
+        t = time.perf_counter(); frozen[0] += (t - now) ** 2 if t - now > 0.0002 else 0.0; now = t
 
 def half():
     burn(0.010)
@@ -67,6 +71,7 @@ def fifth():
     burn(0.004)
 
 spent = {"half": 0.0, "third": 0.0, "fifth": 0.0}
+frozen = [0.0]
 
 def timed(f):
     start = time.perf_counter()
@@ -75,14 +80,26 @@ def timed(f):
 
 def report(*_):
     total = sum(spent.values())
-    print("measured " + " ".join("%s=%.3f" % (k, 100 * v / total) for k, v in spent.items()),
-          flush=True)
+    print("measured " + " ".join("%s=%.3f" % (k, 100 * v / total) for k, v in spent.items())
+          + " frozen=%.6f" % (frozen[0] / total ** 2), flush=True)
 
-signal.signal(signal.SIGUSR1, lambda *_: spent.update(half=0.0, third=0.0, fifth=0.0))
+def restart(*_):
+    spent.update(half=0.0, third=0.0, fifth=0.0)
+    frozen[0] = 0.0
+
+def steady(start, rate=1000):
+    """Whether the shares' spread is small enough to check (see
+    share_tolerance): samples at the rate, and the stretches frozen."""
+    t = time.perf_counter() - start
+    return 1 / (0.9 * rate * t) + frozen[0] / t ** 2 <= 0.0025
+
+signal.signal(signal.SIGUSR1, restart)
 signal.signal(signal.SIGUSR2, report)
-end = time.perf_counter() + float(sys.argv[1])
+# argv[1] seconds, or up to 4 times as long while the spread is too wide.
+start = time.perf_counter()
+end, last = start + float(sys.argv[1]), start + 4 * float(sys.argv[1])
 print("ready", flush=True)
-while time.perf_counter() < end:
+while time.perf_counter() < end or (time.perf_counter() < last and not steady(start)):
     timed(half); timed(third); timed(fifth)
 report()
 '''
@@ -156,24 +173,57 @@ def shares(collapsed_text):
     return got
 
 
-def kept_its_rate(rec):
-    """Skips an accuracy check when the machine was too busy for sonde to
-    keep its rate: with over 5% of the ticks missed, samples no longer fall
-    evenly over the periods, and the target's own timing is distorted by
-    the same contention."""
+def samples_taken(rec):
+    """The samples sonde took, from its summary, and the ticks it missed."""
     taken = int(re.search(r"(\d+) samples", rec.stderr).group(1))
     missed = int(re.search(r"(\d+) missed", rec.stderr).group(1))
-    if missed > 0.05 * (taken + missed):
-        pytest.skip("the machine was too busy: %d of %d ticks missed" % (missed, taken + missed))
+    return taken, missed
+
+
+def kept_its_rate(rec):
+    """What sonde's summary says of its rate: (samples taken, ticks
+    missed).  It no longer skips a check (test_pprof.py still calls it):
+    close_enough's tolerance counts the samples taken instead."""
+    return samples_taken(rec)
+
+
+def share_tolerance(share, samples, frozen):
+    """How far a sampled share (in points) may be from the truth: three
+    standard deviations, or 2 points if that is more.  The variance is
+    p(1-p) times 1/samples (random sampling, for the samples sonde took in
+    this run: a busy machine makes it miss ticks) plus the program's own
+    `frozen` figure, the sum of its stretches off the CPU squared over its
+    time squared (while it waits for a CPU it stays in one function, and
+    every sample of that stretch falls there together: the stretch counts
+    as one draw of its length).  Both grow with load, and their sum is
+    bounded: asserted at most 0.0043, so the tolerance never exceeds 9.9
+    points and a bias of 10 points still fails."""
+    spread = 1 / samples + frozen
+    assert spread <= 0.0043, ("too few samples, or too long off the CPU at a time, to check a"
+                              " share: %d samples, frozen %g" % (samples, frozen))
+    p = share / 100
+    return max(2, 300 * (p * (1 - p) * spread) ** 0.5)
 
 
 def close_enough(got, truth):
-    """Each share within 2 points of the truth, or within three standard
-    deviations of random sampling for the samples taken."""
+    """Each share within share_tolerance of the truth, for the samples
+    taken and the stretches the program measured itself frozen in.
+
+    Why load cannot move it: the truth is the wall time each function
+    took by the program's own clock, what a sampler of runnable threads
+    must match whether or not the thread was on a CPU (a preempted thread
+    is still runnable, and its wait is in the function's wall time); the
+    ticks sonde misses while it waits for a CPU fall on the functions as
+    the ticks it takes do, and only shrink the sample; and what load adds
+    to the spread of the shares, the program measures of itself (and runs
+    on until it is small enough).  Seen with one busy process per CPU
+    beside it: within 0.5 points (3000 samples, 1-2% of the ticks
+    missed).  With a load average of 10-12 (other test runs beside the
+    load) the stretches frozen can keep the spread above its bound even
+    after 12 s: the check then fails saying so; it never skips."""
     for name in ("half", "third", "fifth"):
-        p = truth[name] / 100
-        sigma = 100 * (p * (1 - p) / got["samples"]) ** 0.5
-        assert abs(got[name] - truth[name]) <= max(2, 3 * sigma), (name, got, truth)
+        tol = share_tolerance(truth[name], got["samples"], truth["frozen"])
+        assert abs(got[name] - truth[name]) <= tol, (name, tol, got, truth)
 
 
 @pytest.mark.parametrize("python", version_params())
@@ -184,7 +234,6 @@ def test_record_known_shares(python, tmp_path):
                 python, str(tmp_path / "prog.py"), "3", cwd=str(tmp_path)) \
         if (tmp_path / "prog.py").write_text(SHARES_PROGRAM) else None
     assert rec.returncode == 0, rec.stderr
-    kept_its_rate(rec)
     close_enough(shares(out.read_text()), measured(rec.stdout))
     assert re.search(r"(\d+) samples", rec.stderr)
 
@@ -240,17 +289,15 @@ def test_record_attached_at_100hz(tmp_path):
     out = tmp_path / "p.txt"
     try:
         proc.send_signal(signal.SIGUSR1)  # measure from here...
-        rec = sonde("record", "--nonblocking", "-p", str(proc.pid), "-d", "5", "-f", "collapsed",
+        rec = sonde("record", "--nonblocking", "-p", str(proc.pid), "-d", "8", "-f", "collapsed",
                     "-o", str(out))
         proc.send_signal(signal.SIGUSR2)  # ...to here
         truth = measured(proc.stdout.readline())
     finally:
         stop_ready(proc)
     assert rec.returncode == 0, rec.stderr
-    samples = int(re.search(r"(\d+) samples", rec.stderr).group(1))
-    missed = int(re.search(r"(\d+) missed", rec.stderr).group(1))
-    assert 450 <= samples + missed <= 505
-    kept_its_rate(rec)
+    samples, missed = samples_taken(rec)
+    assert 720 <= samples + missed <= 805  # 8 s (800 samples: enough to check a share)
     close_enough(shares(out.read_text()), truth)
 
 
@@ -336,10 +383,13 @@ def test_record_default_is_a_flame_graph(tmp_path):
     rec = sonde("record", "-r", "1000", "--", sys.executable, "prog.py", "2", cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     (svg,) = list(tmp_path.glob("sonde-*.svg"))
-    kept_its_rate(rec)
+    # The frames' shares of all samples against the program's own wall
+    # times, as close_enough rules (tolerance from the samples taken).
     shares_svg, truth = svg_frames(svg), measured(rec.stdout)
+    taken, _missed = samples_taken(rec)
     for name in ("half", "third", "fifth"):
-        assert abs(shares_svg[name] - truth[name]) <= 2, (shares_svg, truth)
+        tol = share_tolerance(truth[name], taken, truth["frozen"])
+        assert abs(shares_svg[name] - truth[name]) <= tol, (name, tol, shares_svg, truth)
     assert "<script>" in svg.read_text() and "http://" not in svg.read_text().replace(
         "http://www.w3.org/2000/svg", "")
 
