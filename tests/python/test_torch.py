@@ -147,16 +147,6 @@ def test_operator_counts_equal_key_averages(tmp_path, workload):
     assert {k: v[0] for k, v in got.items()} == {k: v[0] for k, v in ref["ops"].items()}
 
 
-def busy(*sides):
-    """Skips a timing comparison when a run waited for a CPU more than a
-    tenth of the time it ran: another process's turn then lands in
-    whichever operator was running, and no share is the program's own."""
-    for side in sides:
-        if side["waited_ns"] > 0.1 * side["ran_ns"]:
-            pytest.skip("the machine was too busy: waited %.2f s for a CPU over %.2f s run"
-                        % (side["waited_ns"] / 1e9, side["ran_ns"] / 1e9))
-
-
 def shortest(runs):
     """Each operator's least self time over several runs: a preemption
     that landed in one run's operator is not the operator's."""
@@ -170,16 +160,17 @@ def shortest(runs):
 # else the machine runs lands in it).  sonde's own figures are torch's:
 # test_self_cpu_equals_key_averages_of_the_same_events compares them on one
 # run.  This comparison across runs stays, as an expected failure where the
-# machine's noise decides it.
+# machine's noise decides it, and it no longer skips on a busy machine (a
+# skip there said nothing either): there its noise only makes the expected
+# failure likelier.
 @pytest.mark.xfail(reason="two separate runs' shares differ by their noise, not sonde's",
                    strict=False)
 @pytest.mark.parametrize("workload", ["cnn", "training"])
 def test_self_cpu_shares_match_key_averages(tmp_path, workload):
     refs, runs = [], []
-    for _ in range(3):  # a busy machine shows in the first pair already
+    for _ in range(3):
         refs.append(reference(tmp_path, workload))
         runs.append(sonde_torch(tmp_path, workload))
-        busy(refs[-1], runs[-1][1])
     regions = region_names(refs[0])
     got = shortest([{k: v[1] for k, v in Tree(out).ops().items() if k not in regions}
                     for out, _side, _r in runs])
