@@ -16,6 +16,8 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -160,6 +162,10 @@ static void test_maps_parse(void)
     check_str(m.v[4].path, "/tmp/new\nline");
     check_str(m.v[5].path, "[stack]");
     check_u64(m.v[5].start, 0x7ffd00000000);
+    check_u64(m.v[0].dev, makedev(8, 1));
+    check_u64(m.v[0].inode, 123);
+    check_u64(m.v[2].dev, makedev(0xfd, 0));
+    check_u64(m.v[2].inode, 42);
     check(sonde_maps_find_base(&m, "/tmp/with space/lib.so") == &m.v[3], "offset-0 mapping");
     check(sonde_maps_find_base(&m, "/nope") == NULL, "no mapping for /nope");
     sonde_maps_free(&m);
@@ -189,7 +195,30 @@ static void test_maps_parse(void)
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
     self[n > 0 ? n : 0] = '\0';
     check_u64(sonde_maps_read(getpid(), &m), 0);
-    check(sonde_maps_find_base(&m, self) != NULL, "own executable %s is mapped", self);
+    const sonde_map *exe = sonde_maps_find_base(&m, self);
+    check(exe != NULL, "own executable %s is mapped", self);
+    /* The file behind it: through our root (both name it; that one first), the device and
+     * inode stat gives; a mapping of another inode still gets a path; a deleted file's is
+     * map_files'. */
+    char file[4200], want[4200];
+    struct stat st;
+    if (exe) {
+        snprintf(want, sizeof want, "/proc/%d/root%s", (int)getpid(), self);
+        check(sonde_maps_file(getpid(), exe, file, sizeof file) == 0, "a path for %s", self);
+        check_str(file, want);
+        check(stat(self, &st) == 0 && (uint64_t)st.st_ino == exe->inode &&
+              (uint64_t)st.st_dev == exe->dev, "the mapping's device and inode are the file's");
+        sonde_map other = *exe;
+        other.inode = exe->inode + 1;
+        check(sonde_maps_file(getpid(), &other, file, sizeof file) == 0, "another inode");
+        check_str(file, want);
+        other.deleted = 1;
+        check(sonde_maps_file(getpid(), &other, file, sizeof file) == 0, "a deleted file");
+        snprintf(want, sizeof want, "/proc/%d/map_files/%llx-%llx", (int)getpid(),
+                 (unsigned long long)exe->start, (unsigned long long)exe->end);
+        check_str(file, want);
+        check(sonde_maps_file(getpid(), exe, file, 8) == -ENAMETOOLONG, "a short buffer");
+    }
     sonde_maps_free(&m);
     check(sonde_maps_read(999999, &m) == -ENOENT || access("/proc/999999", F_OK) == 0,
           "no maps for a missing process");

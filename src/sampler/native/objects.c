@@ -44,9 +44,9 @@ static int open_vdso(sonde_elf *e, int pid, uint64_t start, uint64_t end)
 
 /* The objects[] index of path anchored at anchor (its mapping ends at
  * end), opened on first sight; -1 when the table is full or out of memory. */
-static int64_t object_for(sonde_native_objects *o, const char *path, uint64_t anchor,
-                          uint64_t end)
+static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t anchor)
 {
+    const char *path = m->path;
     for (uint32_t i = 0; i < o->nobjects; i++)
         if (o->objects[i].anchor == anchor && strcmp(o->objects[i].path, path) == 0)
             return i;
@@ -62,16 +62,21 @@ static int64_t object_for(sonde_native_objects *o, const char *path, uint64_t an
     }
     sonde_native_object *ob = &o->objects[o->nobjects];
     memset(ob, 0, sizeof *ob);
-    if (!(ob->path = strdup(path)))
+    char file[4200];
+    if (strcmp(path, VDSO) == 0 || sonde_maps_file(o->pid, m, file, sizeof file) < 0)
+        file[0] = '\0';
+    if (!(ob->path = strdup(path)) || !(ob->file = strdup(file))) {
+        free(ob->path);
+        free(ob->file);
         return -1;
+    }
     const char *slash = strrchr(ob->path, '/');
     ob->name = slash ? slash + 1 : ob->path;
     ob->anchor = anchor;
-    char full[4200];
-    snprintf(full, sizeof full, "/proc/%d/root%s", o->pid, path);
     uint64_t link = 0;
-    int opened = strcmp(path, VDSO) == 0 ? open_vdso(&ob->elf, o->pid, anchor, end)
-                                         : sonde_elf_open(&ob->elf, full);
+    int opened = strcmp(path, VDSO) == 0 ? open_vdso(&ob->elf, o->pid, anchor, m->end)
+                 : file[0]               ? sonde_elf_open(&ob->elf, file)
+                                         : -ENAMETOOLONG;
     ob->usable = opened == 0 && sonde_elf_load_base(&ob->elf, &link) == 0 &&
                  sonde_cfi_init(&ob->cfi, &ob->elf) == 0;
     ob->bias = anchor - link;
@@ -92,7 +97,7 @@ int sonde_native_objects_refresh(sonde_native_objects *o)
         int vdso = strcmp(m->path, VDSO) == 0;
         if (m->perms[2] != 'x' || (m->path[0] != '/' && !vdso))
             continue;
-        int64_t ob = object_for(o, m->path, vdso ? m->start : anchor_of(&maps, m), m->end);
+        int64_t ob = object_for(o, m, vdso ? m->start : anchor_of(&maps, m));
         if (ob >= 0)
             ranges[n++] = (sonde_native_range){ m->start, m->end, m->offset, (uint32_t)ob };
     }

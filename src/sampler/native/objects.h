@@ -3,8 +3,9 @@
  * A native address is resolved to the object mapped there (the
  * executable, a shared library, an extension module) and the object's
  * load bias, so that its link-time address (what symbols, CFI and DWARF
- * speak of) is addr - bias.  Objects are opened through
- * /proc/PID/root/<path> (right inside containers), mapped read-only, and
+ * speak of) is addr - bias.  Objects are opened by the path that leads to
+ * the very file mapped (maps.h: /proc/PID/root/<path> inside containers,
+ * the path itself for a chroot the host reaches), mapped read-only, and
  * kept until sonde_native_objects_free: a refresh after a dlopen or
  * dlclose re-reads /proc/PID/maps and keeps the objects it still sees
  * (same path, mapped at the same place).  The vdso, which has no file, is
@@ -24,6 +25,7 @@ typedef struct sonde_native_symbols sonde_native_symbols;   /* symbols.h */
 
 typedef struct sonde_native_object {
     char *path;             /* as /proc/PID/maps names it (owned) */
+    char *file;             /* where sonde opens it (maps.h's sonde_maps_file; owned) */
     const char *name;       /* its last component */
     uint64_t anchor;        /* where its first byte is mapped: with path, its key */
     uint64_t bias;          /* process address = link-time address + bias */

@@ -172,7 +172,7 @@ static const symbol *covering(const sonde_native_symbols *s, uint64_t addr)
 
 /* libdw over whichever of the object and its debug file has a line table. */
 static sonde_dw *dwarf_of(const sonde_libdw *dw, sonde_native_symbols *s,
-                          const sonde_native_object *ob, int pid)
+                          const sonde_native_object *ob)
 {
     if (s->dwarf_tried)
         return s->dwarf;
@@ -180,7 +180,7 @@ static sonde_dw *dwarf_of(const sonde_libdw *dw, sonde_native_symbols *s,
     sonde_elf_sect sec;
     char path[4200];
     if (sonde_elf_section_find(&ob->elf, ".debug_line", &sec) == 0)
-        snprintf(path, sizeof path, "/proc/%d/root%s", pid, ob->path);
+        snprintf(path, sizeof path, "%s", ob->file);
     else if (s->has_debug && sonde_elf_section_find(&s->debug, ".debug_line", &sec) == 0)
         snprintf(path, sizeof path, "%s", s->debug_path);
     else
@@ -243,11 +243,11 @@ static int call_site(const sonde_libdw *dw, sonde_dw_die *cu, uint64_t addr, con
 /* The source line of addr in the function that holds its code: the line
  * table's, or for inlined code the line that called the inlined
  * function (as a debugger's frame of that function shows it). */
-static void line_of(sonde_native_symbols *s, const sonde_native_object *ob, int pid,
+static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
                     uint64_t addr, sonde_native_symbol *out)
 {
     const sonde_libdw *dw = sonde_libdw_get();
-    sonde_dw *dwarf = dw ? dwarf_of(dw, s, ob, pid) : NULL;
+    sonde_dw *dwarf = dw ? dwarf_of(dw, s, ob) : NULL;
     sonde_dw_die cu;
     if (!dwarf || !dw->addrdie(dwarf, addr, &cu))
         return;
@@ -294,7 +294,7 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
         out->offset = addr - start;
     }
     if (with_line)
-        line_of(s, ob, pid, at, out);
+        line_of(s, ob, at, out);
     return 0;
 }
 

@@ -3,9 +3,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "../../core/grow.h"
@@ -102,7 +105,7 @@ static void unescape_newlines(char *s)
 static int parse_line(char *line, sonde_map *m)
 {
     char *p = line;
-    uint64_t dev, inode;
+    uint64_t major, minor, inode;
     if (number(&p, 16, 16, &m->start) || expect(&p, '-') || number(&p, 16, 16, &m->end) ||
         expect(&p, ' ') || m->start >= m->end)
         return -1;
@@ -114,9 +117,11 @@ static int parse_line(char *line, sonde_map *m)
     m->perms[4] = '\0';
     p += 4;
     if (expect(&p, ' ') || number(&p, 16, 16, &m->offset) || expect(&p, ' ') ||
-        number(&p, 16, 8, &dev) || expect(&p, ':') || number(&p, 16, 8, &dev) ||
+        number(&p, 16, 8, &major) || expect(&p, ':') || number(&p, 16, 8, &minor) ||
         expect(&p, ' ') || number(&p, 10, 20, &inode))
         return -1;
+    m->dev = makedev((unsigned)major, (unsigned)minor);
+    m->inode = inode;
     if (*p && *p != ' ')
         return -1;
     while (*p == ' ')
@@ -185,6 +190,39 @@ void sonde_maps_free(sonde_maps *m)
     free(m->v);
     free(m->text);
     memset(m, 0, sizeof *m);
+}
+
+/* 2 when path is the file of device dev and inode ino, 1 when only the inode is, else 0. */
+static int same_file(const char *path, uint64_t dev, uint64_t ino)
+{
+    struct stat st;
+    if (stat(path, &st) < 0 || (uint64_t)st.st_ino != ino)
+        return 0;
+    return (uint64_t)st.st_dev == dev ? 2 : 1;
+}
+
+int sonde_maps_file(int pid, const sonde_map *m, char *out, size_t outlen)
+{
+    char rooted[PATH_MAX + 64];
+    int n;
+    if (m->deleted) {
+        n = snprintf(out, outlen, "/proc/%d/map_files/%llx-%llx", pid,
+                     (unsigned long long)m->start, (unsigned long long)m->end);
+        return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+    }
+    n = snprintf(rooted, sizeof rooted, "/proc/%d/root%s", pid, m->path);
+    if (n < 0 || (size_t)n >= sizeof rooted || strlen(m->path) >= outlen)
+        return -ENAMETOOLONG;
+    int in_root = same_file(rooted, m->dev, m->inode);
+    int as_named = m->path[0] == '/' ? same_file(m->path, m->dev, m->inode) : 0;
+    if (as_named > in_root) {
+        snprintf(out, outlen, "%s", m->path);
+        return 0;
+    }
+    if ((size_t)n >= outlen)
+        return -ENAMETOOLONG;
+    snprintf(out, outlen, "%s", rooted);
+    return 0;
 }
 
 const sonde_map *sonde_maps_find_base(const sonde_maps *m, const char *path)

@@ -19,6 +19,8 @@ typedef struct sonde_map {
     uint64_t offset;       /* file offset of start */
     char perms[5];         /* "r-xp" and the like, NUL-terminated */
     int deleted;           /* the kernel marked the file " (deleted)" */
+    uint64_t dev;          /* the file's device (makedev of the major:minor shown), */
+    uint64_t inode;        /* and inode: 0 for anonymous memory */
     const char *path;      /* without " (deleted)"; "\012" undone to '\n' */
 } sonde_map;
 
@@ -35,6 +37,15 @@ int sonde_maps_read(int pid, sonde_maps *m);
 /* Parses text[0..len) in the format of /proc/PID/maps; same codes. */
 int sonde_maps_parse(sonde_maps *m, const char *text, size_t len);
 void sonde_maps_free(sonde_maps *m);
+
+/* A path by which this process opens the very file behind m, into out: the kernel names a
+ * mapped file as the reader sees it where the reader's root reaches it (a target in a chroot,
+ * or in a mount namespace of its own over the host's folders), else as its own process sees it
+ * (a container's files), so both /proc/PID/root + the path and the path itself are tried, and
+ * the one whose device and inode are the mapping's is taken (the inode alone where a file
+ * system shows another device; /proc/PID/root + the path where neither matches).  A deleted
+ * file is reached through /proc/PID/map_files.  0, or -ENAMETOOLONG. */
+int sonde_maps_file(int pid, const sonde_map *m, char *out, size_t outlen);
 
 /* The first mapping of path at file offset 0 (where the file's ELF header
  * is mapped), or NULL. */

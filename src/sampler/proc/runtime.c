@@ -80,11 +80,8 @@ static int try_file(int pid, const sonde_map *base, int in_libpython, sonde_elf 
     char path[PATH_MAX + 64];
     if (!in_libpython)   /* works even when the file was deleted */
         snprintf(path, sizeof path, "/proc/%d/exe", pid);
-    else if (base->deleted)   /* the path now names another file, or none */
-        snprintf(path, sizeof path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, base->start,
-                 base->end);
-    else   /* through the process's root: right inside containers too */
-        snprintf(path, sizeof path, "/proc/%d/root%s", pid, base->path);
+    else if (sonde_maps_file(pid, base, path, sizeof path) < 0)
+        return -ENAMETOOLONG;
     uint64_t load_base, value, size;
     int rc = sonde_elf_open(elf, path);
     if (rc < 0)
