@@ -36,6 +36,22 @@ def version_params():
     return [pytest.param(path, id=label) for label, path in interpreters()]
 
 
+# 3.14 and 3.15: Debian's, in a root of their own that tests/sid/make_root.sh makes (.ci/run
+# does), each run as a container would run it (tests/sid/python.sh).  sonde samples them from
+# outside; run, lines and mem do not run programs on them yet.
+SAMPLED_ONLY = ["3.14", "3.15"]
+
+
+def sampled_params():
+    """version_params() and the interpreters sonde only samples so far."""
+    sid = os.path.join(ROOT, "build", "sid")
+    extra = []
+    for v in SAMPLED_ONLY:
+        path = os.path.join(sid, "python" + v)
+        extra.append(pytest.param(path if os.path.exists(path) else None, id=v))
+    return version_params() + extra
+
+
 def need(python):
     if not python or not os.path.exists(python):
         pytest.skip("interpreter not on this machine")

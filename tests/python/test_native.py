@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import (PKG, ROOT, SONDE, need, one_line, start_ready, stop_ready,
+from conftest import (PKG, ROOT, SONDE, need, one_line, sampled_params, start_ready, stop_ready,
                       version_params)
 
 LIBS = os.path.join(ROOT, "build", "tests", "native")
@@ -594,3 +594,29 @@ def test_record_native_pprof_mappings_and_addresses(tmp_path):
         start, limit = mappings[mapping][:2]
         assert mapping == share and start <= int(address, 16) < limit, (address, name)
         assert file.endswith("sharelib.c") and int(line) == source_line("KEEP void %s(" % name)
+
+
+def test_record_native_in_another_mount_namespace(tmp_path):
+    """A target run as a container runs it (3.14 in the Debian root, its own
+    mount namespace, tests/sid/python.sh): its objects are opened where this
+    process reaches them, so stacks unwind whole down to the interpreter's
+    start, and the C library's functions carry sharelib.c's lines."""
+    (python,) = [p.values[0] for p in sampled_params() if p.id == "3.14"]
+    python = need(python)
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--native", "-r", "200", "-f", "collapsed", "-o", str(out), "--",
+                python, str(tmp_path / "prog.py"), SHARE_LIB, "1", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    captured = int(re.search(r"native: (\d+) thread stacks captured", rec.stderr).group(1))
+    complete = int(re.search(r"unwinds: (\d+) complete", rec.stderr).group(1))
+    assert captured >= 50 and complete >= 0.9 * captured, rec.stderr
+    assert "no mapped object" not in rec.stderr
+    leaves = {}
+    for frames, n in collapsed(out):
+        names = [f[0] for f in frames]
+        if "Py_RunMain" in names and frames[-1][0] in ("sl_a", "sl_b", "sl_c"):
+            name, file, line = frames[-1]
+            assert file.endswith("sharelib.c") and line == source_line("KEEP void %s(" % name)
+            leaves[name] = leaves.get(name, 0) + n
+    assert set(leaves) == {"sl_a", "sl_b", "sl_c"}, leaves

@@ -1,8 +1,8 @@
 #!/bin/sh
 # python.sh - runs an interpreter of a root made by make_root.sh as a container would run it:
-# in a mount namespace of its own (unshare -m) whose / is the root, with the host's /tmp, /proc
-# and the current folder mounted at the same paths, so a program's paths mean the same inside
-# and out.  Every step execs: the interpreter keeps this script's pid, and its signals.
+# in a mount namespace of its own (unshare -m) whose / is the root, with the host's /tmp, /proc,
+# this repository and the current folder mounted at the same paths, so a program's paths mean
+# the same inside and out.  Every step execs: the interpreter keeps this script's pid, and its signals.
 #
 # usage: sh tests/sid/python.sh ROOT INTERPRETER [ARGS...]
 set -eu
@@ -11,7 +11,8 @@ if [ -z "${SONDE_SID_INSIDE:-}" ]; then
 fi
 root=$1
 shift
-for dir in /tmp /proc "$PWD"; do
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+for dir in /tmp /proc "$repo" "$PWD"; do
     mkdir -p "$root$dir"
     mount --rbind "$dir" "$root$dir"
 done

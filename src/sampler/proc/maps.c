@@ -203,25 +203,38 @@ static int same_file(const char *path, uint64_t dev, uint64_t ino)
 
 int sonde_maps_file(int pid, const sonde_map *m, char *out, size_t outlen)
 {
-    char rooted[PATH_MAX + 64];
-    int n;
     if (m->deleted) {
-        n = snprintf(out, outlen, "/proc/%d/map_files/%llx-%llx", pid,
-                     (unsigned long long)m->start, (unsigned long long)m->end);
+        int n = snprintf(out, outlen, "/proc/%d/map_files/%llx-%llx", pid,
+                         (unsigned long long)m->start, (unsigned long long)m->end);
         return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
     }
-    n = snprintf(rooted, sizeof rooted, "/proc/%d/root%s", pid, m->path);
-    if (n < 0 || (size_t)n >= sizeof rooted || strlen(m->path) >= outlen)
-        return -ENAMETOOLONG;
-    int in_root = same_file(rooted, m->dev, m->inode);
-    int as_named = m->path[0] == '/' ? same_file(m->path, m->dev, m->inode) : 0;
-    if (as_named > in_root) {
-        snprintf(out, outlen, "%s", m->path);
-        return 0;
+    /* The process's root as this one sees it, and the path less it: a file of a mount the
+     * target's namespace alone has is named through the mount point in that namespace. */
+    char root[PATH_MAX], link[PATH_MAX];
+    snprintf(root, sizeof root, "/proc/%d/root", pid);
+    ssize_t len = readlink(root, link, sizeof link - 1);
+    link[len > 0 ? len : 0] = '\0';
+    const char *inside = NULL;
+    if (len > 1 && strncmp(m->path, link, (size_t)len) == 0 && m->path[len] == '/')
+        inside = m->path + len;
+    char candidates[3][PATH_MAX + 64];
+    int n = 0;
+    snprintf(candidates[n++], sizeof candidates[0], "%s%s", root, m->path);
+    if (m->path[0] == '/')
+        snprintf(candidates[n++], sizeof candidates[0], "%s", m->path);
+    if (inside)
+        snprintf(candidates[n++], sizeof candidates[0], "%s%s", root, inside);
+    int best = 0, best_match = -1;
+    for (int i = 0; i < n; i++) {
+        int match = same_file(candidates[i], m->dev, m->inode);
+        if (match > best_match) {
+            best = i;
+            best_match = match;
+        }
     }
-    if ((size_t)n >= outlen)
+    if (strlen(candidates[best]) >= outlen)
         return -ENAMETOOLONG;
-    snprintf(out, outlen, "%s", rooted);
+    snprintf(out, outlen, "%s", candidates[best]);
     return 0;
 }
 

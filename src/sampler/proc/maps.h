@@ -38,13 +38,15 @@ int sonde_maps_read(int pid, sonde_maps *m);
 int sonde_maps_parse(sonde_maps *m, const char *text, size_t len);
 void sonde_maps_free(sonde_maps *m);
 
-/* A path by which this process opens the very file behind m, into out: the kernel names a
+/* A path by which this process opens the very file behind m, into out.  The kernel names a
  * mapped file as the reader sees it where the reader's root reaches it (a target in a chroot,
- * or in a mount namespace of its own over the host's folders), else as its own process sees it
- * (a container's files), so both /proc/PID/root + the path and the path itself are tried, and
- * the one whose device and inode are the mapping's is taken (the inode alone where a file
- * system shows another device; /proc/PID/root + the path where neither matches).  A deleted
- * file is reached through /proc/PID/map_files.  0, or -ENAMETOOLONG. */
+ * or in a mount namespace of its own over the host's folders), as the target sees it where it
+ * does not (a container's files), and through the target's root where only the target's
+ * namespace has the mount (a folder bind-mounted into a container's root).  So
+ * /proc/PID/root + the path, the path itself, and /proc/PID/root + the path less the target's
+ * root are tried, and the first whose device and inode are the mapping's is taken (the inode
+ * alone where a file system shows another device; /proc/PID/root + the path where none
+ * matches).  A deleted file is reached through /proc/PID/map_files.  0, or -ENAMETOOLONG. */
 int sonde_maps_file(int pid, const sonde_map *m, char *out, size_t outlen);
 
 /* The first mapping of path at file offset 0 (where the file's ELF header
