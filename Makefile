@@ -169,10 +169,14 @@ $(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 PPROF_CORPUS := $(wildcard tests/c/corpus/*.pb tests/c/corpus/*.pb.gz)
 
-# Every supported CPython (3.8-3.13) this machine has: pyenv's, and the
-# system's /usr/bin/python3.
-PYTHONS := $(foreach v,8 9 10 11 12 13,$(wildcard $(HOME)/.pyenv/versions/3.$(v).*/bin/python3)) \
-           $(wildcard /usr/bin/python3)
+# Every supported CPython (src/core/pyversions.h names them) this machine
+# has: pyenv's, the system's /usr/bin/python3, and those of the Debian root
+# that tests/sid/make_root.sh makes (3.14, 3.15: .ci/run makes it), each
+# run there as a container runs it (build/sid/python3.X).
+PY_MINORS := $(shell seq $(shell sed -n 's/^\#define SONDE_PY_FIRST_MINOR //p;s/^\#define SONDE_PY_LAST_MINOR //p' src/core/pyversions.h))
+SID_PYTHONS := $(foreach v,$(PY_MINORS),$(wildcard $(BUILD)/sid/python3.$(v)))
+PYTHONS := $(foreach v,$(PY_MINORS),$(wildcard $(HOME)/.pyenv/versions/3.$(v).*/bin/python3)) \
+           $(wildcard /usr/bin/python3) $(abspath $(SID_PYTHONS))
 VENV := $(BUILD)/venv
 
 $(VENV)/.ready: tests/requirements.txt
@@ -185,7 +189,7 @@ $(VENV)/.ready: tests/requirements.txt
 # others are named, and the version-matrix tests report them as skipped.
 test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
       $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
-	@usable=""; for py in $(PYTHONS); do \
+	@usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS)),$(PYTHONS)); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
 	    $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \
@@ -193,11 +197,23 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 	    usable="$$usable $$py"; \
 	  else echo "note: $$py has no headers (apt-get install python3-dev): its tests are skipped"; fi; \
 	done; \
+	for py in $(notdir $(SID_PYTHONS)); do \
+	  sh tests/sid/python.sh $(BUILD)/sid-root $(MAKE) --no-print-directory BUILD=$(BUILD)/sid-build \
+	    PYTHON=$$py PKG=$(BUILD)/python/sonde sid-extension >/dev/null || \
+	    { echo "make: extension build failed for $$py in $(BUILD)/sid-root" >&2; exit 1; }; \
+	  usable="$$usable $(abspath $(BUILD))/sid/$$py"; \
+	done; \
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
 	$(BUILD)/tests/fuzz_json 3000 $(JSON_CORPUS) && \
 	$(BUILD)/tests/fuzz_pprof 3000 $(PPROF_CORPUS) && \
 	$(VENV)/bin/python tests/run.py --unit $(BUILD)/tests/unit --pythons "$$usable"
+
+# The extension alone, into PKG: what make test builds inside the Debian
+# root for its interpreters (its compiler and C library, its objects apart
+# in BUILD), beside the host's in build/python/sonde.
+.PHONY: sid-extension
+sid-extension: $(EXT)
 
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
                -fno-sanitize-recover=all
@@ -231,7 +247,7 @@ test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuz
 # ended by the run), with the interpreters `make test` uses.
 N ?= 5
 test-repeat: all $(NATIVE_TEST_FILES) $(VENV)/.ready
-	@usable=""; for py in $(PYTHONS); do \
+	@usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS)),$(PYTHONS)); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
 	    $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/pyversions.h"
 #include "../formats/json_about.h"
 #include "options.h"
 
@@ -29,8 +30,10 @@ static const char boot[] =
     "    f.write('sonde: ' + line + '\\n')\n"
     "    f.close()\n"
     "v = sys.version_info\n"
-    "if not (3, 8) <= v[:2] <= (3, 13):\n"
-    "    said('%s is Python %d.%d: sonde runs programs with Python 3.8 to 3.13 (choose one '\n"
+    "if not (3, " SONDE_PY_STR(SONDE_PY_FIRST_MINOR) ") <= v[:2] <= (3, "
+    SONDE_PY_STR(SONDE_PY_LAST_MINOR) "):\n"
+    "    said('%s is Python %d.%d: sonde runs programs with Python "
+    SONDE_PY_RANGE " (choose one '\n"
     "         'with --python PATH or SONDE_PYTHON)' % (sys.executable, v[0], v[1]))\n"
     "    sys.exit(1)\n"
     "if v[:2] >= (3, 13) and sys.argv[6] != 'code':\n"
@@ -136,7 +139,7 @@ static enum launcher_outcome conclude(const launcher_session *s, const launcher_
     describe_end(s->result.status, end, sizeof end);
     if (!has_file(s, "started")) {
         if (!said)
-            cli_fail(0, "'%s' %s before the program started: is it Python 3.8 to 3.13? "
+            cli_fail(0, "'%s' %s before the program started: is it Python " SONDE_PY_RANGE "? "
                      "(choose one with --python PATH or SONDE_PYTHON)", prog->python, end);
         return LAUNCHER_NOT_STARTED;
     }

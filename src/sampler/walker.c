@@ -547,8 +547,8 @@ int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *er
     }
     const sonde_py_layout *l = sonde_py_layout_for(w->runtime.major, w->runtime.minor);
     if (!l) {
-        snprintf(err, errlen, "Python %d.%d is not supported (sonde reads 3.%d to 3.%d)",
-                 w->runtime.major, w->runtime.minor, SONDE_PY_MIN_MINOR, SONDE_PY_MAX_MINOR);
+        snprintf(err, errlen, "Python %d.%d is not supported (sonde reads " SONDE_PY_RANGE ")",
+                 w->runtime.major, w->runtime.minor);
         return -ENOTSUP;
     }
     w->layout = *l;

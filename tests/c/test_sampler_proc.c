@@ -530,7 +530,7 @@ static void check_python(const char *python, const char *libs, const char *doome
         char want[32];
         snprintf(want, sizeof want, "Python %d.%d", major, minor);
         check(rc == -ENOTSUP, "%s: %d (%s)", python, rc, err);
-        check(strstr(err, want) && strstr(err, "3.8 to 3.15"), "%s: %s", python, err);
+        check(strstr(err, want) && strstr(err, SONDE_PY_RANGE), "%s: %s", python, err);
         printf("  %-44s %lx: %s\n", python, hex, err);
         stop(pid, out);
         return;

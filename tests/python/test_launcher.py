@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import SONDE, need, run_sonde, version_params
+from conftest import SONDE, SUPPORTED, need, run_sonde, version_params
 
 REPORT = re.compile(r"^ *\d+ function calls", re.M)
 
@@ -504,9 +504,9 @@ def test_unsupported_python_is_named(version, tmp_path):
     for tool in ("run", "lines", "mem"):
         proc = run_sonde([tool, "--python", python, "-o", "o.out", "p.py"], tmp_path)
         assert proc.returncode == 1 and proc.stdout == ""
-        assert proc.stderr == ("sonde: %s is Python %s: sonde runs programs with Python 3.8 to "
-                               "3.13 (choose one with --python PATH or SONDE_PYTHON)\n"
-                               % (python, version))
+        assert proc.stderr == ("sonde: %s is Python %s: sonde runs programs with Python %s "
+                               "(choose one with --python PATH or SONDE_PYTHON)\n"
+                               % (python, version, SUPPORTED))
         assert not (tmp_path / "o.out").exists()
 
 
@@ -516,5 +516,5 @@ def test_a_command_that_is_not_python(tmp_path):
         proc = run_sonde(["run", "--python", cmd, "p.py"], tmp_path)
         assert proc.returncode == 1
         assert proc.stderr == ("sonde: '%s' ended with exit status %d before the program "
-                               "started: is it Python 3.8 to 3.13? (choose one with --python "
-                               "PATH or SONDE_PYTHON)\n" % (cmd, status))
+                               "started: is it Python %s? (choose one with --python "
+                               "PATH or SONDE_PYTHON)\n" % (cmd, status, SUPPORTED))

@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from conftest import (PKG, ROOT, SONDE, need, one_line, sampled_params, start_ready, stop_ready,
-                      version_params)
+from conftest import (PKG, ROOT, SONDE, interpreters, native_params, need, one_line, start_ready,
+                      stop_ready)
 
 LIBS = os.path.join(ROOT, "build", "tests", "native")
 SHARE_LIB = os.path.join(LIBS, "libshare.so")
@@ -116,7 +116,7 @@ def share_tolerance(share, samples):
     return max(2, 300 * (p * (1 - p) / samples) ** 0.5)
 
 
-@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("python", native_params())
 def test_record_native_known_shares_callers_and_lines(python, tmp_path):
     python = need(python)
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
@@ -206,7 +206,7 @@ def record_spinners(python, tmp_path, env=None):
     return rec
 
 
-@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("python", native_params())
 def test_threads_that_never_ran_python(python, tmp_path):
     record_spinners(need(python), tmp_path)
 
@@ -274,7 +274,7 @@ def symbol_start(lib, name):
 @pytest.mark.parametrize("lib,function", [("libtl.so", "tl_outer"),
                                           ("libtl_stripped.so", "tl_outer"),
                                           ("libtlx.so", "tlx_outer")])
-@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("python", native_params())
 def test_dump_native_against_gdb(python, lib, function, tmp_path):
     """The native frames dump --native-all shows are gdb's frames of the
     same stopped thread, eval frames excepted (each is replaced by the
@@ -601,7 +601,7 @@ def test_record_native_in_another_mount_namespace(tmp_path):
     mount namespace, tests/sid/python.sh): its objects are opened where this
     process reaches them, so stacks unwind whole down to the interpreter's
     start, and the C library's functions carry sharelib.c's lines."""
-    (python,) = [p.values[0] for p in sampled_params() if p.id == "3.14"]
+    python = dict(interpreters())["3.14"]
     python = need(python)
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
     out = tmp_path / "p.txt"

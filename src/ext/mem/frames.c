@@ -7,7 +7,19 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#if PY_VERSION_HEX >= 0x030B0000
+#if PY_VERSION_HEX >= 0x030E0000
+/* 3.14 moved _PyInterpreterFrame to pycore_interpframe(_structs).h; those headers do not
+ * build under -Wextra -Werror, so their warnings are off for them alone. */
+#define Py_BUILD_CORE 1
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#include "internal/pycore_code.h"
+#include "internal/pycore_interpframe.h"
+#pragma GCC diagnostic pop
+#undef Py_BUILD_CORE
+#elif PY_VERSION_HEX >= 0x030B0000
 #define Py_BUILD_CORE 1
 #include "internal/pycore_frame.h"
 #undef Py_BUILD_CORE
@@ -26,7 +38,16 @@ static int frames(mem_frame *out, int max)
     int n = 0;
     if (!ts)
         return 0;
-#if PY_VERSION_HEX >= 0x030D0000
+#if PY_VERSION_HEX >= 0x030E0000
+    for (_PyInterpreterFrame *f = ts->current_frame; f && n < max; f = f->previous) {
+        PyObject *executable = PyStackRef_AsPyObjectBorrow(f->f_executable);
+        if (f->owner >= FRAME_OWNED_BY_INTERPRETER || _PyFrame_IsIncomplete(f) ||
+            !PyCode_Check(executable))
+            continue;
+        PyCodeObject *code = (PyCodeObject *)executable;
+        out[n++] = (mem_frame){ code, (int)(f->instr_ptr - _PyCode_CODE(code)) * 2 };
+    }
+#elif PY_VERSION_HEX >= 0x030D0000
     for (_PyInterpreterFrame *f = ts->current_frame; f && n < max; f = f->previous) {
         if (_PyFrame_IsIncomplete(f) || !PyCode_Check(f->f_executable))
             continue;

@@ -57,7 +57,7 @@ static void exe_path(int pid, char *out, size_t outlen)
 /* 0 when major.minor is supported, else -ENOTSUP with the line in err. */
 static int check_supported(int pid, const sonde_runtime *r, char *err, size_t errlen)
 {
-    if (r->major == 3 && r->minor >= SONDE_PY_MIN_MINOR && r->minor <= SONDE_PY_MAX_MINOR)
+    if (r->major == 3 && r->minor >= SONDE_PY_FIRST_MINOR && r->minor <= SONDE_PY_LAST_MINOR)
         return 0;
     char version[48];
     if (r->micro >= 0)
@@ -65,8 +65,7 @@ static int check_supported(int pid, const sonde_runtime *r, char *err, size_t er
     else
         snprintf(version, sizeof version, "%d.%d", r->major, r->minor);
     snprintf(err, errlen, "process %d runs Python %s (%s), which sonde cannot read: it supports "
-             "Python 3.%d to 3.%d",
-             pid, version, r->path, SONDE_PY_MIN_MINOR, SONDE_PY_MAX_MINOR);
+             "Python " SONDE_PY_RANGE, pid, version, r->path);
     return -ENOTSUP;
 }
 

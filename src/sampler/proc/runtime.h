@@ -14,10 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../core/pyversions.h"
 #include "mem.h"
-
-#define SONDE_PY_MIN_MINOR 8    /* supported: 3.8 ... */
-#define SONDE_PY_MAX_MINOR 15   /* ... to 3.15 */
 
 typedef struct sonde_runtime {
     uint64_t addr;            /* of _PyRuntime in the process */
