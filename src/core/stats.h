@@ -38,6 +38,8 @@ typedef struct sonde_stats {
     uint32_t nedges;
     size_t edges_cap;
     sonde_u64map edge_index;   /* caller << 32 | callee -> edge index */
+    int sampled;               /* the counts are samples, not calls (a .prof of
+                                  Python 3.15's profiling.sampling) */
 } sonde_stats;
 
 void sonde_stats_init(sonde_stats *s);

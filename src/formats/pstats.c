@@ -90,6 +90,19 @@ static uint32_t read_key(const sonde_mtree *t, const sonde_mval *k,
     return id;
 }
 
+/* 1 when k is the ('__sampled__',) key that Python 3.15's sampling profiler
+ * (profiling.sampling) puts beside the functions: its figures are samples,
+ * not calls, and the key names no function. */
+static int sampled_marker(const sonde_mtree *t, const sonde_mval *k)
+{
+    static const char marker[] = "__sampled__";
+    if (k->type != SONDE_M_TUPLE || k->len != 1)
+        return 0;
+    const sonde_mval *s = sonde_mtree_item(t, k, 0);
+    return s->type == SONDE_M_STR && s->len == sizeof marker - 1 &&
+           memcmp(t->data + s->off, marker, sizeof marker - 1) == 0;
+}
+
 static int count(double v, uint64_t *out)
 {
     if (!(v >= 0 && v < 1.8e19))
@@ -162,6 +175,10 @@ int sonde_pstats_read(const uint8_t *data, size_t len, sonde_profile *p,
     }
     for (uint32_t i = 0; i < root->len && rc == 0; i++) {
         int oom;
+        if (sampled_marker(&t, sonde_mtree_item(&t, root, 2 * i))) {
+            s->sampled = 1;
+            continue;
+        }
         uint32_t f = read_key(&t, sonde_mtree_item(&t, root, 2 * i), p, &oom);
         if (f == SONDE_NO_FUNC) {
             rc = oom ? (snprintf(err, errlen, "out of memory"), -1)

@@ -212,7 +212,10 @@ static int put_table(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
     if (shown < n)
         sonde_buf_printf(b, "   List reduced from %u to %u due to restriction <%ld>\n",
                          n, shown, o->limit);
-    sonde_buf_puts(b, "\n   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
+    /* Python's pstats heads a sampled profile's columns so too. */
+    static const char by_calls[] = "   ncalls  tottime  percall  cumtime  percall",
+                      by_samples[] = " nsamples  tottime persample cumtime persample";
+    sonde_buf_printf(b, "\n%s filename:lineno(function)\n", s->sampled ? by_samples : by_calls);
     for (uint32_t i = 0; i < shown; i++)
         put_row(b, p, s, ids[i]);
     free(ids);
