@@ -4,7 +4,7 @@
 
 /* Process memory, maps, ELF and _PyRuntime lookup (test_sampler_proc.c). */
 void test_sampler_proc(void);
-/* Layouts, line tables, strings of CPython 3.8-3.13 (test_sampler_python.c). */
+/* Layouts, line tables, strings of every supported CPython (test_sampler_python.c). */
 void test_sampler_python(void);
 /* The stack walker on garbage memory and on stacks built by hand (test_walker.c). */
 void test_walker(void);

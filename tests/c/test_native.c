@@ -10,7 +10,7 @@
  * and line where gdb has them.  Programs: a C program over the library,
  * its stripped copy (.dynsym only: the static function is lib+0xOFF) and
  * a C++ library (a demangled template in an anonymous namespace), and
- * Python 3.8-3.13 (pyenv's, shared libpython with debug info) and
+ * pyenv's Pythons (shared libpython with debug info) and
  * Debian's /usr/bin/python3 (static, stripped) calling the library
  * through ctypes, whose stacks are also merged with the walker's Python
  * frames.  Also: a capturing process killed mid-stop leaves its target

@@ -1,13 +1,15 @@
-/* layout.h - where CPython 3.8-3.15 keep threads, frames, code and strings, for an outside reader.
+/* layout.h - where each supported CPython keeps threads, frames, code and strings, for an outside
+ * reader.
  *
  * An external sampler reads another process's memory and walks
  *   _PyRuntime -> interpreters -> thread states -> frames -> code objects -> str / bytes.
  * Every byte offset and size it needs is one uint64_t field of sonde_py_layout.  The layouts of
  * 3.8 to 3.12 are fixed tables (layout_3X.c, generated and checked with tools/gen_layout.sh);
  * 3.13 and later publish their own layout in _Py_DebugOffsets at the start of _PyRuntime, parsed
- * by sonde_py_layout_from_debug_offsets() (debug_offsets.c).  Offsets that a version does not have are SONDE_PY_ABSENT
- * (0 is a real offset in several structs).  Everything read from the target is untrusted: callers
- * bound every read, and the helpers here never trust a value they are handed. */
+ * by sonde_py_layout_from_debug_offsets() (debug_offsets.c).  Offsets that a version does not
+ * have are SONDE_PY_ABSENT (0 is a real offset in several structs).  Everything read from the
+ * target is untrusted: callers bound every read, and the helpers here never trust a value they
+ * are handed. */
 #ifndef SONDE_SAMPLER_PYTHON_LAYOUT_H
 #define SONDE_SAMPLER_PYTHON_LAYOUT_H
 

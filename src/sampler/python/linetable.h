@@ -1,4 +1,5 @@
-/* linetable.h - the source line of an instruction, from a code object's line table (3.8-3.15).
+/* linetable.h - the source line of an instruction, from a code object's line table (every
+ * supported version).
  *
  * The table is the bytes object at code_linetable, read from the target: untrusted.  Decoding
  * stays inside `len` bytes, takes time linear in `len`, and rejects malformed tables.
