@@ -19,15 +19,29 @@
 #include "output.h"
 #include "tool_args.h"
 
+/* The --python values: as JSON strings, ", "-separated, and the first. */
+typedef struct pythons {
+    sonde_buf json;
+    const char *first;
+} pythons;
+
 typedef struct timeit_opts {
     sonde_buf setup;     /* the -s values as JSON strings, ", "-separated
                             (tool_args_function appends them) */
-    sonde_buf python;    /* the --python values, likewise */
+    pythons python;
     const char *out, *profile_out;
     long loops, runs, processes;
     int fast, rigorous, compare, profile, lines, subtract_wait;
     double timeout;
 } timeit_opts;
+
+static int add_python(const char *cmd, void *dest, const char *value)
+{
+    pythons *p = dest;
+    if (!p->first)
+        p->first = value;
+    return tool_args_function(cmd, &p->json, value);
+}
 
 static const cli_opt option_table[] = {
     { .short_name = 's', .long_name = "setup", .arg = "SETUP", .type = CLI_CALL,
@@ -55,7 +69,7 @@ static const cli_opt option_table[] = {
     { .long_name = "rigorous", .type = CLI_FLAG, .offset = offsetof(timeit_opts, rigorous),
       .set = 1, .help = "a tighter interval, more processes" },
     { .long_name = "python", .arg = "PY", .type = CLI_CALL,
-      .offset = offsetof(timeit_opts, python), .call = tool_args_function,
+      .offset = offsetof(timeit_opts, python), .call = add_python,
       .help = "interpreter to time under (default: $SONDE_PYTHON,\n"
               "else python3); repeat it to compare interpreters" },
     { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
@@ -123,7 +137,8 @@ static void options_json(sonde_buf *b, const timeit_opts *o, const cli_words *w,
         sonde_buf_json_str(b, w->word[i]);
     }
     sonde_buf_printf(b, "], \"setup\": [%s], \"python\": [%s]",
-                     o->setup.data ? o->setup.data : "", o->python.data ? o->python.data : "");
+                     o->setup.data ? o->setup.data : "",
+                     o->python.json.data ? o->python.json.data : "");
     sonde_buf_printf(b, ", \"loops\": %ld, \"runs\": %ld, \"processes\": %ld, \"timeout\": %g",
                      o->loops, o->runs, o->processes, o->timeout);
     sonde_buf_printf(b, ", \"mode\": \"%s\", \"compare\": %s, \"profile\": %s, "
@@ -179,7 +194,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     timeit_opts o = { .loops = 0 };
     sonde_buf_init(&o.setup);
-    sonde_buf_init(&o.python);
+    sonde_buf_init(&o.python.json);
     sonde_buf opts;
     sonde_buf_init(&opts);
     cli_words words;
@@ -202,12 +217,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (rc == 0) {
         options_json(&opts, &o, &words, o.out ? file : NULL,
                      o.profile_out ? profile_file : NULL);
-        if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python))
+        if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python.json))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
     if (rc == 0) {
-        char *run[] = { (char *)launch_python(env, NULL), "-c", (char *)boot, pkg, opts.data,
-                        NULL };
+        /* The driver runs under the (first) interpreter it times: it may be the only
+         * Python there is, as in a container. */
+        char *run[] = { (char *)launch_python(env, o.python.first), "-c", (char *)boot, pkg,
+                        opts.data, NULL };
         launch_result r;
         fflush(stdout);
         rc = launch_run(run, &r) < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
@@ -218,7 +235,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = launcher_deliver(&folder, "profile", &profile_out);
     launcher_close(&folder);
     sonde_buf_free(&opts);
-    sonde_buf_free(&o.python);
+    sonde_buf_free(&o.python.json);
     sonde_buf_free(&o.setup);
     return cli_exit(rc);
 }
