@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "collapsed_read.h"
 #include "doc.h"
 #include "json_profile.h"
 #include "json_read.h"
@@ -126,6 +127,13 @@ int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, so
         snprintf(err, errlen, "'%s' is empty: it holds no profile", path);
     } else if (is_json(data, len)) {
         rc = load_json(path, data, len, p, s, doc, kind, err, errlen);
+    } else if (sonde_collapsed_is(data, len)) {
+        char why[200];
+        rc = sonde_collapsed_read(data, len, p, why, sizeof why);
+        if (rc < 0)
+            snprintf(err, errlen, "cannot read '%s' as collapsed stacks: %s", path, why);
+        else if ((rc = sonde_stats_from_profile(s, p)) < 0)
+            snprintf(err, errlen, "out of memory reading '%s'", path);
     } else if ((data[0] & 0x7f) == '{') {
         char why[200];
         rc = sonde_pstats_read(data, len, p, s, why, sizeof why);
@@ -140,7 +148,8 @@ int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, so
             snprintf(err, errlen, "out of memory reading '%s'", path);
     } else {
         snprintf(err, errlen, "'%s' is not a profile file sonde can read "
-                 "(expected a .prof written by sonde run or cProfile, or a pprof file)", path);
+                 "(expected a .prof written by sonde run or cProfile, sonde's JSON, a pprof file "
+                 "or collapsed stacks)", path);
     }
     return rc;
 }

@@ -12,14 +12,14 @@
 #define SONDE_LOAD_MAX_BYTES (1u << 30)
 
 enum sonde_load_kind {
-    SONDE_LOADED_PROFILE,  /* calls: a .prof, sonde's JSON profile, a pprof file */
+    SONDE_LOADED_PROFILE,  /* a .prof, sonde's JSON profile, a pprof file, collapsed stacks */
     SONDE_LOADED_LINES,    /* a sonde lines -o document */
     SONDE_LOADED_MEM,      /* a sonde mem -o document */
 };
 
 /* Loads path, read and decoded once: a profile of calls (a .prof from
- * sonde, cProfile or profile, sonde's JSON profile, or a pprof file,
- * gzipped or not) into p and s, which
+ * sonde, cProfile or profile, sonde's JSON profile, a pprof file,
+ * gzipped or not, or collapsed stacks: collapsed_read.h) into p and s, which
  * must be initialised; or, when doc is not NULL, a lines or mem document
  * into *doc (the caller frees it with sonde_jtree_free).  *kind (when not
  * NULL) says which.  0, or -1 with a message naming the file.  Only a
@@ -37,7 +37,8 @@ int sonde_load_bytes(const char *path, const unsigned char *data, size_t len, so
 int sonde_load_file(const char *path, sonde_profile *p, sonde_stats *s,
                     char *err, size_t errlen);
 
-/* 1 when a loaded profile has its calling-context tree (JSON, pprof), 0
+/* 1 when a loaded profile has its calling-context tree (JSON, pprof,
+ * collapsed stacks), 0
  * when it has only the stats (a .prof file). */
 static inline int sonde_load_has_tree(const sonde_profile *p)
 {
