@@ -302,8 +302,8 @@ int sonde_collapsed_is(const uint8_t *data, size_t len)
     if (at == len)
         return len > 0;
     const uint8_t *nl = memchr(data + at, '\n', len - at);
-    size_t n = nl ? (size_t)(nl - data - at) : len - at;
-    if (n > SONDE_COLLAPSED_MAX_LINE || !is_text(data + at, n))
+    size_t n = nl ? (size_t)(nl - data - at) : len - at, head = n < 4096 ? n : 4096;
+    if (!is_text(data + at, head))
         return 0;
     const char *line = (const char *)data + at;
     n = trimmed(line, n);
@@ -311,5 +311,5 @@ int sonde_collapsed_is(const uint8_t *data, size_t len)
     while (digits < n && line[n - 1 - digits] >= '0' && line[n - 1 - digits] <= '9')
         digits++;
     int counted = digits > 0 && digits < n && line[n - 1 - digits] == ' ';
-    return counted || memchr(line, ';', n) != NULL;
+    return counted || memchr(line, ';', head < n ? head : n) != NULL;
 }

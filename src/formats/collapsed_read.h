@@ -31,8 +31,9 @@
 #define SONDE_COLLAPSED_MAX_SAMPLES 9007199254740991ull
 
 /* 1 when data looks like collapsed stacks: its first line that is not
- * blank is text and holds a ';' or ends in " DIGITS"; or it holds only
- * blank lines (which the reader then refuses with its own message). */
+ * blank starts with text (its first 4 KiB) and holds a ';' there or ends
+ * in " DIGITS"; or it holds only blank lines (which the reader then
+ * refuses with its own message, as it does a line too long). */
 int sonde_collapsed_is(const uint8_t *data, size_t len);
 
 /* Fills p (initialised, empty) from the collapsed stacks data[0..len).

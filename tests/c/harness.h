@@ -37,6 +37,7 @@ void test_marshal(void);
 void test_pstats(void);
 void test_formats(void);
 void test_collapsed(void);
+void test_collapsed_read(void);
 void test_json(void);
 void test_about(void);
 void test_dot(void);

@@ -63,6 +63,7 @@ int main(void)
     test_pstats();
     test_formats();
     test_collapsed();
+    test_collapsed_read();
     test_json();
     test_about();
     test_dot();
