@@ -522,6 +522,93 @@ static void *spin_thread(void *tid)
     return (void *)test_native_spin(1);
 }
 
+/* The held callback of test_dies_while_held: kills the held thread's
+ * process and returns once the thread is dead (a zombie, or gone). */
+typedef struct held_kill {
+    int pid, tid;
+    int dead;
+} held_kill;
+
+static char task_state(int pid, int tid)
+{
+    char path[64], stat[512] = "";
+    snprintf(path, sizeof path, "/proc/%d/task/%d/stat", pid, tid);
+    FILE *f = fopen(path, "r");
+    char state = f && fgets(stat, sizeof stat, f) && strrchr(stat, ')') ? strrchr(stat, ')')[2]
+                                                                        : 'X';
+    if (f)
+        fclose(f);
+    return state;
+}
+
+static void kill_while_held(void *ctx)
+{
+    held_kill *k = ctx;
+    kill(k->pid, SIGKILL);
+    for (int waits = 0; waits < 4000 && !k->dead; waits++) {   /* 20 s at most */
+        char state = task_state(k->pid, k->tid);
+        k->dead = state == 'Z' || state == 'X';
+        if (!k->dead)
+            nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+    }
+}
+
+/* A thread that dies while sonde holds it stopped (another thread exits
+ * the process, a SIGKILL comes) can no longer be detached, and stays a
+ * zombie only its tracer sees until the tracer waits for it: the process's
+ * real parent, waiting for it, would wait for ever.  Here the target is
+ * the child of a parent of its own that waits for it, and is killed while
+ * one of its threads is held: the parent must be done at once. */
+static void test_dies_while_held(void)
+{
+    int ready[2];
+    check(pipe(ready) == 0, "pipe");
+    pid_t parent = fork();
+    if (parent == 0) {
+        pid_t child = fork();
+        if (child == 0) {
+            volatile int tid = 0;
+            pthread_t t;
+            spinning = 1;
+            if (pthread_create(&t, NULL, spin_thread, (void *)&tid) == 0) {
+                while (!tid)
+                    ;
+                int ids[2] = { (int)getpid(), tid };
+                if (write(ready[1], ids, sizeof ids) == (ssize_t)sizeof ids)
+                    pause();
+            }
+            _exit(1);
+        }
+        waitpid(child, NULL, 0);   /* the real parent's wait */
+        _exit(0);
+    }
+    close(ready[1]);
+    int ids[2] = { 0, 0 };
+    struct pollfd pfd = { ready[0], POLLIN, 0 };
+    check(poll(&pfd, 1, 20000) == 1 && read(ready[0], ids, sizeof ids) == (ssize_t)sizeof ids,
+          "the target did not start its thread");
+    close(ready[0]);
+    if (ids[1]) {
+        static uint8_t copy[16384];
+        sonde_native_stack st = { .data = copy, .cap = sizeof copy };
+        held_kill k = { ids[0], ids[1], 0 };
+        int rc = sonde_native_ptrace_capture(ids[0], ids[1], &st, kill_while_held, &k, NULL);
+        check(rc == 0 && k.dead, "captured (%d) and died while held (%d)", rc, k.dead);
+    }
+    int status = 0, done = 0;
+    for (int waits = 0; waits < 1000 && !done; waits++) {   /* 5 s at most */
+        done = waitpid(parent, &status, WNOHANG) == parent;
+        if (!done)
+            nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+    }
+    check(done && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the target's parent finished its wait (%d, status %d)", done, status);
+    if (!done) {
+        kill(parent, SIGKILL);
+        waitpid(parent, NULL, 0);
+    }
+}
+
 /* perf samples of a thread of this process spinning in test_native_spin:
  * each unwinds, through the function, to clone3, the outermost frame. */
 static void test_perf(void)
@@ -584,6 +671,7 @@ static void test_perf(void)
 void test_native(void)
 {
     test_perf();
+    test_dies_while_held();
     test_corrupt_cfi();
     test_cfi_function_ranges();
     if (!have_gdb()) {

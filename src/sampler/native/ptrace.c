@@ -69,6 +69,28 @@ static int wait_stop(int pid, int tid, int *deliver)
     }
 }
 
+/* After a detach that found tid gone (it died while held: another thread
+ * called exit, or a SIGKILL came), its end is waited for, as wait_stop
+ * does: a thread that ends traced stays a zombie only sonde sees, and
+ * holds its process's parent in wait for ever.  It may need a moment to
+ * become one, so the wait polls, bounded by time (a leader whose other
+ * threads live on cannot be waited for yet); the main thread of sonde's
+ * own child is left for record's wait, which reaps it. */
+static void wait_gone(int pid, int tid)
+{
+    if (tid == pid && sonde_proc_task_parent(pid) == getpid())
+        return;
+    const struct timespec pause = { 0, 2 * 1000 * 1000 };
+    for (int tries = 0; tries < 500; tries++) {   /* at most about a second */
+        int status;
+        pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+        if (r == tid || (r < 0 && errno != EINTR))
+            return;   /* waited for, or not sonde's to wait for */
+        if (r == 0)
+            nanosleep(&pause, NULL);
+    }
+}
+
 /* The user registers in DWARF order. */
 static void dwarf_regs(const struct user_regs_struct *r, uint64_t *out)
 {
@@ -109,8 +131,11 @@ int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (
         if (held)
             held(ctx);
     }
-    /* Detach even after a failure: a stopped thread resumes. */
-    ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)deliver);
+    /* Detach even after a failure: a stopped thread resumes.  One that
+     * died meanwhile cannot be detached: its end is waited for. */
+    if (ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)deliver) < 0 && errno == ESRCH &&
+        rc != -ESRCH)   /* (wait_stop has waited for one that ended before its stop) */
+        wait_gone(pid, tid);
     if (stopped_ns)
         *stopped_ns = now_ns() - t0;
     return rc;
