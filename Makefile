@@ -157,11 +157,12 @@ $(BUILD)/tests/fuzz_walker: tests/c/fuzz_walker.c tests/c/snapshot.c tests/c/sna
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
 
-# The JSON readers, fed mutations of files sonde writes (tests/c/corpus).
+# The loader (JSON documents, collapsed stacks), fed mutations of files
+# sonde and others write (tests/c/corpus).
 $(BUILD)/tests/fuzz_json: tests/c/fuzz_json.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -Isrc $(filter-out %.h,$^) -o $@ $(LIBSONDE_LDLIBS)
-JSON_CORPUS := $(wildcard tests/c/corpus/*.json)
+JSON_CORPUS := $(wildcard tests/c/corpus/*.json tests/c/corpus/*.collapsed)
 
 # The pprof reader, fed mutations of Go's and sonde's pprof files.
 $(BUILD)/tests/fuzz_pprof: tests/c/fuzz_pprof.c $(FUZZ_COMMON) $(LIBSONDE_OBJ)
