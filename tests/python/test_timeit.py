@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from conftest import PKG, need, run_sonde, version_params
+from conftest import PKG, SONDE, need, run_sonde, version_params
 
 pyperf = pytest.importorskip("pyperf")
 
@@ -582,3 +582,26 @@ def test_help_states_the_modes_plans(tmp_path):
                 default[3], 100 * default[5], default[4], default[6], fast[3], fast[4],
                 100 * fast[5], fast[6], rigorous[3], rigorous[4], 100 * rigorous[5],
                 rigorous[6])) in text
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_the_driver_runs_under_the_timed_python(python, tmp_path):
+    """--python PY where PY is the only Python there is (no python3 on PATH,
+    no SONDE_PYTHON, as in a container): the driver runs under PY itself
+    and times under it (it once needed a python3 on PATH)."""
+    python = need(python)
+    tools = tmp_path / "bin"   # what a shell and the Debian root's wrapper need, no Python
+    tools.mkdir()
+    for tool in ("sh", "dirname", "unshare", "mount", "chroot", "mkdir"):
+        found = subprocess.run(["sh", "-c", "command -v " + tool], stdout=subprocess.PIPE,
+                               universal_newlines=True).stdout.strip()
+        if found:
+            os.symlink(found, str(tools / tool))
+    env = {k: v for k, v in os.environ.items() if k not in ("SONDE_PYTHON", "PYTHONPATH")}
+    env["PATH"] = str(tools)
+    p = subprocess.run([SONDE, "timeit", "--fast", "-n", "100", "-p", "2", "--python", python,
+                        "import sys; v = sys.version_info[:2]"], cwd=str(tmp_path), env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    (r,) = lines_of(p.stdout)
+    assert r["procs"] == 2 and r["loops"] == 100
