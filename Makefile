@@ -186,11 +186,11 @@ $(VENV)/.ready: tests/requirements.txt
 	$(VENV)/bin/python -m pip install -q --disable-pip-version-check -r tests/requirements.txt
 	touch $@
 
-# Builds the extension for each interpreter that has its headers; the
-# others are named, and the version-matrix tests report them as skipped.
-test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
-      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
-	@usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS)),$(PYTHONS)); do \
+# A recipe's first step: builds the extension for each interpreter that has
+# its headers, and inside the Debian root for its interpreters, and lists
+# them in the shell variable `usable`; the others are named, and the
+# version-matrix tests report them as skipped.
+EXTENSIONS_FOR_TESTS = usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS)),$(PYTHONS)); do \
 	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
 	  if [ -f "$$inc/Python.h" ]; then \
 	    $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \
@@ -203,7 +203,11 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 	    PYTHON=$$py PKG=$(BUILD)/python/sonde sid-extension >/dev/null || \
 	    { echo "make: extension build failed for $$py in $(BUILD)/sid-root" >&2; exit 1; }; \
 	  usable="$$usable $(abspath $(BUILD))/sid/$$py"; \
-	done; \
+	done
+
+test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
+      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
+	@$(EXTENSIONS_FOR_TESTS); \
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
 	$(BUILD)/tests/fuzz_json 3000 $(JSON_CORPUS) && \
@@ -248,14 +252,7 @@ test-valgrind: $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuz
 # ended by the run), with the interpreters `make test` uses.
 N ?= 5
 test-repeat: all $(NATIVE_TEST_FILES) $(VENV)/.ready
-	@usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS)),$(PYTHONS)); do \
-	  inc=$$($$py -c 'import sysconfig; print(sysconfig.get_paths()["include"])' 2>/dev/null); \
-	  if [ -f "$$inc/Python.h" ]; then \
-	    $(MAKE) --no-print-directory python-package PYTHON=$$py >/dev/null || \
-	      { echo "make: extension build failed for $$py" >&2; exit 1; }; \
-	    usable="$$usable $$py"; \
-	  fi; \
-	done; \
+	@$(EXTENSIONS_FOR_TESTS); \
 	$(VENV)/bin/python tests/repeat.py --rounds $(N) --pythons "$$usable"
 
 demo: all
