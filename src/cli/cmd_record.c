@@ -10,6 +10,7 @@
  * target used meanwhile, the processes); a summary of what was sampled,
  * kept and missed goes to stderr. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -193,8 +194,29 @@ static void take_cmdline(long pid, sonde_about *a)
     }
 }
 
+/* The working directory of a running pid into a's cwd, as the process
+ * names its own paths: /proc/PID/cwd less /proc/PID/root when that is not
+ * "/" (a chroot; a container's cwd reads as the container sees it). */
+static void take_cwd(long pid, sonde_about *a)
+{
+    char path[64], cwd[PATH_MAX], root[PATH_MAX];
+    snprintf(path, sizeof path, "/proc/%ld/cwd", pid);
+    ssize_t n = readlink(path, cwd, sizeof cwd - 1);
+    if (n <= 0 || cwd[0] != '/')
+        return;
+    cwd[n] = '\0';
+    snprintf(path, sizeof path, "/proc/%ld/root", pid);
+    ssize_t r = readlink(path, root, sizeof root - 1);
+    const char *own = cwd;
+    if (r > 1 && root[0] == '/' && r <= n && memcmp(cwd, root, (size_t)r) == 0 &&
+        (cwd[r] == '/' || cwd[r] == '\0'))
+        own = cwd[r] ? cwd + r : "/";
+    sonde_about_set(&a->cwd, own, strlen(own)); /* out of memory: unknown */
+}
+
 /* What was profiled, before sampling starts: the command line (as given
- * after --, or the process's), when, and the CPU it had used (-p). */
+ * after --, or the process's), its working directory (the one sonde gives
+ * a command, or the process's), when, and the CPU it had used (-p). */
 static void about_begin(const record_opts *o, long pid, sonde_about *a, double *cpu_before)
 {
     struct timespec now;
@@ -203,8 +225,13 @@ static void about_begin(const record_opts *o, long pid, sonde_about *a, double *
     for (char **arg = o->cmd; arg && *arg; arg++)
         if (sonde_about_add_arg(a, *arg, strlen(*arg)) < 0)
             break;
-    if (!o->cmd)
+    char cwd[PATH_MAX];
+    if (!o->cmd) {
         take_cmdline(pid, a);
+        take_cwd(pid, a);
+    } else if (getcwd(cwd, sizeof cwd)) {
+        sonde_about_set(&a->cwd, cwd, strlen(cwd));
+    }
     *cpu_before = o->cmd ? 0 : cpu_of(pid);
 }
 

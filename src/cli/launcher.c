@@ -260,6 +260,9 @@ int launcher_about(const launcher_session *s, const launcher_program *prog, sond
     rc |= sonde_about_add_arg(a, prog->target, strlen(prog->target));
     for (int i = 0; i < prog->nargs; i++)
         rc |= sonde_about_add_arg(a, prog->args[i], strlen(prog->args[i]));
+    char cwd[PATH_MAX]; /* the program started in sonde's own folder */
+    if (getcwd(cwd, sizeof cwd))
+        rc |= sonde_about_set(&a->cwd, cwd, strlen(cwd));
     a->start_ns = r->start_ns;
     a->wall = r->wall;
     a->cpu = (double)r->usage.ru_utime.tv_sec + (double)r->usage.ru_utime.tv_usec * 1e-6 +

@@ -20,13 +20,14 @@ void sonde_about_clear(sonde_about *a)
     free(a->executable);
     free(a->version);
     free(a->verdict);
+    free(a->cwd);
     sonde_about_init(a);
 }
 
 int sonde_about_known(const sonde_about *a)
 {
     return a->argc || a->executable || a->version || a->start_ns || a->wall >= 0 ||
-           a->cpu >= 0 || a->processes || a->verdict;
+           a->cpu >= 0 || a->processes || a->verdict || a->cwd;
 }
 
 static char *copy(const char *text, size_t len)

@@ -1,7 +1,7 @@
 /* about.h - what a profile says of the run it was taken from.
  *
  * The command line as run, the interpreter (its path and sys.version),
- * when it started (UTC), its wall and CPU time, the processes sampled
+ * the folder it ran in, when it started (UTC), its wall and CPU time, the processes sampled
  * and sonde run's resource verdict: what the commands know of a run and
  * the files keep (sonde's JSON "about", pprof's time, duration and
  * comments, speedscope's name), for the page's header.  Each field may
@@ -30,6 +30,9 @@ typedef struct sonde_about {
     double cpu;           /* seconds of CPU, user + system; < 0: unknown */
     uint32_t processes;   /* processes sampled; 0: unknown */
     char *verdict;        /* sonde run's verdict line; NULL: none */
+    char *cwd;            /* the program's working directory as it started, as the program
+                           * names paths (from its own root: a chroot's or container's
+                           * program names its cwd as it sees it); NULL: unknown */
 } sonde_about;
 
 /* Nothing known. */

@@ -28,6 +28,7 @@
 #define DOC_PROCESSES "processes"        /* int: processes sampled */
 #define DOC_VERDICT "verdict"            /* str: sonde run's resource verdict */
 #define DOC_PID "pid"                    /* int: the profiled process */
+#define DOC_CWD "cwd"                    /* str: its working directory as it started */
 
 /* A function, in both: its lines from the first to the last. */
 #define DOC_FUNCTIONS "functions"        /* [function] */

@@ -21,7 +21,7 @@ void sonde_json_about_write(sonde_buf *b, const sonde_about *a, int pid)
     }
     const struct { const char *key, *value; } texts[] = {
         { DOC_EXECUTABLE, a->executable }, { DOC_PYTHON_VERSION, a->version },
-        { DOC_VERDICT, a->verdict },
+        { DOC_VERDICT, a->verdict }, { DOC_CWD, a->cwd },
     };
     for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
         if (!texts[i].value)
@@ -128,6 +128,7 @@ int sonde_json_about_read(const sonde_jtree *t, const sonde_jval *root, sonde_ab
         read_text(t, about, DOC_EXECUTABLE, &a->executable, err, errlen) < 0 ||
         read_text(t, about, DOC_PYTHON_VERSION, &a->version, err, errlen) < 0 ||
         read_text(t, about, DOC_VERDICT, &a->verdict, err, errlen) < 0 ||
+        read_text(t, about, DOC_CWD, &a->cwd, err, errlen) < 0 ||
         read_figure(t, about, DOC_WALL_S, 1e9, &a->wall, err, errlen) < 0 ||
         read_figure(t, about, DOC_CPU_S, 1e9, &a->cpu, err, errlen) < 0 ||
         read_figure(t, about, DOC_PROCESSES, 1e6, &processes, err, errlen) < 0 ||

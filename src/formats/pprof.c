@@ -18,7 +18,7 @@
  * start), duration_nanos (the wall time) and comments "KEY: VALUE", KEY
  * one of command (the command line, quoted as a shell takes it),
  * executable, python_version (its line breaks as spaces), cpu_s,
- * processes, verdict and pid:
+ * processes, verdict, pid and cwd (the program's working directory):
  * pprof_read.c reads them back.
  *
  * Each sample repeats its whole stack, so the output grows with the sum
@@ -187,6 +187,8 @@ static void put_about(writer *w)
         sonde_buf_printf(&c, SONDE_PPROF_VERDICT "%s%c", a->verdict, '\0');
     if (w->p->pid > 0)
         sonde_buf_printf(&c, SONDE_PPROF_PID "%d%c", w->p->pid, '\0');
+    if (a->cwd)
+        sonde_buf_printf(&c, SONDE_PPROF_CWD "%s%c", a->cwd, '\0');
     if (!sonde_buf_ok(&c))
         w->out.failed = 1;
     for (size_t at = 0; sonde_buf_ok(&c) && at < c.len; at += strlen(c.data + at) + 1)

@@ -29,6 +29,7 @@
 #define SONDE_PPROF_PROCESSES "processes: "
 #define SONDE_PPROF_VERDICT "verdict: "
 #define SONDE_PPROF_PID "pid: "
+#define SONDE_PPROF_CWD "cwd: "
 
 /* A sonde mem document (mem -o) as a heap profile into b.  0, or -1 with
  * a message in err (not a mem document, or out of memory). */

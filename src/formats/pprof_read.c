@@ -663,6 +663,8 @@ static int take_comment(reader *r, const char *text)
         return sonde_about_set(&a->version, v, strlen(v));
     if ((v = after(text, SONDE_PPROF_VERDICT)))
         return sonde_about_set(&a->verdict, v, strlen(v));
+    if ((v = after(text, SONDE_PPROF_CWD)))
+        return sonde_about_set(&a->cwd, v, strlen(v));
     if ((v = after(text, SONDE_PPROF_CPU)) && (x = strtod(v, NULL)) >= 0 && x <= 1e9)
         a->cpu = x;
     else if ((v = after(text, SONDE_PPROF_PROCESSES)) && (x = strtod(v, NULL)) >= 1 && x <= 1e6)

@@ -41,6 +41,7 @@ static void fill(sonde_about *a)
     sonde_about_set(&a->executable, exe, strlen(exe));
     sonde_about_set(&a->version, version, strlen(version));
     sonde_about_set(&a->verdict, verdict, strlen(verdict));
+    sonde_about_set(&a->cwd, "/home/me/my project", strlen("/home/me/my project"));
     a->start_ns = 1795713728123456000;
     a->wall = 1.25;
     a->cpu = 0.75;
@@ -55,6 +56,7 @@ static void check_same(const sonde_about *got, const sonde_about *want, const ch
     check_str(got->executable, want->executable);
     check_str(got->version, want->version);
     check_str(got->verdict, want->verdict);
+    check_str(got->cwd, want->cwd);
     check(got->start_ns == want->start_ns, "%s: the start", how);
     check(got->wall == want->wall && got->cpu == want->cpu, "%s: wall %g cpu %g", how,
           got->wall, got->cpu);
