@@ -270,6 +270,28 @@ static void drop_followed(void *p, int forget)
 }
 
 void mem_followed_release(void *p) { drop_followed(p, 0); }
+
+void mem_followed_reused(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m)
+        return;
+    mem_lock(m);
+    sonde_livemap_entry e;
+    if (mem_active == m && sonde_livemap_take(&m->live, (uint64_t)(uintptr_t)p, &e)) {
+        uint32_t node = e.kind == MEM_MAPPED ? e.node : mem_place_again(m, e.bytes, e.node);
+        if (node != e.node) {
+            count_alloc(m, node, e.bytes, e.objects);
+            mem_thread_allocated(m, e.bytes);
+            e.node = node;
+        }
+        if (sonde_livemap_put(&m->live, &e) < 0) { /* as follow() leaves a block it cannot keep */
+            m->untracked += e.bytes;
+            store(&m->heap, m->heap - e.bytes);
+        }
+    }
+    mem_unlock(m);
+}
 static void unfollow(void *p) { drop_followed(p, 1); }
 
 void mem_restore(void *p)

@@ -231,6 +231,7 @@ void mem_mapping_made(void *p, size_t len);
 void mem_followed_release(void *p);
 void mem_refresh_rss(mem_data *m);
 void mem_restore(void *p);
+void mem_followed_reused(void *p);
 
 /* An allocation of size bytes at p (NULL when it failed). */
 static inline void mem_on_alloc(void *p, size_t size, enum mem_kind kind)
@@ -250,6 +251,18 @@ static inline void mem_on_map(void *p, size_t len)
     mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
     if (m && p && len && !mem_tls_busy)
         mem_mapping_made(p, len);
+}
+
+/* An object made at the start of the block at p without the allocator:
+ * the interpreter took the block back from one of its free lists.  A
+ * followed block moves to the calling thread's stack, as tracemalloc
+ * moves its trace; one this thread has just followed is there already. */
+static inline void mem_on_reuse(void *p)
+{
+    mem_data *m = __atomic_load_n(&mem_active, __ATOMIC_ACQUIRE);
+    if (!m || mem_tls_busy || mem_tls_fresh == (uintptr_t)p || !sonde_livemap_maybe(&m->live, p))
+        return;
+    mem_followed_reused(p);
 }
 
 /* The release of the block at p, before it happens. */
@@ -353,6 +366,10 @@ void mem_read_rss(mem_data *m, int churned);
  * node of its stack.  From the stack, its weight counts on the site lines
  * on it. */
 uint32_t mem_place_alloc(mem_data *m, uint64_t weight);
+/* The same for a followed block at `node` taken again from a free list:
+ * the node of the calling thread's stack; when that is another, the weight
+ * counts there as allocated. */
+uint32_t mem_place_again(mem_data *m, uint64_t weight, uint32_t node);
 /* Line events: the calling thread's totals and its top activation's peak
  * heap take in that allocation, once it is in the books. */
 void mem_thread_allocated(mem_data *m, uint64_t weight);

@@ -386,6 +386,25 @@ uint32_t mem_place_alloc(mem_data *m, uint64_t weight)
     return th ? thread_node(m, th) : m->root;
 }
 
+uint32_t mem_place_again(mem_data *m, uint64_t weight, uint32_t node)
+{
+    if (m->line_events) {
+        mem_thread *th = this_thread();
+        return th ? thread_node(m, th) : m->root;
+    }
+    site_line s[MEM_MAX_FRAMES];
+    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    uint32_t now = stack_node_of(m, s, k);
+    for (int i = 0; now != node && i < k; i++) {
+        mem_line_figures *lf = first_sight(m, &s[i]);
+        if (lf) {
+            lf->alloc += weight;
+            lf->peak_heap = m->heap > lf->peak_heap ? m->heap : lf->peak_heap;
+        }
+    }
+    return now;
+}
+
 void mem_place_release(mem_data *m, uint64_t weight, enum mem_leaving how)
 {
     if (!m->line_events) {

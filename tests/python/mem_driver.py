@@ -3,6 +3,7 @@
 marked line, sonde's net bytes against tracemalloc's, and sonde's
 allocated and released bytes, as JSON."""
 
+import gc
 import json
 import sys
 import tracemalloc
@@ -18,7 +19,16 @@ def main():
     with prof:
         for work in w.WORKLOADS:
             before = tracemalloc.take_snapshot()
+            # Both tools move a block the interpreter takes back from a free
+            # list to the line that takes it (sonde from 3.13), but each
+            # misses some: tracemalloc the blocks its own snapshots allocate,
+            # sonde those allocated before it started.  A full collection
+            # empties the free lists: each workload starts with none, and
+            # what its lines left in them is released before the snapshot
+            # (before 3.13 sonde would leave it on those lines).
+            gc.collect()
             work()
+            gc.collect()
             after = tracemalloc.take_snapshot()
             for stat in after.compare_to(before, "lineno"):
                 if stat.traceback[0].filename == w.__file__:
@@ -34,6 +44,7 @@ def main():
         got = lines[number]
         out[name] = {"net": got["net_bytes"], "alloc": got["alloc_bytes"],
                      "freed": got["freed_bytes"], "tracemalloc": ref.get(number, 0)}
+    out["python"] = list(sys.version_info[:2])
     json.dump(out, sys.stdout)
 
 

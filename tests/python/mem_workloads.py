@@ -71,7 +71,13 @@ def generators():
     kept.append(got)
 
 
-WORKLOADS = [big_blocks, many_small, containers, native, threads, generators]
+def reuse():
+    gone = [(i, -i) for i in range(1000)]  # [reuse_dropped]
+    del gone  # its tuples wait in the interpreter's free list
+    kept.append([(i, -i) for i in range(1000)])  # [reuse_kept]
+
+
+WORKLOADS = [big_blocks, many_small, containers, native, threads, generators, reuse]
 
 
 def markers(path=__file__):

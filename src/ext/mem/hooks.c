@@ -77,6 +77,62 @@ static const sonde_alloc_sink native_sink = { .alloc = native_alloc,
                                               .release = native_release,
                                               .restore = native_restore, .map = native_map };
 
+#if PY_VERSION_HEX >= 0x030D0000
+/* 3.13+: the interpreter tells a reference tracer of each object it makes;
+ * one made from a free list (ints from 3.14, floats, tuples, lists,
+ * dicts...) reuses a block without the allocator, and tracemalloc moves
+ * that block's trace to where the object is made.  sonde moves a followed
+ * block the same way.  The tracer installed before sonde's (tracemalloc's)
+ * is called after it. */
+static PyRefTracer prior_tracer; /* GIL */
+static void *prior_data;         /* GIL */
+static int tracing;              /* sonde's tracer is in; GIL */
+
+/* Where an object's block starts: before the object, the GC header and
+ * the managed dict and weak reference pointers, as tracemalloc finds it. */
+static char *block_of(PyObject *op)
+{
+    PyTypeObject *tp = Py_TYPE(op);
+    size_t before = 0;
+#ifndef Py_GIL_DISABLED
+    if (PyType_IS_GC(tp))
+        before += 2 * sizeof(void *); /* PyGC_Head */
+#endif
+    if (PyType_HasFeature(tp, Py_TPFLAGS_MANAGED_DICT | Py_TPFLAGS_MANAGED_WEAKREF))
+        before += 2 * sizeof(PyObject *);
+    return (char *)op - before;
+}
+
+static int ref_tracer(PyObject *op, PyRefTracerEvent event, void *data)
+{
+    (void)data;
+    if (event == PyRefTracer_CREATE)
+        mem_on_reuse(block_of(op));
+    return prior_tracer ? prior_tracer(op, event, prior_data) : 0;
+}
+
+static void tracer_start(void)
+{
+    prior_tracer = PyRefTracer_GetTracer(&prior_data);
+    tracing = PyRefTracer_SetTracer(ref_tracer, NULL) == 0;
+}
+
+/* Put back the prior tracer unless another has replaced sonde's since
+ * (tracemalloc started, or stopped: it leaves no tracer). */
+static void tracer_stop(void)
+{
+    void *data;
+    if (tracing && PyRefTracer_GetTracer(&data) == ref_tracer)
+        (void)PyRefTracer_SetTracer(prior_tracer, prior_data);
+    tracing = 0;
+    prior_tracer = NULL;
+    prior_data = NULL;
+}
+#else
+static void tracer_start(void) {}
+static void tracer_stop(void) {}
+#endif
+
 static sonde_alloc_attach_fn shim_attach(void)
 {
     return (sonde_alloc_attach_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_ATTACH);
@@ -106,6 +162,7 @@ int mem_start(mem_data *m)
         PyMem_SetAllocator(domains[d], &hook);
     }
     installed = 1;
+    tracer_start();
     sonde_alloc_attach_fn attach = shim_attach();
     m->native = attach != NULL;
     if (attach)
@@ -120,6 +177,7 @@ void mem_stop(mem_data *m)
     sonde_alloc_attach_fn attach = shim_attach();
     if (attach)
         attach(NULL);
+    tracer_stop();
     /* Hooks installed after these still call them; they pass through. */
     for (int d = 0; d < 3; d++) {
         PyMemAllocatorEx current;
