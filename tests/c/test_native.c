@@ -25,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
@@ -609,6 +610,86 @@ static void test_dies_while_held(void)
     }
 }
 
+/* A copy of the test library mapped into this process as a loader maps
+ * one (executable, from offset 0), in DIR: *addr its tl_outer, *fd the
+ * open copy, path its name.  0, or -1. */
+static int map_copy(char *path, size_t pathlen, int *fd, void **map, size_t *size,
+                    uint64_t *addr)
+{
+    snprintf(path, pathlen, "%s/shrunk-XXXXXX", DIR);
+    *fd = mkstemp(path);
+    int in = open(DIR "/libtl.so", O_RDONLY | O_CLOEXEC);
+    char buf[65536];
+    ssize_t r;
+    while (*fd >= 0 && in >= 0 && (r = read(in, buf, sizeof buf)) > 0)
+        if (write(*fd, buf, (size_t)r) != r)
+            break;
+    if (in >= 0)
+        close(in);
+    struct stat st;
+    sonde_elf e;
+    uint64_t value = 0, symsize;
+    if (*fd < 0 || fstat(*fd, &st) < 0 || sonde_elf_open(&e, path) < 0)
+        return -1;
+    int found = sonde_elf_symbol(&e, "tl_outer", &value, &symsize);
+    sonde_elf_close(&e);
+    *size = (size_t)st.st_size;
+    *map = mmap(NULL, *size, PROT_READ | PROT_EXEC, MAP_PRIVATE, *fd, 0);
+    if (found < 0 || *map == MAP_FAILED)
+        return -1;
+    *addr = (uint64_t)(uintptr_t)*map + value;
+    return 0;
+}
+
+/* A mapped object's file that shrinks under sonde (a library replaced by
+ * `cp` over it, or a hostile target): sonde's reads past its new end
+ * fault, and unwinding and naming give the object up (guard.h) instead of
+ * dying of SIGBUS.  Each copy is cut to its first page once sonde has
+ * mapped it: its CFI and symbol tables lie past it. */
+static void test_shrunk_file(void)
+{
+    char unwound[512], named[512];
+    int fds[2] = { -1, -1 };
+    void *maps[2] = { MAP_FAILED, MAP_FAILED };
+    size_t sizes[2] = { 0, 0 };
+    uint64_t pcs[2] = { 0, 0 };
+    int ok = map_copy(unwound, sizeof unwound, &fds[0], &maps[0], &sizes[0], &pcs[0]) == 0 &&
+             map_copy(named, sizeof named, &fds[1], &maps[1], &sizes[1], &pcs[1]) == 0;
+    check(ok, "two copies of libtl.so mapped");
+    sonde_native_objects o;
+    if (ok && sonde_native_objects_init(&o, getpid()) == 0) {
+        sonde_native_object *obs[2] = { sonde_native_objects_find(&o, pcs[0]),
+                                        sonde_native_objects_find(&o, pcs[1]) };
+        check(obs[0] && obs[1], "both copies are objects");
+        check(ftruncate(fds[0], 4096) == 0 && ftruncate(fds[1], 4096) == 0, "cut to a page");
+        static uint8_t copy[4096];
+        sonde_native_stack st = { .data = copy, .cap = sizeof copy, .len = sizeof copy };
+        st.regs[SONDE_CFI_RIP] = pcs[0];
+        st.regs[SONDE_CFI_RSP] = (uint64_t)(uintptr_t)copy;
+        sonde_native_frame frames[8];
+        uint32_t n = 0;
+        sonde_native_counts c = { 0 };
+        int end = sonde_native_unwind(&o, &st, frames, 8, &n, &c);
+        check(end == SONDE_NATIVE_NO_UNWIND_INFO, "unwinding in the cut copy ends: %d", end);
+        check(obs[0] && !obs[0]->usable && obs[0]->shrunk && !sonde_native_objects_find(&o, pcs[0]),
+              "the copy whose CFI faulted is given up");
+        sonde_native_symbol sym;
+        check(obs[1] && sonde_native_symbolize(obs[1], getpid(), pcs[1], 0, 1, &sym) == -EIO,
+              "naming in the cut copy fails");
+        check(obs[1] && !obs[1]->usable && obs[1]->shrunk,
+              "the copy whose symbols faulted is given up");
+        sonde_native_objects_free(&o);
+    }
+    for (int i = 0; i < 2; i++) {
+        if (maps[i] != MAP_FAILED)
+            munmap(maps[i], sizes[i]);
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
+    unlink(unwound);
+    unlink(named);
+}
+
 /* perf samples of a thread of this process spinning in test_native_spin:
  * each unwinds, through the function, to clone3, the outermost frame. */
 static void test_perf(void)
@@ -672,6 +753,7 @@ void test_native(void)
 {
     test_perf();
     test_dies_while_held();
+    test_shrunk_file();
     test_corrupt_cfi();
     test_cfi_function_ranges();
     if (!have_gdb()) {

@@ -9,6 +9,7 @@
 #include <sys/uio.h>
 
 #include "../proc/maps.h"
+#include "guard.h"
 #include "symbols.h"
 
 /* Where the file's first byte is mapped (its offset-0 mapping), or, when
@@ -74,11 +75,20 @@ static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t 
     ob->name = slash ? slash + 1 : ob->path;
     ob->anchor = anchor;
     uint64_t link = 0;
+    sonde_native_guard g;
+    if (sigsetjmp(g.jump, 1)) {   /* the file shrank while its headers were read */
+        sonde_native_guard_end(&g);
+        ob->usable = 0;
+        ob->shrunk = 1;
+        return o->nobjects++;
+    }
+    sonde_native_guard_begin(&g);
     int opened = strcmp(path, VDSO) == 0 ? open_vdso(&ob->elf, o->pid, anchor, m->end)
                  : file[0]               ? sonde_elf_open(&ob->elf, file)
                                          : -ENAMETOOLONG;
     ob->usable = opened == 0 && sonde_elf_load_base(&ob->elf, &link) == 0 &&
                  sonde_cfi_init(&ob->cfi, &ob->elf) == 0;
+    sonde_native_guard_end(&g);
     ob->bias = anchor - link;
     return o->nobjects++;
 }
@@ -153,4 +163,19 @@ sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, ui
     const sonde_native_range *r = sonde_native_objects_range(o, addr);
     sonde_native_object *ob = r ? &o->objects[r->object] : NULL;
     return ob && ob->usable ? ob : NULL;
+}
+
+void sonde_native_objects_shrunk(sonde_native_objects *o, const void *fault,
+                                 sonde_native_object *blamed)
+{
+    const uint8_t *at = fault;
+    for (uint32_t i = 0; i < o->nobjects; i++) {
+        sonde_native_object *ob = &o->objects[i];
+        if (ob->elf.data && at >= ob->elf.data && at < ob->elf.data + ob->elf.size)
+            blamed = ob;
+    }
+    if (blamed) {
+        blamed->usable = 0;
+        blamed->shrunk = 1;
+    }
 }

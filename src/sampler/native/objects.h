@@ -29,7 +29,9 @@ typedef struct sonde_native_object {
     const char *name;       /* its last component */
     uint64_t anchor;        /* where its first byte is mapped: with path, its key */
     uint64_t bias;          /* process address = link-time address + bias */
-    int usable;             /* 1 when the file was opened and is ELF */
+    int usable;             /* 1 when the file was opened and is ELF, and has not
+                               shrunk under sonde since (guard.h) */
+    int shrunk;             /* 1 when a read of it faulted: the file changed on disk */
     sonde_elf elf;
     sonde_cfi cfi;
     sonde_native_symbols *symbols;   /* NULL until first asked (owned) */
@@ -60,6 +62,12 @@ void sonde_native_objects_free(sonde_native_objects *o);
 /* The object mapped executable at addr, or NULL (anonymous or JIT memory,
  * or a file that could not be opened). */
 sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr);
+
+/* After a guarded read faulted at fault (guard.h): the object whose file
+ * mapping holds that address, or else blamed (NULL: none), is given up
+ * (unusable: its frames are no longer unwound or named). */
+void sonde_native_objects_shrunk(sonde_native_objects *o, const void *fault,
+                                 sonde_native_object *blamed);
 
 /* The executable file mapping holding addr, or NULL. */
 const sonde_native_range *sonde_native_objects_range(const sonde_native_objects *o,

@@ -51,6 +51,7 @@ typedef struct session {
     size_t named_cap;
     uint32_t nnamed;
     sonde_native_symbol sym;                    /* one address's name while it is made */
+    sonde_native_symbol lined;                  /* ... and with its file and line */
     sonde_thread_sample *python;                /* the walker's threads before the stops */
     sonde_thread_sample during;                 /* the thread being read, during its stop */
     sonde_thread_sample *current;               /* the thread being read, or NULL */
@@ -210,23 +211,37 @@ static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f
     named nm = { .func = SONDE_NO_FUNC };
     sonde_native_object *ob = sonde_native_objects_find(&s->objects, f->pc - (uint64_t)ra);
     sonde_native_symbol *sym = &s->sym;
-    if (!ob) {
+    int rc = ob ? sonde_native_symbolize(ob, s->pid, f->pc, ra, 0, sym) : 0;
+    if (rc == -ENOMEM)
+        return SONDE_U64MAP_NONE;
+    if (ob && rc < 0) {
+        /* Its file changed on disk while sonde held it (guard.h): named by
+         * the object and the address alone. */
+        char label[sizeof sym->name];
+        snprintf(label, sizeof label, "%s+0x%" PRIx64, ob->name, f->pc - ob->bias);
+        nm.func = sonde_profile_func(w->profile, ob->path, 0, label, label, SONDE_FUNC_NATIVE);
+        nm.kind = SONDE_MERGE_NATIVE;
+    } else if (!ob) {
         char label[48];
         snprintf(label, sizeof label, "0x%" PRIx64, f->pc);
         nm.func = sonde_profile_func(w->profile, "[unmapped]", 0, label, label,
                                      SONDE_FUNC_NATIVE);
         nm.kind = SONDE_MERGE_NATIVE;
         nm.unmapped = 1;
-    } else if (sonde_native_symbolize(ob, s->pid, f->pc, ra, 0, sym) == 0) {
+    } else {
         /* The interpreter: the file holding _PyRuntime, and a python
          * program that links it from libpython (its main and _start). */
         int interp = strcmp(ob->path, w->runtime.path) == 0 || strncmp(ob->name, "python", 6) == 0;
         nm.kind = (uint8_t)sonde_merge_kind_of(sym->has_symbol ? sym->name : NULL, interp);
         /* Lines only for frames that can be shown (the interpreter's
          * lines are large and read for nothing otherwise). */
-        if ((nm.kind == SONDE_MERGE_NATIVE || nm.kind == SONDE_MERGE_INTERP || s->keep_interp) &&
-            sonde_native_symbolize(ob, s->pid, f->pc, ra, 1, sym) < 0)
-            return SONDE_U64MAP_NONE;
+        if (nm.kind == SONDE_MERGE_NATIVE || nm.kind == SONDE_MERGE_INTERP || s->keep_interp) {
+            rc = sonde_native_symbolize(ob, s->pid, f->pc, ra, 1, &s->lined);
+            if (rc == -ENOMEM)
+                return SONDE_U64MAP_NONE;
+            if (rc == 0)   /* else its file changed meanwhile: the name without a line */
+                sym = &s->lined;
+        }
         const char *file = sym->file[0] ? sym->file : ob->path;
         nm.func = sonde_profile_func(w->profile, file, 0, sym->name, sym->name,
                                      SONDE_FUNC_NATIVE);

@@ -1,6 +1,7 @@
 /* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
 #include "symbols.h"
 
+#include "guard.h"
 #include "libdw_dl.h"
 
 #include <elf.h>
@@ -271,10 +272,10 @@ static void set_name(sonde_native_symbol *out, const char *name)
     free(plain);
 }
 
-int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
-                           int with_line, sonde_native_symbol *out)
+/* sonde_native_symbolize's work, guarded by it. */
+static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
+                     int with_line, sonde_native_symbol *out)
 {
-    memset(out, 0, sizeof *out);
     if (!ob->symbols && !(ob->symbols = load(ob, pid)))
         return -ENOMEM;
     sonde_native_symbols *s = ob->symbols;
@@ -296,6 +297,31 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
     if (with_line)
         line_of(s, ob, at, out);
     return 0;
+}
+
+int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
+                           int with_line, sonde_native_symbol *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ob->shrunk)
+        return -EIO;
+    sonde_native_guard g;
+    if (sigsetjmp(g.jump, 1)) {
+        /* The object's file (or its debug file) shrank under sonde: it is
+         * given up, and libdw's state over it, caught mid-read, is left
+         * alone for good (never ended). */
+        sonde_native_guard_end(&g);
+        ob->usable = 0;
+        ob->shrunk = 1;
+        if (ob->symbols)
+            ob->symbols->dwarf = NULL;
+        memset(out, 0, sizeof *out);
+        return -EIO;
+    }
+    sonde_native_guard_begin(&g);
+    int rc = symbolize(ob, pid, pc, return_address, with_line, out);
+    sonde_native_guard_end(&g);
+    return rc;
 }
 
 void sonde_native_symbols_free(sonde_native_symbols *s)

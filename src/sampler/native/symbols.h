@@ -44,7 +44,8 @@ typedef struct sonde_native_symbol {
  * interrupted by a signal), so the call instruction before it is what is
  * named and given a line.  with_line: look its line up too (the costly
  * part: the first lookup in an object reads its line tables).  Fills out
- * and returns 0, or -ENOMEM. */
+ * and returns 0, or -ENOMEM, or -EIO when the object's file shrank under
+ * sonde (guard.h: the object is given up, out is empty). */
 int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
                            int with_line, sonde_native_symbol *out);
 

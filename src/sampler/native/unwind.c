@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "expr.h"
+#include "guard.h"
 
 /* The registers of the frame being unwound; valid[i] when regs[i] is known. */
 typedef struct frame_regs {
@@ -114,9 +115,9 @@ static int step_fp(const sonde_native_stack *st, frame_regs *f)
     return SONDE_NATIVE_COMPLETE;
 }
 
-int sonde_native_unwind(sonde_native_objects *o, const sonde_native_stack *st,
-                        sonde_native_frame *frames, uint32_t max, uint32_t *n,
-                        sonde_native_counts *c)
+/* sonde_native_unwind's work, guarded by it. */
+static int unwind(sonde_native_objects *o, const sonde_native_stack *st,
+                  sonde_native_frame *frames, uint32_t max, uint32_t *n, sonde_native_counts *c)
 {
     frame_regs f;
     memcpy(f.regs, st->regs, sizeof f.regs);
@@ -161,5 +162,24 @@ int sonde_native_unwind(sonde_native_objects *o, const sonde_native_stack *st,
     }
     c->frames += *n;
     c->ends[end]++;
+    return end;
+}
+
+int sonde_native_unwind(sonde_native_objects *o, const sonde_native_stack *st,
+                        sonde_native_frame *frames, uint32_t max, uint32_t *n,
+                        sonde_native_counts *c)
+{
+    sonde_native_guard g;
+    if (sigsetjmp(g.jump, 1)) {
+        /* An object's file shrank under sonde while its CFI was read: it is
+         * given up, and this stack ends where it had got to. */
+        sonde_native_guard_end(&g);
+        sonde_native_objects_shrunk(o, g.fault, NULL);
+        c->ends[SONDE_NATIVE_NO_UNWIND_INFO]++;
+        return SONDE_NATIVE_NO_UNWIND_INFO;
+    }
+    sonde_native_guard_begin(&g);
+    int end = unwind(o, st, frames, max, n, c);
+    sonde_native_guard_end(&g);
     return end;
 }

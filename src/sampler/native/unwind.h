@@ -72,7 +72,9 @@ typedef struct sonde_native_counts {   /* totals over many unwinds */
 
 /* Unwinds st into frames[0 .. *n), innermost first.  A pc that falls in
  * no known mapping makes one refresh of o per call.  Returns how the
- * stack ended (enum sonde_native_end); counts are added to c. */
+ * stack ended (enum sonde_native_end); counts are added to c.  An object
+ * whose file shrank under sonde while its CFI was read is given up
+ * (guard.h), and the stack ends there, as at code without unwind info. */
 int sonde_native_unwind(sonde_native_objects *o, const sonde_native_stack *st,
                         sonde_native_frame *frames, uint32_t max, uint32_t *n,
                         sonde_native_counts *c);
