@@ -3,6 +3,8 @@
 #include "view_heatmap.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,8 +41,8 @@ static int is_library(const char *path)
  * file and line: node's samples are already in that line's total. */
 static int line_above(const sonde_profile *p, uint32_t node, uint32_t file, int32_t line)
 {
-    for (uint32_t a = p->nodes[node].parent; a != SONDE_NO_NODE && p->nodes[a].func != SONDE_NO_FUNC;
-         a = p->nodes[a].parent)
+    for (uint32_t a = p->nodes[node].parent;
+         a != SONDE_NO_NODE && p->nodes[a].func != SONDE_NO_FUNC; a = p->nodes[a].parent)
         if (p->nodes[a].line == line && p->funcs[p->nodes[a].func].file == file)
             return 1;
     return 0;
@@ -90,24 +92,123 @@ static int by_file_and_line(const void *a, const void *b)
     return x->line < y->line ? -1 : x->line > y->line;
 }
 
-/* The text of a regular file of at most SONDE_VIEW_SOURCE_MAX_BYTES (NUL
- * added), or NULL with *why set.  Opened without blocking: a FIFO is
- * refused, not waited on. */
-static char *read_source(const char *path, size_t *len, const char **why)
+/* The folders whose files are the program's own (view_heatmap.h), as
+ * real paths; "" for one not known. */
+typedef struct own_folders {
+    const char *cwd;          /* the recorded working directory (absolute), or NULL */
+    char real_cwd[PATH_MAX];
+    char script[PATH_MAX];    /* the folder of the script the command line ran */
+    const char *why;          /* why no file is embedded, or NULL */
+} own_folders;
+
+/* path (relative ones from the recorded cwd) into out.  0, or -1 when it
+ * does not fit or is relative without a cwd. */
+static int from_cwd(const own_folders *o, const char *path, char *out, size_t outlen)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int n = path[0] == '/' ? snprintf(out, outlen, "%s", path)
+            : o->cwd ? snprintf(out, outlen, "%s/%s", o->cwd, path) : -1;
+    return n >= 0 && (size_t)n < outlen ? 0 : -1;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+/* The program's folders from what the profile recorded: its cwd, and the
+ * folder of the first argument of its command line ending in .py. */
+static void find_folders(const sonde_about *a, own_folders *o)
+{
+    char path[PATH_MAX];
+    memset(o, 0, sizeof *o);
+    if (!a->cwd) {
+        o->why = "no working directory recorded";
+        return;
+    }
+    if (a->cwd[0] == '/') {
+        o->cwd = a->cwd;
+        if (!realpath(a->cwd, o->real_cwd))
+            o->real_cwd[0] = '\0';
+    }
+    for (uint32_t i = 0; i < a->argc; i++) {
+        if (!ends_with(a->argv[i], ".py"))
+            continue;
+        char *slash;
+        if (from_cwd(o, a->argv[i], path, sizeof path) == 0 && (slash = strrchr(path, '/'))) {
+            slash[slash == path] = '\0'; /* "/x.py": "/" */
+            if (!realpath(path, o->script))
+                o->script[0] = '\0';
+        }
+        break;
+    }
+    if (!o->real_cwd[0] && !o->script[0])
+        o->why = "working directory not found";
+}
+
+/* 1 when real (a real path) lies under folder (one too; "" is none). */
+static int under(const char *real, const char *folder)
+{
+    size_t n = strlen(folder);
+    if (!n)
+        return 0;
+    if (strcmp(folder, "/") == 0)
+        return real[0] == '/';
+    return strncmp(real, folder, n) == 0 && real[n] == '/';
+}
+
+/* The real path of the file a frame names, when it is one of the
+ * program's own files (view_heatmap.h), into real; else NULL with *why. */
+static const char *own_file(const own_folders *o, const char *path, char *real,
+                            const char **why)
+{
+    char joined[PATH_MAX];
+    if (o->why) {
+        *why = o->why;
+        return NULL;
+    }
+    if (!ends_with(path, ".py")) {
+        *why = "not a .py file";
+        return NULL;
+    }
+    if (from_cwd(o, path, joined, sizeof joined) < 0 || !realpath(joined, real)) {
+        *why = "unreadable";
+        return NULL;
+    }
+    if (!under(real, o->real_cwd) && !under(real, o->script)) {
+        *why = "outside the program's folders";
+        return NULL;
+    }
+    return real;
+}
+
+/* The text of a regular file of at most SONDE_VIEW_SOURCE_MAX_BYTES (NUL
+ * added), or NULL with *why set.  real is a real path: opened without
+ * following a link (one put there since is refused) and without blocking
+ * (a FIFO is refused, not waited on); the file opened must be at real. */
+static char *read_source(const char *real, size_t *len, const char **why)
+{
+    int fd = open(real, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
     struct stat st;
-    char *text = NULL;
+    char *text = NULL, link[64], at[PATH_MAX];
     *why = "unreadable";
     if (fd < 0)
         return NULL;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, at, sizeof at - 1);
+    if (n > 0 && ((size_t)n != strlen(real) || memcmp(at, real, (size_t)n) != 0)) {
+        *why = "outside the program's folders"; /* a folder above was swapped meanwhile */
+        close(fd);
+        return NULL;
+    }
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
         if ((unsigned long long)st.st_size > SONDE_VIEW_SOURCE_MAX_BYTES)
             *why = "too large";
         else if ((text = malloc((size_t)st.st_size + 1)) != NULL) {
             size_t got = 0;
             ssize_t r;
-            while (got < (size_t)st.st_size && (r = read(fd, text + got, (size_t)st.st_size - got)) > 0)
+            while (got < (size_t)st.st_size &&
+                   (r = read(fd, text + got, (size_t)st.st_size - got)) > 0)
                 got += (size_t)r;
             text[got] = '\0';
             *len = got;
@@ -137,17 +238,19 @@ static void put_source(sonde_buf *b, char *text, size_t len)
 
 /* One file's entry, its cells c[0..n); *budget the source bytes the page
  * may still take. */
-static void put_file(sonde_buf *b, const sonde_profile *p, uint32_t func, const cell *c,
-                     uint32_t n, size_t *budget)
+static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *own, uint32_t func,
+                     const cell *c, uint32_t n, size_t *budget)
 {
-    const char *path = sonde_profile_str(p, c[0].file), *why = "library";
+    const char *path = sonde_profile_str(p, c[0].file), *why = "library", *real;
+    char real_path[PATH_MAX];
     sonde_buf_printf(b, "{\"func\": %u, \"lines\": [", func);
     for (uint32_t i = 0; i < n; i++)
         sonde_buf_printf(b, "%s[%d,%llu,%llu]", i ? "," : "", c[i].line,
                          (unsigned long long)c[i].self, (unsigned long long)c[i].total);
     sonde_buf_putc(b, ']');
     size_t len = 0;
-    char *text = is_library(path) ? NULL : read_source(path, &len, &why);
+    char *text = !is_library(path) && (real = own_file(own, path, real_path, &why))
+                     ? read_source(real, &len, &why) : NULL;
     if (text && len > *budget) {
         why = "page full";
         free(text);
@@ -183,11 +286,14 @@ int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p)
         sonde_buf_printf(b, ",\n\"heatmap\": {\"samples\": %llu, \"max_bytes\": %u, \"files\": [",
                          (unsigned long long)samples, SONDE_VIEW_SOURCE_MAX_BYTES);
         size_t budget = SONDE_VIEW_SOURCES_MAX_BYTES;
+        own_folders own;
+        find_folders(&p->about, &own);
         for (uint32_t i = 0, j; rc == 0 && i < n; i = j) {
             for (j = i + 1; j < n && cells[j].file == cells[i].file; j++)
                 ;
             sonde_buf_puts(b, i ? ",\n" : "\n");
-            put_file(b, p, sonde_u64map_get(&files, cells[i].file), &cells[i], j - i, &budget);
+            put_file(b, p, &own, sonde_u64map_get(&files, cells[i].file), &cells[i], j - i,
+                     &budget);
         }
         sonde_buf_puts(b, "]}");
     }

@@ -12,13 +12,21 @@
  *   function of the file: its index in the page's "funcs" names the file),
  *   "lines": [[line, self, total]] (by line), and "source": [line's text]
  *   (line 1 first), or "left_out": why ("library": a file of the
- *   interpreter's library or site-packages; "unreadable"; "too large": over
- *   max_bytes; "page full": the page's sources reached
- *   SONDE_VIEW_SOURCES_MAX_BYTES)}]}
+ *   interpreter's library or site-packages; "no working directory
+ *   recorded"; "working directory not found"; "not a .py file"; "outside
+ *   the program's folders"; "unreadable"; "too large": over max_bytes;
+ *   "page full": the page's sources reached SONDE_VIEW_SOURCES_MAX_BYTES)}]}
  *
- * The files are read when the page is written, from the paths the profile
- * names (relative ones from the current folder): only regular files, at
- * most max_bytes each. */
+ * The page is shared and served, and the profile is untrusted: only the
+ * program's own sources go in.  A file is read when the page is written,
+ * from the path the profile names (a relative one from the recorded cwd,
+ * about.h), only when it names a .py file whose real path (realpath: no
+ * ".." or symlink escapes) lies under the real path of the recorded cwd or
+ * of the folder of the script the recorded command line ran (its first
+ * argument ending in .py, from the cwd); it is opened at that real path
+ * without following a link, and must be a regular file of at most
+ * max_bytes.  A profile without a cwd (a .prof, another tool's pprof,
+ * collapsed stacks) embeds no source. */
 #ifndef SONDE_VIEW_HEATMAP_H
 #define SONDE_VIEW_HEATMAP_H
 

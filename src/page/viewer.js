@@ -915,7 +915,7 @@
    * (total) and bars for its own samples (self, innermost frame there) and
    * its total, as the lines page draws its figures (view_heatmap.h). */
   function drawHeatmap(box) {
-    var hm = D.heatmap, filter = matcher($("filter").value), all = hm.samples || 1, left = 0, shown = 0;
+    var hm = D.heatmap, filter = matcher($("filter").value), all = hm.samples || 1, left = 0, shown = 0, why = {};
     var files = hm.files.map(function (f) {
       var most = 0, self = 0;
       f.lines.forEach(function (l) { most = Math.max(most, l[2]); self += l[1]; });
@@ -923,7 +923,7 @@
     }).sort(function (a, b) { return b.most - a.most; });
     files.forEach(function (entry) {
       var f = entry.f, by = {};
-      if (!f.source) { left++; return; }
+      if (!f.source) { left++; why[f.left_out] = (why[f.left_out] || 0) + 1; return; }
       if (filter && !filter.test(entry.path)) return;
       shown++;
       f.lines.forEach(function (l) { by[l[0]] = l; });
@@ -952,8 +952,10 @@
       });
       box.appendChild(t);
     });
-    box.appendChild(el("p", left ? left + " files with samples are not shown: the interpreter's library and site-packages, " +
-                       "files that could not be read when the page was written, or over " + fmtBytes(hm.max_bytes) : "", "note"));
+    /* why each file left out was (view_heatmap.h), counted */
+    box.appendChild(el("p", left ? left + " files with samples are not shown: " + Object.keys(why).map(function (w) {
+      return why[w] + " " + (w === "too large" ? "over " + fmtBytes(hm.max_bytes) : w === "library" ? "library or site-packages" : w);
+    }).join(", ") : "", "note"));
     $("found").textContent = shown + (shown === 1 ? " file" : " files");
   }
 

@@ -1,0 +1,154 @@
+"""sonde view embeds only the profiled program's own sources (issue 23,
+item 3): a file a sampled frame names goes in the page only when its real
+path lies under the profile's recorded working directory ("about": "cwd")
+or its script's folder, is a .py regular file and within the size cap.
+A profile naming /etc/passwd, a ../ path out of the folder or a symlink
+inside it pointing out gets none of them in the page (which is shared and
+served); a profile without a cwd embeds nothing; a real record of a
+program embeds its own source."""
+
+import json
+import os
+import sys
+
+import pytest
+
+from conftest import run_sonde
+from pages import browser, open_page, page_data, view  # noqa: F401
+
+MARKER = "SONDE-SECRET-MARKER-%d"
+
+
+def own_source():
+    return "def main():\n    return 'SONDE-OWN-SOURCE-MARKER'\n\nmain()\n"
+
+
+def crafted_profile(tmp_path, with_cwd=True):
+    """A folder prog/ (the recorded cwd) with main.py, secrets outside it
+    (outside/secret1.py, secret2.py), a symlink prog/link.py to secret2.py,
+    and a sampled profile prog/crafted.json whose frames name main.py,
+    /etc/passwd, ../outside/secret1.py (and the same by a path through
+    prog/..), link.py; its secrets' unique markers."""
+    prog, outside = tmp_path / "prog", tmp_path / "outside"
+    prog.mkdir()
+    outside.mkdir()
+    (prog / "main.py").write_text(own_source())
+    markers = []
+    for i in (1, 2):
+        markers.append(MARKER % i)
+        (outside / ("secret%d.py" % i)).write_text("KEY = '%s'\n" % markers[-1])
+    os.symlink(str(outside / "secret2.py"), str(prog / "link.py"))
+    files = ["main.py", "/etc/passwd", "../outside/secret1.py",
+             str(prog) + "/../outside/secret1.py", "link.py"]
+    functions = [{"name": "f%d" % i, "qualname": "f%d" % i, "file": f, "line": 1,
+                  "kind": "python"} for i, f in enumerate(files)]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, 0.01 * len(files), 0]]
+    nodes += [[i, 1, 0, 0.01, 0.01, 1] for i in range(len(files))]
+    about = {"argv": [sys.executable, "main.py"]}
+    if with_cwd:
+        about["cwd"] = str(prog)
+    doc = {"sonde": 1, "mode": "run", "about": about, "unit": "seconds", "sample_rate": 100,
+           "functions": functions,
+           "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+           "nodes": nodes}
+    (prog / "crafted.json").write_text(json.dumps(doc))
+    return prog, files, markers
+
+
+def heatmap_files(page):
+    data = page_data(page)
+    return {data["funcs"][f["func"]][1]: f for f in data["heatmap"]["files"]}
+
+
+def passwd_line():
+    with open("/etc/passwd") as f:
+        return f.readline().strip()
+
+
+def test_crafted_profile_embeds_nothing_from_outside(tmp_path):
+    """/etc/passwd, a ../ path out of the cwd and a symlink out of it are
+    left out, their text nowhere in the page; the program's own main.py
+    is in."""
+    prog, files, markers = crafted_profile(tmp_path)
+    page = view(prog, "crafted.json")  # the viewer run from inside the program's folder
+    html = page.read_text()
+    for marker in markers:
+        assert marker not in html
+    assert passwd_line() not in html
+    got = heatmap_files(page)
+    assert got["main.py"]["source"][1] == "    return 'SONDE-OWN-SOURCE-MARKER'"
+    assert got["/etc/passwd"]["left_out"] in ("not a .py file", "outside the program's folders")
+    for name in files[2:]:
+        assert "source" not in got[name]
+        assert got[name]["left_out"] == "outside the program's folders", name
+
+
+def test_profile_without_cwd_embeds_nothing(tmp_path, browser):  # noqa: F811
+    """No cwd recorded (cProfile's .prof, another tool's pprof, an older
+    file): no source at all, each file saying why, and the heatmap's note
+    counts them."""
+    prog, files, markers = crafted_profile(tmp_path, with_cwd=False)
+    page = view(prog, "crafted.json")
+    html = page.read_text()
+    assert "SONDE-OWN-SOURCE-MARKER" not in html and passwd_line() not in html
+    for marker in markers:
+        assert marker not in html
+    got = heatmap_files(page)
+    assert sorted(got) == sorted(files)
+    assert {f["left_out"] for f in got.values()} == {"no working directory recorded"}
+    tab = open_page(browser, page, "view=heatmap")
+    note = tab.evaluate("document.querySelector('#view p.note').textContent")
+    tab.close()
+    assert note == "5 files with samples are not shown: 5 no working directory recorded", note
+
+
+def test_pprof_keeps_the_cwd(tmp_path):
+    """The cwd goes through pprof (a comment) and back: the page of the
+    pprof file embeds main.py and nothing from outside."""
+    prog, files, markers = crafted_profile(tmp_path)
+    proc = run_sonde(["report", "crafted.json", "-f", "pprof", "-o", "crafted.pb.gz"], prog)
+    assert proc.returncode == 0, proc.stderr
+    html = view(prog, "crafted.pb.gz").read_text()
+    assert "SONDE-OWN-SOURCE-MARKER" in html
+    for marker in markers:
+        assert marker not in html
+
+
+@pytest.mark.parametrize("attach", [False, True])
+def test_record_embeds_its_own_source(tmp_path, attach):
+    """A real sonde record of a program in a tmp folder (-- CMD, and -p of
+    the running process): its cwd is recorded and the program's own source
+    is in the page, line by line, its sampled lines with samples."""
+    prog = tmp_path / "work"
+    prog.mkdir()
+    source = ("import sys, time\n\ndef spin():\n    end = time.time() + 1.0\n"
+              "    while time.time() < end:\n        pass\n\n"
+              "open(sys.argv[1], 'w').close() if len(sys.argv) > 1 else None\n"
+              "time.sleep(0.2 if len(sys.argv) > 1 else 0)\nspin()\n")
+    (prog / "spin.py").write_text(source)
+    if attach:
+        import subprocess
+        import time
+        ready = prog / "ready"
+        child = subprocess.Popen([sys.executable, "spin.py", str(ready)], cwd=str(prog))
+        try:
+            for _ in range(500):
+                if ready.exists():
+                    break
+                time.sleep(0.01)
+            proc = run_sonde(["record", "-r", "200", "-f", "json", "-o", "spin.json", "-p",
+                              str(child.pid)], tmp_path)
+        finally:
+            child.wait()
+        name, where = "spin.json", tmp_path
+    else:
+        proc = run_sonde(["record", "-r", "200", "-f", "json", "-o", "spin.json", "--",
+                          sys.executable, "spin.py"], prog)
+        name, where = "spin.json", prog
+    assert proc.returncode == 0, proc.stderr
+    about = json.loads((where / name).read_text())["about"]
+    assert os.path.realpath(about["cwd"]) == os.path.realpath(str(prog))
+    got = heatmap_files(view(where, name))
+    mine = [f for path, f in got.items() if path.endswith("spin.py")]
+    assert len(mine) == 1 and mine[0]["source"] == source.splitlines(), got
+    assert any(line[0] in (5, 6) and line[2] > 0 for line in mine[0]["lines"])
