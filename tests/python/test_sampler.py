@@ -649,11 +649,13 @@ def total_count(path):
 
 # Burns CPU in burn() for argv[1] seconds of its own clock, then says how
 # long it burned (the reference for the samples it should get).
+# Burns `seconds` of its own CPU time (so a busy machine lengthens it: a
+# starved sonde still meets it) and prints the wall time that took.
 BURN_PROGRAM = r'''
 import sys, time
 def burn(seconds):
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
+    start, cpu = time.perf_counter(), time.thread_time()
+    while time.thread_time() - cpu < seconds:
         pass
     return time.perf_counter() - start
 print("burned %.3f" % burn(float(sys.argv[1])), flush=True)
