@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,21 +14,53 @@ static int fail(char *err, size_t errlen, const char *name, const char *why)
     return -1;
 }
 
+/* 1 when path names something written in place: a device, a pipe or a
+ * socket, which is what the name leads to (a link to one included, as
+ * /dev/stdout is).  A regular file, a link to one and a name not there
+ * yet are written through a new file instead (open_new). */
+static int in_place(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* A new file beside path, never there before (O_EXCL: nothing at its
+ * name is followed), its name into tmp.  The descriptor, or -1 (errno). */
+static int open_new(const char *path, char *tmp, size_t tmplen)
+{
+    static unsigned serial;
+    for (int tries = 0; tries < 100; tries++) {
+        int n = snprintf(tmp, tmplen, "%s.sonde-%ld-%u", path, (long)getpid(), serial++);
+        if (n < 0 || (size_t)n >= tmplen) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST)
+            return fd;
+    }
+    return -1;
+}
+
 int sonde_outfile_check(const char *path, const char *name, char *err, size_t errlen)
 {
     if (strcmp(path, "-") == 0)
         return 0;
     struct stat st;
-    int existed = stat(path, &st) == 0, fd = -1;
-    if (existed && S_ISDIR(st.st_mode))
+    char tmp[4200];
+    int fd;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fd = -1;
         errno = EISDIR;
-    else /* O_NONBLOCK: a named pipe nobody reads is refused, not waited on */
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0666);
+    } else if (in_place(path)) {
+        /* O_NONBLOCK: a named pipe nobody reads is refused, not waited on */
+        fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NONBLOCK);
+    } else if ((fd = open_new(path, tmp, sizeof tmp)) >= 0) {
+        unlink(tmp);   /* the folder takes a new file: that is what writing needs */
+    }
     if (fd < 0)
         return fail(err, errlen, name ? name : path, strerror(errno));
     close(fd);
-    if (!existed)
-        unlink(path);
     return 0;
 }
 
@@ -35,12 +68,28 @@ int sonde_outfile_write(const char *path, const char *name, sonde_outfile_fill f
                         char *err, size_t errlen)
 {
     name = name ? name : path;
-    int to_stdout = strcmp(path, "-") == 0;
-    FILE *out = to_stdout ? stdout : fopen(path, "wb");
-    if (!out)
-        return fail(err, errlen, name, strerror(errno));
-    struct stat st;
-    int regular = !to_stdout && fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+    int to_stdout = strcmp(path, "-") == 0, direct = to_stdout || in_place(path);
+    char tmp[4200] = "";
+    FILE *out = to_stdout ? stdout : NULL;
+    if (!to_stdout && direct) {
+        out = fopen(path, "wb");
+    } else if (!to_stdout) {
+        /* Written whole to a new file, then renamed over the name: a link
+         * there is replaced, never followed (it could point anywhere), and
+         * a file that was there keeps its permissions. */
+        int fd = open_new(path, tmp, sizeof tmp);
+        struct stat old;
+        if (fd >= 0 && lstat(path, &old) == 0 && S_ISREG(old.st_mode))
+            fchmod(fd, old.st_mode & 07777);
+        if (fd >= 0 && !(out = fdopen(fd, "wb")))
+            close(fd);
+    }
+    if (!out) {
+        int e = errno;
+        if (tmp[0])
+            unlink(tmp);
+        return fail(err, errlen, name, strerror(e));
+    }
     sonde_buf b;
     sonde_buf_init_stream(&b, out);
     int rc = fill(&b, ctx);
@@ -50,12 +99,16 @@ int sonde_outfile_write(const char *path, const char *name, sonde_outfile_fill f
         finished = -1;
         e = errno;
     }
+    if (rc == 0 && finished == 0 && !direct && rename(tmp, path) != 0) {
+        finished = -1;
+        e = errno;
+    }
     if (rc < 0 && b.why[0])
         snprintf(err, errlen, "%s", b.why);
     else if (rc < 0 || finished < 0)
         fail(err, errlen, name, rc < 0 && !b.write_errno ? "out of memory" : strerror(e));
-    if ((rc < 0 || finished < 0) && regular)
-        unlink(path);
+    if ((rc < 0 || finished < 0) && !direct)
+        unlink(tmp);
     sonde_buf_free(&b);
     return rc < 0 || finished < 0 ? -1 : 0;
 }

@@ -5,8 +5,12 @@
  * LineProfiler and MemoryProfiler.dump_json) -- is checked and written
  * here, so a failure reads the same everywhere: "cannot write 'NAME':
  * WHY".  A write streams what a fill function appends (buf.h), so output
- * of any size needs one chunk of memory; a regular file left incomplete
- * is removed, never a device or a pipe.  "-" is the standard output. */
+ * of any size needs one chunk of memory.  A file is written whole to a new
+ * file beside it, then renamed over its name: a link at the name is
+ * replaced, never followed (as root in a shared folder, a link could point
+ * anywhere), and a write that fails leaves what was there.  A device, a
+ * pipe or a socket (a link to one too: /dev/stdout) is written in place.
+ * "-" is the standard output. */
 #ifndef SONDE_OUTFILE_H
 #define SONDE_OUTFILE_H
 

@@ -3,6 +3,7 @@ the Python API's dump_stats, write and dump_json -- goes through one writer
 (src/core/outfile.c): one message when it cannot be written, and -o is
 checked before any work starts."""
 
+import json
 import os
 import subprocess
 import sys
@@ -101,3 +102,31 @@ def test_reading_commands_check_their_output_first(made, args):
     proc = run_sonde(args, made)
     assert proc.returncode == 1
     assert proc.stderr == "sonde: cannot write '%s': No such file or directory\n" % args[-1]
+
+
+def test_a_link_at_the_output_name_is_replaced_never_followed(made, tmp_path):
+    """-o onto a link: the profile replaces the link itself.  A dangling
+    link's target is never created (as root in a shared folder it could
+    point anywhere), a link to a file leaves that file as it was, and a
+    file written over keeps its permissions."""
+    victim = tmp_path / "elsewhere" / "victim"
+    victim.parent.mkdir()
+    kept = tmp_path / "elsewhere" / "kept.txt"
+    kept.write_text("untouched\n")
+    (made / "dangling.prof").symlink_to(victim)
+    (made / "linked.prof").symlink_to(kept)
+    for name in ("dangling.prof", "linked.prof"):
+        proc = run_sonde(["report", "w.prof", "-f", "json", "-o", name], made)
+        assert proc.returncode == 0, proc.stderr
+        assert not os.path.islink(str(made / name))
+        assert "work" in [f["name"] for f in json.loads((made / name).read_text())["functions"]]
+    assert not victim.exists()
+    assert kept.read_text() == "untouched\n"
+    own = made / "own.json"
+    own.write_text("old\n")
+    os.chmod(str(own), 0o640)
+    proc = run_sonde(["report", "w.prof", "-f", "json", "-o", "own.json"], made)
+    assert proc.returncode == 0, proc.stderr
+    assert own.read_text() != "old\n" and (own.stat().st_mode & 0o777) == 0o640
+    # Nothing of the writing is left beside them.
+    assert not [f for f in os.listdir(str(made)) if ".sonde-" in f]
