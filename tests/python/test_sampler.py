@@ -12,7 +12,8 @@ import time
 
 import pytest
 
-from conftest import SONDE, SUPPORTED, need, one_line, start_ready, stop_ready, version_params
+from conftest import (SONDE, SUPPORTED, interpreters, need, one_line, start_ready, stop_ready,
+                      version_params)
 
 # Writes its own stack (as traceback sees it) to a file, then spins on a
 # known line until killed (one line: a two-line loop may be caught on either).
@@ -236,6 +237,24 @@ def test_record_known_shares(python, tmp_path):
     assert rec.returncode == 0, rec.stderr
     close_enough(shares(out.read_text()), measured(rec.stdout))
     assert re.search(r"(\d+) samples", rec.stderr)
+
+
+@pytest.mark.parametrize("version", ["3.14", "3.15"])
+def test_record_known_shares_with_the_jit(version, tmp_path):
+    """3.14+ with its experimental JIT on (PYTHON_JIT=1; Debian builds it in,
+    off by default): compiled traces run the same frames, read alike."""
+    python = need(dict(interpreters())[version])
+    (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
+    out = tmp_path / "p.txt"
+    jit = subprocess.run([python, "-c", "import sys; print(sys._jit.is_enabled())"],
+                         env=dict(os.environ, PYTHON_JIT="1"), stdout=subprocess.PIPE,
+                         universal_newlines=True, timeout=60).stdout.strip()
+    assert jit == "True"
+    rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", str(out), "--", python,
+                str(tmp_path / "prog.py"), "3", cwd=str(tmp_path),
+                env=dict(os.environ, PYTHON_JIT="1"))
+    assert rec.returncode == 0, rec.stderr
+    close_enough(shares(out.read_text()), measured(rec.stdout))
 
 
 # Generators resumed by a C function (sum) and by a Python loop, for 2 s.
