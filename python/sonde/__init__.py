@@ -55,7 +55,8 @@ def __getattr__(name):
 
 
 def load_ipython_extension(ipython):
-    """`%load_ext sonde`: the %sonde_timeit and %%sonde_timeit magics."""
+    """`%load_ext sonde`: the %sonde and %%sonde magics (run, lines, mem,
+    timeit), %sonde_timeit and %%sonde_timeit."""
     from ._magic import load
     load(ipython)
 
