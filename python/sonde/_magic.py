@@ -149,7 +149,8 @@ class SondeMagics(Magics):
             exec(code, ns, ns)
         except Exception as e:
             profiler.disable()
-            self.shell.showtraceback(tb_offset=1)  # from the user's code, not this frame
+            tb = e.__traceback__
+            self.shell.showtraceback((type(e), e, tb.tb_next or tb))  # from the user's code on
             sys.stderr.write("%s: the code raised %s (traceback above); the profile of what ran "
                              "follows\n" % (name, type(e).__name__))
             return False
@@ -226,11 +227,12 @@ class SondeMagics(Magics):
             print("page: %s" % (base + ".html"))
             return
         import html
-        from IPython.display import HTML, display
+        from IPython.display import display
         with open(base + ".html", encoding="utf-8") as f:
             page = f.read()
-        display(HTML('<iframe srcdoc="%s" style="width:100%%;height:640px;border:1px solid #ccc" '
-                     'title="sonde profile"></iframe>' % html.escape(page, quote=True)))
+        display({"text/html": '<iframe srcdoc="%s" style="width:100%%;height:640px;border:1px solid '
+                              '#ccc" title="sonde profile"></iframe>' % html.escape(page, quote=True),
+                 "text/plain": "page: %s" % (base + ".html")}, raw=True)
 
     def _sonde_lines(self, name, opts, stmt, is_cell):
         from ._lines import LineProfiler, code_tree
