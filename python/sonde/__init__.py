@@ -30,7 +30,16 @@ Benchmarks, calibrated over fresh processes (sonde timeit)::
 
 import sys
 
-from ._sonde import Profiler as _Engine
+try:
+    from ._sonde import Profiler as _Engine
+except ImportError as _engine_error:
+    # The extension is missing (not built for this Python): `import sonde`
+    # still works, so that a pytest run that loads sonde's plugin (its
+    # pytest11 entry point) runs its tests, unprofiled; using the engine
+    # raises the ImportError itself.
+    class _Engine:
+        def __init__(self, *args, _error=_engine_error, **kwargs):
+            raise _error
 
 __all__ = ["LineProfiler", "MemoryProfiler", "Profile", "profile", "run", "runctx", "timeit"]
 __version__ = "0.1.0"
