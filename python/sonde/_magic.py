@@ -330,4 +330,13 @@ def _python_functions_of(obj):
 
 
 def load(ipython):
+    try:
+        from . import _sonde  # noqa: F401  (import sonde alone survives its absence)
+    except ImportError as e:
+        raise UsageError("sonde: its C extension is not built for this kernel's Python %d.%d (%s): "
+                         "install sonde into this kernel's environment or build it with "
+                         "`make PYTHON=%s` (%s)"
+                         % (sys.version_info[0], sys.version_info[1], sys.executable,
+                            sys.executable, str(e).splitlines()[0] if str(e) else type(e).__name__)
+                         ) from None
     ipython.register_magics(SondeMagics)

@@ -204,22 +204,33 @@ def test_usage_errors_are_one_line(shell_doc, k):
 
 # ------------------------------------------------------------ a Jupyter kernel
 
-def test_notebook_kernel_runs_sonde_cell(monkeypatch):
+def execute_notebook(sources, monkeypatch, pythonpath):
+    """A notebook of these cells, executed by a real Jupyter kernel (the
+    python3 kernel of ipykernel, this interpreter) that imports sonde from
+    pythonpath; every cell may raise."""
     nbformat = pytest.importorskip("nbformat", reason="tests/requirements.txt installs nbformat")
     nbclient = pytest.importorskip("nbclient", reason="tests/requirements.txt installs nbclient")
     pytest.importorskip("ipykernel", reason="tests/requirements.txt installs ipykernel")
-    monkeypatch.setenv("PYTHONPATH", PKG)
-    new = nbformat.v4.new_code_cell
-    before = new("%%sonde\nf(10)")
-    before.metadata["tags"] = ["raises-exception"]
+    monkeypatch.setenv("PYTHONPATH", pythonpath)
     nb = nbformat.v4.new_notebook()
-    nb.cells = [before, new("%load_ext sonde"), new(DEFS), new("%%sonde\nf(10)\nf(3)")]
-    client = nbclient.NotebookClient(nb, timeout=60, kernel_name="python3")
-    with client.setup_kernel():
-        if client.kc is None:
-            pytest.skip("the Jupyter kernel did not start")
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    client = nbclient.NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True)
+    try:
+        manager = client.setup_kernel()
+        manager.__enter__()
+    except Exception as e:  # outside sonde: no kernel (ports, ZMQ, the kernel spec)
+        pytest.skip("the Jupyter kernel could not start: %s: %s" % (type(e).__name__, e))
+    try:
         for index, cell in enumerate(nb.cells):
             client.execute_cell(cell, index)
+    finally:
+        manager.__exit__(None, None, None)
+    return nb
+
+
+def test_notebook_kernel_runs_sonde_cell(monkeypatch):
+    nb = execute_notebook(["%%sonde\nf(10)", "%load_ext sonde", DEFS, "%%sonde\nf(10)\nf(3)"],
+                          monkeypatch, PKG)
 
     # Without `%load_ext sonde`: IPython's one line, no traceback.
     (err,) = [o for o in nb.cells[0].outputs]
@@ -246,3 +257,17 @@ def test_notebook_kernel_runs_sonde_cell(monkeypatch):
     html = pages[0].data["text/html"]
     assert html.startswith("<iframe srcdoc=\"&lt;!DOCTYPE html&gt;") and "Content-Security-Policy" in html
     assert not [o for o in outputs if o.output_type == "error" or o.get("name") == "stderr"], outputs
+
+
+def test_notebook_kernel_without_the_extension(monkeypatch, tmp_path):
+    # The package without its C extension (not built for the kernel's
+    # Python): `%load_ext sonde` says so in one line, no traceback.
+    import shutil
+    shutil.copytree(os.path.join(PKG, "sonde"), str(tmp_path / "sonde"),
+                    ignore=shutil.ignore_patterns("*.so", "__pycache__"))
+    nb = execute_notebook(["%load_ext sonde"], monkeypatch, str(tmp_path))
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs)
+    assert [o.output_type for o in nb.cells[0].outputs] == ["stream"], nb.cells[0].outputs
+    assert "Traceback" not in text and len(text.strip().splitlines()) == 1, text
+    assert text.startswith("UsageError: sonde: its C extension is not built for this kernel's "
+                           "Python %d.%d" % sys.version_info[:2]), text
