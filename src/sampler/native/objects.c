@@ -138,6 +138,7 @@ void sonde_native_objects_free(sonde_native_objects *o)
         sonde_cfi_free(&ob->cfi);
         sonde_elf_close(&ob->elf);
         free(ob->path);
+        free(ob->file);
     }
     free(o->objects);
     free(o->ranges);

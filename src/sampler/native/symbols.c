@@ -128,21 +128,25 @@ static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, i
     }
 }
 
-static sonde_native_symbols *load(sonde_native_object *ob, int pid)
+/* ob's symbols, read into ob->symbols: set before anything is read, so a
+ * read that faults (guard.h) leaves them ob's to free.  0, or -ENOMEM. */
+static int load(sonde_native_object *ob, int pid)
 {
     sonde_native_symbols *s = calloc(1, sizeof *s);
     if (!s)
-        return NULL;
+        return -ENOMEM;
     s->dwarf_fd = -1;
+    ob->symbols = s;
     open_debug(s, ob, pid);
     uint32_t cap = 0;
     if (add_tables(s, &cap, &ob->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0)) {
         sonde_native_symbols_free(s);
-        return NULL;
+        ob->symbols = NULL;
+        return -ENOMEM;
     }
     if (s->n)
         qsort(s->v, s->n, sizeof *s->v, by_start);
-    return s;
+    return 0;
 }
 
 /* The symbol covering addr (link-time), or NULL.  Symbols may nest (a
@@ -276,7 +280,7 @@ static void set_name(sonde_native_symbol *out, const char *name)
 static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
                      int with_line, sonde_native_symbol *out)
 {
-    if (!ob->symbols && !(ob->symbols = load(ob, pid)))
+    if (!ob->symbols && load(ob, pid) < 0)
         return -ENOMEM;
     sonde_native_symbols *s = ob->symbols;
     uint64_t addr = pc - ob->bias, at = return_address ? addr - 1 : addr;
