@@ -25,6 +25,7 @@ unprofiled; a test that starts a sonde profiler of its own gets it, and its
 profile here stops there.
 """
 
+import copy
 import hashlib
 import os
 import re
@@ -56,7 +57,7 @@ def format_size(n):
 def pytest_addoption(parser):
     group = parser.getgroup("sonde", "sonde profiler")
     group.addoption(
-        "--sonde", nargs="?", const="cpu", default=None, choices=MODES, metavar="MODE",
+        "--sonde", nargs="?", const="cpu", default=None, metavar="MODE",
         help="profile each test's call phase with sonde: cpu (the default: every call "
              "counted, as `sonde run`), mem (bytes each line allocates, as `sonde mem`), "
              "record (no in-process sampler exists yet: the same as cpu)")
@@ -66,7 +67,27 @@ def pytest_addoption(parser):
                     help="the N slowest tests in the summary (default 5)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config, parser, args):
+    """A bare --sonde means --sonde=cpu: the argument after it (a test
+    path, `pytest --sonde tests/`) is not its mode."""
+    end = args.index("--") if "--" in args else len(args)
+    if "--sonde" not in args[:end]:
+        return
+    for i in range(end):
+        if args[i] == "--sonde":
+            args[i] = "--sonde=cpu"
+    old = early_config.known_args_namespace
+    ns = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
+    if getattr(ns, "confcutdir", None) is None:
+        ns.confcutdir = getattr(old, "confcutdir", None)
+    early_config.known_args_namespace = ns
+
+
 def pytest_configure(config):
+    mode = config.getoption("sonde")
+    if mode is not None and mode not in MODES:
+        raise pytest.UsageError("--sonde=%s: the mode is one of %s" % (mode, ", ".join(MODES)))
     config.addinivalue_line(
         "markers", "limit_memory(size): fail the test when its call phase's allocations "
                    "reach a high-water mark above size ('10 MB'), as pytest-memray's")
@@ -143,7 +164,7 @@ class _Sonde:
             import sonde
             from sonde import _lines, _sonde  # noqa: F401 (the extension loads)
         except Exception as e:  # ImportError, the extension missing or for another Python
-            self.cannot = "sonde's extension cannot be loaded (%s)" % _one_line(e)
+            self.cannot = "sonde's extension cannot be loaded: %s" % _one_line(e)
             return None
         self.sonde = sonde
         self._patch(sonde.Profile, "enable", lambda inst: inst is (self.current or {}).get("cpu"))
@@ -186,8 +207,6 @@ class _Sonde:
     def pytest_report_header(self, config):
         if self.mode is None:
             return None
-        if self.cannot:
-            return "sonde: profiling cannot start: %s; the tests run unprofiled" % self.cannot
         return "sonde: profiling each test (%s), files in %s" % (
             "cpu; record has no in-process sampler, so it counts calls as cpu does"
             if self.mode == "record" else self.mode, self.dir)
@@ -407,9 +426,9 @@ def _limit_message(limit, peak, doc, n=5):
     for size, frame in _innermost(doc):
         key = (frame["file"], frame["line"], frame["name"], frame.get("source", "").strip())
         by_line[key] = by_line.get(key, 0) + size
-    lines = ["Test was limited to %s but its allocations reached %s at their peak "
-             "(sonde, high-water mark of the call phase's allocations)"
-             % (format_size(limit), format_size(peak)),
+    lines = ["Test was limited to %s but its allocations reached %s (%d bytes) at their peak "
+             "(sonde: the high-water mark of what the call phase allocated)"
+             % (format_size(limit), format_size(peak), peak),
              "Biggest allocating lines (bytes allocated there during the test):"]
     for (filename, line, name, source), size in sorted(by_line.items(), key=lambda kv: -kv[1])[:n]:
         lines.append("    %10s  %s:%d in %s: %s" % (format_size(size), filename, line, name, source))
