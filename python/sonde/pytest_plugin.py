@@ -32,7 +32,7 @@ import re
 
 import pytest
 
-MODES = ("cpu", "record", "mem")
+MODES = ("run", "record", "mem")
 _UNITS = {"B": 1, "KB": 1024, "MB": 1024 ** 2, "GB": 1024 ** 3, "TB": 1024 ** 4}
 _SIZE = re.compile(r"^\s*(\+?\d*\.\d+|\+?\d+)\s*([KMGT]?I?B)\s*$", re.IGNORECASE)
 
@@ -57,10 +57,10 @@ def format_size(n):
 def pytest_addoption(parser):
     group = parser.getgroup("sonde", "sonde profiler")
     group.addoption(
-        "--sonde", nargs="?", const="cpu", default=None, metavar="MODE",
-        help="profile each test's call phase with sonde: cpu (the default: every call "
+        "--sonde", nargs="?", const="run", default=None, metavar="MODE",
+        help="profile each test's call phase with sonde: run (the default: every call "
              "counted, as `sonde run`), mem (bytes each line allocates, as `sonde mem`), "
-             "record (no in-process sampler exists yet: the same as cpu)")
+             "record (no in-process sampler exists yet: the same as run)")
     group.addoption("--sonde-dir", default=".sonde", metavar="DIR",
                     help="where each test's profile is written (default .sonde/)")
     group.addoption("--sonde-top", type=int, default=5, metavar="N",
@@ -69,14 +69,14 @@ def pytest_addoption(parser):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config, parser, args):
-    """A bare --sonde means --sonde=cpu: the argument after it (a test
+    """A bare --sonde means --sonde=run: the argument after it (a test
     path, `pytest --sonde tests/`) is not its mode."""
     end = args.index("--") if "--" in args else len(args)
     if "--sonde" not in args[:end]:
         return
     for i in range(end):
         if args[i] == "--sonde":
-            args[i] = "--sonde=cpu"
+            args[i] = "--sonde=run"
     old = early_config.known_args_namespace
     ns = parser.parse_known_args(args, namespace=copy.copy(early_config.option))
     if getattr(ns, "confcutdir", None) is None:
@@ -208,7 +208,7 @@ class _Sonde:
         if self.mode is None:
             return None
         return "sonde: profiling each test (%s), files in %s" % (
-            "cpu; record has no in-process sampler, so it counts calls as cpu does"
+            "run; record has no in-process sampler, so it counts calls as run does"
             if self.mode == "record" else self.mode, self.dir)
 
     # -- one test ---------------------------------------------------------
@@ -236,7 +236,7 @@ class _Sonde:
                 for code, qualname in _module_codes(item):
                     mem.add_code(code, qualname)
                 cur["mem"] = mem
-            if self.mode in ("cpu", "record"):
+            if self.mode in ("run", "record"):
                 cur["cpu"] = sonde.Profile()
             self.current = cur
             if "mem" in cur:

@@ -250,7 +250,8 @@ def tracemalloc_peak(func):
         tracemalloc.stop()
 
 
-@pytest.mark.parametrize("mode", [[], ["--sonde"], ["--sonde=mem"]], ids=["plain", "cpu", "mem"])
+@pytest.mark.parametrize("mode", [[], ["--sonde"], ["--sonde=run"], ["--sonde=mem"]],
+                         ids=["plain", "bare", "run", "mem"])
 def test_limit_memory(tmp_path, mode):
     suite = tmp_path / "test_memory.py"
     suite.write_text(MEMORY)
