@@ -55,11 +55,9 @@ def version_params():
 
 
 def native_params():
-    """version_params() but Debian's builds of the root: their exported
-    _PyEval_EvalFrameDefault is a stub that jumps into an unnamed stripped
-    region, so native frames do not merge exactly with Python's there yet
-    (test_native.py's test_record_native_in_another_mount_namespace covers
-    what does work: unwinding them, file:line of their libraries)."""
+    """version_params() but the interpreters of the Debian root: gdb, the
+    reference of the native stacks compared with it, runs here and cannot
+    read the files of a target in another mount namespace."""
     return [p for p in version_params() if not (p.values[0] or "").startswith(SID + os.sep)]
 
 

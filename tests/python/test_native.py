@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import (PKG, ROOT, SONDE, interpreters, native_params, need, one_line, start_ready,
-                      stop_ready)
+                      stop_ready, version_params)
 
 LIBS = os.path.join(ROOT, "build", "tests", "native")
 SHARE_LIB = os.path.join(LIBS, "libshare.so")
@@ -127,7 +127,7 @@ def share_tolerance(share, samples, frozen):
     return max(2, 300 * (p * (1 - p) * spread) ** 0.5)
 
 
-@pytest.mark.parametrize("python", native_params())
+@pytest.mark.parametrize("python", version_params())
 def test_record_native_known_shares_callers_and_lines(python, tmp_path):
     python = need(python)
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
@@ -209,17 +209,20 @@ def record_spinners(python, tmp_path, env=None):
     for frames, _ in workers:
         threads.add(frames[0][0])
         names = [f[0] for f in frames]
-        # Native only: the thread's start in libc, sharelib's thread
+        # Native only: the thread's start in libc (by name, or by address
+        # where libc is stripped, as Debian sid's is), sharelib's thread
         # function, the spinning loop; not one Python frame.
         assert not [f for f in frames if f[1].endswith(".py")], frames
-        assert "worker_main" in names and ("start_thread" in names or "clone3" in names), names
+        starts = names[:names.index("worker_main")] if "worker_main" in names else []
+        assert starts and ("start_thread" in names or "clone3" in names or
+                           all(f[1].endswith("/libc.so.6") for f in frames[1:len(starts)])), frames
     assert len(threads) == 2, threads  # both threads, each its own root
     # The main thread sleeps: dropped as idle, and said so.
     assert "idle ones dropped" in rec.stderr, rec.stderr
     return rec
 
 
-@pytest.mark.parametrize("python", native_params())
+@pytest.mark.parametrize("python", version_params())
 def test_threads_that_never_ran_python(python, tmp_path):
     record_spinners(need(python), tmp_path)
 
@@ -612,8 +615,9 @@ def test_record_native_pprof_mappings_and_addresses(tmp_path):
 def test_record_native_in_another_mount_namespace(tmp_path):
     """A target run as a container runs it (3.14 in the Debian root, its own
     mount namespace, tests/sid/python.sh): its objects are opened where this
-    process reaches them, so stacks unwind whole down to the interpreter's
-    start, and the C library's functions carry sharelib.c's lines."""
+    process reaches them, so stacks unwind whole, merge exactly with the
+    Python frames (the eval loop's unnamed .cold part found, symbols.c),
+    and the C library's functions carry sharelib.c's lines."""
     python = dict(interpreters())["3.14"]
     python = need(python)
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
@@ -625,10 +629,11 @@ def test_record_native_in_another_mount_namespace(tmp_path):
     complete = int(re.search(r"unwinds: (\d+) complete", rec.stderr).group(1))
     assert captured >= 50 and complete >= 0.9 * captured, rec.stderr
     assert "no mapped object" not in rec.stderr
+    assert "ambiguous" not in rec.stderr, rec.stderr
     leaves = {}
     for frames, n in collapsed(out):
         names = [f[0] for f in frames]
-        if "Py_RunMain" in names and frames[-1][0] in ("sl_a", "sl_b", "sl_c"):
+        if "timed" in names and frames[-1][0] in ("sl_a", "sl_b", "sl_c"):
             name, file, line = frames[-1]
             assert file.endswith("sharelib.c") and line == source_line("KEEP void %s(" % name)
             leaves[name] = leaves.get(name, 0) + n

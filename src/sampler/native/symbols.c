@@ -32,6 +32,20 @@ struct sonde_native_symbols {
     sonde_dw *dwarf;    /* libdw over the file with .debug_line, or NULL */
 };
 
+/* Appends a symbol.  0, or -ENOMEM. */
+static int add_symbol(sonde_native_symbols *s, uint32_t *cap, symbol sym)
+{
+    if (s->n == *cap) {
+        *cap = *cap ? *cap * 2 : 1024;
+        symbol *v = realloc(s->v, *cap * sizeof *v);
+        if (!v)
+            return -ENOMEM;
+        s->v = v;
+    }
+    s->v[s->n++] = sym;
+    return 0;
+}
+
 /* Adds the function symbols of symbol table section index i of e. */
 static int add_table(sonde_native_symbols *s, uint32_t *cap, const sonde_elf *e,
                      const sonde_elf_sect *tab)
@@ -49,15 +63,10 @@ static int add_table(sonde_native_symbols *s, uint32_t *cap, const sonde_elf *e,
             sym.st_size == 0 || sym.st_name >= str.size ||
             !memchr(str.data + sym.st_name, '\0', str.size - sym.st_name))
             continue;
-        if (s->n == *cap) {
-            *cap = *cap ? *cap * 2 : 1024;
-            symbol *v = realloc(s->v, *cap * sizeof *v);
-            if (!v)
-                return -ENOMEM;
-            s->v = v;
-        }
-        s->v[s->n++] = (symbol){ sym.st_value, sym.st_size, (const char *)str.data + sym.st_name,
-                                 (uint8_t)(bind == STB_GLOBAL ? 2 : bind == STB_WEAK) };
+        symbol y = { sym.st_value, sym.st_size, (const char *)str.data + sym.st_name,
+                     (uint8_t)(bind == STB_GLOBAL ? 2 : bind == STB_WEAK) };
+        if (add_symbol(s, cap, y) < 0)
+            return -ENOMEM;
     }
     return 0;
 }
@@ -128,6 +137,61 @@ static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, i
     }
 }
 
+/* The evaluation loop's parts that a compiler split off it.  GCC moves the
+ * code it expects to run rarely (and, with profile-guided builds, much of
+ * the loop) to a part of its own, "_PyEval_EvalFrameDefault.cold", known
+ * only to .symtab: Debian strips that, so an eval frame there has no name
+ * and sonde could not merge Python frames with native ones (every merge
+ * "ambiguous").  The parts are found from the exported function itself:
+ * its direct jumps (jcc rel32, jmp rel32) to the very start of an unwind
+ * entry outside it that no symbol covers.  A byte run that only looks like
+ * such a jump would have to land exactly on such a start, too. */
+#define EVAL "_PyEval_EvalFrameDefault"
+#define MAX_SPLIT_PARTS 8
+
+static int add_split_parts(sonde_native_symbols *s, uint32_t *cap, const sonde_native_object *ob)
+{
+    uint64_t fn, size;
+    if (sonde_elf_symbol(&ob->elf, EVAL, &fn, &size) < 0 || size < 6 || size > (1u << 24))
+        return 0;
+    const unsigned char *code = NULL;
+    sonde_elf_sect sec;
+    for (uint64_t i = 1; i < ob->elf.shnum && !code; i++)
+        if (sonde_elf_section_at(&ob->elf, i, &sec) == 0 && sec.data && fn >= sec.addr &&
+            fn - sec.addr <= sec.size && size <= sec.size - (fn - sec.addr))
+            code = sec.data + (fn - sec.addr);
+    uint64_t found[MAX_SPLIT_PARTS];
+    uint32_t nfound = 0;
+    for (uint64_t at = 0; code && at + 6 <= size && nfound < MAX_SPLIT_PARTS; at++) {
+        uint64_t next;
+        int32_t rel;
+        if (code[at] == 0x0f && (code[at + 1] & 0xf0) == 0x80) {
+            memcpy(&rel, code + at + 2, 4);
+            next = at + 6;
+        } else if (code[at] == 0xe9) {
+            memcpy(&rel, code + at + 1, 4);
+            next = at + 5;
+        } else {
+            continue;
+        }
+        uint64_t target = fn + next + (uint64_t)(int64_t)rel, start, end;
+        if (target - fn < size || sonde_cfi_range_at(&ob->cfi, target, &start, &end) != 0 ||
+            start != target)
+            continue;
+        int known = 0;
+        for (uint32_t k = 0; k < s->n && !known; k++)
+            known = target - s->v[k].start < s->v[k].size;
+        for (uint32_t k = 0; k < nfound && !known; k++)
+            known = found[k] == target;
+        if (known)
+            continue;
+        found[nfound++] = target;
+        if (add_symbol(s, cap, (symbol){ target, end - target, EVAL ".cold", 0 }) < 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 /* ob's symbols, read into ob->symbols: set before anything is read, so a
  * read that faults (guard.h) leaves them ob's to free.  0, or -ENOMEM. */
 static int load(sonde_native_object *ob, int pid)
@@ -139,7 +203,8 @@ static int load(sonde_native_object *ob, int pid)
     ob->symbols = s;
     open_debug(s, ob, pid);
     uint32_t cap = 0;
-    if (add_tables(s, &cap, &ob->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0)) {
+    if (add_tables(s, &cap, &ob->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0) ||
+        add_split_parts(s, &cap, ob) < 0) {
         sonde_native_symbols_free(s);
         ob->symbols = NULL;
         return -ENOMEM;
