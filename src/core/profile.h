@@ -264,6 +264,18 @@ uint32_t sonde_profile_add_child(sonde_profile *p, uint32_t parent,
 uint32_t sonde_profile_child_for(sonde_profile *p, uint32_t parent, uint32_t func,
                                  int32_t line);
 
+/* ticks (a node's self or total) as a count of `unit` seconds (1e-6 for
+ * microseconds, 1 / sample_rate for samples), rounded: a file's huge,
+ * negative or NaN times give UINT64_MAX or 0, never a conversion C leaves
+ * undefined. */
+static inline uint64_t sonde_profile_ticks_in(const sonde_profile *p, uint64_t ticks, double unit)
+{
+    double v = (double)ticks * p->seconds_per_tick / unit + 0.5;
+    if (!(v >= 1))
+        return 0;
+    return v < 18446744073709551616.0 ? (uint64_t)v : UINT64_MAX;
+}
+
 static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
 {
     return sonde_strtab_get(&p->strings, id);

@@ -61,7 +61,7 @@ static uint64_t weight_of(const sonde_profile *p, const sonde_node *n)
 {
     if (p->sample_rate > 0)
         return n->self;
-    return (uint64_t)((double)n->self * p->seconds_per_tick * 1e6 + 0.5);
+    return sonde_profile_ticks_in(p, n->self, 1e-6);
 }
 
 static size_t digits(uint64_t v)

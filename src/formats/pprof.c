@@ -139,12 +139,11 @@ static void put_samples(writer *w, uint32_t thread, uint64_t *path, uint64_t per
                 path[depth++] = location_id(w, k);
             uint64_t values[2];
             if (p->sample_rate > 0) {
-                double samples = round((double)n->self * p->seconds_per_tick * p->sample_rate);
-                values[0] = (uint64_t)samples;
+                values[0] = sonde_profile_ticks_in(p, n->self, 1 / p->sample_rate);
                 values[1] = values[0] * period;
             } else {
                 values[0] = n->calls;
-                values[1] = (uint64_t)llround((double)n->self * p->seconds_per_tick * 1e9);
+                values[1] = sonde_profile_ticks_in(p, n->self, 1e-9);
             }
             sonde_pprof_sample(&w->out, path, depth, values, labels, t->native_id ? 2 : 1);
         }

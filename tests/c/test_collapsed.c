@@ -64,7 +64,33 @@ static void test_collapsed_stacks(void)
     sonde_profile_free(&p);
 }
 
+/* A profile read from a hostile file whose times overflow 64 bits (or are
+ * NaN): the weights are clamped, never an undefined conversion (UBSan's
+ * float-cast-overflow stops the sanitizer run at one). */
+static void test_collapsed_huge_times(void)
+{
+    static const double ticks[] = { 1e300, -1e300 };
+    static const char *const want[] = { "main (app.py:1) 18446744073709551615\n", "" };
+    for (int i = 0; i < 2; i++) {
+        sonde_profile p;
+        sonde_profile_init(&p);
+        fixture_app_funcs(&p);
+        p.seconds_per_tick = ticks[i];
+        fixture_node(&p, fixture_thread(&p, 1, 0, "MainThread"), FIXTURE_MAIN, 1, 40, 40);
+        sonde_stats s;
+        sonde_stats_init(&s);
+        sonde_buf b;
+        sonde_buf_init(&b);
+        check(sonde_collapsed_write(&b, &p, &s, NULL) == 0, "collapsed of huge times");
+        check_str(b.data ? b.data : "", want[i]);
+        sonde_buf_free(&b);
+        sonde_stats_free(&s);
+        sonde_profile_free(&p);
+    }
+}
+
 void test_collapsed(void)
 {
     test_collapsed_stacks();
+    test_collapsed_huge_times();
 }
