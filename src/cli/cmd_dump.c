@@ -42,9 +42,9 @@ const cli_command cmd_dump = {
     .run = cmd_main,
 };
 
-/* Prints line `line` of file (as the process sees it: a relative name is
+/* Appends line `line` of file (as the process sees it: a relative name is
  * from its working directory), trimmed, if readable. */
-static void print_source(int pid, const char *file, int line)
+static void put_source(sonde_buf *b, int pid, const char *file, int line)
 {
     char path[4200];
     if (file[0] == '<')
@@ -66,8 +66,11 @@ static void print_source(int pid, const char *file, int line)
     while (*s == ' ' || *s == '\t')
         s++;
     s[strcspn(s, "\r\n")] = '\0';
-    if (*s)
-        printf("        %s\n", s);
+    if (*s) {
+        sonde_buf_puts(b, "        ");
+        sonde_buf_text_str(b, s);
+        sonde_buf_putc(b, '\n');
+    }
 }
 
 /* One snapshot of every thread: Python stacks, or with native (a state
@@ -144,37 +147,55 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
                       pid);
         goto out;
     }
-    printf("Process %ld: Python %d.%d (%s)\n", pid, w.runtime.major, w.runtime.minor,
-           w.runtime.path);
+    /* Names, files and source come from the target: control bytes are
+     * shown escaped, never sent to the terminal. */
+    sonde_buf b;
+    sonde_buf_init_stream(&b, stdout);
+    sonde_buf_printf(&b, "Process %ld: Python %d.%d (", pid, w.runtime.major, w.runtime.minor);
+    sonde_buf_text_str(&b, w.runtime.path);
+    sonde_buf_puts(&b, ")\n");
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         char name[128];
         if (sonde_walker_thread_name(&w, s, name, sizeof name) < 0)
             name[0] = '\0';
-        printf("\nThread %llu%s%s (%s%s)%s%s\n", (unsigned long long)s->native_id,
-               name[0] ? " " : "", name,
-               s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
-               s->holds_gil ? ", holds the GIL" : "",
-               s->torn ? " [stack changed while read: incomplete]" : "",
-               s->truncated ? " [truncated]" : "");
+        sonde_buf_printf(&b, "\nThread %llu%s", (unsigned long long)s->native_id,
+                         name[0] ? " " : "");
+        sonde_buf_text_str(&b, name);
+        sonde_buf_printf(&b, " (%s%s)%s%s\n",
+                         s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
+                         s->holds_gil ? ", holds the GIL" : "",
+                         s->torn ? " [stack changed while read: incomplete]" : "",
+                         s->truncated ? " [truncated]" : "");
         for (uint32_t k = 0; k < s->depth; k++) {
             const sonde_func *f = &p.funcs[s->frames[k].func];
             const char *file = sonde_profile_str(&p, f->file);
-            printf("    %s (%s:%d)\n", sonde_profile_str(&p, f->qualname), file,
-                   s->frames[k].line);
+            sonde_buf_puts(&b, "    ");
+            sonde_buf_text_str(&b, sonde_profile_str(&p, f->qualname));
+            sonde_buf_puts(&b, " (");
+            sonde_buf_text_str(&b, file);
+            sonde_buf_printf(&b, ":%d)\n", s->frames[k].line);
             if (f->kind == SONDE_FUNC_PYTHON)
-                print_source((int)pid, file, s->frames[k].line);
+                put_source(&b, (int)pid, file, s->frames[k].line);
         }
         if (s->truncated)
-            printf("    [truncated] ... the stack is deeper than %d frames: its outer frames "
-                   "are not shown\n", SONDE_WALK_MAX_DEPTH);
+            sonde_buf_printf(&b, "    [truncated] ... the stack is deeper than %d frames: its "
+                             "outer frames are not shown\n", SONDE_WALK_MAX_DEPTH);
     }
-    if (native) {
-        printf("\n");
-        fflush(stdout);
+    if (native)
+        sonde_buf_putc(&b, '\n');
+    int written = sonde_buf_finish(&b), e = errno;
+    sonde_buf_free(&b);
+    if (written == 0 && native) {
         env->native->summary(stdout, &tally);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            written = -1;
+            e = errno;
+        }
     }
-    rc = 0;
+    rc = written < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot write the standard output: %s",
+                                strerror(e))
+                     : 0;
 out:
     if (native)
         env->native->close(native);

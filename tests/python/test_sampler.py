@@ -157,6 +157,38 @@ def test_dump_shows_every_thread(python, tmp_path):
     assert "sleeper" in other
 
 
+# A thread and a function whose names hold terminal escapes (a hostile or
+# careless program: the bytes come from the target).
+ESCAPES_PROGRAM = r'''
+import sys, threading
+def spin():
+    print("ready", flush=True)
+    while True: pass
+spin.__code__ = spin.__code__.replace(co_name="spin\x1b[2J", co_qualname="spin\x1b[2J")
+t = threading.Thread(target=threading.Event().wait, name="evil\x1b]0;title\x07", daemon=True)
+t.start()
+spin()
+'''
+
+
+def test_dump_escapes_control_bytes_and_says_when_it_cannot_write(tmp_path):
+    """Names read from the target are printed with their control bytes
+    escaped (\\x1b), never sent to the terminal; a full output device
+    (dump > /dev/full) is an error, not exit 0."""
+    proc = start_ready(sys.executable, tmp_path, ESCAPES_PROGRAM)
+    try:
+        out = sonde("dump", "-p", str(proc.pid))
+        full = subprocess.run([SONDE, "dump", "-p", str(proc.pid)], stdout=open("/dev/full", "w"),
+                              stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    finally:
+        stop_ready(proc)
+    assert out.returncode == 0, out.stderr
+    assert "\x1b" not in out.stdout and "\x07" not in out.stdout
+    assert "spin\\x1b[2J (" in out.stdout and "evil\\x1b]0;title\\x07 (" in out.stdout, out.stdout
+    assert full.returncode == 1
+    assert full.stderr == "sonde: cannot write the standard output: No space left on device\n"
+
+
 def shares(collapsed_text):
     """Share of samples per leaf function among half/third/fifth."""
     counts = {"half": 0, "third": 0, "fifth": 0}
