@@ -1,6 +1,9 @@
 /* fixture.c - hand-built calling-context trees; see fixture.h. */
 #include "fixture.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 uint32_t fixture_thread(sonde_profile *p, uint64_t ident, uint64_t native_id,
                         const char *name)
 {
@@ -36,4 +39,26 @@ void fixture_app(sonde_profile *p, sonde_stats *s)
     root = fixture_thread(p, 2, 0, "pool \"A\"");
     fixture_node(p, fixture_node(p, root, FIXTURE_WORK, 1, 8, 6), FIXTURE_WORK, 1, 2, 2);
     sonde_stats_from_profile(s, p);
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char *fixture_sorted_lines(const char *text)
+{
+    size_t len = strlen(text), n = 0;
+    char *copy = malloc(len + 1), *out = malloc(len + 1);
+    char **lines = malloc((len + 1) * sizeof *lines);
+    memcpy(copy, text, len + 1);
+    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
+        lines[n++] = line;
+    qsort(lines, n, sizeof *lines, compare_lines);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        strcat(strcat(out, lines[i]), "\n");
+    free(lines);
+    free(copy);
+    return out;
 }

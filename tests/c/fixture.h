@@ -27,4 +27,8 @@ uint32_t fixture_thread(sonde_profile *p, uint64_t ident, uint64_t native_id,
 uint32_t fixture_node(sonde_profile *p, uint32_t parent, uint32_t func, uint64_t calls,
                       uint64_t total, uint64_t self);
 
+/* text with its lines sorted (collapsed stacks have no defined order),
+ * malloc'd: the caller frees it. */
+char *fixture_sorted_lines(const char *text);
+
 #endif

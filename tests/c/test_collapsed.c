@@ -6,29 +6,6 @@
 #include "formats/format.h"
 #include "harness.h"
 
-static int compare_lines(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* text with its lines sorted: collapsed stacks have no defined order. */
-static char *sorted_lines(const char *text)
-{
-    size_t len = strlen(text), n = 0;
-    char *copy = malloc(len + 1), *out = malloc(len + 1);
-    char **lines = malloc((len + 1) * sizeof *lines);
-    memcpy(copy, text, len + 1);
-    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
-        lines[n++] = line;
-    qsort(lines, n, sizeof *lines, compare_lines);
-    out[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        strcat(strcat(out, lines[i]), "\n");
-    free(lines);
-    free(copy);
-    return out;
-}
-
 /* Two threads merge; a ';' in a qualname becomes ':'; main;glue has no
  * self time of its own, so only its child's stack is written. */
 static void test_collapsed_stacks(void)
@@ -50,8 +27,8 @@ static void test_collapsed_stacks(void)
     sonde_buf b;
     sonde_buf_init(&b);
     check(sonde_collapsed_write(&b, &p, &s, NULL) == 0, "collapsed");
-    char *got = sorted_lines(b.data ? b.data : "");
-    char *want = sorted_lines(
+    char *got = fixture_sorted_lines(b.data ? b.data : "");
+    char *want = fixture_sorted_lines(
         "main (app.py:1) 12\n"
         "main (app.py:1);Worker.work (app.py:5) 28\n"
         "main (app.py:1);Worker.work (app.py:5);<built-in method builtins.len> (~:0) 7\n"

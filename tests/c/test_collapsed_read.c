@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture.h"
 #include "formats/collapsed_frame.h"
 #include "formats/collapsed_read.h"
 #include "formats/format.h"
@@ -52,29 +53,6 @@ static double own(const loaded *l, const char *file, const char *name)
     return f == SONDE_NO_FUNC ? -1 : l->s.funcs[f].tottime;
 }
 
-static int compare_lines(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* text with its lines sorted: collapsed stacks have no defined order. */
-static char *sorted_lines(const char *text)
-{
-    size_t len = strlen(text), n = 0;
-    char *copy = malloc(len + 1), *out = malloc(len + 1);
-    char **lines = malloc((len + 1) * sizeof *lines);
-    memcpy(copy, text, len + 1);
-    for (char *line = strtok(copy, "\n"); line; line = strtok(NULL, "\n"))
-        lines[n++] = line;
-    qsort(lines, n, sizeof *lines, compare_lines);
-    out[0] = '\0';
-    for (size_t i = 0; i < n; i++)
-        strcat(strcat(out, lines[i]), "\n");
-    free(lines);
-    free(copy);
-    return out;
-}
-
 /* sonde's -f collapsed: label roots, [truncated], escapes; written again
  * it is the same text (the node keeps its frame's line). */
 static void test_sonde_dialect(void)
@@ -105,7 +83,7 @@ static void test_sonde_dialect(void)
     sonde_buf_init(&b);
     check(sonde_collapsed_write(&b, &l.p, &l.s, NULL) == 0, "written again");
     sonde_buf_putc(&b, '\0');
-    char *got = sorted_lines(b.data), *want = sorted_lines(text);
+    char *got = fixture_sorted_lines(b.data), *want = fixture_sorted_lines(text);
     check_str(got, want);
     free(got);
     free(want);
