@@ -10,6 +10,9 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "../core/buf.h"
 #include "commands.h"
@@ -19,10 +22,12 @@
 #include "output.h"
 #include "tool_args.h"
 
-/* The --python values: as JSON strings, ", "-separated, and the first. */
+/* The --python values: as JSON strings, ", "-separated, the first, and
+ * how many. */
 typedef struct pythons {
     sonde_buf json;
     const char *first;
+    int count;
 } pythons;
 
 typedef struct timeit_opts {
@@ -40,6 +45,7 @@ static int add_python(const char *cmd, void *dest, const char *value)
     pythons *p = dest;
     if (!p->first)
         p->first = value;
+    p->count++;
     return tool_args_function(cmd, &p->json, value);
 }
 
@@ -182,6 +188,33 @@ static int check(const timeit_opts *o, const cli_words *w)
 
 /* The driver, run in the interpreter sonde launches (not necessarily one
  * the extension was built for: the package's __init__ is not loaded). */
+/* 1 when name can be run: a path to an executable, or such a file in a
+ * folder of PATH. */
+static int runnable(const char *name)
+{
+    if (strchr(name, '/'))
+        return access(name, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char file[PATH_MAX];
+    for (const char *dir = path; dir && *dir;) {
+        size_t n = strcspn(dir, ":");
+        if (n > 0 && (size_t)snprintf(file, sizeof file, "%.*s/%s", (int)n, dir, name) <
+                         sizeof file && access(file, X_OK) == 0)
+            return 1;
+        dir += n + (dir[n] == ':');
+    }
+    return 0;
+}
+
+/* The interpreter the driver runs under: the one --python that is timed,
+ * when there is one and it can be run (it may be the only Python there
+ * is, as in a container); else $SONDE_PYTHON or python3, from where it
+ * reaches each interpreter compared (and says which cannot be found). */
+static const char *driver_python(const sonde_env *env, const pythons *p)
+{
+    return launch_python(env, p->count == 1 && runnable(p->first) ? p->first : NULL);
+}
+
 static const char boot[] =
     "import sys, types\n"
     "pkg = types.ModuleType('sonde')\n"
@@ -221,9 +254,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
     if (rc == 0) {
-        /* The driver runs under the (first) interpreter it times: it may be the only
-         * Python there is, as in a container. */
-        char *run[] = { (char *)launch_python(env, o.python.first), "-c", (char *)boot, pkg,
+        char *run[] = { (char *)driver_python(env, &o.python), "-c", (char *)boot, pkg,
                         opts.data, NULL };
         launch_result r;
         fflush(stdout);
