@@ -13,7 +13,10 @@ out=$(cd "$1" && pwd)
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
 if [ -z "${SONDE_FRESH_INSIDE:-}" ]; then
-    unshare -m true 2>/dev/null || { echo "fresh_machine: cannot make a mount namespace (needs root)"; exit 77; }
+    if ! unshare -m true 2>/dev/null; then
+        echo "fresh_machine: cannot make a mount namespace (needs root)"
+        exit 77
+    fi
     SONDE_FRESH_INSIDE=1 exec unshare -m sh "$0" "$out"
 fi
 

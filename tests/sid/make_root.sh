@@ -13,13 +13,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 versions="3.14 3.15"
 
 if [ ! -f "$root/.ready" ]; then
-    command -v debootstrap >/dev/null ||
-        { echo "make_root: debootstrap is not installed (apt-get install debootstrap)" >&2; exit 1; }
+    if ! command -v debootstrap >/dev/null; then
+        echo "make_root: debootstrap is not installed (apt-get install debootstrap)" >&2
+        exit 1
+    fi
     rm -rf "$root"
     packages=gcc,make,libc6-dev
     for v in $versions; do packages=$packages,python$v,python$v-dev,python$v-venv; done
-    debootstrap --variant=minbase --include="$packages" sid "$root" http://deb.debian.org/debian \
-        > "$root.log" 2>&1 || { tail -20 "$root.log" >&2; exit 1; }
+    debootstrap --variant=minbase --include="$packages" sid "$root" > "$root.log" 2>&1 ||
+        { tail -20 "$root.log" >&2; exit 1; }
     touch "$root/.ready"
 fi
 mkdir -p "$bin"

@@ -2,7 +2,8 @@
 # python.sh - runs an interpreter of a root made by make_root.sh as a container would run it:
 # in a mount namespace of its own (unshare -m) whose / is the root, with the host's /tmp, /proc,
 # this repository and the current folder mounted at the same paths, so a program's paths mean
-# the same inside and out.  Every step execs: the interpreter keeps this script's pid, and its signals.
+# the same inside and out.  Every step execs: the interpreter keeps this script's pid, and its
+# signals.
 #
 # usage: sh tests/sid/python.sh ROOT INTERPRETER [ARGS...]
 set -eu
