@@ -1,11 +1,13 @@
 /* gzip.c - gzip through zlib, loaded at run time; see gzip.h. */
 #include "gzip.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../core/dynlib.h"
 
 #define CHUNK (16 * 1024)
 #define GZIP_WINDOW (15 + 16) /* zlib's window bits for a gzip wrapper */
@@ -35,7 +37,7 @@ enum {
 };
 #define ZLIB_ABI_VERSION "1.2.0" /* zlib checks the first digit and the struct's size */
 
-static struct {
+typedef struct zlib_functions {
     int (*deflateInit2_)(z_stream *, int, int, int, int, int, const char *, int);
     int (*deflate)(z_stream *, int);
     int (*deflateEnd)(z_stream *);
@@ -43,28 +45,22 @@ static struct {
     int (*inflate)(z_stream *, int);
     int (*inflateReset)(z_stream *);
     int (*inflateEnd)(z_stream *);
-} zlib;
+} zlib_functions;
+static zlib_functions zlib;
 static int zlib_loaded;
 static pthread_once_t zlib_once = PTHREAD_ONCE_INIT;
 
-#define ZLIB_FUNCTION(name) { (void **)&zlib.name, #name }
+#define ZLIB_FUNCTION(name) { offsetof(zlib_functions, name), #name }
 static void load_zlib(void)
 {
-    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    const struct { void **slot; const char *name; } functions[] = {
+    static const sonde_dynlib_fn functions[] = {
         ZLIB_FUNCTION(deflateInit2_), ZLIB_FUNCTION(deflate), ZLIB_FUNCTION(deflateEnd),
         ZLIB_FUNCTION(inflateInit2_), ZLIB_FUNCTION(inflate), ZLIB_FUNCTION(inflateReset),
         ZLIB_FUNCTION(inflateEnd),
     };
-    for (size_t i = 0; h && i < sizeof functions / sizeof functions[0]; i++) {
-        void *f = dlsym(h, functions[i].name);
-        if (!f) {
-            dlclose(h);
-            return;
-        }
-        *functions[i].slot = f; /* POSIX: function pointers convert from void * */
-    }
-    zlib_loaded = h != NULL; /* the handle stays open for the life of the process */
+    char why[128];
+    zlib_loaded = sonde_dynlib_load("libz.so.1", &zlib, functions,
+                                    sizeof functions / sizeof functions[0], why, sizeof why) == 0;
 }
 
 static int have_zlib(void)
