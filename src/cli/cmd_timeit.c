@@ -186,8 +186,6 @@ static int check(const timeit_opts *o, const cli_words *w)
     return 0;
 }
 
-/* The driver, run in the interpreter sonde launches (not necessarily one
- * the extension was built for: the package's __init__ is not loaded). */
 /* 1 when name can be run: a path to an executable, or such a file in a
  * folder of PATH. */
 static int runnable(const char *name)
@@ -215,6 +213,8 @@ static const char *driver_python(const sonde_env *env, const pythons *p)
     return launch_python(env, p->count == 1 && runnable(p->first) ? p->first : NULL);
 }
 
+/* The driver, run in the interpreter sonde launches (not necessarily one
+ * the extension was built for: the package's __init__ is not loaded). */
 static const char boot[] =
     "import sys, types\n"
     "pkg = types.ModuleType('sonde')\n"
