@@ -2,10 +2,17 @@
  *
  * One thread serves every client with poll(): sockets never block, so a
  * client that sends its request slowly, never reads the page or keeps a
- * connection open idle holds only its own slot.  Each client must make
- * progress (send its request, take some of the page) every IDLE_MS, or it
- * is let go; past MAX_CLIENTS at once, new ones wait in the listen
- * queue. */
+ * connection open idle holds only its own slot.  A request must arrive
+ * whole within REQUEST_MS of its connection (one deadline, set at accept:
+ * a byte at a time does not extend it; SONDE_SERVE_REQUEST_MS sets it in
+ * milliseconds, for tests); once answered, the client must take some of
+ * the page every IDLE_MS.  With MAX_CLIENTS connected, a new connection
+ * takes the slot of the oldest client not being sent the page (else of
+ * the oldest one), so that slow clients can never hold every slot.
+ *
+ * Only requests whose Host names this server (127.0.0.1:PORT,
+ * localhost:PORT, [::1]:PORT) get the page; any other Host, or none, gets
+ * 403: a page that a DNS-rebound name asks for is never given out. */
 #include "serve.h"
 
 #include <arpa/inet.h>
@@ -15,7 +22,9 @@
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -26,7 +35,8 @@
 
 #define MAX_CLIENTS 64
 #define IDLE_MS 10000
-#define REQUEST_MAX 2048
+#define REQUEST_MS 10000
+#define REQUEST_MAX 8192
 
 static volatile sig_atomic_t stopping; /* set by the SIGINT/SIGTERM handler, read by the
                                           serving loop: one thread */
@@ -47,12 +57,16 @@ typedef struct client {
     char header[256];
     const char *body;       /* after the header: the page, or a short message */
     size_t header_len, body_len, sent;
-    int64_t deadline;       /* ms on the monotonic clock */
+    int64_t accepted;       /* ms on the monotonic clock */
+    int64_t deadline;       /* ms: accepted + request_ms while READING, then IDLE_MS
+                               after the last progress */
 } client;
 
 typedef struct server {
     const char *page, *name;
     size_t len;
+    int port;
+    int64_t request_ms;     /* the whole time a request may take to arrive */
     client clients[MAX_CLIENTS];
     int nclients;
 } server;
@@ -62,8 +76,41 @@ static int64_t now_ms(void)
     return (int64_t)(sonde_clock_ns() / 1000000);
 }
 
-/* The response to the request in c->req (its first line is all that
- * counts): the page at / and at its name, for GET and HEAD. */
+/* Whether the request's headers hold exactly one Host, naming this
+ * server: 127.0.0.1, localhost or [::1] with the port (the port may be
+ * left out only when it is 80). */
+static int host_is_ours(const char *req, int port)
+{
+    const char *value = NULL;
+    size_t value_len = 0;
+    int hosts = 0;
+    for (const char *line = strchr(req, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        if (strncasecmp(line + 1, "host:", 5) != 0)
+            continue;
+        value = line + 6;
+        value += strspn(value, " \t");
+        value_len = strcspn(value, "\r\n");
+        while (value_len > 0 && (value[value_len - 1] == ' ' || value[value_len - 1] == '\t'))
+            value_len--;
+        hosts++;
+    }
+    if (hosts != 1)
+        return 0;
+    static const char *const names[] = { "127.0.0.1", "localhost", "[::1]" };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char with_port[32];
+        int n = snprintf(with_port, sizeof with_port, "%s:%d", names[i], port);
+        if ((size_t)n == value_len && strncasecmp(value, with_port, value_len) == 0)
+            return 1;
+        if (port == 80 && strlen(names[i]) == value_len &&
+            strncasecmp(value, names[i], value_len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* The response to the request in c->req: the page at / and at its name,
+ * for GET and HEAD, when the Host is ours. */
 static void respond(const server *sv, client *c)
 {
     c->req[c->got] = '\0';
@@ -76,7 +123,19 @@ static void respond(const server *sv, client *c)
     const char *status = "200 OK", *type = "text/html; charset=utf-8", *extra = "";
     c->body = sv->page;
     c->body_len = sv->len;
-    if (!head && strcmp(method, "GET") != 0) {
+    int whole = strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n");
+    if (!whole) {
+        status = "431 Request Header Fields Too Large";
+        type = "text/plain";
+        c->body = "request headers too large\n";
+        c->body_len = strlen(c->body);
+    } else if (!host_is_ours(c->req, sv->port)) {
+        status = "403 Forbidden";
+        type = "text/plain";
+        c->body = "this page is served only to a Host of 127.0.0.1, localhost or [::1] "
+                  "with this port\n";
+        c->body_len = strlen(c->body);
+    } else if (!head && strcmp(method, "GET") != 0) {
         status = "405 Method Not Allowed";
         extra = "Allow: GET, HEAD\r\n";
         c->body = "";
@@ -114,7 +173,6 @@ static int on_readable(const server *sv, client *c)
         return -1;
     c->got += (size_t)n;
     c->req[c->got] = '\0';
-    c->deadline = now_ms() + IDLE_MS;
     if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n") || c->got == REQUEST_MAX - 1)
         respond(sv, c);
     return 0;
@@ -148,18 +206,45 @@ static void drop(server *sv, int i)
     sv->clients[i] = sv->clients[--sv->nclients];
 }
 
+/* The client whose slot a new connection takes when every slot is held:
+ * the oldest one not being sent the page, else the oldest. */
+static int oldest_client(const server *sv)
+{
+    int oldest = -1, oldest_writing = -1;
+    for (int i = 0; i < sv->nclients; i++) {
+        const client *c = &sv->clients[i];
+        int *pick = c->state == WRITING ? &oldest_writing : &oldest;
+        if (*pick < 0 || c->accepted < sv->clients[*pick].accepted)
+            *pick = i;
+    }
+    return oldest >= 0 ? oldest : oldest_writing;
+}
+
 static void accept_clients(server *sv, int listener)
 {
-    while (sv->nclients < MAX_CLIENTS) {
+    for (;;) {
         int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
+        if (sv->nclients == MAX_CLIENTS)
+            drop(sv, oldest_client(sv));
         client *c = &sv->clients[sv->nclients++];
         c->fd = fd;
         c->state = READING;
         c->got = 0;
-        c->deadline = now_ms() + IDLE_MS;
+        c->accepted = now_ms();
+        c->deadline = c->accepted + sv->request_ms;
     }
+}
+
+/* REQUEST_MS, or SONDE_SERVE_REQUEST_MS when it is a number of ms from 1
+ * to 600000. */
+static int64_t request_ms(void)
+{
+    const char *env = getenv("SONDE_SERVE_REQUEST_MS");
+    char *end;
+    long ms = env ? strtol(env, &end, 10) : 0;
+    return env && *env && !*end && ms >= 1 && ms <= 600000 ? ms : REQUEST_MS;
 }
 
 /* Serves until stopping is set; SIGINT and SIGTERM stay blocked but while
@@ -172,8 +257,7 @@ static void serve_loop(server *sv, int listener, const sigset_t *waiting)
         for (int i = sv->nclients - 1; i >= 0; i--)
             if (sv->clients[i].deadline <= now)
                 drop(sv, i);
-        fds[0] = (struct pollfd){ .fd = listener,
-                                  .events = sv->nclients < MAX_CLIENTS ? POLLIN : 0 };
+        fds[0] = (struct pollfd){ .fd = listener, .events = POLLIN };
         for (int i = 0; i < sv->nclients; i++) {
             const client *c = &sv->clients[i];
             fds[i + 1] = (struct pollfd){ .fd = c->fd,
@@ -236,7 +320,8 @@ int serve_page(const char *page, size_t len, const char *name, int port, int ope
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
     static server sv; /* 64 request buffers, off the stack; used by this thread only */
-    sv = (server){ .page = page, .name = name, .len = len };
+    sv = (server){ .page = page, .name = name, .len = len, .port = ntohs(addr.sin_port),
+                   .request_ms = request_ms() };
     serve_loop(&sv, fd, &waiting);
     while (sv.nclients > 0)
         drop(&sv, sv.nclients - 1);

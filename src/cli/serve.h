@@ -1,5 +1,6 @@
 /* serve.h - serving one page on 127.0.0.1 (sonde view --serve): never on
- * other interfaces, only GET and HEAD, the page at / and at its name. */
+ * other interfaces, only GET and HEAD, the page at / and at its name, only
+ * to requests whose Host names the loopback and the port. */
 #ifndef SONDE_SERVE_H
 #define SONDE_SERVE_H
 

@@ -422,7 +422,7 @@ def test_serve_never_waits_on_one_client(tmp_path):
         stuck = socket.socket()
         stuck.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         stuck.connect(("127.0.0.1", port))
-        stuck.sendall(b"GET / HTTP/1.0\r\n\r\n")
+        stuck.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
         idle = socket.create_connection(("127.0.0.1", port))
         # (the old server blocked in send() to the first client for ever)
         body = urllib.request.urlopen(m.group(1), timeout=60).read()
