@@ -6,8 +6,9 @@ has checked the interpreter and taken PKG off sys.argv).  It makes the
 program see what a bare run shows -- sys.argv, sys.path[0], a fresh
 __main__ module, the modules a bare interpreter has imported and no other
 but sonde's own, its own tracebacks and exit code -- and, whatever way the
-program ends (return, sys.exit(), an exception, Ctrl-C, os._exit), writes
-what its tool gathered into DIR, the command line's private folder:
+program ends (return, sys.exit(), an exception, Ctrl-C, os._exit, SIGTERM
+or SIGHUP), writes what its tool gathered into DIR, the command line's
+private folder:
 
 - DIR/said: lines for the command line to print (why the program could
   not start, warnings);
@@ -25,8 +26,18 @@ whole (renamed into place) or not at all.  Everything the launcher needs
 once the program has run is bound before it starts: the program may
 replace, delete or close any of it (os.getpid, sys.excepthook,
 sys.stderr, sys.modules["json"], descriptor 2...).
+
+SIGTERM and SIGHUP (what `kill`, `timeout`, `docker stop`, systemd and a
+closed terminal send) end a bare run at once, with no Python code run: where
+the program has left them to their default action, the launcher catches
+them, writes the profile, then ends the process by the same signal, so that
+its parent sees what a bare run shows (`signal.getsignal` shows the
+launcher's handler; a handler the program sets replaces it, and its own way
+out then writes the profile; an ignored signal stays ignored).  SIGINT needs
+nothing: its KeyboardInterrupt unwinds through the launcher.
 """
 
+import _signal  # imported by every interpreter at start-up: nothing new for the program
 import os
 import sys
 
@@ -39,6 +50,10 @@ _os_open, _os_write, _os_close, _os_replace = os.open, os.write, os.close, os.re
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
 _APPEND, _TRUNC = os.O_APPEND, os.O_TRUNC
 _display = sys.__excepthook__  # the interpreter's own printer of a traceback
+_set_handler, _get_handler = _signal.signal, _signal.getsignal
+_raise_signal = _signal.raise_signal
+_SIG_DFL = _signal.SIG_DFL
+_ENDING_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)  # their default action ends the process
 _modules = sys.modules
 _MISSING = object()
 
@@ -369,11 +384,51 @@ STARTERS = {"script": _script, "code": _code, "module": _module}
 class _Ending:
     """Stops the tool and writes what it gathered, once, in the process the
     launcher started (a child the program forked leaves the profile to its
-    parent): when the program's code returns or raises, or when it calls
-    os._exit."""
+    parent): when the program's code returns or raises, when it calls
+    os._exit, or when SIGTERM or SIGHUP ends it (catch_signals)."""
 
     def __init__(self, tool, folder):
         self.tool, self.folder, self.pid, self.done = tool, folder, _getpid(), False
+        self.writing = False  # finish() is under way
+        self.signalled = 0    # the signal the process is to end by, once written
+        self.handler = self._signal_arrived  # one object: what _get_handler answers
+
+    def catch_signals(self):
+        """Catches the ending signals the program left to their default
+        action; a child the program forks gets the default back at once
+        (it ends as a bare child would, even inside C code)."""
+        caught = [sig for sig in _ENDING_SIGNALS if _get_handler(sig) == _SIG_DFL]
+        for sig in caught:
+            _set_handler(sig, self.handler)
+
+        def default_in_child():
+            for sig in caught:
+                if _get_handler(sig) is self.handler:
+                    _set_handler(sig, _SIG_DFL)
+
+        if caught:
+            os.register_at_fork(after_in_child=default_in_child)
+
+    def _signal_arrived(self, signum, frame):
+        """The handler of catch_signals' signals: the profile is written
+        (or the writing under way ends first), then the signal ends the
+        process.  A second signal while writing changes nothing.  It shows
+        in sonde run's profile as this function, called where the program
+        was when the signal came."""
+        self.tool.halt()  # run: recording stops here, before anything else is called
+        if self.signalled:
+            return
+        self.signalled = signum
+        if not self.writing:
+            self.finish()
+            self._end_by_signal()
+
+    def _end_by_signal(self):
+        """Ends the process by the signal that came, as its default action
+        would have, without flushing anything a bare run would not."""
+        _set_handler(self.signalled, _SIG_DFL)
+        _raise_signal(self.signalled)
+        _os_exit(128 + self.signalled)  # only if the program blocked the signal
 
     def finish(self, exiting=False):
         """exiting: from os._exit, which ends the process at once (in a
@@ -381,7 +436,15 @@ class _Ending:
         it, as a bare child's interpreter state does)."""
         if self.done or (exiting and _getpid() != self.pid):
             return
-        self.done = True
+        self.done = self.writing = True
+        try:
+            self._stop_and_save()
+        finally:
+            self.writing = False
+        if self.signalled:  # it came while writing
+            self._end_by_signal()
+
+    def _stop_and_save(self):
         try:
             self.tool.stop()
         except MemoryError:
@@ -428,6 +491,7 @@ def main():
                  b"\0" + sys.version.encode("utf-8", "backslashreplace"))
     folder.touch("started")
     outcome = None
+    ending.catch_signals()
     tool.start()
     try:
         try:

@@ -400,10 +400,9 @@ def test_signal_to_sonde_reaches_the_program(sig, handled, tmp_path):
     if handled:
         assert proc.returncode == 3, err
         assert calls(tmp_path / "w.prof")["stop"] == 1 and "profile:   w.prof" in err
-    else:
-        assert proc.returncode == -sig
-        assert err == ("sonde: no profile: the program was killed by signal %d (%s) before "
-                       "sonde could write one\n" % (sig, signal.strsignal(sig)))
+    else:  # the profile is written, then the signal ends the program (test_service_stop.py)
+        assert proc.returncode == -sig, err
+        assert calls(tmp_path / "w.prof")["spin"] > 0 and "profile:   w.prof" in err
 
 
 def test_nohup_leaves_sighup_ignored(tmp_path):

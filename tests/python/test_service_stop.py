@@ -1,0 +1,115 @@
+"""A service stopped the way `kill`, `timeout`, `docker stop` and systemd
+stop it (SIGTERM, or SIGHUP when its terminal goes) under sonde run, lines
+and mem: the profile is written, with every request the service says it
+handled, and sonde ends as the bare service ends, killed by that signal."""
+
+import json
+import marshal
+import os
+import signal
+import socket
+import subprocess
+
+import pytest
+
+from conftest import SONDE, need, version_params
+
+REQUESTS = 7
+REPLY_BYTES = 256 * 1024  # each request's buffer: a block sonde mem counts exactly (8 KiB and more)
+
+# A TCP service in the shape of a real one: it says it listens, then
+# serves one request at a time and says how many it has handled so far
+# (its own count), until it is stopped.
+SERVICE = """
+import socketserver
+
+
+class Handler(socketserver.StreamRequestHandler):
+    handled = 0
+
+    def handle(self):
+        Handler.handled += 1
+        buffer = bytearray(REPLY_BYTES)  # the request's working space
+        self.wfile.write(self.rfile.readline().upper())
+
+
+server = socketserver.TCPServer(("127.0.0.1", 0), Handler)
+print("ready", server.server_address[1], flush=True)
+while True:
+    server.handle_request()
+    print("handled", Handler.handled, flush=True)
+""".replace("REPLY_BYTES", str(REPLY_BYTES))
+
+HANDLE_LINES = {"count": 9, "buffer": 10, "write": 11}  # the lines of Handler.handle
+
+
+def serve_then_stop(cmd, cwd, python, sig):
+    """Runs cmd (the service, bare or under sonde), sends it REQUESTS
+    requests, each answered before the next, then sig once it has said it
+    handled the last one.  Returns (exit status, the service's stdout,
+    sonde's stderr)."""
+    env = dict(os.environ, SONDE_PYTHON=python)
+    env.pop("PYTHONPATH", None)
+    proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, universal_newlines=True)
+    try:
+        ready = proc.stdout.readline()
+        assert ready.startswith("ready "), (ready, proc.stderr.read() if not ready else "")
+        said = [ready]
+        for k in range(REQUESTS):
+            with socket.create_connection(("127.0.0.1", int(ready.split()[1])), timeout=60) as c:
+                c.sendall(b"request %d\n" % k)
+                assert c.makefile("rb").readline() == b"REQUEST %d\n" % k
+            said.append(proc.stdout.readline())
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return proc.returncode, "".join(said) + out, err
+
+
+def handled_count(stdout):
+    """What the service itself says it handled, last."""
+    return int(stdout.strip().splitlines()[-1].split()[1])
+
+
+def profile_of(tool, path):
+    """The functions of what each tool wrote: run's pstats {name: calls};
+    lines' and mem's {qualified name: {line: its entry}}."""
+    if tool == "run":
+        with open(str(path), "rb") as f:
+            return {key[2]: value[1] for key, value in marshal.load(f).items()}
+    with open(str(path)) as f:
+        return {fn["name"]: {line["line"]: line for line in fn["lines"]}
+                for fn in json.load(f)["functions"]}
+
+
+@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("tool", ["run", "lines", "mem"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_stopped_service_leaves_its_profile_and_the_bare_exit(python, tool, sig, tmp_path):
+    python = need(python)
+    (tmp_path / "service.py").write_text(SERVICE)
+    status, bare_out, _ = serve_then_stop([python, "service.py"], tmp_path, python, sig)
+    assert status == -sig and handled_count(bare_out) == REQUESTS
+    out = tmp_path / ("service.prof" if tool == "run" else "service.json")
+    chosen = [] if tool == "run" else ["-f", "Handler.handle"]
+    ours, our_out, err = serve_then_stop([SONDE, tool, "-o", str(out)] + chosen + ["service.py"],
+                                         tmp_path, python, sig)
+    assert ours == status, err  # killed by the same signal, as the shell sees it
+    assert our_out.split()[2:] == bare_out.split()[2:]  # the same replies said (the port aside)
+    assert "no profile" not in err and out.exists(), err
+    handled = handled_count(our_out)
+    got = profile_of(tool, out)
+    if tool == "run":
+        assert got["handle"] == handled == REQUESTS, err
+        assert got["_signal_arrived"] == 1  # sonde's handler, where the signal found the service
+    elif tool == "lines":
+        hits = {line: got["Handler.handle"][n]["hits"] for line, n in HANDLE_LINES.items()}
+        assert hits == {"count": handled, "buffer": handled, "write": handled}, err
+    else:
+        allocated = got["Handler.handle"][HANDLE_LINES["buffer"]]["alloc_bytes"]
+        assert handled * REPLY_BYTES <= allocated < handled * (REPLY_BYTES + 8192), err
+
