@@ -37,15 +37,86 @@ static int is_library(const char *path)
     return 0;
 }
 
-/* 1 when a frame above node (towards its thread's root) is at the same
- * file and line: node's samples are already in that line's total. */
-static int line_above(const sonde_profile *p, uint32_t node, uint32_t file, int32_t line)
+/* A node's (file, line): what the frames above it are compared by. */
+static uint64_t line_key(const sonde_profile *p, uint32_t node)
 {
-    for (uint32_t a = p->nodes[node].parent;
-         a != SONDE_NO_NODE && p->nodes[a].func != SONDE_NO_FUNC; a = p->nodes[a].parent)
-        if (p->nodes[a].line == line && p->funcs[p->nodes[a].func].file == file)
-            return 1;
+    return (uint64_t)p->funcs[p->nodes[node].func].file << 32 | (uint32_t)p->nodes[node].line;
+}
+
+/* The first node of a sibling list from c on (c included) that has a
+ * function, or SONDE_NO_NODE: a node without one starts a tree of its own. */
+static uint32_t framed(const sonde_profile *p, uint32_t c)
+{
+    while (c != SONDE_NO_NODE && p->nodes[c].func == SONDE_NO_FUNC)
+        c = p->nodes[c].next_sibling;
+    return c;
+}
+
+/* Counts node (a frame entered: repeated[node] says whether its line was
+ * already on the path) or uncounts it (left) in on_path.  0, or -1 on out
+ * of memory. */
+static int count_on_path(const sonde_profile *p, sonde_u64map *on_path, uint32_t node,
+                         int entered, uint8_t *repeated)
+{
+    if (p->nodes[node].func == SONDE_NO_FUNC)
+        return 0;
+    uint32_t *count = sonde_u64map_slot(on_path, line_key(p, node), 0);
+    if (!count)
+        return -1;
+    if (entered) {
+        repeated[node] = *count > 0;
+        ++*count;
+    } else {
+        --*count;
+    }
     return 0;
+}
+
+/* Walks the tree under start (its frames down to the next frame without a
+ * function), depth first without recursion, keeping in on_path how many
+ * frames of the path from start hold each (file, line).  0, or -1. */
+static int walk_tree(const sonde_profile *p, uint32_t start, sonde_u64map *on_path,
+                     uint8_t *repeated)
+{
+    uint32_t at = start;
+    if (count_on_path(p, on_path, at, 1, repeated) < 0)
+        return -1;
+    for (;;) {
+        uint32_t down = framed(p, p->nodes[at].first_child);
+        while (down == SONDE_NO_NODE) {
+            if (count_on_path(p, on_path, at, 0, repeated) < 0)
+                return -1;
+            if (at == start)
+                return 0;
+            down = framed(p, p->nodes[at].next_sibling);
+            at = p->nodes[at].parent;
+        }
+        at = down;
+        if (count_on_path(p, on_path, at, 1, repeated) < 0)
+            return -1;
+    }
+}
+
+/* For each node, 1 when a frame above it (towards its thread's root, up
+ * to the first frame without a function) is at the same file and line:
+ * its samples are already in that line's total.  One walk down each tree,
+ * linear in nodes (a deep recursion costs no more than a wide profile).
+ * malloc'd (caller frees), or NULL on out of memory. */
+static uint8_t *lines_repeated(const sonde_profile *p)
+{
+    uint8_t *repeated = calloc(p->nnodes, 1);
+    sonde_u64map on_path; /* line_key -> frames of the path walked at it */
+    sonde_u64map_init(&on_path);
+    for (uint32_t i = 1; repeated && i < p->nnodes; i++) {
+        const sonde_node *nd = &p->nodes[i];
+        if ((nd->func == SONDE_NO_FUNC || nd->parent == SONDE_NO_NODE) &&
+            walk_tree(p, i, &on_path, repeated) < 0) {
+            free(repeated);
+            repeated = NULL;
+        }
+    }
+    sonde_u64map_free(&on_path);
+    return repeated;
 }
 
 /* Every (file, line) of a Python frame with samples, into *out (by file,
@@ -57,7 +128,8 @@ static int count_lines(const sonde_profile *p, cell **out, uint32_t *count)
     cell *cells = NULL;
     size_t cap = 0;
     uint32_t n = 0;
-    int rc = 0;
+    uint8_t *repeated = lines_repeated(p);
+    int rc = repeated ? 0 : -1;
     for (uint32_t i = 1; rc == 0 && i < p->nnodes; i++) {
         const sonde_node *nd = &p->nodes[i];
         if (nd->func == SONDE_NO_FUNC || nd->line <= 0 || !nd->total ||
@@ -75,9 +147,10 @@ static int count_lines(const sonde_profile *p, cell **out, uint32_t *count)
         if (*slot == n)
             cells[n++] = (cell){ .file = file, .line = nd->line };
         cells[*slot].self += nd->self;
-        if (!line_above(p, i, file, nd->line))
+        if (!repeated[i])
             cells[*slot].total += nd->total;
     }
+    free(repeated);
     sonde_u64map_free(&index);
     *out = cells;
     *count = n;

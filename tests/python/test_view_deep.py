@@ -1,0 +1,131 @@
+"""sonde view on very deep profiles (issue 23, item 8): the source
+heatmap's totals were quadratic in depth (each frame walked all its
+ancestors: a 300,000-deep chain took minutes), and the page's sandwich
+merged and drew its trees by recursion, so a 4,000-deep recursion ended
+in "Maximum call stack size exceeded" and an empty panel.  Each profile
+here is written as sonde's JSON with a fixed shape, its expected figures
+worked out independently in the test; the timeouts only guard against a
+hang."""
+
+import json
+import os
+import random
+import sys
+
+from conftest import run_sonde
+from pages import browser, page_data  # noqa: F401
+
+HANG_GUARD_S = 60
+
+
+def profile_doc(functions, threads, nodes, cwd):
+    """A sampled profile (1 sample a second: samples and seconds agree)."""
+    return {"sonde": 1, "mode": "run", "unit": "seconds", "sample_rate": 1,
+            "about": {"argv": [sys.executable, "main.py"], "cwd": str(cwd)},
+            "functions": [{"name": name, "qualname": name, "file": file, "line": 1,
+                           "kind": "python"} for name, file in functions],
+            "threads": [{"ident": k + 1, "native_id": k + 1, "name": "T%d" % k, "root": root}
+                        for k, root in enumerate(threads)],
+            "nodes": nodes}
+
+
+class Tree:
+    """Nodes as sonde's JSON lists them, [func, parent, calls, total,
+    self, line], parents first; node 0 unused, each thread's root without
+    a function.  Totals are summed from the selves when done."""
+
+    def __init__(self):
+        self.nodes = [[-1, 0, 0, 0, 0]]
+
+    def add(self, func, parent, self_samples, line):
+        self.nodes.append([func, parent, 0, 0, self_samples, line])
+        return len(self.nodes) - 1
+
+    def root(self):
+        return self.add(-1, 0, 0, 0)
+
+    def finish(self):
+        for i in range(len(self.nodes) - 1, 0, -1):
+            n = self.nodes[i]
+            n[3] += n[4]
+            if n[0] >= 0:
+                self.nodes[n[1]][3] += n[3]
+        for n in self.nodes:
+            if n[0] < 0:
+                del n[5:]
+        return self.nodes
+
+
+def add_cell(out, key, self_samples, total):
+    cell = out.setdefault(key, [0, 0])
+    cell[0] += self_samples
+    cell[1] += total
+
+
+def expected_chain(nodes, files, chain):
+    """(file, line) -> [self, total] of the frames chain (a path from a
+    root down): every frame's self, and the total of each line's outermost
+    frame only (all its other frames lie under it)."""
+    out = {}
+    for i in chain:
+        key = (files[nodes[i][0]], nodes[i][5])
+        add_cell(out, key, nodes[i][4], 0 if key in out else nodes[i][3])
+    return out
+
+
+def expected_tree(nodes, files, members):
+    """The same for frames anywhere in a (small) tree, by walking each
+    one's ancestors: its total counts unless one above it, up to its
+    thread's root, is at the same file and line."""
+    out = {}
+    for i in members:
+        key, a, repeated = (files[nodes[i][0]], nodes[i][5]), nodes[i][1], False
+        while nodes[a][0] >= 0:
+            repeated = repeated or (files[nodes[a][0]], nodes[a][5]) == key
+            a = nodes[a][1]
+        if nodes[i][3]:
+            add_cell(out, key, nodes[i][4], 0 if repeated else nodes[i][3])
+    return out
+
+
+def test_heatmap_of_a_300000_deep_chain(tmp_path):
+    """A 300,000-frame chain (each frame on a line of its own, then a
+    recursion alternating two files on three lines) in one thread, and a
+    small branching tree with repeated lines in another: every line's self
+    and total as worked out here, in well under the hang guard (the old
+    walk took minutes)."""
+    functions = [("chain", "main.py"), ("even", "rec_a.py"), ("odd", "rec_b.py"),
+                 ("leaf", "branch.py"), ("mid", "branch.py")]
+    files = [f for _, f in functions]
+    t = Tree()
+    depth, recursion = 300000, 3000
+    roots = [t.root()]
+    chain, at = [], roots[0]
+    for d in range(depth):
+        func, line = (0, d + 1) if d < depth - recursion else (1 + d % 2, 10 + d % 3)
+        at = t.add(func, at, 1, line)
+        chain.append(at)
+    # a seeded random tree whose lines repeat along its paths
+    rng = random.Random(23)
+    roots.append(t.root())
+    branchy = [roots[1]]
+    for _ in range(400):
+        parent = rng.choice(branchy)
+        branchy.append(t.add(rng.choice((3, 4)), parent, rng.randrange(0, 4),
+                             rng.randrange(1, 6)))
+    nodes = t.finish()
+    want = expected_chain(nodes, files, chain)
+    want.update(expected_tree(nodes, files, branchy[1:]))  # files of their own
+    (tmp_path / "deep.json").write_text(json.dumps(profile_doc(functions, roots, nodes,
+                                                               tmp_path)))
+    proc = run_sonde(["view", "deep.json"], tmp_path, timeout=HANG_GUARD_S)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(tmp_path / "deep.html")
+    got = {}
+    for f in data["heatmap"]["files"]:
+        for line, self_samples, total in f["lines"]:
+            got[(data["funcs"][f["func"]][1], line)] = [self_samples, total]
+    assert got == want
+    # the recursion's lines: each file's frames, a third of them on each
+    # line, their total counted once, from the outermost
+    assert got[("rec_a.py", 10 + (depth - recursion) % 3)] == [recursion // 6, recursion]
