@@ -34,6 +34,12 @@ static void test_tree_from_stats(void)
     check_dbl(t.nodes[4].total, 7.5 * 1.5 / 9.5);
     check(t.nodes[5].func == FIXTURE_LEN && t.nodes[5].parent == 2, "work -> len");
     check_dbl(t.nodes[5].total, 2 * 1.5 / 9.5);
+    /* every function's self times add up to its tottime */
+    double self[3] = { 0, 0, 0 };
+    for (uint32_t i = 1; i < t.n; i++)
+        self[t.nodes[i].func] += t.nodes[i].self;
+    for (int f = 0; f < 3; f++)
+        check_dbl(self[f], s.funcs[f].tottime);
     sonde_time_tree_free(&t);
     sonde_stats_free(&s);
     sonde_profile_free(&p);
