@@ -27,6 +27,14 @@
   if (D.files) D.funcs.forEach(function (fn) { fn[1] = D.files[fn[1]]; });
   var $ = function (id) { return document.getElementById(id); };
   var ROW = 17;
+  /* the most device pixels a canvas's side may have in every browser
+   * (Firefox's limit; Chromium's is 65535): a taller one draws nothing */
+  var CANVAS_MAX = 32767;
+
+  /* How many rows of ROW pixels (and a margin of 2) one canvas can hold. */
+  function canvasRows() {
+    return Math.floor((CANVAS_MAX / (window.devicePixelRatio || 1) - 2) / ROW);
+  }
 
   function el(tag, text, cls) {
     var e = document.createElement(tag);
@@ -543,9 +551,23 @@
     var callers = mtree(f), callees = mtree(f), paths = 0;
     /* depth first over T: each frame, and whether a frame of f holds it */
     var stack = new Int32Array(T.n), inside = new Uint8Array(T.n), top = 0;
+    /* frame i and all under it into the merged tree into, depth first
+     * without recursion (a deep recursion would exhaust the page's stack):
+     * work holds [merged tree of the parent, frame] pairs, next on top */
     function merge(into, i) {
+      var work = [], kids = [];
       into.total += T.total[i]; into.self += T.self[i];
-      for (var c = T.first[i]; c >= 0; c = T.next[c]) merge(mchild(into, T.func[c]), c);
+      pushKids(work, kids, into, i);
+      while (work.length) {
+        var w = work.pop(), t = mchild(w[0], T.func[w[1]]);
+        t.total += T.total[w[1]]; t.self += T.self[w[1]];
+        pushKids(work, kids, t, w[1]);
+      }
+    }
+    function pushKids(work, kids, t, i) {
+      kids.length = 0;
+      for (var c = T.first[i]; c >= 0; c = T.next[c]) kids.push(c);
+      for (var k = kids.length - 1; k >= 0; k--) work.push([t, kids[k]]);
     }
     stack[top++] = 0;
     while (top) {
@@ -578,27 +600,39 @@
   }
 
   /* One merged tree as an icicle (callees, downwards) or a flame graph
-   * (callers, upwards: f at the bottom, next to its callees). */
+   * (callers, upwards: f at the bottom, next to its callees), as many
+   * levels from f as a canvas holds.  Returns how many levels were not
+   * drawn for that (0: none). */
   function drawMerged(canvas, root, part, up) {
     var W = Math.max(300, viewWidth()), levels = 0, scale = W / (root.total || 1);
-    (function deep(t, d) { levels = Math.max(levels, d); t.kids.forEach(function (k) { if (k.total * scale >= 0.5) deep(k, d + 1); }); })(root, 0);
+    /* both walks without recursion (a deep recursion would exhaust the
+     * page's stack): the levels drawn, then each frame, parents first */
+    for (var below = [[root, 0]]; below.length;) {
+      var level = below.pop();
+      levels = Math.max(levels, level[1]);
+      level[0].kids.forEach(function (k) { if (k.total * scale >= 0.5) below.push([k, level[1] + 1]); });
+    }
+    var cut = Math.max(0, levels + 1 - canvasRows());
+    levels -= cut;
     var H = (levels + 1) * ROW + 2, g = sized(canvas, W, H);
     g.font = "11px sans-serif"; g.textBaseline = "middle";
-    (function put(t, x, d) {
-      var w = t.total * scale, y = up ? H - (d + 1) * ROW : d * ROW;
-      if (w < 0.5) return;
+    for (var work = [[root, 0, 0]]; work.length;) {
+      var w = work.pop(), t = w[0], x = w[1], d = w[2];
+      var width = t.total * scale, y = up ? H - (d + 1) * ROW : d * ROW;
+      if (width < 0.5 || d > levels) continue;
       g.fillStyle = t.func < 0 ? "rgb(220,220,220)" : D.funcs[t.func][3];
-      g.fillRect(x, y, Math.max(w - 0.5, 0.5), ROW - 1);
-      if (w > 28) {
-        var label = funcLabel(t.func), fits = Math.floor((w - 6) / 6.2);
+      g.fillRect(x, y, Math.max(width - 0.5, 0.5), ROW - 1);
+      if (width > 28) {
+        var label = funcLabel(t.func), fits = Math.floor((width - 6) / 6.2);
         if (label.length > fits) label = fits > 2 ? label.slice(0, fits - 2) + ".." : "";
         g.fillStyle = "#000";
         g.fillText(label, x + 3, y + ROW / 2);
       }
-      sandwiched.push([t, part, d, x, y, w, canvas]);
+      sandwiched.push([t, part, d, x, y, width, canvas]);
       var kids = Array.from(t.kids.values()).sort(function (a, b) { return b.total - a.total; });
-      kids.forEach(function (k) { put(k, x, d + 1); x += k.total * scale; });
-    })(root, 0, 0);
+      var placed = kids.map(function (k) { var kid = [k, x, d + 1]; x += k.total * scale; return kid; });
+      for (var p = placed.length - 1; p >= 0; p--) work.push(placed[p]);
+    }
     canvas.onmousemove = function (ev) {
       var s = sandwichHit(canvas, ev), tip = $("tip");
       if (!s) { tip.style.display = "none"; return; }
@@ -613,6 +647,7 @@
       var s = sandwichHit(canvas, ev);
       if (s && s[0].func >= 0) select(s[0].func);
     };
+    return cut;
   }
 
   /* The selected function's sandwich; without a selection, the function
@@ -627,13 +662,14 @@
     [["callers of " + funcLabel(f) + " (merged over " + sw.paths + " call paths; each as wide as the time spent calling it)",
       "callers", sw.callers, true],
      ["what " + funcLabel(f) + " called (merged)", "callees", sw.callees, false]].forEach(function (part) {
-      box.appendChild(el("div", part[0], "fn"));
+      var title = box.appendChild(el("div", part[0], "fn"));
       var pane = el("div", null, "half"), c = el("canvas");
       pane.style.maxHeight = half + "px";
       c.id = part[1] + "-chart";
       pane.appendChild(c);
       box.appendChild(pane);
-      drawMerged(c, part[2], part[1], part[3]);
+      var cut = drawMerged(c, part[2], part[1], part[3]);
+      if (cut) title.textContent += "; the " + cut + " levels farthest from " + funcLabel(f) + " not drawn (more than a picture holds)";
       if (part[3]) pane.scrollTop = pane.scrollHeight;
     });
   }

@@ -129,3 +129,59 @@ def test_heatmap_of_a_300000_deep_chain(tmp_path):
     # the recursion's lines: each file's frames, a third of them on each
     # line, their total counted once, from the outermost
     assert got[("rec_a.py", 10 + (depth - recursion) % 3)] == [recursion // 6, recursion]
+
+
+def test_sandwich_of_a_4000_deep_recursion(browser, tmp_path):  # noqa: F811
+    """main -> rec, 4,000 deep -> work (all 100 samples in work): the page
+    draws rec's sandwich without a script error; its callers are rec and
+    main, its callees rec on each level down and work below them, each
+    with all the samples, as many levels as one picture holds drawn (the
+    title says how many more were not) and the picture not empty."""
+    depth, samples = 4000, 100
+    t = Tree()
+    roots = [t.root()]
+    at = t.add(0, roots[0], 0, 2)
+    for _ in range(depth):
+        at = t.add(1, at, 0, 6)
+    t.add(2, at, samples, 9)
+    doc = profile_doc([("main", "main.py"), ("rec", "main.py"), ("work", "main.py")], roots,
+                      t.finish(), tmp_path)
+    (tmp_path / "rec.json").write_text(json.dumps(doc))
+    proc = run_sonde(["view", "rec.json"], tmp_path, timeout=HANG_GUARD_S)
+    assert proc.returncode == 0, proc.stderr
+
+    tab = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto("file://%s#view=sandwich&select=^rec$" % (tmp_path / "rec.html"))
+    try:
+        tab.wait_for_selector("#status:not(:empty)")
+    finally:
+        assert errors == []
+    assert tab.evaluate("document.getElementById('status').textContent").startswith(
+        "drawn: sandwich")
+    frames = tab.evaluate("window.sondeView.sandwich()")
+    callers = sorted((f["level"], f["name"], f["total"]) for f in frames if f["part"] == "callers")
+    assert callers == [(0, "rec", samples), (1, "main", samples)]
+    callees = sorted((f["level"], f["name"], f["total"]) for f in frames if f["part"] == "callees")
+    levels = ["rec"] * depth + ["work"]
+    shown = len(callees)
+    assert callees == [(k, levels[k], samples) for k in range(shown)]
+    title = tab.evaluate("document.querySelectorAll('#view .fn')[1].textContent")
+    if shown < len(levels):
+        assert "the %d levels farthest from rec not drawn" % (len(levels) - shown) in title
+        assert shown > 1000
+    else:
+        assert "not drawn" not in title
+    # the picture holds its frames: the outermost and the deepest drawn
+    # are painted (a canvas too tall for the browser stays blank)
+    for level in (0, shown - 1):
+        box = [f for f in frames if f["part"] == "callees" and f["level"] == level][0]
+        alpha = tab.evaluate(
+            "([x, y]) => { var c = document.getElementById('callees-chart'),"
+            " r = c.getBoundingClientRect(), k = c.width / r.width;"
+            " return c.getContext('2d').getImageData(Math.floor((x - r.left) * k),"
+            " Math.floor((y - r.top) * k), 1, 1).data[3]; }",
+            [box["x"] + 2, box["y"] + box["h"] / 2])
+        assert alpha == 255, level
+    tab.close()
