@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../core/stats.h"
+#include "../core/time_tree_graft.h"
 #include "../formats/format.h"
 #include "../formats/json_read.h"
 #include "../formats/load.h"
@@ -196,6 +197,21 @@ static int parse(int argc, char **argv, report_opts *o, const char **file, cli_o
     return cli_output_open(out, o->out);
 }
 
+/* A .prof has no call tree: the one rebuilt from its callers (as the page
+ * draws it) becomes p's, saying so when its bounds left branches out.  0,
+ * or -1 on out of memory. */
+static int graft_rebuilt_tree(const char *file, sonde_profile *p, const sonde_stats *s)
+{
+    int cut = 0;
+    if (sonde_time_tree_graft(p, s, &cut) < 0)
+        return -1;
+    if (cut)
+        fprintf(stderr, "sonde: '%s': the call tree rebuilt from its callers was cut at %u "
+                "frames or %d deep; the smallest branches are left out\n", file,
+                SONDE_TIME_TREE_MAX_NODES, SONDE_TIME_TREE_MAX_DEPTH);
+    return 0;
+}
+
 /* What file becomes, into b (or written to out, by a format that
  * streams).  0, or an exit code after printing why not. */
 static int convert(const report_opts *o, const char *file, const cli_output *out, sonde_buf *b,
@@ -221,6 +237,9 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
         rc = draw_document(b, file, &doc, kind, o->format);
         *graphviz = 0; /* a mem document's svg is its own timeline */
         sonde_jtree_free(&doc);
+    } else if (fmt && fmt->needs_tree && !fmt->needs_timeline && !sonde_load_has_tree(&p) &&
+               graft_rebuilt_tree(file, &p, &s) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (fmt && ((fmt->needs_timeline && !p.nevents) ||
                        (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "

@@ -27,7 +27,8 @@
  * Then every function is given its tottime: each node's self time is what
  * its children leave of it, and a function's self times are scaled to add
  * up to its tottime (a function left with no frame gets one under its
- * biggest caller's); totals are summed again from the leaves.  So the root
+ * biggest caller's, or, past the node bound, stays in the root's own
+ * time); totals are summed again from the leaves.  So the root
  * is the profile's total time, no function's own time is lost, and along a
  * path of functions no cycle leads back to, the frames are their cumtime. */
 #include "time_tree.h"
@@ -41,6 +42,8 @@
 
 /* Callees served by closeness to the room left, at most, per group. */
 #define MAX_PICKS 64
+/* Rounds of fitting widths to cumtimes and self times to tottimes. */
+#define FIT_ROUNDS 1
 
 typedef struct pending {
     uint32_t node;
@@ -395,10 +398,15 @@ static int settle(rebuild *r)
     }
     for (uint32_t f = 0; f < s->nfuncs; f++) {
         double tt = s->funcs[f].present && s->funcs[f].tottime > 0 ? s->funcs[f].tottime : 0;
-        if (tt > 0 && !(total_sum[f] > 0) &&
-            sonde_time_tree_add(t, (int32_t)f, home_of(r, cstart, corder, biggest, f), 0,
-                                tt) < 0)
+        if (!(tt > 0) || total_sum[f] > 0)
+            continue;
+        if (t->n >= SONDE_TIME_TREE_MAX_NODES) { /* kept in the root's own time */
+            t->nodes[0].self += tt;
+            t->cut = 1;
+        } else if (sonde_time_tree_add(t, (int32_t)f, home_of(r, cstart, corder, biggest, f),
+                                       0, tt) < 0) {
             goto out;
+        }
     }
     for (uint32_t i = 1; i < built; i++) {
         sonde_time_node *nd = &t->nodes[i];
@@ -478,7 +486,11 @@ int sonde_time_tree_from_stats(sonde_time_tree *t, const sonde_stats *s)
             goto out;
     if (r.nheap > 0)
         t->cut = 1;
-    rc = fit_cumtimes(&r) < 0 ? -1 : settle(&r);
+    /* fitting widths to cumtimes moves self times, and fitting self times to
+     * tottimes moves widths: a few rounds bring both close, tottimes last */
+    rc = 0;
+    for (int round = 0; rc == 0 && round < FIT_ROUNDS; round++)
+        rc = fit_cumtimes(&r) < 0 ? -1 : settle(&r);
 out:
     free(start);
     free(order);
