@@ -227,7 +227,7 @@ def _printed(*exc_info):
 class _RunTool:
     """sonde run: every call, into DIR/stats and DIR/out."""
 
-    def __init__(self, folder, out_format, options, code, source, namespace):
+    def __init__(self, folder, out_format, options, code, source, namespace, module=None):
         self.folder, self.out_format = folder, out_format
         self.prof = Profiler()
         # The profiler's own C methods, which it does not record: a Python
@@ -291,26 +291,38 @@ class _LinesTool:
     """sonde lines: per-line hits and time of the chosen functions."""
 
     with_module = False  # the script's top level is not a function to time
+    signs_of_running = ("hits",)  # what a line that ran shows in the document
+    not_running = "which never ran"
 
-    def __init__(self, folder, out_format, options, code, source, namespace):
+    def __init__(self, folder, out_format, options, code, source, namespace, module=None):
         # Imported here, not at the top: `sonde run` must not import for the
         # program what it would import itself.  -f still finds the functions
         # of the modules imported here first (select_imported).
         import builtins
         import json
-        from . import _lines
+        from . import _lines, _main_module
         self._loads, self._compiled_code = json.loads, _lines.compiled_code
         self._matches = _lines.names_matching
         self.folder, self.namespace = folder, namespace
         self.options = json.loads(options)
         self.patterns = patterns = self.options.get("functions", [])
         self.prof = self.profiler()
-        self.unmatched = _lines.select(self.prof, code, source, patterns, self.with_module)
-        _lines.select_imported(self.prof, patterns, self.unmatched, _modules)
-        self.watcher = (_lines.ImportWatcher(self.prof, patterns, self.unmatched)
-                        if patterns else None)
+        # -m: the functions are the module's, known as __main__ or by name.
+        main = _main_module.find(module) if module else None
+        if main is not None:
+            code, source = main.code, main.source
+        self.unmatched = _lines.select(self.prof, code, source, patterns, self.with_module,
+                                       ("__main__", main.name) if main else ("__main__",))
+        # A pattern with no module that names the program's own functions
+        # (-f main) chooses those, not the same names in other modules.
+        elsewhere = [p for p in patterns if ":" in p or p in self.unmatched]
+        _lines.select_imported(self.prof, elsewhere, self.unmatched, _modules)
+        self.watcher = (_lines.ImportWatcher(self.prof, elsewhere, self.unmatched)
+                        if elsewhere else None)
         if self.watcher:
             sys.meta_path.insert(0, self.watcher)
+        if main is not None:
+            main.serve()  # first on sys.meta_path: runpy gets the code chosen from
         # kernprof's builtin: @profile marks a function to profile.
         builtins.profile = self.prof.add_function
 
@@ -338,8 +350,9 @@ class _LinesTool:
         document = self.prof.document()  # the JSON text, written in C
         self.folder.write("out", document)
         unmatched = self.watcher.unmatched if self.watcher else self.unmatched
-        ran = [f["name"] for f in self._loads(document)["functions"]
-               if any(line.get("hits") or line.get("alloc_bytes") for line in f["lines"])]
+        functions = self._loads(document)["functions"]
+        ran = [f["name"] for f in functions
+               if any(line.get(k) for line in f["lines"] for k in self.signs_of_running)]
         for pattern in self.patterns:
             # A Python function the pattern found may have been replaced by
             # a compiled one (heapq's heappush by _heapq's) and never run.
@@ -350,6 +363,12 @@ class _LinesTool:
                                 "lines to count" % (pattern, compiled))
             elif pattern in unmatched:
                 self.folder.say("sonde: warning: -f %s matched no function" % pattern)
+            elif not self._matches(pattern, ran):
+                chosen = ["%s (%s)" % (f["name"], f["file"].rpartition("/")[2])
+                          for f in functions if self._matches(pattern, [f["name"]])]
+                more = " and %d more" % (len(chosen) - 4) if len(chosen) > 4 else ""
+                self.folder.say("sonde: warning: -f %s matched %s%s, %s" % (
+                    pattern, ", ".join(chosen[:4]), more, self.not_running))
 
 
 class _MemTool(_LinesTool):
@@ -357,8 +376,12 @@ class _MemTool(_LinesTool):
     keeps, and RSS over time."""
 
     with_module = True
+    # Without --lines, hits are not counted: a line ran if something was
+    # seen on it.
+    signs_of_running = ("hits", "alloc_bytes", "freed_bytes", "rss_bytes")
+    not_running = "on whose lines nothing ran or was allocated"
 
-    def __init__(self, *args):
+    def __init__(self, *args, **kwargs):
         # The C allocator shim was preloaded for this process only: the
         # program's own children start without it.
         shim = os.environ.pop("SONDE_PRELOAD", None)
@@ -368,7 +391,7 @@ class _MemTool(_LinesTool):
                 os.environ["LD_PRELOAD"] = " ".join(rest)
             else:
                 del os.environ["LD_PRELOAD"]
-        super().__init__(*args)
+        super().__init__(*args, **kwargs)
 
     def profiler(self):
         from ._mem import MemoryProfiler
@@ -475,7 +498,8 @@ def main():
     args = sys.argv[7:]
     folder = _Folder(folder_path)
     code, namespace, source = STARTERS[mode](folder, target, args)
-    tool = TOOLS[tool_name](folder, out_format, options, code, source, namespace)
+    tool = TOOLS[tool_name](folder, out_format, options, code, source, namespace,
+                            module=target if mode == "module" else None)
     ending = _Ending(tool, folder)
 
     def _exit(status):

@@ -183,16 +183,18 @@ class LineProfiler(Traced):
                                                  None if unit is None else str(unit)))
 
 
-def select(tracer, script_code, script_source, patterns, with_module=False):
+def select(tracer, script_code, script_source, patterns, with_module=False,
+           module_names=("__main__",)):
     """Registers the script's functions with tracer (a Traced): those
     matching -f patterns, else (when the script has no @profile) all of
-    them, and with_module: its top-level code too.  Returns the patterns
-    still unmatched."""
+    them, and with_module: its top-level code too.  module_names: what a
+    pattern may call the script's module (-m's module also answers to its
+    own name).  Returns the patterns still unmatched."""
     uses_decorator = any(line.lstrip().startswith("@profile") for line in script_source.splitlines())
     unmatched = set(patterns)
     for code, qualname in code_tree(script_code):
         if patterns:
-            hit = _pattern_hits(patterns, "__main__", qualname)
+            hit = [p for name in module_names for p in _pattern_hits(patterns, name, qualname)]
             if hit:
                 tracer.add_code(code, qualname)
                 unmatched -= set(hit)
@@ -274,12 +276,12 @@ def _qualname(func):
 
 def select_imported(tracer, patterns, unmatched, modules):
     """Registers with tracer the functions that -f patterns name in modules
-    already imported (modules: name -> module, sonde's own left out), as
-    ImportWatcher does for the modules imported later, so that a function
-    is found whoever imported its module first.  Removes the patterns that
-    matched from unmatched."""
+    already imported (modules: name -> module, sonde's own and __main__ left
+    out: select chooses the program's), as ImportWatcher does for the
+    modules imported later, so that a function is found whoever imported
+    its module first.  Removes the patterns that matched from unmatched."""
     for module_name, module in list(modules.items()):
-        if (module_name == "sonde" or module_name.startswith("sonde.")
+        if (module_name in ("sonde", "__main__") or module_name.startswith("sonde.")
                 or not isinstance(module, types.ModuleType)):
             continue
         wanted = [p for p in patterns if _qualname_patterns(p, module_name)]
