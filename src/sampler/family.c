@@ -67,13 +67,6 @@ static void note_interpreter(sonde_family *f, int pid, const sonde_runtime *rt)
         sonde_about_set(&a->version, version, (size_t)len);
 }
 
-/* 1 while pid runs: it exists and is no zombie. */
-static int alive(int pid)
-{
-    char state = sonde_proc_task_state(pid, 0);
-    return state && state != 'Z' && state != 'X';
-}
-
 /* The executable of pid (its device and inode); -1 when it cannot be seen. */
 static int exe_of(int pid, uint64_t *dev, uint64_t *ino)
 {
@@ -253,7 +246,7 @@ int sonde_family_refresh(sonde_family *f, int full)
         follow_execs(f);
         f->nothers = 0; /* a process may load Python without an exec (embedding) */
     }
-    if (!alive(f->root))
+    if (!sonde_proc_alive(f->root))
         return -ESRCH;
     /* Depth first from the root: below a process that is not Python, and
      * with `all` below every one. */

@@ -231,6 +231,13 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
         int got = sample_member(m, ns, p, index, o, threads, t_ns, counts, stop_now);
         if (got == -ESRCH && o->native)
             native_forget(ns, o, m->pid);
+        if (got == -ESRCH && sonde_proc_alive(m->pid)) {
+            /* Its memory could not be read, yet a thread runs: a thread
+             * other than the main one is exec'ing (the next refresh
+             * attaches to the new image), or the main thread alone ended. */
+            i++;
+            continue;
+        }
         if (got == -ESRCH && m->pid == family->root) {
             counts->ended = 1;
             *stop_now = 1;

@@ -623,6 +623,58 @@ def test_record_follows_exec(tmp_path):
     assert min(counts.values()) + missed >= 80, (counts, rec.stderr)
 
 
+
+# Execs itself HOPS times, each time from a thread other than the main one
+# while the main thread runs Python, then burns a second of CPU time in
+# final_work.  During such an exec the kernel ends the main thread first:
+# for an instant the process's memory cannot be read and its leader is a
+# zombie, which is not the end.
+EXEC_FROM_A_THREAD = r'''
+import os, sys, threading, time
+
+HOPS = 12
+stage = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+
+def final_work():
+    end = time.process_time() + 1.0
+    while time.process_time() < end:
+        sum(range(200))
+    print("final done", flush=True)
+
+def hop():
+    os.execv(sys.executable, [sys.executable, __file__, str(stage + 1)])
+
+def spin():
+    while True:
+        sum(range(300))
+
+if stage < HOPS:
+    threading.Thread(target=hop).start()
+    spin()
+else:
+    final_work()
+'''
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
+@pytest.mark.parametrize("python", version_params())
+def test_record_goes_on_through_an_exec_from_a_thread(python, native, tmp_path):
+    python = need(python)
+    (tmp_path / "hops.py").write_text(EXEC_FROM_A_THREAD)
+    out = tmp_path / "p.txt"
+    rate = 200
+    rec = sonde("record", "-r", str(rate), "-f", "collapsed", "-o", str(out),
+                *(["--native"] if native else []), "--", python, "hops.py", cwd=str(tmp_path))
+    assert rec.returncode == 0 and "final done" in rec.stdout, rec.stderr
+    final = sum(int(line.rsplit(" ", 1)[1]) for line in out.read_text().splitlines()
+                if re.search(r"(^|;)final_work[ ;(]", line.rsplit(" ", 1)[0] + " "))
+    # final_work runs at least a second by the wall clock, never sleeping:
+    # each tick of it is a sample, or a tick the summary counts missed.
+    # Before: record stopped at the first hop caught mid-exec ("the process
+    # ended") and final_work had no sample.
+    missed = int(re.search(r"\), (\d+) missed, of ", rec.stderr).group(1))
+    assert final + missed >= 0.8 * rate, (final, rec.stderr)
+
 THREADS_PROGRAM = r'''
 import threading, time
 def spinner():

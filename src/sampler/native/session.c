@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../core/grow.h"
@@ -118,10 +119,22 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
         free(s);
         return NULL;
     }
-    /* One capture of the main thread first: a refusal is said once, here. */
-    rc = sonde_native_ptrace_capture(s->pid, s->pid, &s->st, NULL, NULL, NULL);
+    /* One capture of the main thread first: a refusal is said once, here.
+     * While another thread exec's, the main thread is a zombie, which
+     * ptrace refuses too: a refusal is believed when three tries 2 ms
+     * apart agree and the main thread is no zombie (the caller takes a
+     * zombie for a process that is exec'ing or has ended). */
+    for (int tries = 0; tries < 3; tries++) {
+        rc = sonde_native_ptrace_capture(s->pid, s->pid, &s->st, NULL, NULL, NULL);
+        if (rc != -EPERM || tries == 2)
+            break;
+        nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 2000000 }, NULL);
+    }
     if (rc == -EPERM) {
-        explain_refused(s->pid, err, errlen);
+        if (sonde_proc_task_state(s->pid, 0) == 'Z')
+            snprintf(err, errlen, "process %d is exec'ing or has ended", s->pid);
+        else
+            explain_refused(s->pid, err, errlen);
         session_close(s);
         return NULL;
     }

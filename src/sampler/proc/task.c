@@ -1,10 +1,12 @@
 /* task.c - a process's or a thread's state and parent; see task.h. */
 #include "task.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 const char *sonde_proc_task_fields(int pid, int tid, char *buf, size_t size)
@@ -40,4 +42,43 @@ int sonde_proc_task_parent(int pid)
     if (!fields || fields[1] != ' ')
         return 0;
     return atoi(fields + 2);
+}
+
+/* sonde_proc_alive's look at one instant. */
+static int runs_now(int pid)
+{
+    char state = sonde_proc_task_state(pid, 0);
+    if (state != 'Z')
+        return state != 0 && state != 'X';
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *tasks = opendir(path);
+    if (!tasks)
+        return 0;
+    int runs = 0;
+    struct dirent *t;
+    while (!runs && (t = readdir(tasks))) {
+        int tid = atoi(t->d_name);
+        if (tid <= 0)
+            continue; /* the leader too: the exec'ing thread may have taken its id since */
+        state = sonde_proc_task_state(pid, tid);
+        runs = state && state != 'Z' && state != 'X';
+    }
+    closedir(tasks);
+    return runs;
+}
+
+int sonde_proc_alive(int pid)
+{
+    /* The moment the exec'ing thread takes the leader's id, /proc can
+     * show nothing alive (stat unreadable, or a zombie leader and no
+     * other thread): an end is believed only when three looks 2 ms apart
+     * agree.  A process that has ended stays ended. */
+    for (int look = 0; look < 3; look++) {
+        if (runs_now(pid))
+            return 1;
+        if (look < 2)
+            nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 2000000 }, NULL);
+    }
+    return 0;
 }

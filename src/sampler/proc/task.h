@@ -20,4 +20,14 @@ char sonde_proc_task_state(int pid, int tid);
  * is attached); 0 when it cannot be read. */
 int sonde_proc_task_parent(int pid);
 
+/* 1 while process pid runs: some thread of it is neither a zombie nor
+ * dead.  A leader that is a zombie does not end the process while other
+ * threads run: it is one while a thread other than the main one exec's
+ * (the kernel ends the leader before the exec'ing thread takes its id),
+ * and after the main thread alone has exited.  0 once every thread has
+ * ended (a zombie waiting for its parent) or pid cannot be seen, as seen
+ * three times over 4 ms (an exec passes through an instant that looks
+ * like the end). */
+int sonde_proc_alive(int pid);
+
 #endif
