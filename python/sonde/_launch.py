@@ -314,11 +314,11 @@ class _LinesTool:
         self.unmatched = _lines.select(self.prof, code, source, patterns, self.with_module,
                                        ("__main__", main.name) if main else ("__main__",))
         # A pattern with no module that names the program's own functions
-        # (-f main) chooses those, not the same names in other modules.
-        elsewhere = [p for p in patterns if ":" in p or p in self.unmatched]
-        _lines.select_imported(self.prof, elsewhere, self.unmatched, _modules)
-        self.watcher = (_lines.ImportWatcher(self.prof, elsewhere, self.unmatched)
-                        if elsewhere else None)
+        # (-f main) chooses those, not the same names in the standard library.
+        main_own = [p for p in patterns if ":" not in p and p not in self.unmatched]
+        _lines.select_imported(self.prof, patterns, self.unmatched, _modules, main_own)
+        self.watcher = (_lines.ImportWatcher(self.prof, patterns, self.unmatched, main_own)
+                        if patterns else None)
         if self.watcher:
             sys.meta_path.insert(0, self.watcher)
         if main is not None:

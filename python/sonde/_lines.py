@@ -14,6 +14,7 @@ import functools
 import importlib.machinery
 import json
 import linecache
+import os
 import sys
 import types
 
@@ -274,17 +275,29 @@ def _qualname(func):
     return qualname
 
 
-def select_imported(tracer, patterns, unmatched, modules):
+_STDLIB = os.path.dirname(os.__file__) + os.sep
+
+
+def in_stdlib(filename):
+    """Whether a module's file is the standard library's (frozen included)."""
+    return (not filename or filename.startswith("<frozen") or
+            (filename.startswith(_STDLIB) and "-packages" + os.sep not in filename))
+
+
+def select_imported(tracer, patterns, unmatched, modules, not_stdlib=()):
     """Registers with tracer the functions that -f patterns name in modules
     already imported (modules: name -> module, sonde's own and __main__ left
     out: select chooses the program's), as ImportWatcher does for the
     modules imported later, so that a function is found whoever imported
-    its module first.  Removes the patterns that matched from unmatched."""
+    its module first.  Removes the patterns that matched from unmatched.
+    not_stdlib: patterns that look at no module of the standard library."""
     for module_name, module in list(modules.items()):
         if (module_name in ("sonde", "__main__") or module_name.startswith("sonde.")
                 or not isinstance(module, types.ModuleType)):
             continue
-        wanted = [p for p in patterns if _qualname_patterns(p, module_name)]
+        stdlib = in_stdlib(getattr(module, "__file__", None))
+        wanted = [p for p in patterns if _qualname_patterns(p, module_name)
+                  and not (stdlib and p in not_stdlib)]
         if not wanted:
             continue
         for _, member in _module_members(module):
@@ -343,14 +356,17 @@ class ImportWatcher:
     """Registers functions of modules imported later that -f patterns name
     (module:qualname, or a bare qualname pattern for any module)."""
 
-    def __init__(self, tracer, patterns, unmatched):
+    def __init__(self, tracer, patterns, unmatched, not_stdlib=()):
         self.tracer, self.patterns, self.unmatched = tracer, patterns, unmatched
+        self.not_stdlib = not_stdlib  # as select_imported's
 
     def find_spec(self, name, path, target=None):
         spec = importlib.machinery.PathFinder.find_spec(name, path, target)
         if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
             return None
-        wanted = [p for p in self.patterns if _qualname_patterns(p, name)]
+        stdlib = in_stdlib(spec.origin)
+        wanted = [p for p in self.patterns if _qualname_patterns(p, name)
+                  and not (stdlib and p in self.not_stdlib)]
         if not wanted:
             return None
         loader, watcher = spec.loader, self

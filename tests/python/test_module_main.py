@@ -2,8 +2,8 @@
 -m does: -f finds its functions by name, as tool.cli:NAME or as
 __main__:NAME, with the interpreter's own line events and tracemalloc's
 figures as the reference; a bare -f name prefers the program's own
-function to the same name in other modules, and a -f whose functions
-never ran says so in one line."""
+function to the same name in the standard library, and a -f whose
+functions never ran says so in one line."""
 
 import json
 import subprocess
