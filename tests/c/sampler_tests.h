@@ -12,5 +12,7 @@ void test_walker(void);
 void test_native(void);
 /* The merge of native and Python frames, on stacks built by hand (test_native_merge.c). */
 void test_native_merge(void);
+/* The bounded C++ demangler, a demangling bomb (test_native_demangle.c). */
+void test_native_demangle(void);
 
 #endif

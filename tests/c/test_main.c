@@ -82,6 +82,7 @@ int main(void)
     test_sampler_proc();
     test_walker();
     test_native_merge();
+    test_native_demangle();
     test_native();
     return harness_report();
 }

@@ -1,6 +1,7 @@
 /* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
 #include "symbols.h"
 
+#include "demangle.h"
 #include "guard.h"
 #include "libdw_dl.h"
 
@@ -11,9 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* libstdc++'s demangler (cxxabi.h is C++ only). */
-char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 typedef struct symbol {
     uint64_t start, size;
@@ -333,12 +331,15 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
     out->line = lineno;
 }
 
+/* out's name: name demangled (demangle.h), within its bounds.  name lies
+ * in a mapping that may shrink under sonde: it is copied first, under the
+ * guard, so that a fault never comes while the demangler's helper is
+ * being asked. */
 static void set_name(sonde_native_symbol *out, const char *name)
 {
-    int status = -1;
-    char *plain = strncmp(name, "_Z", 2) == 0 ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
-    snprintf(out->name, sizeof out->name, "%s", status == 0 && plain ? plain : name);
-    free(plain);
+    char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
+    snprintf(mangled, sizeof mangled, "%s", name);
+    sonde_native_demangle(mangled, out->name, sizeof out->name);
 }
 
 /* sonde_native_symbolize's work, guarded by it. */

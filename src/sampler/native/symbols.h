@@ -10,7 +10,8 @@
  * named "object+0xADDR" (its link-time address), never after the symbol
  * before it.  C++ names are demangled with libstdc++'s __cxa_demangle
  * (the demangler g++ itself uses; its output is the reference users
- * compare with).  File and line come from the DWARF line table
+ * compare with), bounded in time and memory (demangle.h: a name past the
+ * bounds keeps its mangled form).  File and line come from the DWARF line table
  * (.debug_line) of the object or its debug file, read by elfutils' libdw,
  * which handles DWARF 2-5 and compressed sections; it is opened on the
  * first address that asks for a line.  Code inlined into a function is
