@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 
+from . import _pyperf_read
 from . import _timeit_stats as stats
 
 # mode -> (minimum ns per value, warmups, values per process, minimum and
@@ -212,9 +213,12 @@ def _run_worker(variants, task, timeout, tmp, user_globals):
         pass
     python = variants[0].python
     try:
+        # The worker's stderr is the user's, passed through as it comes:
+        # kept here, a statement writing 100 MB grew this process by as
+        # much, and a child the statement leaves running (holding the
+        # pipe) made the worker look unfinished until --timeout.
         proc = subprocess.run([python, "-c", _worker_source()],
                               input=marshal.dumps(task, 2), stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE,
                               timeout=timeout * len(variants) if timeout else None)
     except FileNotFoundError:
         raise TimeitError("interpreter '%s' not found (give a path or a name on PATH "
@@ -228,10 +232,9 @@ def _run_worker(variants, task, timeout, tmp, user_globals):
         with open(task["result"], "rb") as f:
             result = marshal.load(f)
     except (OSError, ValueError, EOFError, TypeError):
-        err = proc.stderr.decode("utf-8", "replace")
-        tail = err.strip().splitlines()[-1:] or ["no message"]
-        raise TimeitError("%s: the worker process ended with status %d and no result (%s)"
-                          % (_what(variants), proc.returncode, tail[0]))
+        raise TimeitError("%s: the worker process ended with status %d and no result (what "
+                          "it wrote on stderr, if anything, is above)"
+                          % (_what(variants), proc.returncode))
     if "error" in result:
         index = result.get("index", 0)
         raise _user_failed(variants[index if 0 <= index < len(variants) else 0],
@@ -424,41 +427,18 @@ def to_pyperf(results):
 
 
 def from_pyperf(path, label):
-    """The benchmarks of a pyperf file as Results (name -> Result)."""
+    """The benchmarks of a pyperf file as Results (name -> Result); the
+    file is checked whole first (_pyperf_read)."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise TimeitError("cannot read %s: %s" % (path, e.strerror))
-    except ValueError:
-        raise TimeitError("%s is not a pyperf JSON file (not JSON)" % path)
-    try:
-        if data.get("version") != "1.0":
-            raise TimeitError("%s: pyperf file format %r is not supported (1.0 is)"
-                              % (path, data.get("version")))
-        common = data.get("metadata") or {}
-        out = {}
-        for b in data["benchmarks"]:
-            meta = dict(common, **(b.get("metadata") or {}))
-            runs, loops = [], meta.get("loops", 0)
-            for run in b["runs"]:
-                vals = [float(v) for v in run.get("values") or []]
-                rmeta = dict(meta, **(run.get("metadata") or {}))
-                if vals:
-                    runs.append(vals)
-                    loops = rmeta.get("loops", loops)
-            if not runs:
-                continue
-            name = meta.get("name", "?")
-            r = Result(label, name, "", meta.get("python_executable", ""), int(loops or 0),
-                       0.0, runs, [])
-            r.bench_name = name
-            out[name] = r
-        if not out:
-            raise TimeitError("%s holds no benchmark values" % path)
-        return out
-    except (KeyError, TypeError, AttributeError, ValueError):
-        raise TimeitError("%s is not a pyperf JSON benchmark file" % path)
+        benchmarks = _pyperf_read.read(path)
+    except _pyperf_read.PyperfError as e:
+        raise TimeitError(str(e))
+    out = {}
+    for name, (runs, loops, python) in benchmarks.items():
+        r = Result(label, name, "", python, loops, 0.0, runs, [])
+        r.bench_name = name
+        out[name] = r
+    return out
 
 
 def compare_files(before, after):
@@ -480,10 +460,29 @@ def compare_files(before, after):
 
 # ---------------------------------------------------------------- command line
 
+class _OutputError(TimeitError):
+    """The standard output cannot be written (a full disk, /dev/full)."""
+
+
+def _say(line):
+    """line on stdout; _OutputError when it cannot be written."""
+    try:
+        sys.stdout.write(line + "\n")
+    except OSError as e:
+        raise _OutputError("cannot write the standard output: %s" % (e.strerror or e))
+
+
+def _flush_stdout():
+    try:
+        sys.stdout.flush()
+    except OSError as e:
+        raise _OutputError("cannot write the standard output: %s" % (e.strerror or e))
+
+
 def _print_results(results):
     for r in results:
         prefix = "" if len(results) == 1 else "%s: " % r.name
-        print(prefix + r.line())
+        _say(prefix + r.line())
     for r in results:
         for w in r.warnings:
             sys.stderr.write("warning: %s%s\n" % ("" if len(results) == 1 else r.name + ": ", w))
@@ -496,7 +495,7 @@ def run_command(o):
             raise TimeitError("--compare takes two pyperf files: BEFORE.json AFTER.json", 2)
         for before, after in compare_files(*o["words"]):
             _print_results([before, after])
-            print(Comparison(before, after).line())
+            _say(Comparison(before, after).line())
         return 0
     setup = "\n".join(o.get("setup") or []) or "pass"
     if o.get("profile_output") and len(o.get("python") or [1]) > 1:
@@ -507,7 +506,7 @@ def run_command(o):
                     o.get("timeout") or None, None, o.get("subtract_wait", False))
     _print_results(results)
     for c in compare(results):
-        print(c.line())
+        _say(c.line())
     for r in results:
         for tool, flag in (("run", "profile"), ("lines", "lines")):
             if o.get(flag):
@@ -588,7 +587,7 @@ def profile(r, tool, named, output, output_name):
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
             "from sonde.__main__ import main; sys.exit(main())")
-    sys.stdout.flush()
+    _flush_stdout()
     if named:
         sys.stderr.write("\n== %s\n" % r.name)
     sys.stderr.flush()
@@ -606,13 +605,33 @@ def profile(r, tool, named, output, output_name):
                              p.returncode))
 
 
-def main(options_json):
-    """Entry point of the C command: the exit code."""
+def _read_options(path):
+    """The options the C command wrote to path, as a dict."""
     try:
-        sys.stdout.flush()
-        return run_command(json.loads(options_json))
+        with open(path, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except (OSError, ValueError) as e:
+        raise TimeitError("cannot read the options file %s: %s" % (path, e))
+
+
+def main(options_path):
+    """Entry point of the C command, which writes its options (JSON) to
+    options_path (a file: a setup of any size fits, where an argument
+    stops at 128 KB): the exit code."""
+    try:
+        _flush_stdout()
+        code = run_command(_read_options(options_path))
+        _flush_stdout()
+        return code
     except TimeitError as e:
-        sys.stdout.flush()
+        try:
+            sys.stdout.flush()
+        except OSError:
+            # What is left in stdout's buffer goes nowhere, so that the
+            # interpreter's own flush at exit does not fail again.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
         if e.detail:
             sys.stderr.write(e.detail if e.detail.endswith("\n") else e.detail + "\n")
         sys.stderr.write("sonde timeit: %s\n" % e.message)

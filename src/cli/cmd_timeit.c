@@ -2,7 +2,9 @@
  * (replaces timeit, %timeit, pyperf timeit and compare_to).
  *
  * This side reads and checks the command line against the table below,
- * then hands the options, as JSON, to the driver in Python
+ * then hands the options, as JSON in a file of its private folder (an
+ * argument stops at 128 KB, and a setup may be longer), to the driver in
+ * Python
  * (python/sonde/_timeit.py), which starts the worker processes, does the
  * statistics and prints the lines: sonde.timeit() uses the same driver,
  * so the command and the API cannot drift apart.  The driver's exit code
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "../core/buf.h"
+#include "../core/outfile.h"
 #include "commands.h"
 #include "launch.h"
 #include "launcher.h"
@@ -223,6 +226,19 @@ static const char boot[] =
     "from sonde._timeit import main\n"
     "sys.exit(main(sys.argv[2]))\n";
 
+/* Writes the driver's options (JSON) to the folder's file "options.json",
+ * its path into path.  0, or SONDE_EXIT_FAILED after printing why. */
+static int write_options(const launcher_session *folder, const sonde_buf *opts, char *path,
+                         size_t len)
+{
+    char err[PATH_MAX + 128];
+    if (launcher_path(folder, "options.json", path, len) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "the temporary folder's name (TMPDIR) is too long");
+    if (sonde_outfile_write_bytes(path, NULL, opts->data, opts->len, err, sizeof err) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    return 0;
+}
+
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     timeit_opts o = { .loops = 0 };
@@ -231,7 +247,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf opts;
     sonde_buf_init(&opts);
     cli_words words;
-    char pkg[PATH_MAX], file[PATH_MAX], profile_file[PATH_MAX];
+    char pkg[PATH_MAX], file[PATH_MAX], profile_file[PATH_MAX], options_file[PATH_MAX];
     cli_output out = { .name = NULL }, profile_out = { .name = NULL };
     launcher_session folder = { .dir = "" }; /* where the driver leaves the files */
     int rc = cli_parse(&cmd_timeit, argc, argv, &o, &words);
@@ -241,7 +257,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_output_open(&out, o.out);
     if (rc == 0 && o.profile_out)
         rc = cli_output_open(&profile_out, o.profile_out);
-    if (rc == 0 && (o.out || o.profile_out) &&
+    if (rc == 0 &&
         (launcher_open(&folder) < 0 || launcher_path(&folder, "out.json", file, sizeof file) < 0 ||
          launcher_path(&folder, "profile", profile_file, sizeof profile_file) < 0))
         rc = SONDE_EXIT_FAILED;
@@ -253,9 +269,11 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         if (!sonde_buf_ok(&opts) || !sonde_buf_ok(&o.setup) || !sonde_buf_ok(&o.python.json))
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
+    if (rc == 0)
+        rc = write_options(&folder, &opts, options_file, sizeof options_file);
     if (rc == 0) {
         char *run[] = { (char *)driver_python(env, &o.python), "-c", (char *)boot, pkg,
-                        opts.data, NULL };
+                        options_file, NULL };
         launch_result r;
         fflush(stdout);
         rc = launch_run(run, &r) < 0 ? SONDE_EXIT_FAILED : launch_exit_code(r.status);
