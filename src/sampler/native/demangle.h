@@ -21,7 +21,7 @@
 #define SONDE_DEMANGLE_MAX_MANGLED 4096u        /* longer names are not demangled */
 #define SONDE_DEMANGLE_MAX_NAME (64u << 10)     /* a longer result keeps the mangled name */
 #define SONDE_DEMANGLE_MAX_MEMORY (64u << 20)   /* the helper's address space beyond sonde's */
-#define SONDE_DEMANGLE_DEADLINE_MS 500          /* one name's demangling, at most */
+#define SONDE_DEMANGLE_DEADLINE_MS 2000         /* one name's demangling, at most */
 
 /* The demangled form of name (a C++ one: "_Z..."), cut to fit outlen
  * (NUL-terminated), into out; else name itself, cut alike.  Returns 1
