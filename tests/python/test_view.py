@@ -649,6 +649,42 @@ def test_saved_svg_parses(browser, fixed_page, tmp_path, picture):
     assert names == sorted(f["name"] for f in frames)
 
 
+# Names a program may give its functions that XML 1.0 forbids even as
+# character references (ESC, BEL, the other C0 controls, U+FFFE): the
+# saved SVG writes them out as \xNN / \uNNNN.
+CONTROL_NAMES = ["esc\x1b[2Jname", "bell\x07name", "soh\x01vt\x0bff\x0cus\x1fname",
+                 "nonchar\ufffename"]
+
+
+def xml_shown(name):
+    """name as the saved SVG must show it: forbidden characters escaped."""
+    return re.sub("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]",
+                  lambda m: ("\\x%02x" if ord(m.group()) < 0x100 else "\\u%04x") % ord(m.group()),
+                  name)
+
+
+@pytest.mark.parametrize("picture", ["flame", "sunburst"])
+def test_saved_svg_of_control_character_names_is_xml(browser, tmp_path, picture):
+    """ESC or BEL in a name made the saved SVG invalid XML (no parser
+    reads it); it parses, each name shown escaped."""
+    share = 1.0 / len(CONTROL_NAMES)
+    functions = [{"name": n, "qualname": n, "file": "/srv/app/ctl.py", "line": i + 1,
+                  "kind": "python"} for i, n in enumerate(CONTROL_NAMES)]
+    nodes = [[-1, 0, 0, 0, 0], [-1, 0, 0, 1.0, 0]] + [[i, 1, 1, share, share]
+                                                     for i in range(len(CONTROL_NAMES))]
+    (tmp_path / "ctl.json").write_text(json.dumps(
+        {"sonde": 1, "mode": "run", "unit": "seconds", "functions": functions,
+         "threads": [{"ident": 1, "native_id": 1, "name": "MainThread", "root": 1}],
+         "nodes": nodes, "stats": []}))
+    tab = open_page(browser, view(tmp_path, "ctl.json"), "view=%s" % picture)
+    frames = tab.evaluate("window.sondeView.frames()")
+    assert sorted(f["name"] for f in frames) == sorted(["all"] + CONTROL_NAMES)
+    svg = saved_svg(tab, tmp_path / "ctl.svg")  # parses
+    ns = "{http://www.w3.org/2000/svg}"
+    titles = [g[0].find(ns + "title").text.split("\n")[0] for g in svg.iter(ns + "g")]
+    assert sorted(titles) == sorted(["all"] + [xml_shown(n) for n in CONTROL_NAMES])
+
+
 @pytest.mark.parametrize("name", ["w.json", "w.prof", "c.prof"])
 def test_sandwich_figures_are_the_callers_and_callees(browser, profiles, name):
     """main's sandwich: the callers and callees next to it are as wide as
