@@ -261,6 +261,13 @@ static int write_profile(const record_opts *o, const cli_output *out, sonde_prof
 
 /* The summary on stderr: what was sampled, what was kept and why the rest
  * was not, and where it went. */
+/* 1 when sampling stopped because -d passed: not the process's end, nor
+ * Ctrl-C. */
+static int duration_passed(const record_opts *o, const sonde_sampler_counts *c)
+{
+    return o->s.duration > 0 && !c->ended && !stop_requested;
+}
+
 static void print_summary(const record_opts *o, const sonde_sampler_counts *c, const char *path)
 {
     fprintf(stderr, "sonde: %llu samples in %.2f s (%.0f Hz asked, %.0f Hz kept), %llu missed, "
@@ -284,7 +291,11 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 SONDE_SAMPLER_TRUNCATED);
     if (o->s.native)
         o->s.native->summary(stderr, &c->native);
-    if (c->kept == 0)
+    if (c->kept == 0 && !c->idle && c->ticks < 3 && duration_passed(o, c))
+        fprintf(stderr, "sonde: no stack was kept: -d %g s allowed %llu sample%s, too few to "
+                "see Python code running (give a longer -d)\n", o->s.duration,
+                (unsigned long long)c->ticks, c->ticks == 1 ? "" : "s");
+    else if (c->kept == 0)
         fprintf(stderr, "sonde: no stack was kept: %s\n",
                 c->idle ? "every thread read was idle (--idle keeps idle threads)"
                         : "no Python code was seen running");
@@ -292,9 +303,16 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
 }
 
 /* Why nothing could be recorded, in one line. */
-static void print_nothing(const record_opts *o, const sonde_family *f, long pid)
+static void print_nothing(const record_opts *o, const sonde_family *f, long pid,
+                          const sonde_sampler_counts *c)
 {
-    if (f->last_message[0])
+    if (duration_passed(o, c) && o->cmd)
+        cli_fail(0, "-d %g s passed before %s started a Python interpreter sonde could read: "
+                 "nothing recorded (give a longer -d)", o->s.duration, o->cmd[0]);
+    else if (duration_passed(o, c))
+        cli_fail(0, "-d %g s passed before process %ld's Python interpreter could be read: "
+                 "nothing recorded (give a longer -d)", o->s.duration, pid);
+    else if (f->last_message[0])
         cli_fail(0, "%s: nothing recorded", f->last_message);
     else if (o->cmd)
         cli_fail(0, "%s ran no Python process that sonde could read: nothing recorded",
@@ -358,7 +376,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", rc == -2 ? counts.error
                                                         : "out of memory while sampling");
     } else if (counts.processes == 0) {
-        print_nothing(&o, family, pid);
+        print_nothing(&o, family, pid, &counts);
         rc = SONDE_EXIT_FAILED;
     } else {
         about_end(pid, &counts, cpu_before, &p.about);

@@ -246,8 +246,9 @@ int sonde_family_refresh(sonde_family *f, int full)
         follow_execs(f);
         f->nothers = 0; /* a process may load Python without an exec (embedding) */
     }
-    if (!sonde_proc_alive(f->root))
-        return -ESRCH;
+    int alive = sonde_proc_alive(f->root);
+    if (alive <= 0)
+        return alive < 0 ? alive : -ESRCH;
     /* Depth first from the root: below a process that is not Python, and
      * with `all` below every one. */
     uint32_t n = 0, visited = 0;

@@ -62,7 +62,8 @@ void sonde_family_init(sonde_family *f, int root, int all, sonde_profile *profil
 /* Re-attaches members that exec'd and adds the Python processes found
  * (full: also retries processes that were not Python and did not exec
  * since).  0 while the root runs; -ESRCH once it has ended (exited, or a
- * zombie waiting for its parent). */
+ * zombie waiting for its parent); -EMFILE, -ENFILE or -ENOMEM when sonde
+ * could not open /proc's files to tell (sonde_proc_alive). */
 int sonde_family_refresh(sonde_family *f, int full);
 
 /* The first look at a running root (-p PID): 0 when it runs Python or has

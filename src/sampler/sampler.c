@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "../core/clock.h"
@@ -218,6 +219,25 @@ static int look_for_processes(sonde_family *family, uint64_t t_ns, uint64_t *ful
     return sonde_family_refresh(family, full);
 }
 
+/* Why sampling stops when sonde could not open /proc's files to see
+ * whether pid still runs (err: -EMFILE, -ENFILE or -ENOMEM), into
+ * counts->error: sonde's own shortage, which is not the process's end. */
+static void explain_shortage(int err, int pid, sonde_sampler_counts *counts)
+{
+    struct rlimit limit = { 0 };
+    getrlimit(RLIMIT_NOFILE, &limit);
+    if (err == -EMFILE)
+        snprintf(counts->error, sizeof counts->error,
+                 "out of file descriptors (EMFILE: 'ulimit -n' is %llu) while "
+                 "sampling process %d, which may still run: raise the limit (ulimit -n 1024) "
+                 "and run again", (unsigned long long)limit.rlim_cur, pid);
+    else
+        snprintf(counts->error, sizeof counts->error,
+                 "the system is out of %s (%s) while sonde samples process %d, which may "
+                 "still run: free some and run again", err == -ENFILE ? "file descriptors"
+                 : "memory", err == -ENFILE ? "ENFILE" : "ENOMEM", pid);
+}
+
 /* One snapshot of every member into p; -1 on out of memory, -2 when
  * native frames cannot be read, else 0 (with *stop_now set when the root
  * ended or on_tick asked to stop). */
@@ -277,8 +297,14 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = sonde_clock_ns() - start;
-        if (look_for_processes(family, t_ns, &full_at) < 0) {
+        int looked = look_for_processes(family, t_ns, &full_at);
+        if (looked == -ESRCH) {
             counts->ended = 1;
+            break;
+        }
+        if (looked < 0) {
+            explain_shortage(looked, family->root, counts);
+            rc = -2;
             break;
         }
         counts->ticks++;

@@ -101,7 +101,8 @@ typedef struct sonde_sampler_counts {
 /* Samples the family's processes into p until the duration passes, *stop
  * becomes nonzero, or the family's root ends; the family must be freshly
  * initialised (the caller frees it).  0, or -1 on out of memory, or -2
- * when native frames could not be read (why in counts->error). */
+ * when native frames could not be read or sonde ran out of file
+ * descriptors (why in counts->error). */
 int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
 

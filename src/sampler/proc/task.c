@@ -2,6 +2,7 @@
 #include "task.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,17 +45,29 @@ int sonde_proc_task_parent(int pid)
     return atoi(fields + 2);
 }
 
-/* sonde_proc_alive's look at one instant. */
+/* 1 when errno says that a file could not be opened for want of
+ * descriptors or memory on sonde's side, which says nothing of the
+ * process. */
+static int out_of_descriptors(void)
+{
+    return errno == EMFILE || errno == ENFILE || errno == ENOMEM;
+}
+
+/* sonde_proc_alive's look at one instant: 1, 0, or -errno when sonde
+ * could not look (out_of_descriptors). */
 static int runs_now(int pid)
 {
+    errno = 0;
     char state = sonde_proc_task_state(pid, 0);
+    if (!state && out_of_descriptors())
+        return -errno;
     if (state != 'Z')
         return state != 0 && state != 'X';
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", pid);
     DIR *tasks = opendir(path);
     if (!tasks)
-        return 0;
+        return out_of_descriptors() ? -errno : 0;
     int runs = 0;
     struct dirent *t;
     while (!runs && (t = readdir(tasks))) {
@@ -75,8 +88,9 @@ int sonde_proc_alive(int pid)
      * other thread): an end is believed only when three looks 2 ms apart
      * agree.  A process that has ended stays ended. */
     for (int look = 0; look < 3; look++) {
-        if (runs_now(pid))
-            return 1;
+        int runs = runs_now(pid);
+        if (runs != 0)
+            return runs;
         if (look < 2)
             nanosleep(&(struct timespec){ .tv_sec = 0, .tv_nsec = 2000000 }, NULL);
     }

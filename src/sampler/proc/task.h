@@ -27,7 +27,8 @@ int sonde_proc_task_parent(int pid);
  * and after the main thread alone has exited.  0 once every thread has
  * ended (a zombie waiting for its parent) or pid cannot be seen, as seen
  * three times over 4 ms (an exec passes through an instant that looks
- * like the end). */
+ * like the end).  -EMFILE (or -ENFILE, -ENOMEM) when sonde cannot open
+ * /proc's files to look: out of descriptors is not the process's end. */
 int sonde_proc_alive(int pid);
 
 #endif
