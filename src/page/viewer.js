@@ -272,6 +272,7 @@
   /* cursor: the frame the keyboard is on (node of T) */
   var S = { view: null, zoom: 0, search: null, depth: 0, cutoff: 0, select: -1, cursor: 0 };
   var drawn = []; /* what the last drawing put where, for the mouse */
+  var levelsCut = 0; /* the levels the last flame graph or icicle left out: more than a canvas holds */
 
   function ancestors(z) {
     var path = [];
@@ -316,6 +317,8 @@
   function drawFlame(canvas, upsideDown) {
     var W = Math.max(300, viewWidth()), z = S.zoom, path = ancestors(z);
     var rows = path.length + (S.depth > 0 ? S.depth : T.maxDepth - T.depth[z]);
+    levelsCut = Math.max(0, rows - canvasRows());
+    rows -= levelsCut;
     /* a flame graph as tall as the pane at least: its root at the pane's bottom */
     var H = Math.max(rows * ROW + 2, upsideDown ? 0 : $("view").clientHeight - 4), g = sized(canvas, W, H);
     g.font = "11px sans-serif"; g.textBaseline = "middle";
@@ -337,12 +340,12 @@
       }
       drawn.push([i, px, y, w]);
     }
-    for (var k = 0; k < path.length - 1; k++) rect(path[k], 0, W, k);
+    for (var k = 0; k < path.length - 1 && k < rows; k++) rect(path[k], 0, W, k);
     var base = path.length - 1, stack = [z];
     while (stack.length) {
-      var i = stack.pop(), w = T.total[i] * scale;
-      if (w < 0.5 || (i !== z && !visible(i))) continue;
-      rect(i, (T.x[i] - x0) * scale, w, base + T.depth[i] - T.depth[z]);
+      var i = stack.pop(), w = T.total[i] * scale, row = base + T.depth[i] - T.depth[z];
+      if (w < 0.5 || row >= rows || (i !== z && !visible(i))) continue;
+      rect(i, (T.x[i] - x0) * scale, w, row);
       for (var c = T.first[i]; c >= 0; c = T.next[c]) stack.push(c);
     }
   }
@@ -1102,6 +1105,8 @@
     $("savesvg").style.display = PICTURES.indexOf(S.view) >= 0 || S.view === "chart" ? "" : "none";
     $("status").textContent = "drawn: " + S.view +
       (PICTURES.indexOf(S.view) >= 0 ? ", " + drawn.length + " frames" : "") +
+      ((S.view === "flame" || S.view === "icicle") && levelsCut ?
+        " (the " + levelsCut + " deepest levels not drawn: more than a picture holds)" : "") +
       " in " + Math.round(performance.now() - began) + " ms";
     /* the bar's new text can take the sunburst's room: once more in the room left */
     if (S.view === "sunburst" && box.clientHeight < high) {

@@ -39,6 +39,7 @@ typedef struct sonde_native_tally {
     uint64_t perf_samples;    /* ... taken by the kernel (perf_event_open: no stop) */
     uint64_t lost;            /* perf samples lost: the ring was full, or more than a tick holds */
     uint64_t gone;            /* threads that ended before or while being captured */
+    uint64_t traced;          /* threads another tracer held (ptrace refused), each once */
     uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
     uint64_t merges[8];       /* merges by result: native/merge.h's enum */
     uint64_t unmapped;        /* frames at an address in no mapped object (unmapped, JIT) */

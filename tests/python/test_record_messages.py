@@ -2,12 +2,15 @@
 to see Python says so (it said the command "ran no Python process that
 sonde could read", or that no Python code ran), and running out of file
 descriptors says EMFILE and how to raise the limit (it said "the process
-ended" while the program ran on)."""
+ended" while the program ran on), and a thread another tracer holds is
+one such thread, not a thread "gone" at every sample."""
 
 import os
 import resource
+import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -63,3 +66,52 @@ def test_out_of_file_descriptors_says_emfile(tmp_path):
     assert line.startswith("sonde: out of file descriptors (EMFILE: 'ulimit -n' is 5) while "
                            "sampling process "), p.stderr
     assert line.endswith("raise the limit (ulimit -n 1024) and run again"), p.stderr
+
+
+SPIN_THREAD = """\
+import sys, threading
+def spin():
+    open(sys.argv[1], "w").write(str(threading.get_native_id()))
+    while True:
+        sum(range(1000))
+threading.Thread(target=spin, daemon=True).start()
+while True:
+    sum(range(1000))
+"""
+
+
+def tracer_of(pid, tid):
+    with open("/proc/%d/task/%d/status" % (pid, tid)) as f:
+        return int(f.read().split("\nTracerPid:")[1].split()[0])
+
+
+@pytest.mark.skipif(not shutil.which("strace"), reason="no strace")
+def test_thread_held_by_another_tracer_is_counted_once(tmp_path):
+    """One thread under `strace -p TID`: ptrace refuses sonde that thread
+    at every sample, which was counted each time as a thread "gone
+    mid-sample" (255 times in a run); it is one thread held by another
+    tracer, said as such."""
+    tid_file = tmp_path / "tid"
+    target = subprocess.Popen([sys.executable, "-c", SPIN_THREAD, str(tid_file)])
+    strace = None
+    try:
+        guard = time.monotonic() + HANG_GUARD
+        while not tid_file.exists() or not tid_file.read_text():
+            assert time.monotonic() < guard and target.poll() is None
+            time.sleep(0.02)
+        tid = int(tid_file.read_text())
+        strace = subprocess.Popen(["strace", "-p", str(tid), "-o", os.devnull],
+                                  stderr=subprocess.DEVNULL)
+        while tracer_of(target.pid, tid) != strace.pid:  # strace holds the thread now
+            assert time.monotonic() < guard and strace.poll() is None
+            time.sleep(0.02)
+        p = record(["--native", "-d", "1", "-o", "r.json", "-p", str(target.pid)], tmp_path)
+        assert p.returncode == 0, p.stderr
+        assert ", 1 thread not read: held by another tracer (strace, gdb)" in p.stderr, p.stderr
+        assert "gone mid-sample" not in p.stderr, p.stderr
+    finally:
+        if strace:
+            strace.kill()
+            strace.wait()
+        target.kill()
+        target.wait()

@@ -131,33 +131,58 @@ def test_heatmap_of_a_300000_deep_chain(tmp_path):
     assert got[("rec_a.py", 10 + (depth - recursion) % 3)] == [recursion // 6, recursion]
 
 
-def test_sandwich_of_a_4000_deep_recursion(browser, tmp_path):  # noqa: F811
-    """main -> rec, 4,000 deep -> work (all 100 samples in work): the page
-    draws rec's sandwich without a script error; its callers are rec and
-    main, its callees rec on each level down and work below them, each
-    with all the samples, as many levels as one picture holds drawn (the
-    title says how many more were not) and the picture not empty."""
-    depth, samples = 4000, 100
+DEPTH, SAMPLES = 4000, 100
+
+
+def recursion_page(tmp_path):
+    """The page of main -> rec, DEPTH deep -> work (all SAMPLES samples in
+    work), and its frames' names outermost first."""
     t = Tree()
     roots = [t.root()]
     at = t.add(0, roots[0], 0, 2)
-    for _ in range(depth):
+    for _ in range(DEPTH):
         at = t.add(1, at, 0, 6)
-    t.add(2, at, samples, 9)
+    t.add(2, at, SAMPLES, 9)
     doc = profile_doc([("main", "main.py"), ("rec", "main.py"), ("work", "main.py")], roots,
                       t.finish(), tmp_path)
     (tmp_path / "rec.json").write_text(json.dumps(doc))
     proc = run_sonde(["view", "rec.json"], tmp_path, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
+    return tmp_path / "rec.html", ["main"] + ["rec"] * DEPTH + ["work"]
 
+
+def open_without_errors(browser, page, fragment):  # noqa: F811
+    """page in a new tab, drawn without a script error."""
     tab = browser.new_page(viewport={"width": 1280, "height": 800})
     errors = []
     tab.on("pageerror", lambda e: errors.append(str(e)))
-    tab.goto("file://%s#view=sandwich&select=^rec$" % (tmp_path / "rec.html"))
+    tab.goto("file://%s#%s" % (page, fragment))
     try:
         tab.wait_for_selector("#status:not(:empty)")
     finally:
         assert errors == []
+    return tab
+
+
+def painted(tab, canvas_id, frame):
+    """Whether the canvas has an opaque pixel at the frame's left middle
+    (a canvas taller than the browser allows stays blank)."""
+    return tab.evaluate(
+        "([id, x, y]) => { var c = document.getElementById(id),"
+        " r = c.getBoundingClientRect(), k = c.width / r.width;"
+        " return c.getContext('2d').getImageData(Math.floor((x - r.left) * k),"
+        " Math.floor((y - r.top) * k), 1, 1).data[3] === 255; }",
+        [canvas_id, frame["x"] + 2, frame["y"] + frame["h"] / 2])
+
+
+def test_sandwich_of_a_4000_deep_recursion(browser, tmp_path):  # noqa: F811
+    """The page draws rec's sandwich without a script error; its callers
+    are rec and main, its callees rec on each level down and work below
+    them, each with all the samples, as many levels as one picture holds
+    drawn (the title says how many more were not) and painted."""
+    page, names = recursion_page(tmp_path)
+    depth, samples = DEPTH, SAMPLES
+    tab = open_without_errors(browser, page, "view=sandwich&select=^rec$")
     assert tab.evaluate("document.getElementById('status').textContent").startswith(
         "drawn: sandwich")
     frames = tab.evaluate("window.sondeView.sandwich()")
@@ -174,14 +199,31 @@ def test_sandwich_of_a_4000_deep_recursion(browser, tmp_path):  # noqa: F811
     else:
         assert "not drawn" not in title
     # the picture holds its frames: the outermost and the deepest drawn
-    # are painted (a canvas too tall for the browser stays blank)
     for level in (0, shown - 1):
         box = [f for f in frames if f["part"] == "callees" and f["level"] == level][0]
-        alpha = tab.evaluate(
-            "([x, y]) => { var c = document.getElementById('callees-chart'),"
-            " r = c.getBoundingClientRect(), k = c.width / r.width;"
-            " return c.getContext('2d').getImageData(Math.floor((x - r.left) * k),"
-            " Math.floor((y - r.top) * k), 1, 1).data[3]; }",
-            [box["x"] + 2, box["y"] + box["h"] / 2])
-        assert alpha == 255, level
+        assert painted(tab, "callees-chart", box), level
     tab.close()
+
+
+def test_flame_and_icicle_of_a_4000_deep_recursion(browser, tmp_path):  # noqa: F811
+    """The flame graph and the icicle of the same profile: each frame from
+    the root down, as many levels as one picture holds, the status line
+    saying how many deeper levels were not drawn; the root and the
+    deepest drawn frame painted."""
+    page, names = recursion_page(tmp_path)
+    for view in ("flame", "icicle"):
+        tab = open_without_errors(browser, page, "view=" + view)
+        frames = tab.evaluate("window.sondeView.frames()")
+        # the root ("all") first, then one frame a level
+        got = [(f["name"], f["total"]) for f in frames]
+        shown = len(got)
+        assert got == [("all", SAMPLES)] + [(n, SAMPLES) for n in names][:shown - 1]
+        status = tab.evaluate("document.getElementById('status').textContent")
+        if shown < len(names) + 1:
+            assert shown > 1000
+            assert "the %d deepest levels not drawn" % (len(names) + 1 - shown) in status
+        else:
+            assert "not drawn" not in status
+        for frame in (frames[0], frames[-1]):
+            assert painted(tab, "chart", frame), (view, frame)
+        tab.close()

@@ -64,6 +64,7 @@ typedef struct session {
     stream *streams;
     uint32_t nstreams;
     size_t streams_cap;
+    sonde_u64map traced;                        /* threads another tracer holds: counted once */
 } session;
 
 /* The lines that explain a refused ptrace stop, and what to do. */
@@ -91,6 +92,7 @@ static void session_close(void *state)
     free(s->named);
     free(s->st.data);
     free(s->python);
+    sonde_u64map_free(&s->traced);
     free(s);
 }
 
@@ -105,6 +107,7 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
     s->pid = w->proc.pid;
     s->keep_interp = keep_interp;
     sonde_u64map_init(&s->index);
+    sonde_u64map_init(&s->traced);
     s->st.data = malloc(SONDE_NATIVE_STACK_MAX);
     s->st.cap = SONDE_NATIVE_STACK_MAX;
     s->python = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->python);
@@ -341,6 +344,13 @@ static int read_thread(session *s, sonde_walker *w, int tid, const sonde_thread_
     t->stops++;
     if (stopped > t->stopped_max_ns)
         t->stopped_max_ns = stopped;
+    if (rc == -EPERM && sonde_proc_task_tracer(s->pid, tid) > 0) {
+        /* refused: another tracer (strace -p, gdb) holds it; counted once */
+        if (sonde_u64map_get(&s->traced, (uint64_t)tid) == SONDE_U64MAP_NONE &&
+            sonde_u64map_slot(&s->traced, (uint64_t)tid, 1))
+            t->traced++;
+        return 0;
+    }
     if (rc < 0) {
         t->gone++; /* ended, or (refused after the first capture) counted as gone */
         return 0;
@@ -474,6 +484,9 @@ static void session_summary(FILE *f, const sonde_native_tally *t)
             (double)t->stopped_max_ns / 1e3, (unsigned long long)t->perf_samples);
     if (t->gone)
         fprintf(f, ", %llu threads gone mid-sample", (unsigned long long)t->gone);
+    if (t->traced)
+        fprintf(f, ", %llu thread%s not read: held by another tracer (strace, gdb)",
+                (unsigned long long)t->traced, t->traced == 1 ? "" : "s");
     if (t->lost)
         fprintf(f, ", %llu perf samples lost (the ring was full)", (unsigned long long)t->lost);
     fprintf(f, "\nsonde: native: unwinds: ");

@@ -45,6 +45,22 @@ int sonde_proc_task_parent(int pid)
     return atoi(fields + 2);
 }
 
+int sonde_proc_task_tracer(int pid, int tid)
+{
+    char path[96], buf[2048];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/status", pid, tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t got = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (got <= 0)
+        return 0;
+    buf[got] = '\0';
+    const char *field = strstr(buf, "\nTracerPid:");
+    return field ? atoi(field + strlen("\nTracerPid:")) : 0;
+}
+
 /* 1 when errno says that a file could not be opened for want of
  * descriptors or memory on sonde's side, which says nothing of the
  * process. */

@@ -20,6 +20,10 @@ char sonde_proc_task_state(int pid, int tid);
  * is attached); 0 when it cannot be read. */
 int sonde_proc_task_parent(int pid);
 
+/* The process id of the tracer attached to thread tid of pid (TracerPid
+ * in /proc/PID/task/TID/status): 0 when none is, or it cannot be read. */
+int sonde_proc_task_tracer(int pid, int tid);
+
 /* 1 while process pid runs: some thread of it is neither a zombie nor
  * dead.  A leader that is a zombie does not end the process while other
  * threads run: it is one while a thread other than the main one exec's
