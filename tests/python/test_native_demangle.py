@@ -7,7 +7,6 @@ demangler runs bounded (src/sampler/native/demangle.h): the name keeps its
 mangled form, an ordinary C++ name beside it is still demangled, and
 sonde's memory stays small.  The timeouts only guard against a hang."""
 
-import os
 import shutil
 import subprocess
 import sys

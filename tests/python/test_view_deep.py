@@ -8,7 +8,6 @@ worked out independently in the test; the timeouts only guard against a
 hang."""
 
 import json
-import os
 import random
 import sys
 
