@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/clock.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
@@ -73,27 +74,67 @@ static void put_source(sonde_buf *b, int pid, const char *file, int line)
     }
 }
 
-/* One snapshot of every thread: Python stacks, or with native (a state
- * of ops) whole stacks.  A stack may be mid-update: a few snapshots are
- * tried for a whole one.  As sonde_walker_sample. */
-static int snapshot(sonde_walker *w, const sonde_native_ops *ops, void *native,
+/* How long dump walks a thread list (it is the target's memory, and may
+ * be cyclic); the threads after that point are left out, and said. */
+#define DUMP_MAX_NS 10000000000u
+
+/* One batch of threads from *cursor (as sonde_walker_sample), or with
+ * native (a state of ops) every thread's whole stack at once.  A stack
+ * may be mid-update: the batch is read again, a few times, for whole
+ * ones.  As sonde_walker_sample. */
+static int snapshot(sonde_walker *w, const sonde_native_ops *ops, void *native, uint64_t *cursor,
                     sonde_thread_sample *threads, uint32_t *n, sonde_native_tally *tally)
 {
+    const uint64_t from = *cursor;
     int rc = 0;
     for (int attempt = 0; attempt < 5; attempt++) {
         uint64_t idle = 0;
+        *cursor = from;
         *tally = (sonde_native_tally){ 0 };
-        rc = native ? ops->sample(native, w, 1, threads, SONDE_WALK_MAX_THREADS, n, &idle, tally)
-                    : sonde_walker_sample(w, threads, SONDE_WALK_MAX_THREADS, n);
+        rc = native ? ops->sample(native, w, 1, threads, SONDE_WALK_BATCH, n, &idle, tally)
+                    : sonde_walker_sample(w, cursor, threads, SONDE_WALK_BATCH, n);
         int torn = 0;
         for (uint32_t i = 0; i < *n; i++)
             torn |= threads[i].torn;
         if (rc < 0 || !torn)
             break;
     }
+    if (native)
+        *cursor = 0;
     if (rc == 0 && !native)
         sonde_walker_read_states(w, threads, *n);
     return rc;
+}
+
+/* One thread's stack, its source lines beside. */
+static void put_thread(sonde_buf *b, const sonde_walker *w, long pid,
+                       const sonde_thread_sample *s)
+{
+    const sonde_profile *p = w->profile;
+    char name[128];
+    if (sonde_walker_thread_name(w, s, name, sizeof name) < 0)
+        name[0] = '\0';
+    sonde_buf_printf(b, "\nThread %llu%s", (unsigned long long)s->native_id, name[0] ? " " : "");
+    sonde_buf_text_str(b, name);
+    sonde_buf_printf(b, " (%s%s)%s%s\n",
+                     s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
+                     s->holds_gil ? ", holds the GIL" : "",
+                     s->torn ? " [stack changed while read: incomplete]" : "",
+                     s->truncated ? " [truncated]" : "");
+    for (uint32_t k = 0; k < s->depth; k++) {
+        const sonde_func *f = &p->funcs[s->frames[k].func];
+        const char *file = sonde_profile_str(p, f->file);
+        sonde_buf_puts(b, "    ");
+        sonde_buf_text_str(b, sonde_profile_str(p, f->qualname));
+        sonde_buf_puts(b, " (");
+        sonde_buf_text_str(b, file);
+        sonde_buf_printf(b, ":%d)\n", s->frames[k].line);
+        if (f->kind == SONDE_FUNC_PYTHON)
+            put_source(b, (int)pid, file, s->frames[k].line);
+    }
+    if (s->truncated)
+        sonde_buf_printf(b, "    [truncated] ... the stack is deeper than %d frames: its "
+                         "outer frames are not shown\n", SONDE_WALK_MAX_DEPTH);
 }
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
@@ -122,7 +163,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (sonde_profile_init(&p) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     rc = sonde_walker_open(&w, (int)pid, &p, err, sizeof err);
-    sonde_thread_sample *threads = rc == 0 ? malloc(SONDE_WALK_MAX_THREADS * sizeof *threads) : NULL;
+    sonde_thread_sample *threads = rc == 0 ? malloc(SONDE_WALK_BATCH * sizeof *threads) : NULL;
     uint32_t n = 0;
     if (rc < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
@@ -136,7 +177,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
         goto out;
     }
-    rc = snapshot(&w, env->native, native, threads, &n, &tally);
+    uint64_t cursor = 0;
+    const uint64_t started = sonde_clock_ns();
+    rc = snapshot(&w, env->native, native, &cursor, threads, &n, &tally);
     if (rc == -1 && native) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
         goto out;
@@ -154,33 +197,21 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf_printf(&b, "Process %ld: Python %d.%d (", pid, w.runtime.major, w.runtime.minor);
     sonde_buf_text_str(&b, w.runtime.path);
     sonde_buf_puts(&b, ")\n");
-    for (uint32_t i = 0; i < n; i++) {
-        const sonde_thread_sample *s = &threads[i];
-        char name[128];
-        if (sonde_walker_thread_name(&w, s, name, sizeof name) < 0)
-            name[0] = '\0';
-        sonde_buf_printf(&b, "\nThread %llu%s", (unsigned long long)s->native_id,
-                         name[0] ? " " : "");
-        sonde_buf_text_str(&b, name);
-        sonde_buf_printf(&b, " (%s%s)%s%s\n",
-                         s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
-                         s->holds_gil ? ", holds the GIL" : "",
-                         s->torn ? " [stack changed while read: incomplete]" : "",
-                         s->truncated ? " [truncated]" : "");
-        for (uint32_t k = 0; k < s->depth; k++) {
-            const sonde_func *f = &p.funcs[s->frames[k].func];
-            const char *file = sonde_profile_str(&p, f->file);
-            sonde_buf_puts(&b, "    ");
-            sonde_buf_text_str(&b, sonde_profile_str(&p, f->qualname));
-            sonde_buf_puts(&b, " (");
-            sonde_buf_text_str(&b, file);
-            sonde_buf_printf(&b, ":%d)\n", s->frames[k].line);
-            if (f->kind == SONDE_FUNC_PYTHON)
-                put_source(&b, (int)pid, file, s->frames[k].line);
+    for (;;) {
+        for (uint32_t i = 0; i < n; i++)
+            put_thread(&b, &w, pid, &threads[i]);
+        if (!cursor)
+            break;
+        if (sonde_clock_ns() - started > DUMP_MAX_NS) {
+            sonde_buf_printf(&b, "\n[the thread list did not end after %.0f s of reading: the "
+                             "threads after this point are not shown]\n", DUMP_MAX_NS / 1e9);
+            break;
         }
-        if (s->truncated)
-            sonde_buf_printf(&b, "    [truncated] ... the stack is deeper than %d frames: its "
-                             "outer frames are not shown\n", SONDE_WALK_MAX_DEPTH);
+        if (snapshot(&w, env->native, native, &cursor, threads, &n, &tally) < 0) {
+            sonde_buf_puts(&b, "\n[the process's threads could not be read past this point: "
+                           "it may have ended]\n");
+            break;
+        }
     }
     if (native)
         sonde_buf_putc(&b, '\n');

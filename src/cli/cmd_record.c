@@ -289,6 +289,10 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 "frames are kept, under \"%s\"\n",
                 (unsigned long long)c->truncated, SONDE_WALK_MAX_DEPTH, SONDE_WALK_MAX_DEPTH,
                 SONDE_SAMPLER_TRUNCATED);
+    if (c->cut)
+        fprintf(stderr, "sonde: %llu snapshots were cut after 1 s of walking the process's "
+                "thread list (its threads after that point were not read that time)\n",
+                (unsigned long long)c->cut);
     if (o->s.native)
         o->s.native->summary(stderr, &c->native);
     if (c->kept == 0 && !c->idle && c->ticks < 3 && duration_passed(o, c))

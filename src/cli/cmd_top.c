@@ -74,7 +74,8 @@ typedef struct top_state {
     uint32_t *seen_at;         /* per function: the last stack that counted it */
     size_t own_cap, total_cap, seen_cap;
     uint64_t stacks, gil_ticks, ticks;
-    uint32_t threads;
+    uint32_t threads;          /* in the last snapshot */
+    uint32_t reading;          /* in the snapshot being read, so far */
     uint64_t started, drawn;   /* sonde_clock_ns() */
     int quit;
 } top_state;
@@ -204,13 +205,17 @@ static int read_key_quit(void)
     return 0;
 }
 
-static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n)
+static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, int more)
 {
     top_state *t = ctx;
     if (grow_counts(t) < 0)
         return 1;
-    t->ticks++;
-    t->threads = n;
+    t->reading += n;
+    if (!more) { /* the snapshot's last batch */
+        t->ticks++;
+        t->threads = t->reading;
+        t->reading = 0;
+    }
     int gil = 0;
     sonde_sampler_opts keep = { .idle = 0 };
     for (uint32_t i = 0; i < n; i++) {

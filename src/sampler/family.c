@@ -184,6 +184,11 @@ static int try_join(sonde_family *f, int pid)
     return 1;
 }
 
+/* Threads of one process whose children are looked for at a refresh: each
+ * is a file read five times a second.  A process started by a thread past
+ * them is not followed. */
+#define CHILDREN_THREADS_MAX 4096
+
 /* Pushes the children of every thread of pid onto stack[*n .. cap). */
 static void push_children(int pid, int *stack, uint32_t *n, uint32_t cap)
 {
@@ -194,7 +199,7 @@ static void push_children(int pid, int *stack, uint32_t *n, uint32_t cap)
         return;
     struct dirent *t;
     uint32_t seen = 0;
-    while ((t = readdir(tasks)) && seen++ < SONDE_WALK_MAX_THREADS + 2) {
+    while ((t = readdir(tasks)) && seen++ < CHILDREN_THREADS_MAX + 2) {
         if (t->d_name[0] == '.')
             continue;
         char children[128];

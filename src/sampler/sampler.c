@@ -147,44 +147,48 @@ static void native_forget(native_states *ns, const sonde_sampler_opts *o, int pi
         }
 }
 
-/* One snapshot of one member's threads: its Python stacks, or with
- * native frames every thread's merged stack.  As sonde_walker_sample,
- * and -2 when native frames cannot be read (why in counts->error). */
+/* How long one snapshot of one process may take: a thread list longer
+ * than can be walked in that time (or cyclic: it is the target's memory)
+ * is cut there, and counted. */
+#define SNAPSHOT_MAX_NS 1000000000u
+
+/* One batch of one member's threads: its Python stacks from *cursor on
+ * (as sonde_walker_sample), or with native frames every thread's merged
+ * stack at once (*cursor left 0).  As sonde_walker_sample, and -2 when
+ * native frames cannot be read (why in counts->error). */
 static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampler_opts *o,
-                    sonde_thread_sample *threads, uint32_t *n, sonde_sampler_counts *counts)
+                    uint64_t *cursor, sonde_thread_sample *threads, uint32_t *n,
+                    sonde_sampler_counts *counts)
 {
     if (!o->native) {
-        int got = sonde_walker_sample(m->walker, threads, SONDE_WALK_MAX_THREADS, n);
+        m->walker->skip_idle = !o->idle;
+        int got = sonde_walker_sample(m->walker, cursor, threads, SONDE_WALK_BATCH, n);
         if (got == 0 && !o->idle)
             sonde_walker_read_states(m->walker, threads, *n);
         return got;
     }
+    *cursor = 0;
     void *state = native_state(ns, o, m->walker, counts);
     if (!state) { /* a process that ended as it was first seen is gone, not a failure */
         char st = sonde_proc_task_state(m->walker->proc.pid, 0);
         return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : -2;
     }
-    return o->native->sample(state, m->walker, o->idle, threads, SONDE_WALK_MAX_THREADS, n,
+    return o->native->sample(state, m->walker, o->idle, threads, SONDE_WALK_BATCH, n,
                              &counts->idle, &counts->native);
 }
 
-/* One snapshot of one member into p.  -ESRCH when the process has gone;
- * -1 on out of memory; -2 when native frames cannot be read; else 0
- * (stop set when on_tick asked to stop). */
-static int sample_member(sonde_family_member *m, native_states *ns, sonde_profile *p,
-                         sonde_u64map *index, const sonde_sampler_opts *o,
-                         sonde_thread_sample *threads, uint64_t t_ns,
-                         sonde_sampler_counts *counts, int *stop_now)
+/* Counts what one batch of stacks held. */
+static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *threads,
+                        uint32_t n, sonde_sampler_counts *counts)
 {
-    uint32_t n;
-    int got = snapshot(m, ns, o, threads, &n, counts);
-    if (got == -ESRCH || got == -1 || got == -2)
-        return got;
-    if (got < 0)
-        return 0; /* not initialised yet, or torn: the next tick will tell */
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         counts->torn += s->torn;
+        if (s->depth == 0 && s->on_cpu == 0 && !o->idle) {
+            counts->read++; /* idle: the walker left its frames unread */
+            counts->idle++;
+            continue;
+        }
         if (s->torn || s->depth == 0)
             continue;
         counts->read++;
@@ -197,11 +201,40 @@ static int sample_member(sonde_family_member *m, native_states *ns, sonde_profil
             counts->not_gil++;
         }
     }
-    if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads, n, o,
-                          t_ns) < 0)
-        return -1;
-    if (o->on_tick && o->on_tick(o->tick_ctx, threads, n))
-        *stop_now = 1;
+}
+
+/* One snapshot of one member into p, batch after batch until its thread
+ * list ends or SNAPSHOT_MAX_NS has passed.  -ESRCH when the process has
+ * gone; -1 on out of memory; -2 when native frames cannot be read; else 0
+ * (stop set when on_tick asked to stop). */
+static int sample_member(sonde_family_member *m, native_states *ns, sonde_profile *p,
+                         sonde_u64map *index, const sonde_sampler_opts *o,
+                         sonde_thread_sample *threads, uint64_t t_ns,
+                         sonde_sampler_counts *counts, int *stop_now)
+{
+    uint64_t cursor = 0, started = sonde_clock_ns();
+    do {
+        uint32_t n;
+        int got = snapshot(m, ns, o, &cursor, threads, &n, counts);
+        if (got == -ESRCH || got == -1 || got == -2)
+            return got;
+        if (got < 0)
+            return 0; /* not initialised yet, or torn: the next tick will tell */
+        count_batch(o, threads, n, counts);
+        if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads,
+                              n, o, t_ns) < 0)
+            return -1;
+        if (o->on_tick && o->on_tick(o->tick_ctx, threads, n, cursor != 0)) {
+            *stop_now = 1;
+            return 0;
+        }
+        if (cursor && sonde_clock_ns() - started > SNAPSHOT_MAX_NS) {
+            counts->cut++;
+            if (o->on_tick)
+                o->on_tick(o->tick_ctx, NULL, 0, 0);
+            return 0;
+        }
+    } while (cursor);
     return 0;
 }
 
@@ -281,7 +314,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     p->sample_rate = o->rate;
     p->seconds_per_tick = 1.0 / o->rate;
     p->pid = family->root;
-    sonde_thread_sample *threads = malloc(SONDE_WALK_MAX_THREADS * sizeof *threads);
+    sonde_thread_sample *threads = malloc(SONDE_WALK_BATCH * sizeof *threads);
     if (!threads)
         return -1;
     sonde_u64map index;

@@ -40,6 +40,8 @@ typedef struct sonde_native_tally {
     uint64_t lost;            /* perf samples lost: the ring was full, or more than a tick holds */
     uint64_t gone;            /* threads that ended before or while being captured */
     uint64_t traced;          /* threads another tracer held (ptrace refused), each once */
+    uint64_t over;            /* running threads past what one snapshot holds, not read */
+    uint64_t cut;             /* snapshots whose listing of threads was cut (time bound) */
     uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
     uint64_t merges[8];       /* merges by result: native/merge.h's enum */
     uint64_t unmapped;        /* frames at an address in no mapped object (unmapped, JIT) */
@@ -75,9 +77,10 @@ typedef struct sonde_sampler_opts {
     int thread_roots;     /* put "thread NAME" at the root of each stack */
     int subprocesses;     /* each stack under "process PID (command)" (the
                              family samples every Python descendant) */
-    /* Called after each snapshot with the threads kept (may be NULL);
+    /* Called with each batch of a snapshot's threads (may be NULL): more
+     * is 1 while the snapshot has more batches to come, 0 with its last;
      * nonzero stops sampling. */
-    int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n);
+    int (*on_tick)(void *ctx, const sonde_thread_sample *threads, uint32_t n, int more);
     void *tick_ctx;
     const sonde_native_ops *native;   /* native frames too (--native); NULL: Python only */
     int native_all;                   /* keep the interpreter's own frames (--native-all) */
@@ -92,6 +95,7 @@ typedef struct sonde_sampler_counts {
     uint64_t idle;        /* ... dropped: the thread was not on a CPU */
     uint64_t not_gil;     /* ... dropped: the thread did not hold the GIL (gil_only) */
     uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
+    uint64_t cut;         /* snapshots whose thread list was not walked to its end in 1 s */
     double seconds;       /* how long sampling ran */
     int ended;            /* the root process ended while sampled */
     uint32_t processes;   /* processes sampled, in all */

@@ -371,6 +371,44 @@ static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
     return rc;
 }
 
+/* An open descriptor of the thread's stat file, opened on first use;
+ * -1 when it cannot be opened (the thread has ended). */
+static int stat_fd(sonde_walker *w, uint64_t tid)
+{
+    for (uint32_t i = 0; i < w->nstat_fds; i++)
+        if (w->stat_fds[i].tid == tid)
+            return w->stat_fds[i].fd;
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid, (unsigned long long)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    if (w->nstat_fds == SONDE_WALK_BATCH) {
+        /* Full: forget the oldest thread, most likely one that has ended. */
+        close(w->stat_fds[0].fd);
+        memmove(w->stat_fds, w->stat_fds + 1, (w->nstat_fds - 1) * sizeof w->stat_fds[0]);
+        w->nstat_fds--;
+    }
+    w->stat_fds[w->nstat_fds].tid = tid;
+    w->stat_fds[w->nstat_fds++].fd = fd;
+    return fd;
+}
+
+/* 1 when thread tid is running (or waiting for a CPU), 0 when it
+ * sleeps or is stopped, -1 when its state cannot be read. */
+static int thread_on_cpu(sonde_walker *w, uint64_t tid)
+{
+    int fd = stat_fd(w, tid);
+    char buf[512];
+    ssize_t got = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (got <= 0)
+        return -1;
+    buf[got] = '\0';
+    /* "tid (comm) S ...": the state follows the last ')'. */
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] ? paren[2] == 'R' : -1;
+}
+
 /* Reads of one thread's stack before it is left torn: a running thread
  * tears a read by moving on (a generator yields, a call returns) between
  * the walk's reads, and the next read is most often whole. */
@@ -396,7 +434,9 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
         if (l->ts_native_thread_id != SONDE_PY_ABSENT)
             s->native_id = field_u64(block, l->ts_native_thread_id);
         s->holds_gil = ts == holder;
-        s->on_cpu = -1;
+        s->on_cpu = w->skip_idle && s->native_id ? thread_on_cpu(w, s->native_id) : -1;
+        if (s->on_cpu == 0)
+            break; /* idle, and not wanted: its frames are not read */
         uint64_t frame;
         chunk_copy chunk = copy_chunk(w, block);
         s->torn = first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0;
@@ -407,7 +447,8 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
     return 0;
 }
 
-int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max, uint32_t *count)
+int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *out, uint32_t max,
+                        uint32_t *count)
 {
     const sonde_py_layout *l = &w->layout;
     *count = 0;
@@ -415,8 +456,13 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
     int rc = threads_head(w, &ts, &holder);
     if (rc < 0)
         return rc;
-    uint64_t pthreads[SONDE_WALK_MAX_THREADS];
-    while (ts && *count < max && *count < SONDE_WALK_MAX_THREADS) {
+    if (*cursor)
+        ts = *cursor;
+    *cursor = 0;
+    uint64_t pthreads[SONDE_WALK_BATCH];
+    if (max > SONDE_WALK_BATCH)
+        max = SONDE_WALK_BATCH;
+    while (ts && *count < max) {
         uint64_t next;
         if ((rc = walk_thread(w, ts, holder, &out[*count], &next)) < 0)
             return rc == -ESRCH ? rc : 0; /* a torn list: keep what was read */
@@ -424,6 +470,7 @@ int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
         (*count)++;
         ts = next == ts ? 0 : next;
     }
+    *cursor = ts;
     if (l->ts_native_thread_id == SONDE_PY_ABSENT) {
         if (w->pthread_tid_offset < 0)
             find_pthread_tid_offset(w, pthreads, *count);
@@ -442,29 +489,6 @@ int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sa
     uint64_t head, holder, next;
     int rc = threads_head(w, &head, &holder);
     return rc < 0 ? rc : walk_thread(w, tstate, holder, out, &next);
-}
-
-/* An open descriptor of the thread's stat file, opened on first use;
- * -1 when it cannot be opened (the thread has ended). */
-static int stat_fd(sonde_walker *w, uint64_t tid)
-{
-    for (uint32_t i = 0; i < w->nstat_fds; i++)
-        if (w->stat_fds[i].tid == tid)
-            return w->stat_fds[i].fd;
-    char path[96];
-    snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid, (unsigned long long)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    if (w->nstat_fds == SONDE_WALK_MAX_THREADS) {
-        /* Full: forget the oldest thread, most likely one that has ended. */
-        close(w->stat_fds[0].fd);
-        memmove(w->stat_fds, w->stat_fds + 1, (w->nstat_fds - 1) * sizeof w->stat_fds[0]);
-        w->nstat_fds--;
-    }
-    w->stat_fds[w->nstat_fds].tid = tid;
-    w->stat_fds[w->nstat_fds++].fd = fd;
-    return fd;
 }
 
 int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
@@ -498,18 +522,9 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
 
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++) {
-        int fd = out[i].native_id ? stat_fd(w, out[i].native_id) : -1;
-        char buf[512];
-        ssize_t got = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
-        if (got <= 0)
-            continue;
-        buf[got] = '\0';
-        /* "tid (comm) S ...": the state follows the last ')'. */
-        char *paren = strrchr(buf, ')');
-        if (paren && paren[1] == ' ' && paren[2])
-            out[i].on_cpu = paren[2] == 'R';
-    }
+    for (uint32_t i = 0; i < n; i++)
+        if (out[i].native_id && out[i].on_cpu < 0)
+            out[i].on_cpu = thread_on_cpu(w, out[i].native_id);
 }
 
 int sonde_walker_init(sonde_walker *w, sonde_profile *profile)

@@ -31,7 +31,7 @@
  * Python's default recursion limit (1000), and at most one scatter read
  * (SONDE_PROC_SCATTER_MAX) of code objects. */
 #define SONDE_WALK_MAX_DEPTH 1024
-#define SONDE_WALK_MAX_THREADS 256   /* threads walked per snapshot */
+#define SONDE_WALK_BATCH 256   /* threads walked per call: a snapshot takes as many calls as it needs */
 
 typedef struct sonde_frame_sample {
     uint32_t func;   /* function id in the walker's profile */
@@ -76,8 +76,12 @@ typedef struct sonde_walker {
     struct sonde_stat_fd {       /* /proc/PID/task/TID/stat kept open, read with pread */
         uint64_t tid;
         int fd;
-    } stat_fds[SONDE_WALK_MAX_THREADS];
+    } stat_fds[SONDE_WALK_BATCH];   /* the most recently used ones */
     uint32_t nstat_fds;
+    /* Set by the caller: a thread whose /proc state says it is not on a
+     * CPU is not walked (depth 0, on_cpu 0); its state is read from /proc
+     * first, where the thread state gives its native id (3.11+). */
+    int skip_idle;
 } sonde_walker;
 
 /* Prepares an unattached walker that interns functions into profile
@@ -91,11 +95,16 @@ int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *er
                       size_t errlen);
 void sonde_walker_close(sonde_walker *w);
 
-/* Walks every thread into out[0 .. *n).  0 (some threads may be torn), or
- * -ESRCH when the process has gone, or another negative errno when even the
- * interpreter could not be read (the snapshot is then empty). */
-int sonde_walker_sample(sonde_walker *w, sonde_thread_sample *out, uint32_t max,
-                        uint32_t *n);
+/* Walks the threads from *cursor (0: the first) into out[0 .. *n), at
+ * most max and at most SONDE_WALK_BATCH of them, and leaves in *cursor
+ * the thread state to go on from (0 once the list's end was reached): a
+ * snapshot of every thread is calls until *cursor is 0 again.  The list
+ * is the target's, and untrusted: it may be cyclic, so the caller bounds
+ * how many calls (or how long) one snapshot takes.  0 (some threads may
+ * be torn), or -ESRCH when the process has gone, or another negative
+ * errno when even the interpreter could not be read (nothing walked). */
+int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *out,
+                        uint32_t max, uint32_t *n);
 
 /* Walks only the thread whose state is at tstate (its `tstate` in an
  * earlier sonde_walker_sample) into out, as that call would; out's
@@ -108,7 +117,8 @@ int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sa
 int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
                              size_t outlen);
 
-/* Fills on_cpu of each sample from /proc (needs native ids). */
+/* Fills on_cpu of each sample from /proc where it is not known yet (needs
+ * native ids). */
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n);
 
 #endif

@@ -172,7 +172,7 @@ typedef struct walk {
  * return code. */
 static int walk_once(sonde_walker *w, walk *out)
 {
-    int rc = sonde_walker_sample(w, out->threads, MAX_THREADS, &out->n);
+    int rc = sonde_walker_sample(w, &(uint64_t){ 0 }, out->threads, MAX_THREADS, &out->n);
     for (uint32_t i = 0; i < out->n; i++)
         if (sonde_walker_thread_name(w, &out->threads[i], out->names[i], sizeof out->names[i]) < 0)
             out->names[i][0] = '\0';
@@ -392,7 +392,7 @@ static void fuzz_python(const char *python, long iterations)
         }
     alarm(SECONDS_PER_WALK);
         uint64_t before = snap.reads;
-        int rc = sonde_walker_sample(&w, k.threads, MAX_THREADS, &k.n);
+        int rc = sonde_walker_sample(&w, &(uint64_t){ 0 }, k.threads, MAX_THREADS, &k.n);
         uint64_t walked = snap.reads - before;
         for (uint32_t t = 0; t < k.n; t++) {
             if (sonde_walker_thread_name(&w, &k.threads[t], k.names[t], sizeof k.names[t]) < 0)

@@ -305,7 +305,7 @@ static void check_merge(const char *python, int pid, const frame_view *v, uint32
     int rc = sonde_walker_open(w, pid, &p, err, sizeof err);
     check(rc == 0, "%s: walker: %s", python, err);
     if (rc == 0)
-        rc = sonde_walker_sample(w, threads, 4, &nt);
+        rc = sonde_walker_sample(w, &(uint64_t){ 0 }, threads, 4, &nt);
     check(rc == 0 && nt == 1 && threads[0].depth == 3, "%s: Python stack: rc %d, %u threads",
           python, rc, nt);
     if (rc == 0 && nt == 1 && threads[0].depth == 3) {

@@ -55,7 +55,7 @@ static void walk_garbage(const sonde_py_layout *layout, uint64_t *arena, int rou
     for (int r = 0; r < rounds; r++) {
         scramble(arena);
         uint32_t n = 0;
-        int rc = sonde_walker_sample(&w, out, 8, &n);
+        int rc = sonde_walker_sample(&w, &(uint64_t){ 0 }, out, 8, &n);
         sane &= rc <= 0 && n <= 8;
         threads += n;
         for (uint32_t i = 0; i < n; i++) {
@@ -171,7 +171,7 @@ static void walk_built(uint32_t depth, long loop_from, long loop_to, uint32_t wa
     w.runtime.addr = at(&f, W_RUNTIME);
     sonde_thread_sample *out = malloc(sizeof *out);
     uint32_t n = 0;
-    int rc = sonde_walker_sample(&w, out, 1, &n);
+    int rc = sonde_walker_sample(&w, &(uint64_t){ 0 }, out, 1, &n);
     check(rc == 0 && n == 1, "%u frames: rc %d, %u threads", depth, rc, n);
     if (n == 1) {
         check(out->torn == want_torn, "%u frames (loop %ld->%ld): torn %d", depth, loop_from,

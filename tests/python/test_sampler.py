@@ -675,6 +675,61 @@ def test_record_goes_on_through_an_exec_from_a_thread(python, native, tmp_path):
     missed = int(re.search(r"\), (\d+) missed, of ", rec.stderr).group(1))
     assert final + missed >= 0.8 * rate, (final, rec.stderr)
 
+
+# A thousand threads that wait, then one that burns CPU time until the
+# program ends; prints how many threads Python itself counts, then "ready".
+MANY_THREADS = r'''
+import sys, threading, time
+N, SECONDS = int(sys.argv[1]), float(sys.argv[2])
+stop = threading.Event()
+started = threading.Barrier(N + 1)
+def waits():
+    started.wait()
+    stop.wait()
+for _ in range(N):
+    threading.Thread(target=waits, daemon=True).start()
+started.wait()
+def busy_last():
+    end = time.process_time() + SECONDS
+    while time.process_time() < end:
+        sum(range(100))
+busy = threading.Thread(target=busy_last)
+busy.start()
+print(len(threading.enumerate()), "threads", flush=True)
+print("ready", flush=True)
+busy.join()
+'''
+
+
+def test_dump_and_record_read_past_256_threads(tmp_path):
+    """Before: 256 threads were walked at most: dump listed 256 of 1,002,
+    record said "no stack was kept: every thread read was idle", and with
+    --native nothing was caught."""
+    (tmp_path / "many.py").write_text(MANY_THREADS)
+    proc = subprocess.Popen([sys.executable, "many.py", "1000", "600"], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        counted = int(proc.stdout.readline().split()[0])
+        assert proc.stdout.readline().strip() == "ready"
+        dump = sonde("dump", "-p", str(proc.pid))
+        assert dump.returncode == 0, dump.stderr
+        assert len(re.findall(r"^Thread \d+", dump.stdout, re.M)) == counted == 1002
+        assert len(re.findall(r"^    waits \(", dump.stdout, re.M)) == 1000
+    finally:
+        proc.kill()
+        proc.wait()
+    for native in ([], ["--native"]):
+        out = tmp_path / "p.txt"
+        rec = sonde("record", "-r", "100", "-f", "collapsed", "-o", str(out), *native, "--",
+                    sys.executable, "many.py", "1000", "2", cwd=str(tmp_path))
+        assert rec.returncode == 0, rec.stderr
+        busy = sum(int(line.rsplit(" ", 1)[1]) for line in out.read_text().splitlines()
+                   if "busy_last (" in line)
+        # Each snapshot walks all 1,002 threads: every one taken while
+        # busy_last ran (two CPU seconds, never sleeping) holds it.
+        assert busy >= 3, (native, rec.stderr)
+        assert "cut after" not in rec.stderr, rec.stderr
+
 THREADS_PROGRAM = r'''
 import threading, time
 def spinner():

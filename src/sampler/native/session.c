@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../core/clock.h"
 #include "../../core/grow.h"
 #include "../proc/task.h"
 #include "libdw_dl.h"
@@ -38,6 +39,19 @@ typedef struct named {         /* what one address (as a pc or a return address)
     uint8_t unmapped;          /* in no mapped object */
 } named;
 
+/* A thread that runs Python, as the walk before the stops saw it. */
+typedef struct python_thread {
+    uint64_t native_id, tstate, thread_id;
+} python_thread;
+
+/* How long the walk of the thread list before the stops may take, and the
+ * listing of /proc/PID/task: both are cut there (and counted). */
+#define LIST_MAX_NS 1000000000u
+
+/* Threads sampled by perf at once (each holds a ring of PERF_PAGES and a
+ * descriptor); threads past them are stopped with ptrace instead. */
+#define PERF_STREAMS_MAX 256
+
 typedef struct session {
     int pid;
     int keep_interp;
@@ -53,12 +67,17 @@ typedef struct session {
     uint32_t nnamed;
     sonde_native_symbol sym;                    /* one address's name while it is made */
     sonde_native_symbol lined;                  /* ... and with its file and line */
-    sonde_thread_sample *python;                /* the walker's threads before the stops */
+    sonde_thread_sample *batch;                 /* one batch of the walker's threads */
+    python_thread *pythons;                     /* every thread that runs Python, this tick */
+    size_t pythons_cap;
+    sonde_u64map python_of;                     /* native id -> pythons[], this tick */
+    int *tids;                                  /* every thread of the process, this tick */
+    size_t tids_cap;
     sonde_thread_sample during;                 /* the thread being read, during its stop */
     sonde_thread_sample *current;               /* the thread being read, or NULL */
     sonde_walker *walker;                       /* for held(): the walker of this tick */
     int current_tid;
-    const sonde_thread_sample *current_python;  /* its walk before the stop; NULL: no Python */
+    const python_thread *current_python;        /* its walk before the stop; NULL: no Python */
     uint64_t period_ns;                         /* perf: one sample per this much CPU time */
     int perf;                                   /* 1: threads without Python go by perf */
     stream *streams;
@@ -91,7 +110,10 @@ static void session_close(void *state)
     sonde_u64map_free(&s->index);
     free(s->named);
     free(s->st.data);
-    free(s->python);
+    free(s->batch);
+    free(s->pythons);
+    free(s->tids);
+    sonde_u64map_free(&s->python_of);
     sonde_u64map_free(&s->traced);
     free(s);
 }
@@ -107,17 +129,17 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
     s->pid = w->proc.pid;
     s->keep_interp = keep_interp;
     sonde_u64map_init(&s->index);
-    sonde_u64map_init(&s->traced);
     s->st.data = malloc(SONDE_NATIVE_STACK_MAX);
     s->st.cap = SONDE_NATIVE_STACK_MAX;
-    s->python = malloc(SONDE_WALK_MAX_THREADS * sizeof *s->python);
-    int rc = s->st.data && s->python ? sonde_native_objects_init(&s->objects, s->pid)
-                                                 : -ENOMEM;
+    sonde_u64map_init(&s->python_of);
+    sonde_u64map_init(&s->traced);
+    s->batch = malloc(SONDE_WALK_BATCH * sizeof *s->batch);
+    int rc = s->st.data && s->batch ? sonde_native_objects_init(&s->objects, s->pid) : -ENOMEM;
     if (rc < 0) {
         snprintf(err, errlen, "cannot read the memory map of process %d: %s", s->pid,
                  strerror(-rc));
         free(s->st.data);
-        free(s->python);
+        free(s->batch);
         sonde_u64map_free(&s->index);
         free(s);
         return NULL;
@@ -154,24 +176,70 @@ static void *session_open(const sonde_walker *w, int keep_interp, double rate, c
     return s;
 }
 
-/* The thread ids of the process, at most max.  -ESRCH when it has gone. */
-static int list_threads(int pid, int *tids, uint32_t max, uint32_t *n)
+/* Every thread of the process into s->tids[0 .. *n), as /proc lists
+ * them, for at most LIST_MAX_NS (then *cut is set).  -ESRCH when there is
+ * none; -1 on out of memory. */
+static int list_threads(session *s, uint64_t started, uint32_t *n, int *cut)
 {
     char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    snprintf(path, sizeof path, "/proc/%d/task", s->pid);
     DIR *d = opendir(path);
     *n = 0;
     if (!d)
         return -ESRCH;
     struct dirent *e;
-    while (*n < max && (e = readdir(d)) != NULL) {
+    while ((e = readdir(d)) != NULL) {
         char *end;
         long tid = strtol(e->d_name, &end, 10);
-        if (*end == '\0' && tid > 0)
-            tids[(*n)++] = (int)tid;
+        if (*end != '\0' || tid <= 0)
+            continue;
+        int *grown = sonde_grow(s->tids, &s->tids_cap, (size_t)*n + 1, sizeof *s->tids, INT32_MAX);
+        if (!grown) {
+            closedir(d);
+            return -1;
+        }
+        s->tids = grown;
+        s->tids[(*n)++] = (int)tid;
+        if ((*n & 255) == 0 && sonde_clock_ns() - started > LIST_MAX_NS) {
+            *cut = 1;
+            break;
+        }
     }
     closedir(d);
     return *n ? 0 : -ESRCH;
+}
+
+/* Which threads run Python: the walker's whole thread list, batch after
+ * batch, into s->pythons and s->python_of, for at most LIST_MAX_NS (then
+ * *cut is set).  -ESRCH when the process has gone, -1 on out of memory. */
+static int list_pythons(session *s, sonde_walker *w, uint64_t started, uint32_t *npython,
+                        int *cut)
+{
+    sonde_u64map_free(&s->python_of);
+    sonde_u64map_init(&s->python_of);
+    *npython = 0;
+    uint64_t cursor = 0;
+    do {
+        uint32_t nb = 0;
+        int rc = sonde_walker_sample(w, &cursor, s->batch, SONDE_WALK_BATCH, &nb);
+        if (rc == -ESRCH)
+            return rc;
+        if (rc < 0)
+            return 0; /* not initialised yet: no thread runs Python */
+        for (uint32_t i = 0; i < nb; i++) {
+            python_thread *grown = sonde_grow(s->pythons, &s->pythons_cap, (size_t)*npython + 1,
+                                              sizeof *s->pythons, UINT32_MAX - 1);
+            if (!grown || !sonde_u64map_slot(&s->python_of, s->batch[i].native_id, *npython))
+                return -1;
+            s->pythons = grown;
+            s->pythons[(*npython)++] = (python_thread){ s->batch[i].native_id,
+                                                        s->batch[i].tstate,
+                                                        s->batch[i].thread_id };
+        }
+        if (cursor && sonde_clock_ns() - started > LIST_MAX_NS)
+            *cut = 1;
+    } while (cursor && !*cut);
+    return 0;
 }
 
 /* While the thread is stopped: its Python frames of this very moment. */
@@ -330,7 +398,7 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
  * runs no Python): its walk before the stop, whose thread's Python frames
  * are read again during the stop, its alone.  As merge_into, and 0 when the
  * thread could not be captured (counted). */
-static int read_thread(session *s, sonde_walker *w, int tid, const sonde_thread_sample *python,
+static int read_thread(session *s, sonde_walker *w, int tid, const python_thread *python,
                        char state, sonde_thread_sample *out, sonde_native_tally *t)
 {
     uint64_t stopped = 0;
@@ -367,7 +435,7 @@ static stream *stream_of(session *s, int tid)
         if (s->streams[i].tid == tid)
             return &s->streams[i];
     stream *grown = sonde_grow(s->streams, &s->streams_cap, (size_t)s->nstreams + 1,
-                               sizeof *s->streams, SONDE_WALK_MAX_THREADS);
+                               sizeof *s->streams, PERF_STREAMS_MAX);
     if (!grown)
         return NULL;
     s->streams = grown;
@@ -423,30 +491,31 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
                           uint32_t max, uint32_t *n, uint64_t *idle_count, sonde_native_tally *t)
 {
     session *s = state;
-    int tids[SONDE_WALK_MAX_THREADS];
-    uint32_t ntids, npython = 0;
+    uint32_t ntids, npython;
+    int cut = 0;
     *n = 0;
     /* Which threads run Python (no stop): only theirs are walked again
      * while they are stopped. */
-    if (sonde_walker_sample(w, s->python, SONDE_WALK_MAX_THREADS, &npython) == -ESRCH)
-        return -ESRCH;
-    if (list_threads(s->pid, tids, max < SONDE_WALK_MAX_THREADS ? max : SONDE_WALK_MAX_THREADS,
-                     &ntids) < 0)
-        return -ESRCH;
-    for (uint32_t i = 0; i < ntids && *n < max; i++) {
-        char st = sonde_proc_task_state(s->pid, tids[i]);
-        const sonde_thread_sample *python = NULL;   /* the thread's walk: it runs Python */
-        for (uint32_t k = 0; k < npython && !python; k++)
-            if (s->python[k].native_id == (uint64_t)tids[i])
-                python = &s->python[k];
+    const uint64_t started = sonde_clock_ns();
+    int rc = list_pythons(s, w, started, &npython, &cut);
+    if (rc == 0)
+        rc = list_threads(s, started, &ntids, &cut);
+    if (rc < 0)
+        return rc;
+    t->cut += (uint64_t)cut;
+    for (uint32_t i = 0; i < ntids; i++) {
+        int tid = s->tids[i];
+        char st = sonde_proc_task_state(s->pid, tid);
+        uint32_t k = sonde_u64map_get(&s->python_of, (uint64_t)tid);
+        const python_thread *python = k == SONDE_U64MAP_NONE ? NULL : &s->pythons[k];
         /* A thread without Python: the kernel's samples of its CPU time
          * (it is stopped only when idle ones are kept and it is idle). */
-        stream *perf = s->perf && !python && st ? stream_of(s, tids[i]) : NULL;
+        stream *perf = s->perf && !python && st ? stream_of(s, tid) : NULL;
         if (perf) {
             perf->seen = 1;
             if (drain(s, w, perf, out, max, n, t) < 0)
                 return -1;
-            if (st == 'R' || *n == max)
+            if (st == 'R')
                 continue;
         }
         if (st == 0) {
@@ -457,7 +526,11 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
             (*idle_count)++;
             continue;
         }
-        int got = read_thread(s, w, tids[i], python, st, &out[*n], t);
+        if (*n == max) {
+            t->over++; /* out is full: this thread is not stopped at all */
+            continue;
+        }
+        int got = read_thread(s, w, tid, python, st, &out[*n], t);
         if (got < 0)
             return -1;
         *n += (uint32_t)got;
@@ -489,6 +562,11 @@ static void session_summary(FILE *f, const sonde_native_tally *t)
                 (unsigned long long)t->traced, t->traced == 1 ? "" : "s");
     if (t->lost)
         fprintf(f, ", %llu perf samples lost (the ring was full)", (unsigned long long)t->lost);
+    if (t->over)
+        fprintf(f, ", %llu stacks of running threads not read (over the %d one snapshot holds)",
+                (unsigned long long)t->over, SONDE_WALK_BATCH);
+    if (t->cut)
+        fprintf(f, ", %llu snapshots cut after 1 s of listing threads", (unsigned long long)t->cut);
     fprintf(f, "\nsonde: native: unwinds: ");
     int first = 1;
     part(f, &first, t->ends[SONDE_NATIVE_COMPLETE], "complete");
