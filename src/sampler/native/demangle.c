@@ -167,21 +167,34 @@ static void stop_helper(void)
     helper_fd = -1;
 }
 
-static int64_t now_ms(void)
+/* CLOCK_MONOTONIC, or the helper's CPU clock, in milliseconds. */
+static int64_t ms_of(clockid_t clock)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    struct timespec t = { 0, 0 };
+    clock_gettime(clock, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
-/* Reads n bytes from the helper by the deadline.  0, or -1. */
-static int read_by(void *buf, size_t n, int64_t deadline)
+/* A reply's limits: the wall deadline, and the helper's CPU clock and the
+ * CPU time it may reach. */
+typedef struct limits {
+    int64_t deadline;
+    clockid_t cpu;
+    int64_t cpu_stop;
+} limits;
+
+#define POLL_SLICE_MS 20   /* how often the helper's CPU time is looked at */
+
+/* Reads n bytes from the helper within lim.  0, or -1. */
+static int read_within(void *buf, size_t n, const limits *lim)
 {
     for (char *p = buf; n;) {
         struct pollfd pfd = { .fd = helper_fd, .events = POLLIN };
-        int64_t left = deadline - now_ms();
-        int ready = left > 0 ? poll(&pfd, 1, (int)left) : 0;
-        if (ready < 0 && errno == EINTR)
+        int64_t left = lim->deadline - ms_of(CLOCK_MONOTONIC);
+        if (left <= 0 || ms_of(lim->cpu) >= lim->cpu_stop)
+            return -1;
+        int ready = poll(&pfd, 1, (int)(left < POLL_SLICE_MS ? left : POLL_SLICE_MS));
+        if (ready == 0 || (ready < 0 && errno == EINTR))
             continue;
         ssize_t r = ready > 0 ? read(helper_fd, p, n) : -1;
         if (r < 0 && errno == EINTR)
@@ -200,10 +213,15 @@ static int read_by(void *buf, size_t n, int64_t deadline)
 static int ask(const char *name, size_t len, char *out, uint32_t room)
 {
     uint32_t head[2] = { (uint32_t)len, room }, reply;
-    int64_t deadline = now_ms() + SONDE_DEMANGLE_DEADLINE_MS;
+    limits lim = { .deadline = ms_of(CLOCK_MONOTONIC) + SONDE_DEMANGLE_DEADLINE_MS };
+    if (clock_getcpuclockid(helper_pid, &lim.cpu) != 0) {
+        stop_helper();
+        return -1;
+    }
+    lim.cpu_stop = ms_of(lim.cpu) + SONDE_DEMANGLE_CPU_MS;
     if (write_all(helper_fd, head, sizeof head) < 0 || write_all(helper_fd, name, len) < 0 ||
-        read_by(&reply, sizeof reply, deadline) < 0 ||
-        (reply != NO_REPLY && (reply > room || read_by(out, reply, deadline) < 0))) {
+        read_within(&reply, sizeof reply, &lim) < 0 ||
+        (reply != NO_REPLY && (reply > room || read_within(out, reply, &lim) < 0))) {
         stop_helper();
         return -1;
     }
