@@ -47,13 +47,20 @@ def first():
 def second():
     timed(lib.sl_c, N)  # line 17: calls sl_c
 
+def steady(rate=1000):
+    """Whether the shares' spread is small enough to check (see
+    share_tolerance): samples at the rate, and the waits for a CPU."""
+    t = sum(wall.values())
+    return t > 0 and 1 / (0.9 * rate * t) + frozen[0] / t ** 2 <= 0.0025
+
 print("ready", flush=True)
 # argv[2] seconds of this thread's CPU time (a busy machine stretches them
-# in wall time, and sonde gets as many samples from them), at most 4 times
-# as many seconds by the clock.
+# in wall time, and sonde gets as many samples from them), and on while the
+# waits for a CPU keep the spread too wide (it falls as 1/time), up to 15
+# times as many seconds by the clock.
 cpu_end = time.thread_time() + float(sys.argv[2])
-end = time.perf_counter() + 4 * float(sys.argv[2])
-while time.thread_time() < cpu_end and time.perf_counter() < end:
+end = time.perf_counter() + 15 * float(sys.argv[2])
+while (time.thread_time() < cpu_end or not steady()) and time.perf_counter() < end:
     first()
     second()
 total = sum(wall.values())
