@@ -2,7 +2,8 @@
 --compare`: the file is untrusted input, so every field is checked before
 any arithmetic sees it.
 
-A file that is not JSON, is nested deeper than the parser's recursion
+A file that is not a regular file (a FIFO would be waited on for ever),
+is not JSON, is nested deeper than the parser's recursion
 limit, holds a value that is not a number above 0 (pyperf refuses 0
 too), is too large to add up (VALUE_MAX), a loop count that is not a
 whole number from 1 or a name that is not a string is refused with one
@@ -12,6 +13,8 @@ the size of the file.
 
 import json
 import math
+import os
+import stat
 
 # The largest value accepted: 1e15 of the file's unit (31 million years
 # in seconds, a petabyte in bytes), so that sums and squares of millions
@@ -79,6 +82,12 @@ def read(path):
     such run (0 when the file names none); python, the interpreter the
     file names, or "".  Raises PyperfError."""
     try:
+        # a pipe would be waited on for ever, a device read without end
+        kind = os.stat(path).st_mode
+        if not stat.S_ISREG(kind):
+            raise PyperfError("%s is %s, not a pyperf JSON file" % (
+                path, "a folder" if stat.S_ISDIR(kind) else "a pipe (FIFO)"
+                if stat.S_ISFIFO(kind) else "a device or socket"))
         with open(path, "rb") as f:
             data = json.loads(f.read().decode("utf-8"))
     except OSError as e:

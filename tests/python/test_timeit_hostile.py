@@ -86,6 +86,15 @@ HOSTILE = {
 }
 
 
+def fifo(path):
+    os.mkfifo(str(path))
+    return str(path)
+
+
+HOSTILE["a pipe"] = (fifo, "is a pipe (FIFO), not a pyperf JSON file")
+HOSTILE["a folder"] = (lambda p: p.mkdir() or str(p), "is a folder, not a pyperf JSON file")
+
+
 @pytest.mark.parametrize("kind", sorted(HOSTILE))
 def test_hostile_pyperf_file_is_one_line(tmp_path, kind):
     write, says = HOSTILE[kind]
