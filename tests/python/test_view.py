@@ -990,8 +990,9 @@ def test_long_timeline_page_is_bounded(tmp_path):
 # Each turn reads the clock: the time since the last reading is the loop's,
 # and a gap of over 200 us is a stretch off the CPU, its square summed into
 # frozen (as test_sampler.py's SHARES_PROGRAM).  The rounds run for at least
-# 1 s of loop time and on, up to 12 s, until 1/samples + frozen is small
-# enough; loops.txt gets A's and B's times, frozen over their time squared,
+# 1 s of loop time and on, up to 40 s, until 1/samples + frozen is small
+# enough (it falls as 1/time; at a load average of 10 on 2 CPUs 12 s were
+# not enough); loops.txt gets A's and B's times, frozen over their time squared,
 # and the shortest round.
 HEAT = '''import statistics, time
 
@@ -1003,7 +1004,7 @@ def steady(spent, frozen, rate):
 
 def work(k, rate=500):
     spent, frozen, shortest, start = [0.0, 0.0], [0.0], 1.0, time.perf_counter()
-    while time.perf_counter() - start < 12 and not steady(spent, frozen[0], rate):
+    while time.perf_counter() - start < 40 and not steady(spent, frozen[0], rate):
         now = t0 = time.perf_counter()
         for i in range(2 * k):  # loop A: twice B's turns
             t = time.perf_counter(); spent[0] += t - now; frozen[0] += (t - now) ** 2 if t - now > 0.0002 else 0.0; now = t
