@@ -992,7 +992,8 @@ def test_long_timeline_page_is_bounded(tmp_path):
 # frozen (as test_sampler.py's SHARES_PROGRAM).  The rounds run for at least
 # 1 s of loop time and on, up to 40 s, until 1/samples + frozen is small
 # enough (it falls as 1/time; at a load average of 10 on 2 CPUs 12 s were
-# not enough); loops.txt gets A's and B's times, frozen over their time squared,
+# not enough), with room for what the program cannot see: the stretches
+# sonde took no sample, which loop_spread adds; loops.txt gets A's and B's times, frozen over their time squared,
 # and the shortest round.
 HEAT = '''import statistics, time
 
@@ -1000,7 +1001,7 @@ MARKUP = "</script><b>bold</b> & <!-- not markup"
 
 def steady(spent, frozen, rate):
     t = sum(spent)
-    return t >= 1 and 1 / (0.9 * rate * t) + frozen / t ** 2 <= 0.0025
+    return t >= 1 and 1 / (0.9 * rate * t) + frozen / t ** 2 <= 0.0015
 
 def work(k, rate=500):
     spent, frozen, shortest, start = [0.0, 0.0], [0.0], 1.0, time.perf_counter()
