@@ -141,6 +141,8 @@ static sonde_usage usage_of(const launch_result *r)
         .sys = seconds(u->ru_stime),
         .children_cpu = r->children_cpu,
         .run_delay = r->run_delay,
+        .memory_stall = r->memory_stall,
+        .swap_ins = r->swap_ins,
         .max_rss_kb = u->ru_maxrss,
         .major_faults = u->ru_majflt,
         .minor_faults = u->ru_minflt,

@@ -189,6 +189,31 @@ static ssize_t read_proc(pid_t pid, const char *name, char *buf, size_t len)
     return n;
 }
 
+/* The machine's memory pressure so far: seconds some task stalled for
+ * memory (PSI) and pages swapped in since boot; -1 each when unknown. */
+static void memory_pressure(double *stall, long long *swap_ins)
+{
+    char buf[4096];
+    *stall = -1;
+    *swap_ins = -1;
+    int fd = open("/proc/pressure/memory", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    unsigned long long us;
+    const char *total = n > 0 ? (buf[n] = '\0', strstr(buf, "total=")) : NULL;
+    if (total && strncmp(buf, "some ", 5) == 0 && sscanf(total, "total=%llu", &us) == 1)
+        *stall = (double)us * 1e-6;
+    fd = open("/proc/vmstat", O_RDONLY | O_CLOEXEC);
+    n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    long long pages;
+    const char *line = n > 0 ? (buf[n] = '\0', strstr(buf, "\npswpin ")) : NULL;
+    if (line && sscanf(line + 8, "%lld", &pages) == 1)
+        *swap_ins = pages;
+}
+
 /* What only /proc tells about an ended process not yet reaped: the CPU
  * time of the children it waited for (cutime + cstime) and how long its
  * main thread waited in the run queue for a CPU. */
@@ -241,6 +266,9 @@ int launch_run(char *const argv[], launch_result *r)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     r->start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    double stall_before;
+    long long swapped_before;
+    memory_pressure(&stall_before, &swapped_before);
     uint64_t begin = sonde_clock_ns();
     pid_t pid = start(argv, &mask);
     if (pid < 0) {
@@ -254,6 +282,10 @@ int launch_run(char *const argv[], launch_result *r)
     sigprocmask(SIG_SETMASK, &mask, NULL);
     int rc = wait_end(pid, begin, r);
     int e = errno;
+    memory_pressure(&r->memory_stall, &r->swap_ins);
+    r->memory_stall = r->memory_stall >= 0 && stall_before >= 0 ? r->memory_stall - stall_before
+                                                                  : -1;
+    r->swap_ins = r->swap_ins >= 0 && swapped_before >= 0 ? r->swap_ins - swapped_before : -1;
     waiting_end(old, &mask);
     if (rc < 0)
         cli_fail(0, "lost track of the program: %s", strerror(e));

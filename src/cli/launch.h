@@ -33,6 +33,10 @@ typedef struct launch_result {
                               (/proc/PID/stat), or -1 when unknown */
     double run_delay;      /* seconds its main thread was ready to run but waited for a
                               CPU (/proc/PID/schedstat), or -1 when unknown */
+    double memory_stall;   /* seconds tasks of the machine stalled for memory while it
+                              ran (/proc/pressure/memory), or -1 when unknown */
+    long long swap_ins;    /* pages the machine swapped in while it ran (/proc/vmstat),
+                              or -1 when unknown */
 } launch_result;
 
 /* Starts argv (argv[0] looked up on PATH) and waits until it has exec'd.

@@ -118,10 +118,18 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
     int most = busiest_wait(p, s, waited, &top);
 
     sonde_buf_puts(b, "verdict:   ");
-    if (u->major_faults >= 100 && (double)u->major_faults >= 10 * u->wall) {
+    int stalled = u->memory_stall >= 0.02 * u->wall && u->memory_stall > 0;
+    int swapped = u->swap_ins >= 100;
+    if (u->major_faults >= 100 && (double)u->major_faults >= 10 * u->wall &&
+        (stalled || swapped)) {
         sonde_buf_printf(b, "memory pressure: %ld major page faults (pages read back from "
-                         "disk or swap); use less memory or give the machine more\n",
-                         u->major_faults);
+                         "disk or swap) while the machine ", u->major_faults);
+        if (stalled)
+            sonde_buf_printf(b, "stalled %.3f s for memory%s", u->memory_stall,
+                             swapped ? " and " : "");
+        if (swapped)
+            sonde_buf_printf(b, "swapped in %lld pages", u->swap_ins);
+        sonde_buf_puts(b, "; use less memory or give the machine more\n");
     } else if (children >= 0.25 && children >= 0.1 * u->wall && children >= cpu - children) {
         /* A quarter of a second at least: what starts the interpreter (a
          * pyenv shim runs a few processes) is not the program's work. */

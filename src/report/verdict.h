@@ -5,7 +5,9 @@
  * spent waiting for a CPU from /proc), and the conclusion a user would
  * draw: CPU-bound (in the program, in its child processes, or slowed by a
  * busy machine), waiting (on sleep, I/O, locks or child processes, named
- * from the profile's own C calls), or under memory pressure. */
+ * from the profile's own C calls), or under memory pressure (major faults
+ * while the machine stalled for memory or swapped: page-ins of files alone
+ * are reads of the disk). */
 #ifndef SONDE_VERDICT_H
 #define SONDE_VERDICT_H
 
@@ -21,6 +23,13 @@ typedef struct sonde_usage {
     long max_rss_kb;
     long major_faults, minor_faults;
     long voluntary_switches, involuntary_switches;
+    /* The machine's memory pressure while it ran, the evidence that major
+     * faults came from memory short (not a cold file read through mmap):
+     * seconds some task stalled for memory (/proc/pressure/memory's
+     * "some" total) and pages swapped in (/proc/vmstat's pswpin); -1 when
+     * unknown. */
+    double memory_stall;
+    long long swap_ins;
 } sonde_usage;
 
 /* What the run mostly waited on, by the profile's C functions. */

@@ -97,11 +97,32 @@ static void test_verdicts(void)
                   "6.000 s went to lock calls, most in <method 'acquire' of '_thread.lock' "
                   "objects>\n", __LINE__);
 
-    /* Many major faults: memory pressure, whatever the CPU did. */
-    sonde_usage swapping = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000 };
+    /* Many major faults while the machine stalled for memory or swapped:
+     * memory pressure, whatever the CPU did. */
+    sonde_usage swapping = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000,
+                             .memory_stall = 1.5, .swap_ins = 4000 };
     check_verdict(&swapping, &p, &s,
                   "verdict:   memory pressure: 5000 major page faults (pages read back from "
-                  "disk or swap); use less memory or give the machine more\n", __LINE__);
+                  "disk or swap) while the machine stalled 1.500 s for memory and swapped in "
+                  "4000 pages; use less memory or give the machine more\n", __LINE__);
+    sonde_usage swapped_only = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000,
+                                 .memory_stall = -1, .swap_ins = 4000 };
+    check_verdict(&swapped_only, &p, &s,
+                  "verdict:   memory pressure: 5000 major page faults (pages read back from "
+                  "disk or swap) while the machine swapped in 4000 pages; use less memory or "
+                  "give the machine more\n", __LINE__);
+    /* The same faults without a stall or a swap: a file read through mmap
+     * from a cold cache is the disk's time, not memory short. */
+    sonde_usage paging_in = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000,
+                              .memory_stall = 0, .swap_ins = 0 };
+    check_verdict(&paging_in, &p, &s,
+                  "verdict:   CPU-bound: the CPU was busy 95% of the wall time; "
+                  "the functions above are where it went\n", __LINE__);
+    sonde_usage unknown = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000,
+                            .memory_stall = -1, .swap_ins = -1 };
+    check_verdict(&unknown, &p, &s,
+                  "verdict:   CPU-bound: the CPU was busy 95% of the wall time; "
+                  "the functions above are where it went\n", __LINE__);
     sonde_usage few_faults = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 3 };
     check_verdict(&few_faults, &p, &s,
                   "verdict:   CPU-bound: the CPU was busy 95% of the wall time; "

@@ -273,6 +273,58 @@ def test_verdicts(tmp_path):
         assert field in proc.stderr
 
 
+
+# Reads a 64 MB file through mmap from a cold page cache, a page at a
+# time: thousands of major page faults, all of them reads of the disk.
+COLD_MMAP = """
+import mmap, os
+SIZE = 64 << 20
+with open("cold.bin", "wb") as f:
+    block = os.urandom(1 << 20)
+    for _ in range(SIZE >> 20):
+        f.write(block)
+    f.flush()
+    os.fsync(f.fileno())
+    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+with open("cold.bin", "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    m.madvise(mmap.MADV_RANDOM)
+    print(sum(m[off] for off in range(0, SIZE, 4096)))
+"""
+
+
+def machine_memory_pressure():
+    """The kernel's own counters: seconds some task stalled for memory,
+    pages swapped in (None where the kernel has no such file)."""
+    stall = swapped = None
+    if os.path.exists("/proc/pressure/memory"):
+        first = open("/proc/pressure/memory").readline()
+        stall = int(first.rsplit("total=", 1)[1]) / 1e6
+    for line in open("/proc/vmstat"):
+        if line.startswith("pswpin "):
+            swapped = int(line.split()[1])
+    return stall, swapped
+
+
+def test_verdict_memory_pressure_needs_evidence(tmp_path):
+    """Major faults alone are not memory pressure: a cold file read through
+    mmap faults on every page with gigabytes free.  The verdict says
+    pressure only when the kernel's counters show the machine stalled for
+    memory or swapped while the program ran (before: "memory pressure ...
+    use less memory or give the machine more" on any 100 major faults)."""
+    write(tmp_path, "cold.py", COLD_MMAP)
+    stall0, swapped0 = machine_memory_pressure()
+    start = time.monotonic()
+    proc = run_sonde(["run", "cold.py"], tmp_path)
+    wall = time.monotonic() - start
+    stall1, swapped1 = machine_memory_pressure()
+    assert proc.returncode == 0, proc.stderr
+    major = int(re.search(r"page faults (\d+) major", proc.stderr).group(1))
+    assert major >= 1000, proc.stderr  # the file's pages were read from the disk
+    pressed = ((stall1 - stall0 > 0.02 * wall) if stall0 is not None else False) or \
+        (swapped1 - swapped0 >= 100 if swapped0 is not None else False)
+    assert ("verdict:   memory pressure" in proc.stderr) == pressed, (pressed, proc.stderr)
+
 def one_error_line(proc, code):
     assert proc.returncode == code, proc.stderr
     lines = proc.stderr.strip().splitlines()
