@@ -5,32 +5,49 @@
  * expanded from the roots of the call graph (sonde_stats_roots), biggest
  * node first, so that the node bound drops the smallest branches.
  *
- * A node of function f worth v seconds offers each callee c a share of
- * itself, and the offers are served in an order (below) while room is left,
- * so children never outgrow their parent:
- *   - at f's topmost frame on the path, c is offered cumtime(f->c) scaled
- *     by v / cumtime(f).  When no cycle leads back to f, the offers fit in
- *     v.  When f is a dispatcher entered again through its plugins
- *     (pluggy's hook call, an AST visitor: call_cycles.h), its edges hold
- *     the time of every nesting level, more than its own cumtime, so the
- *     callees are served one at a time, each time the one whose offer is
- *     closest to the room left: the plugin this call ran took about as
- *     long as the call, and the plugins nested in it (the test body under
- *     pytest's runtestloop) are left for the nested frames;
- *   - at a frame of f nested in another frame of f (a cycle is a frame
- *     that recurs, not an end), cumtime(f) does not hold the nested calls,
- *     so each callee is offered its whole edge time, served the same way,
- *     the callees the path has not yet reached from f first.
- * A path never ends in the same cycle twice over (a b a b, then a: pure
- * recursion), which bounds it with the depth and node caps.
+ * A dispatcher is a function on a call cycle (call_cycles.h) that is
+ * entered again while it runs (pluggy's hook call, an AST visitor): it is
+ * recursive (ncalls > pcalls), or its callee edges add up to more than its
+ * cumtime, since they hold the time of every nesting level.
  *
- * Then every function is given its tottime: each node's self time is what
- * its children leave of it, and a function's self times are scaled to add
- * up to its tottime (a function left with no frame gets one under its
- * biggest caller's, or, past the node bound, stays in the root's own
- * time); totals are summed again from the leaves.  So the root
- * is the profile's total time, no function's own time is lost, and along a
- * path of functions no cycle leads back to, the frames are their cumtime. */
+ * A node of function f worth v seconds offers each callee c a share of
+ * itself, cumtime(f->c) scaled by v / cumtime(f), and the offers are
+ * served in an order (below) while room is left, so children never outgrow
+ * their parent.  A function of no recursion (ncalls == pcalls) is never
+ * placed under a frame of itself, and a path never ends in the same cycle
+ * twice over (a b a b, then a), which bounds it with the depth and node
+ * caps.
+ *   - Under a function that is no dispatcher, the offers are served
+ *     biggest first; when no cycle leads back to f they fit in v.
+ *   - Under a dispatcher, each edge has a budget, its cumtime, that the
+ *     frames of its outermost calls spend, and an offer is at most what is
+ *     left of it.  The callees are served one at a time, each time the one
+ *     whose offer is closest to the room left: the plugin this call ran
+ *     took about as long as the call, and the plugins nested in it (the
+ *     test body under pytest's runtestloop) are left for the nested
+ *     frames.  At a frame of f nested in another frame of f, the callees
+ *     the path has not yet reached from f are served first.
+ *   - An edge of a dispatcher with one call left (each module's exec under
+ *     the import machinery) is not shared by ratio: once everything else
+ *     is expanded, these are placed one by one, whole, biggest first, each
+ *     in the frame of its caller with the smallest room left that fits it
+ *     (else the biggest), and what they call is expanded before the next.
+ *     The room no such call took is taken off its frame and those above.
+ *
+ * Then the widths are fitted: every function that is no dispatcher has,
+ * over all its frames, its cumtime (each one's frames, with what is under
+ * them, are scaled to it, callers first).  And every function is given its
+ * tottime: each node's self time is what its children leave of it, and a
+ * function's self times are scaled to add up to its tottime (a function
+ * left with no frame gets one under its biggest caller's, or, past the
+ * node bound, stays in the root's own time); totals are summed again from
+ * the leaves.  Each moves the other's figures, so the two alternate for up
+ * to SETTLE_ROUNDS rounds, within a bound on their work, ending on
+ * tottimes.  So the root is the profile's total time, no function's own
+ * time is lost, and the frames of a function are close to its cumtime.
+ * A .prof holds no call paths: callees of one call of about the same cost
+ * (imports of look-alike modules) can swap places, and the tree cannot
+ * tell them apart. */
 #include "time_tree.h"
 
 #include <math.h>
@@ -42,8 +59,13 @@
 
 /* Callees served by closeness to the room left, at most, per group. */
 #define MAX_PICKS 64
-/* Rounds of fitting widths to cumtimes and self times to tottimes. */
-#define FIT_ROUNDS 1
+/* Fitting widths to cumtimes first, FIT_ROUNDS times, then giving self
+ * times their tottimes; then SETTLE_ROUNDS - 1 more rounds of both.  Each
+ * fitting walks every node's ancestors (nodes x depth): the rounds stop
+ * once FIT_WORK such steps are spent, and the tree still ends settled. */
+#define FIT_ROUNDS 4
+#define SETTLE_ROUNDS 16
+#define FIT_WORK (256ull * SONDE_TIME_TREE_MAX_NODES)
 
 typedef struct pending {
     uint32_t node;
@@ -53,9 +75,19 @@ typedef struct pending {
 typedef struct offer {
     uint32_t callee;
     double value;
+    uint32_t edge;    /* its edge's index in the stats */
     int group;        /* served in increasing group */
+    int budgeted;     /* an outermost call of f->callee: spends the edge's budget */
+    int whole;        /* the edge's one call left, offered whole */
     int taken;
 } offer;
+
+/* A dispatcher's frame with room left for its callees of one call. */
+typedef struct slot {
+    uint32_t node, depth;
+    uint32_t next;    /* the next slot of the same function, or UINT32_MAX */
+    double room;
+} slot;
 
 typedef struct rebuild {
     sonde_time_tree *t;
@@ -63,6 +95,7 @@ typedef struct rebuild {
     const uint32_t *start, *order;   /* edges grouped by caller */
     const uint32_t *component;       /* call_cycles.h */
     const uint8_t *cyclic;
+    uint8_t *dispatcher;             /* per function: entered again (below) */
     pending *heap;                   /* nodes to expand, biggest total on top */
     uint32_t nheap;
     size_t heap_cap;
@@ -73,6 +106,13 @@ typedef struct rebuild {
     uint32_t *on_path, *reached;     /* per function: == stamp when on the path /
                                         reached from the expanded function on it */
     uint32_t stamp;
+    double *edge_left;               /* per edge: its time not yet placed */
+    uint64_t *calls_left;            /* per edge: its calls not yet placed, or
+                                        UINT64_MAX when the stats give none */
+    slot *slots;
+    uint32_t nslots;
+    size_t slots_cap;
+    uint32_t *first_slot;            /* per function: its latest slot */
     double smallest;                 /* nodes worth less are left out */
 } rebuild;
 
@@ -97,7 +137,7 @@ static int heap_push(rebuild *r, uint32_t node, uint32_t depth)
         return -1;
     r->heap = h;
     uint32_t i = r->nheap++;
-    r->heap[i] = (pending){ .node = node, .depth = depth };
+    r->heap[i] = (pending){ .node = node, .depth = depth};
     while (i > 0 && bigger(r, i, (i - 1) / 2)) {
         swap_pending(&r->heap[i], &r->heap[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -189,12 +229,23 @@ static int64_t gather_offers(rebuild *r, uint32_t f, double value, uint32_t dept
 {
     const sonde_stats *s = r->s;
     double cum = s->funcs[f].cumtime;
-    double scale = nested ? 1 : cum > 0 ? value / cum : 0;
+    double scale = cum > 0 ? value / cum : 0;
     uint32_t n = 0;
     for (uint32_t k = r->start[f]; k < r->start[f + 1]; k++) {
         const sonde_edge *ed = &s->edges[r->order[k]];
         uint32_t c = ed->callee;
         double v = ed->cumtime * scale;
+        int group = nested && r->reached[c] == r->stamp;
+        int budgeted = r->dispatcher[f] && !group, whole = 0;
+        if (r->on_path[c] == r->stamp && s->funcs[c].ncalls <= s->funcs[c].pcalls)
+            continue;
+        if (budgeted) {
+            if (r->calls_left[r->order[k]] == 0)
+                continue;
+            whole = r->calls_left[r->order[k]] == 1;
+            if (whole || v > r->edge_left[r->order[k]])
+                v = r->edge_left[r->order[k]];
+        }
         if (c == f || !(v >= r->smallest) || !(s->funcs[c].cumtime > 0) ||
             repeats_cycle(r, depth, c))
             continue;
@@ -202,8 +253,8 @@ static int64_t gather_offers(rebuild *r, uint32_t f, double value, uint32_t dept
         if (!o)
             return -1;
         r->offers = o;
-        int group = nested && r->reached[c] == r->stamp;
-        r->offers[n++] = (offer){ .callee = c, .value = v, .group = group };
+        r->offers[n++] = (offer){ .callee = c, .value = v, .edge = r->order[k], .group = group,
+                                  .budgeted = budgeted, .whole = whole };
     }
     return n;
 }
@@ -221,13 +272,14 @@ static uint32_t closest(const rebuild *r, uint32_t n, int g, double room)
     for (uint32_t i = 0; i < n; i++) {
         const offer *o = &r->offers[i];
         double gap = fabs(log(o->value / room));
-        if (!o->taken && o->group == g && gap < best_gap)
+        if (!o->taken && !o->whole && o->group == g && gap < best_gap)
             best_gap = gap;
     }
     uint32_t best = n;
     for (uint32_t i = 0; i < n; i++) {
         const offer *o = &r->offers[i];
-        if (!o->taken && o->group == g && fabs(log(o->value / room)) <= best_gap + NEAR &&
+        if (!o->taken && !o->whole && o->group == g &&
+            fabs(log(o->value / room)) <= best_gap + NEAR &&
             (best == n || o->value > r->offers[best].value))
             best = i;
     }
@@ -242,6 +294,8 @@ static int serve(rebuild *r, uint32_t i, pending at, double *room)
     if (!(v >= r->smallest))
         return 0;
     *room -= v;
+    if (r->offers[i].budgeted)
+        r->edge_left[r->offers[i].edge] -= v;
     return add_rebuilt(r, r->offers[i].callee, at.node, v, at.depth + 1);
 }
 
@@ -253,7 +307,7 @@ static int expand(rebuild *r, pending at)
     int64_t n = gather_offers(r, f, room, at.depth, nested);
     if (n < 0)
         return -1;
-    if (!r->cyclic[f]) {
+    if (!r->dispatcher[f]) {
         qsort(r->offers, (size_t)n, sizeof *r->offers, by_value_down);
         for (uint32_t i = 0; i < n && room >= r->smallest; i++)
             if (serve(r, i, at, &room) < 0)
@@ -268,18 +322,94 @@ static int expand(rebuild *r, pending at)
             if (serve(r, i, at, &room) < 0)
                 return -1;
         }
+    int whole = 0;
+    for (uint32_t i = 0; i < n; i++)
+        whole |= r->offers[i].whole;
+    if (!whole || !(room >= r->smallest))
+        return 0;
+    slot *sl = sonde_grow(r->slots, &r->slots_cap, (size_t)r->nslots + 1, sizeof *sl, UINT32_MAX);
+    if (!sl)
+        return -1;
+    r->slots = sl;
+    r->slots[r->nslots] = (slot){ .node = at.node, .depth = at.depth, .next = r->first_slot[f],
+                                  .room = room };
+    r->first_slot[f] = r->nslots++;
     return 0;
+}
+
+/* ---- placing the callees of one call ---- */
+
+/* Path steps read looking at slots, for all placements together, past
+ * which the slots are no longer looked at and the callees of one call left
+ * are not placed (a bound on hostile files' cost). */
+#define SLOT_WORK 20000000u
+
+typedef struct ranked {
+    double value;
+    uint32_t edge;
+} ranked;
+
+static int by_rank_down(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    if (a->value != b->value)
+        return a->value > b->value ? -1 : 1;
+    return a->edge < b->edge ? -1 : a->edge > b->edge;
+}
+
+/* Whether c may go under slot sl: not the cycle ending there again, not a
+ * function of no recursion already on the path. */
+static int may_go(rebuild *r, const slot *sl, uint32_t c)
+{
+    read_path(r, sl->node, sl->depth);
+    return !repeats_cycle(r, sl->depth, c) &&
+           !(r->on_path[c] == r->stamp && r->s->funcs[c].ncalls <= r->s->funcs[c].pcalls);
+}
+
+/* Places edge e (its one call, whole) in the slot of its caller that fits
+ * it best: the smallest room it fits in, else the biggest room.  *work
+ * counts the path steps read for it (each slot looked at reads its path).
+ * 0, or -1 on out of memory. */
+static int place_whole(rebuild *r, uint32_t e, uint64_t *work)
+{
+    const sonde_edge *ed = &r->s->edges[e];
+    double v = r->edge_left[e];
+    uint32_t best = UINT32_MAX;
+    for (uint32_t k = r->first_slot[ed->caller]; k != UINT32_MAX; k = r->slots[k].next) {
+        const slot *sl = &r->slots[k];
+        if (*work > SLOT_WORK)
+            break;
+        *work += (uint64_t)sl->depth + 1;
+        if (!(sl->room >= r->smallest) || !may_go(r, sl, ed->callee))
+            continue;
+        if (best == UINT32_MAX ||
+            (sl->room >= v ? r->slots[best].room < v || sl->room < r->slots[best].room
+                           : r->slots[best].room < v && sl->room > r->slots[best].room))
+            best = k;
+    }
+    if (best == UINT32_MAX)
+        return 0;
+    slot *sl = &r->slots[best];
+    if (v > sl->room)
+        v = sl->room;
+    sl->room -= v;
+    r->edge_left[e] -= v;
+    r->calls_left[e] = 0;
+    return add_rebuilt(r, ed->callee, sl->node, v, sl->depth + 1);
 }
 
 /* ---- widening each function to its cumtime ---- */
 
 /* The product of the factors of node's ancestors' functions (node's own
  * left out). */
-static double above(const sonde_time_tree *t, const double *factor, uint32_t node)
+static double above(const sonde_time_tree *t, const double *factor, uint32_t node,
+                    uint64_t *work)
 {
     double x = 1;
-    for (uint32_t a = t->nodes[node].parent; a != 0; a = t->nodes[a].parent)
+    for (uint32_t a = t->nodes[node].parent; a != 0; a = t->nodes[a].parent) {
         x *= factor[t->nodes[a].func];
+        ++*work;
+    }
     return x;
 }
 
@@ -289,51 +419,57 @@ static double above(const sonde_time_tree *t, const double *factor, uint32_t nod
  * cycle leads back to has, over all its frames, exactly its cumtime: each
  * such function's frames, with what is under them, are scaled to it,
  * callers before callees (Tarjan numbers callees' components first), so a
- * callee is fitted within frames already fitted.  0, or -1 on out of
- * memory. */
-static int fit_cumtimes(rebuild *r)
+ * callee is fitted within frames already fitted.  *work counts the
+ * ancestors walked.  0, or -1 on out of memory. */
+static int fit_cumtimes(rebuild *r, uint64_t *work)
 {
     sonde_time_tree *t = r->t;
     const sonde_stats *s = r->s;
     size_t nf = s->nfuncs ? s->nfuncs : 1;
     double *factor = malloc(nf * sizeof *factor);
     uint32_t *start = calloc(nf + 2, sizeof *start), *by_func = malloc(t->n * sizeof *by_func);
-    uint32_t *in_comp = calloc(nf + 2, sizeof *in_comp), *members = malloc(nf * sizeof *members);
+    uint32_t *first = malloc(nf * sizeof *first), *members = malloc(nf * sizeof *members);
     int rc = -1;
-    if (!factor || !start || !by_func || !in_comp || !members)
+    if (!factor || !start || !by_func || !first || !members)
         goto out;
-    /* nodes grouped by function, functions by component: counting sorts */
+    /* nodes grouped by function (a counting sort); functions in the order
+     * their first frame was made (parents are made before their children) */
+    for (uint32_t f = 0; f < s->nfuncs; f++)
+        first[f] = UINT32_MAX;
+    for (uint32_t i = 1; i < t->n; i++) {
+        uint32_t f = (uint32_t)t->nodes[i].func;
+        start[f + 2]++;
+        if (first[f] == UINT32_MAX)
+            first[f] = i;
+    }
+    uint32_t nm = 0;
     for (uint32_t i = 1; i < t->n; i++)
-        start[t->nodes[i].func + 2]++;
+        if (first[t->nodes[i].func] == i)
+            members[nm++] = (uint32_t)t->nodes[i].func;
     for (uint32_t f = 0; f < s->nfuncs; f++) {
         factor[f] = 1;
         start[f + 2] += start[f + 1];
-        in_comp[r->component[f] + 2]++;
     }
     for (uint32_t i = 1; i < t->n; i++)
         by_func[start[t->nodes[i].func + 1]++] = i;
-    for (uint32_t c = 0; c < s->nfuncs; c++)
-        in_comp[c + 2] += in_comp[c + 1];
-    for (uint32_t f = 0; f < s->nfuncs; f++)
-        members[in_comp[r->component[f] + 1]++] = f;
-    for (uint32_t k = s->nfuncs; k-- > 0;) { /* callers' components first */
+    for (uint32_t k = 0; k < nm; k++) {
         uint32_t f = members[k];
         double cum = s->funcs[f].cumtime, drawn = 0;
-        if (r->cyclic[f] || !(cum > 0))
+        if (r->dispatcher[f] || !(cum > 0))
             continue;
         for (uint32_t j = start[f]; j < start[f + 1]; j++)
-            drawn += t->nodes[by_func[j]].total * above(t, factor, by_func[j]);
+            drawn += t->nodes[by_func[j]].total * above(t, factor, by_func[j], work);
         if (drawn > 0)
             factor[f] = cum / drawn;
     }
     for (uint32_t i = 1; i < t->n; i++)
-        t->nodes[i].total *= above(t, factor, i) * factor[t->nodes[i].func];
+        t->nodes[i].total *= above(t, factor, i, work) * factor[t->nodes[i].func];
     rc = 0;
 out:
     free(factor);
     free(start);
     free(by_func);
-    free(in_comp);
+    free(first);
     free(members);
     return rc;
 }
@@ -465,6 +601,32 @@ int sonde_time_tree_from_stats(sonde_time_tree *t, const sonde_stats *s)
         sonde_stats_group_edges(s, 1, &start, &order) < 0 ||
         sonde_call_cycles(s, &component, &cyclic) < 0)
         goto out;
+    size_t ne = s->nedges ? s->nedges : 1;
+    r.edge_left = malloc(ne * sizeof *r.edge_left);
+    r.calls_left = malloc(ne * sizeof *r.calls_left);
+    if (!r.edge_left || !r.calls_left)
+        goto out;
+    for (uint32_t e = 0; e < s->nedges; e++) {
+        const sonde_edge *ed = &s->edges[e];
+        uint64_t calls = ed->pcalls > 0 && ed->pcalls <= ed->ncalls ? ed->pcalls : ed->ncalls;
+        r.edge_left[e] = ed->cumtime;
+        r.calls_left[e] = calls > 0 ? calls : UINT64_MAX;
+    }
+    r.dispatcher = calloc(nf, 1);
+    r.first_slot = malloc(nf * sizeof *r.first_slot);
+    if (!r.dispatcher || !r.first_slot)
+        goto out;
+    for (uint32_t f = 0; f < s->nfuncs; f++)
+        r.first_slot[f] = UINT32_MAX;
+    for (uint32_t f = 0; f < s->nfuncs; f++) {
+        const sonde_fstat *fs = &s->funcs[f];
+        double out_edges = 0;
+        for (uint32_t k = start[f]; k < start[f + 1]; k++)
+            if (s->edges[order[k]].callee != f)
+                out_edges += s->edges[order[k]].cumtime;
+        r.dispatcher[f] = cyclic[f] && (fs->ncalls > fs->pcalls ||
+                                        out_edges > fs->cumtime * (1 + 1e-3) + 1e-6);
+    }
     r.start = start;
     r.order = order;
     r.component = component;
@@ -484,13 +646,58 @@ int sonde_time_tree_from_stats(sonde_time_tree *t, const sonde_stats *s)
     while (r.nheap > 0 && t->n < SONDE_TIME_TREE_MAX_NODES)
         if (expand(&r, heap_pop(&r)) < 0)
             goto out;
+    /* the callees of one call, biggest first, each in its caller's slot
+     * that fits it best, and what they call expanded before the next */
+    ranked *whole = malloc(ne * sizeof *whole);
+    uint32_t nwhole = 0;
+    if (!whole)
+        goto out;
+    for (uint32_t e = 0; e < s->nedges; e++)
+        if (r.dispatcher[s->edges[e].caller] && r.calls_left[e] == 1 &&
+            s->edges[e].callee != s->edges[e].caller && r.edge_left[e] >= r.smallest)
+            whole[nwhole++] = (ranked){ .value = r.edge_left[e], .edge = e };
+    qsort(whole, nwhole, sizeof *whole, by_rank_down);
+    uint64_t work = 0;
+    for (uint32_t k = 0; k < nwhole && t->n < SONDE_TIME_TREE_MAX_NODES; k++) {
+        if (r.calls_left[whole[k].edge] != 1)
+            continue;
+        if (place_whole(&r, whole[k].edge, &work) < 0) {
+            free(whole);
+            goto out;
+        }
+        while (r.nheap > 0 && t->n < SONDE_TIME_TREE_MAX_NODES)
+            if (expand(&r, heap_pop(&r)) < 0) {
+                free(whole);
+                goto out;
+            }
+    }
+    free(whole);
     if (r.nheap > 0)
         t->cut = 1;
+    /* the room no callee of one call took was never spent there: taken
+     * off the slot's frame and those above it (fitting widens them again
+     * in the proportions of what they hold) */
+    for (uint32_t k = 0; k < r.nslots; k++) {
+        const sonde_time_node *nd = &t->nodes[r.slots[k].node];
+        const sonde_fstat *fs = &s->funcs[nd->func];
+        double own = fs->cumtime > 0 && fs->tottime > 0 ? nd->total * fs->tottime / fs->cumtime : 0;
+        double unspent = r.slots[k].room - own;
+        if (unspent > 0)
+            for (uint32_t a = r.slots[k].node; a != 0; a = t->nodes[a].parent)
+                t->nodes[a].total -= unspent;
+    }
     /* fitting widths to cumtimes moves self times, and fitting self times to
-     * tottimes moves widths: a few rounds bring both close, tottimes last */
+     * tottimes moves widths: rounds of both (up to SETTLE_ROUNDS, within
+     * FIT_WORK) bring both close, tottimes last */
     rc = 0;
-    for (int round = 0; rc == 0 && round < FIT_ROUNDS; round++)
-        rc = fit_cumtimes(&r) < 0 ? -1 : settle(&r);
+    uint64_t fit_work = 0;
+    for (int round = 0; rc == 0 && round < FIT_ROUNDS && (round == 0 || fit_work < FIT_WORK);
+         round++)
+        rc = fit_cumtimes(&r, &fit_work);
+    if (rc == 0)
+        rc = settle(&r);
+    for (int round = 1; rc == 0 && round < SETTLE_ROUNDS && fit_work < FIT_WORK; round++)
+        rc = fit_cumtimes(&r, &fit_work) < 0 ? -1 : settle(&r);
 out:
     free(start);
     free(order);
@@ -502,5 +709,10 @@ out:
     free(r.last_at);
     free(r.on_path);
     free(r.reached);
+    free(r.edge_left);
+    free(r.dispatcher);
+    free(r.first_slot);
+    free(r.slots);
+    free(r.calls_left);
     return rc;
 }
