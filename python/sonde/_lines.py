@@ -18,7 +18,8 @@ import os
 import sys
 import types
 
-from ._sonde import LineTracer, lines_table, write_file
+from ._line_api import LineProfilerAPI
+from ._sonde import LineTracer, write_file
 
 
 def nested_codes(code):
@@ -159,9 +160,10 @@ class Traced:
         self.disable()
 
 
-class LineProfiler(Traced):
+class LineProfiler(LineProfilerAPI, Traced):
     """Exact hits and time per line of the functions given to it (see
-    Traced); print_stats() prints line_profiler's table."""
+    Traced), with line_profiler's API (_line_api.py): print_stats() prints
+    line_profiler's table, get_stats() returns its LineStats."""
 
     def __init__(self, *functions, bytecode=False):
         self._bytecode = bytecode
@@ -175,13 +177,6 @@ class LineProfiler(Traced):
         and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]:
         the functions of the document dump_json() writes."""
         return json.loads(self.document())["functions"]
-
-    def print_stats(self, stream=None, unit=None, output_unit=None):
-        """unit: "s", "ms", "us", "ns", or seconds as a number (line_profiler's
-        output_unit, e.g. 1e-6); by default each time has its own unit."""
-        unit = unit if unit is not None else output_unit
-        (stream or sys.stdout).write(lines_table(self.document(),
-                                                 None if unit is None else str(unit)))
 
 
 def select(tracer, script_code, script_source, patterns, with_module=False,
