@@ -234,5 +234,5 @@ def test_refused_enable_leaves_the_programs_tools(python):
     import json
     out = subprocess.run([python, "-c", TOOL_HELD], env=with_pkg_env(), stdout=subprocess.PIPE,
                          universal_newlines=True, check=True).stdout
-    assert json.loads(out) == [["RuntimeError", "ValueError"], "program's profiler",
+    assert json.loads(out) == [["ProfilerActiveError", "ValueError"], "program's profiler",
                                "program's coverage"]

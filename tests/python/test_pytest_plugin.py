@@ -305,8 +305,8 @@ def test_when_profiling_cannot_start_the_tests_still_run(tmp_path):
     assert proc.returncode == 0, proc.stdout
     assert "5 passed" in proc.stdout
     said = [line for line in proc.stdout.splitlines() if line.startswith("sonde:")]
-    assert said == ["sonde: profiling could not start (RuntimeError: another sonde profiler is "
-                    "enabled: disable it first); 5 tests ran unprofiled"], proc.stdout
+    assert said == ["sonde: profiling could not start (ProfilerActiveError: another sonde "
+                    "profiler is enabled: disable it first); 5 tests ran unprofiled"], proc.stdout
     assert not (tmp_path / ".sonde").exists()
 
     # the extension is missing (a package without it): one line, the tests run

@@ -1,10 +1,13 @@
 /* hook_legacy.c - feeds the tracer from PyEval_SetProfile (CPython < 3.12).
  *
- * The profile function is per thread, so each thread gets a small handle
- * object as the hook's argument that points at its tracer_thread: the
- * callback finds its state with one load.  Threads running at enable()
- * get the hook directly; threads started later get it from
- * threading.setprofile, whose first call swaps in the C-level hook.
+ * The profile function is per thread; its argument is the Profiler object
+ * itself, so that sys.getprofile() answers the profiler, as cProfile's
+ * does.  The callback finds the thread's tracer_thread through a
+ * thread-local pointer checked against a generation bumped when the hook
+ * goes in or out (one search of the tracer's threads per thread and
+ * enable()).  Threads running at enable() get the hook directly; threads
+ * started later get it from threading.setprofile, whose first call swaps
+ * in the C-level hook.
  *
  * A program may set a profile function of its own (cProfile.enable,
  * sys.setprofile), which takes the thread's one slot from sonde.  Each
@@ -12,9 +15,10 @@
  * sonde's audit hook then asks for a check right after it (a pending
  * call, which the main thread runs at its next eval-loop check).  The
  * check gives sonde's hook back to every thread that lost it: alone where
- * the slot was emptied, else chained to the program's function, which
- * then sees every event as before.  Events between the change and the
- * check are not seen: the thread's open calls are made those of its
+ * the slot was emptied or given the profiler back (sys.setprofile of what
+ * sys.getprofile() answered), else chained to the program's function,
+ * which then sees every event as before.  Events between the change and
+ * the check are not seen: the thread's open calls are made those of its
  * Python stack again (tracer_resync). */
 #include "tracer.h"
 
@@ -26,39 +30,13 @@
 #include "../interp/legacy.h"
 #include "profiler.h"
 
-typedef struct handle_object {
-    PyObject_HEAD
-    tracer_thread *th;
-    Py_tracefunc next;      /* a profile function of the program's, chained */
-    PyObject *next_obj;     /* its argument (strong reference) */
-} handle_object;
-
-static void handle_dealloc(handle_object *h)
-{
-    Py_XDECREF(h->next_obj);
-    PyObject_Free(h);
-}
-
-/* sys.getprofile() answers the handle: setting it back with
- * sys.setprofile() must work, so it is a callable that does nothing. */
-static PyObject *handle_call(PyObject *self, PyObject *args, PyObject *kwds)
-{
-    (void)self;
-    (void)args;
-    (void)kwds;
-    Py_RETURN_NONE;
-}
-
-/* Readied under the GIL at the first enable(), then constant. */
-static PyTypeObject handle_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "sonde._sonde.ThreadHandle",
-    .tp_basicsize = sizeof(handle_object),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A thread's hook state while sonde profiles it.",
-    .tp_dealloc = (destructor)handle_dealloc,
-    .tp_call = handle_call,
-};
+/* Bumped when the hook goes in or out, so that a thread's record from an
+ * earlier enable() is never used.  Protected by the GIL. */
+static uint64_t hook_generation;
+/* The calling thread's record, valid while tls_generation is
+ * hook_generation (thread-local). */
+static _Thread_local tracer_thread *tls_thread __attribute__((tls_model("initial-exec")));
+static _Thread_local uint64_t tls_generation __attribute__((tls_model("initial-exec")));
 
 static PyObject *thread_hook;   /* what threading.setprofile is given; made once, GIL */
 static int changing;            /* sonde sets a profile function itself; protected by the GIL */
@@ -94,23 +72,42 @@ static void record(tracer_thread *th, PyFrameObject *frame, int what, PyObject *
     }
 }
 
-static int callback(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+/* The record of the thread ts runs, made by this enable (the newest with
+ * that ident), or NULL. */
+static tracer_thread *thread_of(tracer *t, PyThreadState *ts)
 {
-    handle_object *h = (handle_object *)obj;
-    if (!h->th->owner->failed)
-        record(h->th, frame, what, arg);
-    return h->next ? h->next(h->next_obj, frame, what, arg) : 0;
+    for (tracer_thread *th = t->threads; th; th = th->next)
+        if (th->ident == ts->thread_id && th->generation == t->generation)
+            return th;
+    return NULL;
 }
 
-static PyObject *new_handle(tracer_thread *th)
+static int callback(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
+
+/* The calling thread's record while sonde's hook is in it, else NULL. */
+static tracer_thread *current(void)
 {
-    handle_object *h = PyObject_New(handle_object, &handle_type);
-    if (h) {
-        h->th = th;
-        h->next = NULL;
-        h->next_obj = NULL;
+    if (tls_generation == hook_generation && tls_thread)
+        return tls_thread;
+    tracer *t = tracer_active;
+    PyThreadState *ts = PyThreadState_Get();
+    tracer_thread *th = t && ts->c_profilefunc == callback ? thread_of(t, ts) : NULL;
+    if (th) {
+        tls_thread = th;
+        tls_generation = hook_generation;
     }
-    return (PyObject *)h;
+    return th;
+}
+
+static int callback(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+    (void)obj;
+    tracer_thread *th = current();
+    if (!th)
+        return 0;
+    if (!th->owner->failed)
+        record(th, frame, what, arg);
+    return th->chain ? th->chain(th->chain_obj, frame, what, arg) : 0;
 }
 
 /* Sets ts's profile function, without the audit hook asking for a check. */
@@ -124,16 +121,11 @@ static int set_profile(PyThreadState *ts, Py_tracefunc func, PyObject *obj)
 
 static int hook_thread(tracer *t, PyThreadState *ts, unsigned long native_id)
 {
-    tracer_thread *th = tracer_attach(t, ts->thread_id, native_id);
-    PyObject *h = th ? new_handle(th) : NULL;
-    if (!h) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
+    if (!tracer_attach(t, ts->thread_id, native_id)) {
+        PyErr_NoMemory();
         return -1;
     }
-    int rc = set_profile(ts, callback, h);
-    Py_DECREF(h);
-    return rc;
+    return set_profile(ts, callback, t->owner);
 }
 
 /* threading.setprofile's hook: runs once at the start of each new thread,
@@ -165,16 +157,6 @@ static PyMethodDef thread_start_def = {
 
 /* ---- taking the hook back from a program's profiler ---- */
 
-/* The record of the thread ts runs, made by this enable (the newest with
- * that ident), or NULL. */
-static tracer_thread *thread_of(tracer *t, PyThreadState *ts)
-{
-    for (tracer_thread *th = t->threads; th; th = th->next)
-        if (th->ident == ts->thread_id && th->generation == t->generation)
-            return th;
-    return NULL;
-}
-
 /* Whether ts needs sonde's hook back. */
 static int lost(PyThreadState *ts)
 {
@@ -186,24 +168,26 @@ static int lost(PyThreadState *ts)
  * program left there (if any), with th's calls made ts's stack again. */
 static void retake(tracer_thread *th, PyThreadState *ts, int running)
 {
-    handle_object *h = (handle_object *)new_handle(th);
+    tracer *t = th->owner;
     PyObject **frames = NULL, **codes = NULL;
     uint32_t n = 0;
-    if (!h || sonde_legacy_stack(ts, &frames, &codes, &n) < 0) {
-        Py_XDECREF(h);
+    if (sonde_legacy_stack(ts, &frames, &codes, &n) < 0) {
         PyErr_Clear();
-        th->owner->failed = 1;
+        t->failed = 1;
         return;
     }
     tracer_resync(th, frames, codes, n, running);
     free(frames);
     free(codes);
-    h->next = ts->c_profilefunc;
-    h->next_obj = ts->c_profileobj;
-    Py_XINCREF(h->next_obj);
-    if (set_profile(ts, callback, (PyObject *)h) < 0)
+    /* sys.setprofile(sys.getprofile()) gave the profiler back: not chained. */
+    int own = ts->c_profileobj == t->owner;
+    PyObject *old = th->chain_obj;
+    th->chain = own ? NULL : ts->c_profilefunc;
+    th->chain_obj = own ? NULL : ts->c_profileobj;
+    Py_XINCREF(th->chain_obj);
+    Py_XDECREF(old);
+    if (set_profile(ts, callback, t->owner) < 0)
         PyErr_Clear();
-    Py_DECREF(h);
 }
 
 static int check(void *unused)
@@ -262,29 +246,31 @@ static int hook_any_thread(PyThreadState *ts, void *arg)
     return hook_thread(arg, ts, native);
 }
 
-/* Removes sonde's hook from ts, leaving a chained one of the program's. */
-static void unhook(PyThreadState *ts)
+/* Removes sonde's hook from ts (th its record, or NULL), leaving a
+ * chained one of the program's. */
+static void unhook(tracer_thread *th, PyThreadState *ts)
 {
-    handle_object *h = (handle_object *)ts->c_profileobj;
-    PyObject *next_obj = h->next_obj;
-    Py_XINCREF(next_obj);
-    set_profile(ts, h->next, next_obj);
+    Py_tracefunc next = th ? th->chain : NULL;
+    PyObject *next_obj = th ? th->chain_obj : NULL;
+    if (th) {
+        th->chain = NULL;
+        th->chain_obj = NULL;
+    }
+    set_profile(ts, next, next_obj);
     Py_XDECREF(next_obj);
 }
 
 static int unhook_any_thread(PyThreadState *ts, void *arg)
 {
-    (void)arg;
     if (ts->c_profilefunc == callback)
-        unhook(ts);
+        unhook(thread_of(arg, ts), ts);
     return 0;
 }
 
 int hook_install(tracer *t)
 {
     static int audit_added; /* audit hooks stay for the process's life; GIL */
-    if (PyType_Ready(&handle_type) < 0)
-        return -1;
+    hook_generation++;
     if (!thread_hook && !(thread_hook = PyCFunction_New(&thread_start_def, NULL)))
         return -1;
     if (!audit_added) {
@@ -298,26 +284,25 @@ int hook_install(tracer *t)
 void hook_pause_current(tracer *t)
 {
     (void)t;
-    PyThreadState *ts = PyThreadState_Get();
-    if (ts->c_profilefunc != callback)
+    tracer_thread *th = current();
+    if (!th)
         return;
-    tracer_thread *th = ((handle_object *)ts->c_profileobj)->th;
     tracer_unwind(th);
     th->paused = 1;
-    unhook(ts);
+    unhook(th, PyThreadState_Get());
+    tls_thread = NULL; /* the hook is out: current() answers NULL here */
 }
 
 tracer_thread *hook_current(tracer *t)
 {
     (void)t;
-    PyThreadState *ts = PyThreadState_Get();
-    return ts->c_profilefunc == callback ? ((handle_object *)ts->c_profileobj)->th : NULL;
+    return current();
 }
 
 int hook_remove(tracer *t)
 {
-    (void)t;
-    return sonde_legacy_remove(0, unhook_any_thread, NULL);
+    hook_generation++;
+    return sonde_legacy_remove(0, unhook_any_thread, t);
 }
 
 #endif

@@ -113,7 +113,7 @@ int hook_install(tracer *t)
     if (sonde_mon_call("use_tool_id", "(is)", TOOL_ID, "sonde") < 0) {
         if (PyErr_ExceptionMatches(PyExc_ValueError)) {
             PyErr_Clear();
-            PyErr_SetString(PyExc_RuntimeError,
+            PyErr_SetString(profiler_active_error,
                             "another tool holds sys.monitoring's tool id 4, which sonde "
                             "uses: free it before enabling sonde");
         }

@@ -22,19 +22,27 @@ typedef struct profiler_object {
     int ready;
 } profiler_object;
 
+PyObject *profiler_active_error;
+
 static int profiler_init(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { NULL }; /* constant */
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, ":Profiler", kwlist))
+    static char *kwlist[] = { "timer", "timeunit", NULL }; /* constant */
+    PyObject *timer = Py_None;
+    double unit = 0.0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|Od:Profiler", kwlist, &timer, &unit))
         return -1;
-    if (self->ready)
-        return 0;
-    if (tracer_init(&self->t) < 0) {
-        PyErr_NoMemory();
+    if (self->ready && tracer_active == &self->t) {
+        PyErr_SetString(PyExc_RuntimeError, "disable the profiler before initializing it again");
         return -1;
     }
-    self->ready = 1;
-    return 0;
+    if (!self->ready) {
+        if (tracer_init(&self->t) < 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->ready = 1;
+    }
+    return tracer_timer_set(&self->t, timer == Py_None ? NULL : timer, unit);
 }
 
 static int stop(profiler_object *self)
@@ -47,11 +55,13 @@ static int stop(profiler_object *self)
     tracer_unwind_all(t);
     t->end = sonde_clock_mark_now();
     tracer_name_threads(t);
+    Py_CLEAR(t->owner); /* the caller holds self */
     return rc;
 }
 
 static void profiler_dealloc(profiler_object *self)
 {
+    PyObject_GC_UnTrack(self);
     if (self->ready) {
         saved_error saved = error_save();
         if (stop(self) < 0)
@@ -81,11 +91,13 @@ static PyObject *profiler_enable(profiler_object *self, PyObject *args, PyObject
     if (tracer_active == t)
         Py_RETURN_NONE;
     if (tracer_active) {
-        PyErr_SetString(PyExc_RuntimeError,
+        PyErr_SetString(profiler_active_error,
                         "another sonde profiler is enabled: disable it first");
         return NULL;
     }
     t->builtins = builtins;
+    Py_INCREF(self); /* held while enabled, as cProfile's hooks hold theirs */
+    t->owner = (PyObject *)self;
     t->generation++;
     if (!t->calibrated) {
         t->start = sonde_clock_mark_now();
@@ -94,18 +106,46 @@ static PyObject *profiler_enable(profiler_object *self, PyObject *args, PyObject
     tracer_active = t;
     if (hook_install(t) < 0) {
         tracer_active = NULL;
+        Py_CLEAR(t->owner);
         return NULL;
     }
     Py_RETURN_NONE;
 }
 
+/* Whether the profiler's timer is being called (its state must stay as
+ * it is): else 0, or -1 with RuntimeError, as cProfile's. */
+static int in_timer(profiler_object *self, const char *what)
+{
+    if (!self->t.timer.calling)
+        return 0;
+    PyErr_Format(PyExc_RuntimeError, "cannot %s the profiler while its timer runs", what);
+    return -1;
+}
+
+/* Raises the timer's first failure (kept: each disable() raises it until
+ * clear()). */
+static PyObject *raise_timer_error(PyObject *error)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(Py_NewRef(error));
+#else
+    PyObject *tb = PyException_GetTraceback(error);
+    Py_INCREF(Py_TYPE(error));
+    Py_INCREF(error);
+    PyErr_Restore((PyObject *)Py_TYPE(error), error, tb);
+#endif
+    return NULL;
+}
+
 static PyObject *profiler_disable(profiler_object *self, PyObject *unused)
 {
     (void)unused;
-    if (!check_ready(self))
+    if (!check_ready(self) || in_timer(self, "disable") < 0)
         return NULL;
     if (stop(self) < 0)
         return NULL;
+    if (self->t.timer.error)
+        return raise_timer_error(self->t.timer.error);
     if (self->t.failed)
         return PyErr_NoMemory();
     Py_RETURN_NONE;
@@ -124,16 +164,23 @@ static PyObject *profiler_pause_thread(profiler_object *self, PyObject *unused)
 static PyObject *profiler_clear(profiler_object *self, PyObject *unused)
 {
     (void)unused;
-    if (!check_ready(self))
+    if (!check_ready(self) || in_timer(self, "clear") < 0)
         return NULL;
     if (tracer_active == &self->t) {
         PyErr_SetString(PyExc_RuntimeError, "disable the profiler before clearing it");
         return NULL;
     }
+    PyObject *timer = self->t.timer.fn;
+    double unit = self->t.timer.unit;
+    Py_XINCREF(timer);
     tracer_clear(&self->t);
-    if (tracer_init(&self->t) < 0) {
+    int rc = tracer_init(&self->t);
+    if (rc == 0)
+        rc = tracer_timer_set(&self->t, timer, unit);
+    Py_XDECREF(timer);
+    if (rc < 0) {
         self->ready = 0;
-        return PyErr_NoMemory();
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
     Py_RETURN_NONE;
 }
@@ -325,12 +372,34 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
     [PROFILER_NMETHODS] = { NULL, NULL, 0, NULL },
 };
 
+static int profiler_traverse(profiler_object *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->t.timer.fn);
+    Py_VISIT(self->t.timer.error);
+    return 0;
+}
+
+/* Called as a profile function, it does nothing: sys.getprofile() answers
+ * the profiler (up to 3.11, as cProfile's), and a program that sets it
+ * back with sys.setprofile() gets sonde's hook back (hook_legacy.c). */
+static PyObject *profiler_call(PyObject *self, PyObject *args, PyObject *kwds)
+{
+    (void)self;
+    (void)args;
+    (void)kwds;
+    Py_RETURN_NONE;
+}
+
 static PyTypeObject profiler_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sonde._sonde.Profiler",
     .tp_basicsize = sizeof(profiler_object),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
-    .tp_doc = "Deterministic profiler of every call in every thread (cProfile's engine, faster).",
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "Profiler(timer=None, timeunit=0.0): deterministic profiler of every call in "
+              "every thread (cProfile's engine, faster); timer: a clock of the program's, "
+              "called at every event (see sonde.Profile).",
+    .tp_traverse = (traverseproc)profiler_traverse,
+    .tp_call = profiler_call,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)profiler_init,
     .tp_dealloc = (destructor)profiler_dealloc,
@@ -342,6 +411,18 @@ int sonde_profiler_add_type(PyObject *module)
 {
     if (PyType_Ready(&profiler_type) < 0)
         return -1;
+    PyObject *bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_RuntimeError);
+    profiler_active_error = bases ? PyErr_NewExceptionWithDoc(
+        "sonde.ProfilerActiveError",
+        "Another profiler records already (cProfile raises ValueError).", bases, NULL) : NULL;
+    Py_XDECREF(bases);
+    if (!profiler_active_error)
+        return -1;
+    Py_INCREF(profiler_active_error);
+    if (PyModule_AddObject(module, "ProfilerActiveError", profiler_active_error) < 0) {
+        Py_DECREF(profiler_active_error);
+        return -1;
+    }
     Py_INCREF(&profiler_type);
     if (PyModule_AddObject(module, "Profiler", (PyObject *)&profiler_type) < 0) {
         Py_DECREF(&profiler_type);

@@ -39,6 +39,10 @@ static inline int profiler_is_own(const void *key)
            key == &profiler_methods[PROFILER_REGION_EXIT];
 }
 
+/* sonde.ProfilerActiveError (a ValueError and a RuntimeError): enable()
+ * while another profiler records.  Set once at import; the module holds it. */
+extern PyObject *profiler_active_error;
+
 /* Adds the Profiler type to the module.  0, or -1 with an exception. */
 int sonde_profiler_add_type(PyObject *module);
 

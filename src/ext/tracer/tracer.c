@@ -22,12 +22,16 @@ int tracer_init(tracer *t)
 
 void tracer_clear(tracer *t)
 {
+    tracer_timer_clear(t);
     for (size_t i = 0; i < t->nheld; i++)
         Py_DECREF(t->held[i]);
     free(t->held);
     tracer_thread *th = t->threads;
     while (th) {
         tracer_thread *next = th->next;
+#if PY_VERSION_HEX < 0x030C0000
+        Py_XDECREF(th->chain_obj);
+#endif
         free(th->stack);
         free(th->spans);
         free(th);
@@ -213,7 +217,7 @@ void tracer_leave_other(tracer_thread *th, const void *key)
         k--;
     if (k == 0)
         return;
-    uint64_t now = sonde_clock_ticks();
+    uint64_t now = tracer_now(th->owner);
     while (th->depth >= k)
         tracer_leave_at(th, now);
 }
@@ -236,7 +240,7 @@ void tracer_resync(tracer_thread *th, PyObject *const *frames, PyObject *const *
     if (keep && r == n && !running)
         while (keep < th->depth && p->funcs[p->nodes[th->stack[keep].node].func].kind == SONDE_FUNC_C)
             keep++;
-    uint64_t now = sonde_clock_ticks();
+    uint64_t now = tracer_now(th->owner);
     while (th->depth > keep)
         tracer_leave_at(th, now);
     /* With no open call left to place them, the frames entered unseen are
@@ -265,5 +269,6 @@ void tracer_name_threads(tracer *t)
 void tracer_calibrate(tracer *t)
 {
     sonde_clock_mark end = tracer_active == t ? sonde_clock_mark_now() : t->end;
-    t->profile.seconds_per_tick = sonde_clock_seconds_per_tick(t->start, end);
+    t->profile.seconds_per_tick = !t->timer.fn ? sonde_clock_seconds_per_tick(t->start, end)
+                                  : t->timer.unit > 0 ? t->timer.unit : 1e-9;
 }

@@ -38,6 +38,16 @@ typedef struct tracer_frame {
 
 typedef struct tracer tracer;
 
+/* The program's own clock (cProfile's `timer` and `timeunit`), called at
+ * every event instead of sonde's: user_timer.c. */
+typedef struct tracer_timer {
+    PyObject *fn;          /* the callable, or NULL for sonde's clock (strong) */
+    double unit;           /* > 0: fn returns ints of this many seconds; 0: seconds */
+    uint64_t last;         /* its last good reading, in ticks */
+    int calling;           /* calls of fn under way (disable() and clear() refuse) */
+    PyObject *error;       /* its first failure (sticky; strong): disable() raises it */
+} tracer_timer;
+
 typedef struct tracer_thread {
     tracer *owner;
     uint32_t index;        /* in owner->profile.threads */
@@ -49,6 +59,10 @@ typedef struct tracer_thread {
     uint64_t generation;   /* owner->generation when attached */
     int named;             /* the threading module's name was found */
     int paused;            /* pause_thread(): not hooked again (up to 3.11) */
+#if PY_VERSION_HEX < 0x030C0000
+    Py_tracefunc chain;    /* a profile function of the program's, chained */
+    PyObject *chain_obj;   /* its argument (strong reference) */
+#endif
     sonde_span *spans;     /* with spans_on: this thread's calls that lasted
                             * TRACER_SPAN_MIN ticks or more, in end order */
     size_t nspans, spans_cap;
@@ -72,6 +86,9 @@ struct tracer {
     uint64_t span_ticks0;       /* ticks and CLOCK_REALTIME ns read together when */
     int64_t span_realtime0;     /* spans_on was set (torch's clock is the latter) */
     unsigned long span_native;  /* the thread that set spans_on */
+    PyObject *owner;            /* the Profiler object, held while enabled (strong):
+                                 * what sys.getprofile() answers up to 3.11 */
+    tracer_timer timer;         /* the program's clock, else sonde's (user_timer.c) */
 };
 
 /* Calls shorter than this many ticks (0.3-0.5 us of TSC, 1 us of the
@@ -94,6 +111,22 @@ void tracer_unwind_all(tracer *t);
 void tracer_name_threads(tracer *t);
 /* Sets profile.seconds_per_tick from the marks taken so far. */
 void tracer_calibrate(tracer *t);
+
+/* The program's timer, read now, in ticks (ns for a timer of seconds);
+ * its last good reading once it has failed, or while another call of it
+ * is under way in this thread.  Keeps a pending exception of the program's. */
+uint64_t tracer_timer_read(tracer *t);
+/* Sets t's timer (fn NULL: sonde's clock).  0, or -1 with an exception
+ * (fn not callable, unit negative or not finite). */
+int tracer_timer_set(tracer *t, PyObject *fn, double unit);
+/* Releases the timer's references. */
+void tracer_timer_clear(tracer *t);
+
+/* The time now, in ticks of t's clock. */
+static inline uint64_t tracer_now(tracer *t)
+{
+    return t->timer.fn ? tracer_timer_read(t) : sonde_clock_ticks();
+}
 
 /* Slow path of tracer_enter: a new node under parent for key; `what` is
  * the code object or C function object the key came from (or, for a
@@ -134,7 +167,7 @@ static inline void tracer_enter(tracer_thread *th, const void *key, const void *
     f->frame = frame;
     f->node = node;
     f->child_ticks = 0;
-    f->start = sonde_clock_ticks();
+    f->start = tracer_now(th->owner);
 }
 
 static inline void tracer_leave_at(tracer_thread *th, uint64_t now)
@@ -142,11 +175,12 @@ static inline void tracer_leave_at(tracer_thread *th, uint64_t now)
     if (th->depth == 0)
         return; /* a return from a call made before the tracer started */
     tracer_frame *f = &th->stack[--th->depth];
-    uint64_t elapsed = now - f->start;
+    /* A program's timer may go back: such a call took no time. */
+    uint64_t elapsed = (int64_t)(now - f->start) > 0 ? now - f->start : 0;
     sonde_node *n = &th->owner->profile.nodes[f->node];
     n->calls++;
     n->total += elapsed;
-    n->self += elapsed - f->child_ticks;
+    n->self += elapsed > f->child_ticks ? elapsed - f->child_ticks : 0;
     if (th->depth)
         th->stack[th->depth - 1].child_ticks += elapsed;
     if (th->owner->spans_on && elapsed >= TRACER_SPAN_MIN)
@@ -157,7 +191,7 @@ static inline void tracer_leave_at(tracer_thread *th, uint64_t now)
 static inline void tracer_leave(tracer_thread *th, const void *key)
 {
     if (th->depth && th->stack[th->depth - 1].key == key)
-        tracer_leave_at(th, sonde_clock_ticks());
+        tracer_leave_at(th, tracer_now(th->owner));
     else
         tracer_leave_other(th, key);
 }
@@ -201,7 +235,7 @@ tracer_thread *hook_current(tracer *t);
 /* Closes the open calls of one thread at the current time. */
 static inline void tracer_unwind(tracer_thread *th)
 {
-    uint64_t now = sonde_clock_ticks();
+    uint64_t now = tracer_now(th->owner);
     while (th->depth)
         tracer_leave_at(th, now);
 }
