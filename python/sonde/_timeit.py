@@ -18,10 +18,12 @@ statement's 95% interval is as tight as the mode asks, or its time is
 spent (-p fixes the number of processes instead).
 """
 
+import datetime
 import json
 import marshal
 import math
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -39,6 +41,9 @@ MODES = {
     "default": (1e7, 1, 3, 10, 150, 0.01, 8.0),
     "rigorous": (2e7, 2, 5, 20, 250, 0.005, 60.0),
 }
+
+# Values pyperf timeit gives by default (20 processes of 3 values).
+PYPERF_TIMEIT_VALUES = 60
 
 # A difference is called significant below this p-value of the rank test
 # (1%: two identical statements are called different once in 100).
@@ -176,7 +181,9 @@ class _Variant:
         self.name, self.stmt, self.setup, self.python = name, stmt, setup, python
         self.loops, self.empty = 0, 0.0
         self.runs, self.warmups = [], []
+        self.run_meta = []  # each process's pyperf metadata: its start (date) and duration
         self.waited = 0.0  # seconds the values' processes waited for a CPU
+        self.python_meta = {}  # the interpreter's version and implementation
 
     def halfwidth(self):
         means = [stats.statistics.fmean(r) for r in self.runs]
@@ -322,6 +329,8 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
                               user_globals)
             v.loops = cal["loops"]
             v.empty = cal["empty"] * 1e-9
+            v.python_meta = {k: cal[k] for k in ("python_version", "python_implementation")
+                             if k in cal}
         task = {"warmups": warmups, "values": values, "subtract_wait": subtract_wait}
         # The statements of one interpreter share each process (see the
         # worker); the interpreters' processes alternate.
@@ -330,8 +339,11 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
         for k in range(pmax):
             for group in groups[k % len(groups):] + groups[:k % len(groups)]:
                 order = group[k % len(group):] + group[:k % len(group)]
+                date, t0 = datetime.datetime.now().isoformat(" "), time.monotonic()
                 got = _run_worker(order, task, timeout, tmp, user_globals)["results"]
+                meta = {"date": date, "duration": time.monotonic() - t0}
                 for v, r in zip(order, got):
+                    v.run_meta.append(meta)
                     v.runs.append([x * 1e-9 for x in r["values"]])
                     v.warmups.append([x * 1e-9 for x in r["warmups"]])
                     v.waited += math.fsum(r["waits"]) * v.loops * 1e-9
@@ -343,6 +355,7 @@ def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, pr
     shared = {p: object() for p in pythons}
     for v in variants:
         r = Result(v.name, v.stmt, v.setup, v.python, v.loops, v.empty, v.runs, v.warmups)
+        r.run_meta, r.python_meta = v.run_meta, v.python_meta
         r.shared = shared[v.python]
         wall = math.fsum(r.values) * v.loops + (v.waited if subtract_wait else 0.0)
         r.waited = v.waited / wall if wall > 0 else 0.0
@@ -407,22 +420,48 @@ def compare(results):
 
 # ---------------------------------------------------------------- pyperf files
 
+def _machine_metadata():
+    """What pyperf records of the machine a benchmark ran on."""
+    meta = {"hostname": platform.node(), "platform": platform.platform(),
+            "cpu_count": os.cpu_count() or 1}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    meta["cpu_model_name"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        with open("/proc/sys/kernel/randomize_va_space") as f:
+            meta["aslr"] = {"0": "No randomization", "1": "Conservative randomization",
+                            "2": "Full randomization"}.get(f.read().strip(), "")
+    except OSError:
+        pass
+    return {k: v for k, v in meta.items() if v != ""}
+
+
 def to_pyperf(results):
     """pyperf's JSON benchmark suite (format 1.0) of results.  One
     statement is named 'timeit', as pyperf timeit names it, so the two
     tools' files of it compare; several are named by their statement or
-    interpreter."""
-    import datetime
-    date = datetime.datetime.now().isoformat(" ")
+    interpreter.  Each run (a process) carries its start date and its
+    duration, as pyperf's do (pyperf stats reads the start, end and total
+    duration from them); the benchmark the machine's and the interpreter's
+    metadata."""
+    machine = _machine_metadata()
+    now = datetime.datetime.now().isoformat(" ")
     benchmarks = []
     for r in results:
-        runs = [{"metadata": {"date": date}, "warmups": [[r.loops, w] for w in warm],
-                 "values": vals} for vals, warm in zip(r.runs, r.warmups)]
-        benchmarks.append({
-            "metadata": {"name": r.name if len(results) > 1 else "timeit", "loops": r.loops, "unit": "second",
-                         "timer": "time.perf_counter_ns", "python_executable": r.python,
-                         "description": "sonde timeit: %s" % r.stmt},
-            "runs": runs})
+        run_meta = getattr(r, "run_meta", None) or [{"date": now}] * len(r.runs)
+        runs = [{"metadata": dict(meta), "warmups": [[r.loops, w] for w in warm],
+                 "values": vals} for vals, warm, meta in zip(r.runs, r.warmups, run_meta)]
+        metadata = dict(machine, **getattr(r, "python_meta", {}))
+        metadata.update({"name": r.name if len(results) > 1 else "timeit", "loops": r.loops,
+                         "unit": "second", "timer": "time.perf_counter_ns",
+                         "python_executable": r.python,
+                         "description": "sonde timeit: %s" % r.stmt})
+        benchmarks.append({"metadata": metadata, "runs": runs})
     return {"version": "1.0", "metadata": {}, "benchmarks": benchmarks}
 
 
@@ -519,6 +558,14 @@ def run_command(o):
                 f.write("\n")
         except OSError as e:
             raise TimeitError("cannot write %s: %s" % (o["output"], e.strerror))
+        counts = sorted({len(r.values) for r in results})
+        if counts != [PYPERF_TIMEIT_VALUES]:
+            # pyperf's t-test takes samples of one size: against another
+            # count compare_to prints "ERROR when testing if values are
+            # significant".
+            _say("note: %s holds %s values a statement; pyperf compare_to compares it only "
+                 "with a file of as many (pyperf timeit's default: %d, which -p 20 gives here)"
+                 % (o["output"], " or ".join(map(str, counts)), PYPERF_TIMEIT_VALUES))
     return 0
 
 

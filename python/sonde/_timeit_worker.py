@@ -147,7 +147,9 @@ def measure(task, user_globals=None):
         loops = task.get("loops") or calibrate(timer, task["calibrate"])
         empty = timeit.Timer("pass", timer=time.perf_counter_ns)
         cost = min(_run(empty, loops) for _ in range(3)) / loops
-        return {"loops": loops, "empty": cost}
+        return {"loops": loops, "empty": cost,
+                "python_version": "%d.%d.%d" % tuple(sys.version_info[:3]),
+                "python_implementation": sys.implementation.name}
     variants = task["variants"]
     timers = []
     for i, v in enumerate(variants):

@@ -18,6 +18,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -123,6 +124,45 @@ def test_pyperf_commands_read_sondes_files(tmp_path):
                      re.M), p.stdout
     assert ("slower" if means[1] > means[0] else "faster") in p.stdout, (means, p.stdout)
 
+
+
+def test_pyperf_file_has_each_runs_date_and_duration(tmp_path):
+    """Each run (process) carries its own start and duration, and the
+    benchmark the machine's and interpreter's metadata, as pyperf's files
+    do; with as many values as pyperf timeit's file, pyperf compare_to
+    tests their significance (before: every run carried one date, no
+    duration: "Total duration" was the span of one second, and against
+    pyperf's own file compare_to printed "ERROR when testing if values are
+    significant": 60 values against 300)."""
+    mine, theirs = tmp_path / "sonde.json", tmp_path / "pyperf.json"
+    start = time.time()
+    p = sonde_timeit(["-p", "20", "-o", str(mine), "sum(range(100))"], tmp_path)
+    wall = time.time() - start
+    assert p.returncode == 0, p.stderr
+    assert "note:" not in p.stdout  # 60 values: as pyperf's
+    bench = pyperf.Benchmark.load(str(mine))
+    runs = bench.get_runs()
+    assert len(runs) == 20 and bench.get_nvalue() == 60
+    durations = [r.get_metadata()["duration"] for r in runs]
+    assert all(d > 0 for d in durations) and sum(durations) <= wall
+    dates = [r.get_metadata()["date"] for r in runs]
+    assert dates == sorted(dates) and dates[0] >= time.strftime("%Y-%m-%d %H:%M:%S",
+                                                                time.localtime(start - 1))
+    meta = bench.get_metadata()
+    assert meta["python_version"] == "%d.%d.%d" % sys.version_info[:3]
+    assert meta["cpu_count"] == os.cpu_count() and meta["hostname"]
+    p = subprocess.run([sys.executable, "-m", "pyperf", "timeit", "-q", "-o", str(theirs),
+                        "sum(range(100))"], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0, p.stderr
+    assert pyperf.Benchmark.load(str(theirs)).get_nvalue() == 60
+    p = subprocess.run([sys.executable, "-m", "pyperf", "compare_to", str(theirs), str(mine)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert p.returncode == 0 and "ERROR" not in p.stdout, p.stdout
+    # A count pyperf's files do not have is said when the file is written.
+    p = sonde_timeit(["--fast", "-o", str(mine), "sum(range(100))"], tmp_path)
+    assert p.returncode == 0 and "pyperf compare_to compares it only with a file of as many" \
+        in p.stdout, p.stdout
 
 def test_compare_reads_pyperf_files(tmp_path):
     # pyperf writes both files; sonde's comparison of them must agree with
