@@ -7,13 +7,20 @@ import gc
 import json
 import sys
 import tracemalloc
+import warnings
 
 import mem_workloads as w
 import sonde
 
 
 def main():
-    tracemalloc.start()
+    # Warnings shown, as a script's own are: 3.12's fork warning then
+    # formats its message on the fork's line.
+    warnings.simplefilter("default")
+    # Deep tracebacks: a block is the line's when its innermost frame in
+    # the workloads' file is that line (the warning's blocks are allocated
+    # in warnings.py, called from the fork).
+    tracemalloc.start(64)
     prof = sonde.MemoryProfiler(*w.WORKLOADS, w.worker, w.generator, sample_bytes=0)
     ref = {}
     with prof:
@@ -30,9 +37,10 @@ def main():
             work()
             gc.collect()
             after = tracemalloc.take_snapshot()
-            for stat in after.compare_to(before, "lineno"):
-                if stat.traceback[0].filename == w.__file__:
-                    line = stat.traceback[0].lineno
+            for stat in after.compare_to(before, "traceback"):
+                ours = [f for f in stat.traceback if f.filename == w.__file__]
+                if ours:  # the innermost: tracebacks list the newest frame last
+                    line = ours[-1].lineno
                     ref[line] = ref.get(line, 0) + stat.size_diff
     tracemalloc.stop()
     lines = {}

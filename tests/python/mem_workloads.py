@@ -7,6 +7,7 @@ as JSON."""
 
 import ctypes
 import json
+import os
 import sys
 import threading
 
@@ -77,7 +78,24 @@ def reuse():
     kept.append([(i, -i) for i in range(1000)])  # [reuse_kept]
 
 
-WORKLOADS = [big_blocks, many_small, containers, native, threads, generators, reuse]
+def fork_with_threads():
+    # From 3.12 a fork with a thread running warns (DeprecationWarning):
+    # the warning's machinery allocates on this line, and the child's
+    # allocations are not the parent's.
+    waiting = threading.Event()
+    t = threading.Thread(target=waiting.wait)
+    t.start()
+    pid = os.fork()  # [fork_threads]
+    if pid == 0:
+        kept.append(bytearray(8 * MB))
+        os._exit(0)
+    os.waitpid(pid, 0)
+    waiting.set()
+    t.join()
+
+
+WORKLOADS = [big_blocks, many_small, containers, native, threads, generators, reuse,
+             fork_with_threads]
 
 
 def markers(path=__file__):

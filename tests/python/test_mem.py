@@ -63,6 +63,12 @@ def test_every_block_followed_equals_tracemalloc(python):
     assert within(got["thread_frees"]["freed"], 6 * MB)
     # Without the shim, C allocations are not the Python allocators'.
     assert got["native_kept"]["net"] < 4096
+    # A fork with a thread running: from 3.12 its warning is made on the
+    # fork's line (3.15: 114 KB), the same bytes tracemalloc counts there
+    # (before 3.13 less a block or two taken back from a free list, as
+    # reuse_kept's); the child's 8 MB are not the parent's.
+    fork = got["fork_threads"]
+    assert abs(fork["net"] - fork["tracemalloc"]) <= 1024 and fork["net"] < MB, fork
 
 
 @pytest.fixture(scope="module")
