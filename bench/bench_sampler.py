@@ -1,4 +1,5 @@
-"""What sampling a Python process from outside costs: sonde, py-spy, austin.
+"""What sampling a Python process from outside costs: sonde, py-spy, austin,
+and on Python 3.15 the standard library's own sampler (profiling.sampling).
 
 Method. The target is target_deep.py: one CPU-bound thread whose work runs
 30 frames deep, and which prints on SIGUSR1 how many units of work it has
@@ -10,6 +11,8 @@ it works, and attaches one sampler to it for --seconds at one rate:
     py-spy  record --pid PID --duration S --rate HZ --format raw -o FILE
             --nonblocking
     austin  -p PID -i 1000000/HZ (microseconds) -x S -o FILE
+    profiling.sampling (the target's own interpreter, 3.15 and later)
+            -m profiling.sampling attach -d S -r HZ --collapsed -o FILE PID
 
 Both py-spy and austin are told not to stop the target (sonde never does).
 Per measurement:
@@ -21,7 +24,8 @@ Per measurement:
   just before and after it is waited for; reported per second of wall
   time and per sample;
 - samples: sonde's own count ("N samples in" on its summary line),
-  py-spy's own count ("Samples: N" on its summary line), and for austin
+  py-spy's own count ("Samples: N" on its summary line), profiling.sampling's
+  ("Captured N samples"), and for austin
   the sample lines of its output (one per thread per sample). The target
   has one thread, so each is the number of stacks taken; the kept rate is
   samples / wall;
@@ -75,6 +79,11 @@ def pyspy_command(exe, pid, seconds, hz, out):
 def austin_command(exe, pid, seconds, hz, out):
     return [exe, "-p", str(pid), "-i", str(1000000 // hz), "-x", str(seconds),
             "-o", out]
+
+
+def stdlib_command(exe, pid, seconds, hz, out):
+    return [exe, "-m", "profiling.sampling", "attach", "-d", str(seconds), "-r", str(hz),
+            "--collapsed", "-o", out, str(pid)]
 
 
 def count_from_log(pattern):
@@ -245,9 +254,14 @@ def main():
         sys.exit("bench_sampler: cannot run '%s'" % args.python)
 
     samplers = find_samplers()
+    version = first_line([python, "-c", "import sys; print(sys.version_info[1])"])
+    if int(version) >= 15:
+        samplers.append(Sampler("stdlib", python, stdlib_command,
+                                count_from_log(r"Captured (\d+) samples")))
     for s in samplers:
         print("%-7s %s (%s)"
-              % (s.name, first_line([s.exe, "--version"]), s.exe))
+              % (s.name, first_line([s.exe, "--version"]), s.exe)
+              + (" -m profiling.sampling" if s.name == "stdlib" else ""))
     print("target  Python %s (%s), 30 frames deep, one thread; %d CPUs here"
           % (first_line([python, "-c", "import platform; "
                          "print(platform.python_version())"]),
