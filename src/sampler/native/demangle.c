@@ -42,33 +42,30 @@ static int was_given_up(uint64_t h)
     return given_up[h % GIVEN_UP_SLOTS] == h;
 }
 
-/* Writes or reads all n bytes; 0, or -1. */
-static int write_all(int fd, const void *buf, size_t n)
+/* Sends (out) or receives all n bytes at p through the socket fd; 0, or
+ * -1 once it fails or closes. */
+static int move_all(int fd, char *p, size_t n, int out)
 {
-    for (const char *p = buf; n;) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
+    while (n) {
+        ssize_t k = out ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (k <= 0)
             return -1;
-        p += w;
-        n -= (size_t)w;
+        p += k;
+        n -= (size_t)k;
     }
     return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t n)
+{
+    return move_all(fd, (char *)(uintptr_t)buf, n, 1); /* send only reads it */
+}
+
 static int read_all(int fd, void *buf, size_t n)
 {
-    for (char *p = buf; n;) {
-        ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
+    return move_all(fd, buf, n, 0);
 }
 
 /* The helper's loop: requests ([length][room][name]) in, replies
