@@ -2,6 +2,7 @@
 matrix, and helpers to run programs under sonde and under cProfile."""
 
 import os
+import signal
 import random
 import re
 import subprocess
@@ -60,6 +61,17 @@ def native_params():
     read the files of a target in another mount namespace."""
     return [p for p in version_params() if not (p.values[0] or "").startswith(SID + os.sep)]
 
+
+
+def signals_at_default():
+    """For preexec_fn: SIGINT, SIGQUIT, SIGHUP and SIGTERM at their default
+    action, as a terminal or a service manager starts a program.  A test
+    that sends one of them must not inherit how the test run was started
+    (nohup ignores SIGHUP; a shell without job control starts background
+    commands with SIGINT and SIGQUIT ignored, and a program keeps them so,
+    bare or under sonde alike)."""
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
 
 def need(python):
     if not python or not os.path.exists(python):

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import profcompare
-from conftest import SONDE, need, run_sonde, version_params
+from conftest import SONDE, need, run_sonde, signals_at_default, version_params
 
 PROBE = """
 import json, os, sys
@@ -134,13 +134,10 @@ def test_ctrl_c_keeps_profile(tmp_path):
           "for _ in range(200):\n    spin()\n"
           "print('ready', flush=True)\nwhile True:\n    spin()\n")
     env = dict(os.environ, SONDE_PYTHON=sys.executable)
-    # As a terminal starts it: SIGINT at its default action (a shell
-    # without job control starts background commands with it ignored, and
-    # Python then keeps it ignored, run bare or under sonde alike).
     proc = subprocess.Popen([SONDE, "run", "-o", "spin.prof", "spin.py"], cwd=str(tmp_path),
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True, start_new_session=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+                            preexec_fn=signals_at_default)
     assert proc.stdout.readline() == "ready\n"
     os.killpg(proc.pid, signal.SIGINT)  # what the terminal does on Ctrl-C
     _, err = proc.communicate(timeout=60)

@@ -17,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import SONDE, SUPPORTED, need, run_sonde, version_params
+from conftest import SONDE, SUPPORTED, need, run_sonde, signals_at_default, version_params
 
 REPORT = re.compile(r"^ *\d+ function calls", re.M)
 
@@ -388,7 +388,8 @@ def test_signal_to_sonde_reaches_the_program(sig, handled, tmp_path):
     write(tmp_path, "w.py", WAITS.replace("HANDLE", str(handled)))
     proc = subprocess.Popen([SONDE, "run", "-o", "w.prof", "w.py"], cwd=str(tmp_path),
                             env=env_for(sys.executable), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, universal_newlines=True)
+                            stderr=subprocess.PIPE, universal_newlines=True,
+                            preexec_fn=signals_at_default)
     program = int(proc.stdout.readline())  # ready: its handlers are in place
     os.kill(proc.pid, sig)
     try:

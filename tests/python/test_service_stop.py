@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import SONDE, need, version_params
+from conftest import SONDE, need, signals_at_default, version_params
 
 REQUESTS = 7
 REPLY_BYTES = 256 * 1024  # each request's buffer: a block sonde mem counts exactly (8 KiB and more)
@@ -51,7 +51,8 @@ def serve_then_stop(cmd, cwd, python, sig):
     env = dict(os.environ, SONDE_PYTHON=python)
     env.pop("PYTHONPATH", None)
     proc = subprocess.Popen(cmd, cwd=str(cwd), env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, universal_newlines=True)
+                            stderr=subprocess.PIPE, universal_newlines=True,
+                            preexec_fn=signals_at_default)
     try:
         ready = proc.stdout.readline()
         assert ready.startswith("ready "), (ready, proc.stderr.read() if not ready else "")
