@@ -678,6 +678,45 @@ def test_record_goes_on_through_an_exec_from_a_thread(python, native, tmp_path):
     assert final + missed >= 0.8 * rate, (final, rec.stderr)
 
 
+# Execs itself from a second thread HOPS times while its main thread spins,
+# then prints "final done" and ends.  Stage 0 prints "ready" first.
+EXEC_FROM_A_THREAD_AGAIN = r'''
+import os, sys, threading, time
+HOPS = 30
+stage = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+def hop():
+    time.sleep(0.05)
+    os.execv(sys.executable, [sys.executable, __file__, str(stage + 1)])
+def spin():
+    while True:
+        sum(range(300))
+if stage == 0:
+    print("ready", flush=True)
+if stage < HOPS:
+    threading.Thread(target=hop).start()
+    spin()
+print("final done", flush=True)
+'''
+
+
+def test_record_native_attached_lets_go_of_a_thread_that_execs(tmp_path):
+    """record --native -p, holding a thread when it (or another thread) execs.
+
+    The exec'ing thread takes the main thread's id, and the main thread is
+    ended and released by the kernel: a wait on the old id was never woken
+    again.  Before: sonde hung in that wait (9 of 15 runs at 1 kHz).  Now sonde ends with the program, which ends on its own."""
+    for _ in range(3):   # (before, a run of 30 hops hung about one time in two)
+        proc = start_ready(sys.executable, tmp_path, EXEC_FROM_A_THREAD_AGAIN)
+        try:
+            rec = sonde("record", "-p", str(proc.pid), "-r", "1000", "--native", "-f",
+                        "collapsed", "-o", str(tmp_path / "p.txt"), timeout=60)
+            assert proc.stdout.readline() == "final done\n"
+            assert proc.wait(timeout=60) == 0
+        finally:
+            stop_ready(proc)
+        assert rec.returncode == 0, rec.stderr
+
+
 # A thousand threads that wait, then one that burns CPU time until the
 # program ends; prints how many threads Python itself counts, then "ready".
 MANY_THREADS = r'''
