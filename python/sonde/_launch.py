@@ -19,7 +19,9 @@ private folder:
   -o, DIR/out in FORMAT (the command line copies it to -o);
 - lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
   the -f patterns, and the tool's settings); the command line prints its
-  table, copies it to -o and draws --plot from it.
+  table, copies it to -o and draws --plot from it.  lines with "lprof"
+  (-o FILE.lprof) also leaves DIR/lprof, line_profiler's file, which the
+  command line copies to -o instead.
 
 The profile is written before anything is printed, and each file appears
 whole (renamed into place) or not at all.  Everything the launcher needs
@@ -347,6 +349,8 @@ class _LinesTool:
             pass
 
     def save(self):
+        if self.options.get("lprof"):  # -o FILE.lprof: dump_stats' file, before the document
+            self.folder.write("lprof", self.prof.get_stats().to_bytes())
         document = self.prof.document()  # the JSON text, written in C
         self.folder.write("out", document)
         unmatched = self.watcher.unmatched if self.watcher else self.unmatched

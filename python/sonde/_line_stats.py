@@ -59,10 +59,15 @@ class LineStats:
         return cls({key: [(line, hits, int(round(time))) for line, (hits, time) in sorted(v.items())]
                     for key, v in merged.items()}, unit)
 
+    def to_bytes(self):
+        """The bytes of the .lprof file kernprof writes (see the module's
+        comment)."""
+        return lprof_bytes(self.timings, self.unit)
+
     def to_file(self, filename):
         """Writes the .lprof file kernprof writes (see the module's comment)."""
         with open(filename, "wb") as f:
-            f.write(lprof_bytes(self.timings, self.unit))
+            f.write(self.to_bytes())
 
     @classmethod
     def from_files(cls, file, *files):

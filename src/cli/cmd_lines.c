@@ -3,10 +3,13 @@
  *
  * The program runs under the launcher's line tool (python/sonde/_lines.py
  * chooses the functions, src/ext/lines/ counts), which leaves the counts
- * as JSON; this side checks the command line, prints the table on stderr,
- * copies the JSON to -o and passes the program's exit code on. */
+ * as JSON (and for -o FILE.lprof, line_profiler's file, written by the
+ * writer LineProfiler.dump_stats uses); this side checks the command line,
+ * prints the table on stderr, copies the JSON (or the .lprof) to -o and
+ * passes the program's exit code on. */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../report/lines_table.h"
 #include "commands.h"
@@ -35,7 +38,9 @@ static int take_unit(const char *cmd, void *dest, const char *value)
 static const cli_opt option_table[] = {
     { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
       .offset = offsetof(lines_opts, a.out),
-      .help = "write the counts as JSON (see README, Formats)" },
+      .help = "write the counts as JSON (see README, Formats), or\n"
+              "as line_profiler's file when FILE ends in .lprof\n"
+              "(what kernprof -l writes: python -m line_profiler FILE)" },
     TOOL_ARGS_FUNCTION(lines_opts, a),
     { .short_name = 'u', .long_name = "unit", .arg = "UNIT", .type = CLI_CALL,
       .offset = offsetof(lines_opts, unit), .call = take_unit,
@@ -68,6 +73,13 @@ const cli_command cmd_lines = {
     .run = cmd_main,
 };
 
+/* Whether -o names line_profiler's file: FILE.lprof. */
+static int wants_lprof(const char *out)
+{
+    size_t n = out ? strlen(out) : 0;
+    return n > 6 && strcmp(out + n - 6, ".lprof") == 0;
+}
+
 /* line_profiler's table of the launcher's document. */
 static int draw(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 {
@@ -94,6 +106,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         sonde_buf_printf(&options, ", \"unit\": \"%s\"", o.unit);
     if (o.bytecode)
         sonde_buf_puts(&options, ", \"bytecode\": true");
+    if (wants_lprof(o.a.out)) {
+        sonde_buf_puts(&options, ", \"lprof\": true"); /* the launcher leaves it as "lprof" */
+        o.a.deliver = "lprof";
+    }
     sonde_buf_puts(&options, "}");
     launcher_program prog = {
         .python = launch_python(env, o.a.prog.python), .tool = "lines", .format = "",

@@ -18,6 +18,7 @@ int tool_args_function(const char *cmd, void *dest, const char *value)
 int tool_args_parse(tool_args *a, const cli_command *cmd, int argc, char **argv, void *opts)
 {
     sonde_buf_init(&a->functions);
+    a->deliver = NULL;
     cli_words words;
     int rc = cli_parse(cmd, argc, argv, opts, &words);
     if (rc == 0)
@@ -75,11 +76,15 @@ int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_progr
         rc = draw_document(&run, draw, ctx);
         sonde_about about;
         sonde_about_init(&about);
-        if (a->output.name &&
-            (launcher_about(&run, prog, &about) < 0
-                 ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
-                 : launcher_deliver_about(&run, "out", &about, &a->output)) != 0)
+        if (a->output.name && a->deliver) {
+            if (launcher_deliver(&run, a->deliver, &a->output) != 0)
+                rc = SONDE_EXIT_FAILED;
+        } else if (a->output.name &&
+                   (launcher_about(&run, prog, &about) < 0
+                        ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
+                        : launcher_deliver_about(&run, "out", &about, &a->output)) != 0) {
             rc = SONDE_EXIT_FAILED;
+        }
         sonde_about_clear(&about);
     }
     launcher_close(&run);

@@ -20,6 +20,9 @@ typedef struct tool_args {
     cli_output output;     /* -o, checked */
     sonde_buf functions;   /* the -f values as JSON strings, ", "-separated */
     cli_program prog;
+    const char *deliver;   /* the launcher's file -o receives as it is (the
+                            * tool chose another format), or NULL: the
+                            * document, with "about" */
 } tool_args;
 
 /* -f's reader (a cli_call_fn): appends the value to the sonde_buf dest. */
@@ -46,7 +49,8 @@ typedef int (*tool_draw_fn)(sonde_buf *table, const sonde_jtree *doc, void *ctx)
 
 /* Runs the program under the launcher's tool (prog), prints the table
  * draw() makes of the document the launcher left, and copies the
- * document to -o with what was profiled ("about": launcher_about).  The
+ * document to -o with what was profiled ("about": launcher_about), or
+ * with a->deliver set, that file of the launcher's as it is.  The
  * command's exit code. */
 int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_program *prog,
                   tool_draw_fn draw, void *ctx);

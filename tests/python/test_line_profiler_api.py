@@ -2,9 +2,10 @@
 get_stats() equal the interpreter's line events on every interpreter,
 whichever way the functions were given (add_function, the decorator on
 generators, coroutines and async generators, add_class, add_module) and
-run (runcall, runctx, `with`); .lprof files that line_profiler's own
-`python -m line_profiler` prints with the same hits, and kernprof's read
-back; print_stats' options; one clear error for bad input."""
+run (runcall, runctx, `with`); .lprof files (dump_stats', and `sonde
+lines -o X.lprof`'s) that line_profiler's own `python -m line_profiler`
+prints with the same hits, and kernprof's read back; print_stats'
+options; one clear error for bad input."""
 
 import io
 import json
@@ -16,7 +17,7 @@ import sys
 
 import pytest
 
-from conftest import HERE, PKG, need, version_params, with_pkg_env
+from conftest import HERE, PKG, need, run_sonde, version_params, with_pkg_env
 
 sys.path[:0] = [PKG, HERE]
 
@@ -77,6 +78,113 @@ def test_lprof_printed_by_line_profiler(tmp_path):
     import line_profiler
 
     assert line_profiler.LineStats.from_files(path).timings == lp.get_stats().timings
+
+
+LINES_SCRIPT = """
+import sys
+
+def loop(n):
+    total = 0
+    for i in range(n):
+        if i % 3:
+            total += i
+        else:
+            total -= 1
+    return total
+
+def gen(n):
+    for i in range(n):
+        yield i * 2
+
+class Shapes:
+    def __init__(self, k):
+        self.sides = [s for s in range(k)
+                      if s % 2]
+
+    def area(self):
+        f = lambda s: (s *
+                       s)
+        return sum(f(s) for s in self.sides)
+
+def main():
+    try:
+        loop(25)
+        raise ValueError
+    except ValueError:
+        pass
+    return sum(gen(7)) + Shapes(9).area()
+
+main()
+sys.exit(3)
+"""
+
+# The interpreter's own line events of s.py's functions (its module code
+# left out), by line: what `sonde lines` counts when no function is named.
+SETTRACE = """
+import json, sys
+counts = {}
+def local(frame, event, arg):
+    if event == "line":
+        counts[frame.f_lineno] = counts.get(frame.f_lineno, 0) + 1
+    return local
+def tracer(frame, event, arg):
+    return local if frame.f_code.co_filename == "s.py" and frame.f_code.co_name != "<module>" else None
+code = compile(open("s.py").read(), "s.py", "exec")
+sys.settrace(tracer)
+try:
+    exec(code, {"__name__": "__main__"})
+except SystemExit:
+    pass
+sys.settrace(None)
+print(json.dumps(counts))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_lines_command_writes_lprof(python, tmp_path):
+    """`sonde lines -o s.lprof` writes line_profiler's file: its hits per
+    line are the interpreter's line events, `python -m line_profiler`
+    prints them, line_profiler's own reader loads it; the program's exit
+    code and the table on stderr are as with -o s.json."""
+    python = need(python)
+    (tmp_path / "s.py").write_text(LINES_SCRIPT)
+    ref = subprocess.run([python, "-c", SETTRACE], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True).stdout
+    want = {int(k): v for k, v in json.loads(ref).items()}
+    proc = run_sonde(["lines", "-o", "s.lprof", "s.py"], tmp_path, python=python)
+    assert proc.returncode == 3, proc.stderr
+    import line_profiler
+
+    stats = line_profiler.LineStats.from_files(str(tmp_path / "s.lprof"))
+    got = {}
+    for lines in stats.timings.values():
+        for line, hits, _ in lines:
+            got[line] = got.get(line, 0) + hits
+    assert got == want and got[6] == 26 and got[15] == 7 and stats.unit == 1e-9
+    names = {name.rpartition(".")[2] for (_, _, name) in stats.timings}
+    assert names == {"loop", "gen", "__init__", "area", "main", "Shapes"}
+    printed = subprocess.run([sys.executable, "-m", "line_profiler", "s.lprof"], check=True,
+                             cwd=str(tmp_path), stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+    assert sorted(_printed_hits(printed).values()) == sorted(
+        hits for lines in stats.timings.values() for _, hits, _ in lines)
+    assert {line for (_, line) in _printed_hits(printed)} == set(want)
+    # the same run's JSON has the same hits, and its table is printed alike
+    again = run_sonde(["lines", "-o", "s.json", "s.py"], tmp_path, python=python)
+    doc = json.load(open(str(tmp_path / "s.json")))
+    assert {l["line"]: l["hits"] for f in doc["functions"] for l in f["lines"]
+            if l["hits"]} == want
+    assert again.stderr.count("Function: ") == proc.stderr.count("Function: ") == 6
+
+
+def test_lines_command_lprof_bad_output(tmp_path):
+    """-o FILE.lprof where nothing can be written: one line, before the
+    program runs."""
+    (tmp_path / "s.py").write_text("open('ran', 'w').close()\n")
+    proc = run_sonde(["lines", "-o", "missing/s.lprof", "s.py"], tmp_path)
+    assert proc.returncode == 1 and not (tmp_path / "ran").exists()
+    assert proc.stderr.startswith("sonde:") and len(proc.stderr.splitlines()) == 1
+    assert "Traceback" not in proc.stderr
 
 
 def test_kernprof_files_read_back(tmp_path):
