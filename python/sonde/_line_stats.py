@@ -8,13 +8,19 @@ that `python -m line_profiler FILE.lprof` prints it; from_files() reads
 such files (kernprof's or sonde's) without line_profiler and without
 running anything a file names: only that class is let through.  print()
 prints line_profiler's report with sonde's table (_sonde.lines_table).
+`sonde report FILE.lprof` and `sonde view FILE.lprof` run main() in any
+Python 3 (this module needs no compiled code): it turns the file into
+sonde's lines document, which the command line draws.
 """
 
 import inspect
 import json
 import linecache
+import math
 import numbers
+import os
 import pickle
+import stat
 import sys
 
 # What a pickled LineStats may name: line_profiler 5's class, 4's, and
@@ -115,11 +121,16 @@ def read_lprof(path):
     return LineStats(stats.timings, stats.unit)
 
 
+_LINE_MAX = (1 << 31) - 1  # a line number the documents hold (C int)
+_NS_MAX = 1 << 62         # a time, and a function's total, in ns (C uint64, with room)
+_FILE_MAX = 1 << 30       # as the command line's other readers (SONDE_LOAD_MAX_BYTES)
+
+
 def _check(stats):
     if not isinstance(stats, LineStats):
         raise ValueError("it holds a %s" % type(stats).__name__)
     timings, unit = getattr(stats, "timings", None), getattr(stats, "unit", None)
-    if not isinstance(unit, numbers.Real) or not unit > 0:
+    if not isinstance(unit, numbers.Real) or not unit > 0 or not math.isfinite(unit):
         raise ValueError("its unit is %r" % (unit,))
     if not isinstance(timings, dict):
         raise ValueError("its timings are a %s" % type(timings).__name__)
@@ -129,30 +140,49 @@ def _check(stats):
             raise ValueError("a function is named %r" % (key,))
         if not isinstance(entries, list) or not all(
                 isinstance(e, tuple) and len(e) == 3 and isinstance(e[0], int)
-                and isinstance(e[1], int) and isinstance(e[2], numbers.Real) for e in entries):
+                and isinstance(e[1], int) and isinstance(e[2], numbers.Real)
+                and math.isfinite(e[2]) for e in entries):
             raise ValueError("the lines of %r are not (line, hits, time)" % (key,))
 
 
 def _block_end(filename, first, last_hit):
     """The last line of the definition starting at first (as line_profiler
     shows it), or last_hit when the source is not at hand."""
-    lines = linecache.getlines(filename)[first - 1:]
+    lines = linecache.getlines(filename)[first - 1:] if first > 0 else []
     try:
         block = inspect.getblock(lines) if lines else []
-    except (IndexError, SyntaxError, ValueError):
+    except (IndexError, SyntaxError, ValueError, RecursionError):
         block = []
     return max(first + len(block) - 1, last_hit)
 
 
-def _function_entry(key, entries, unit):
+def _source_lines(filename, first, last):
+    """{line: text} of the file's lines first..last, those there are."""
+    return {n: text.rstrip("\n")
+            for n, text in enumerate(linecache.getlines(filename)[max(first, 1) - 1:last],
+                                     max(first, 1))}
+
+
+def _definition_source(filename, first, last_hit):
+    """_source_lines of the definition starting at first (_block_end)."""
+    return _source_lines(filename, first, _block_end(filename, first, last_hit))
+
+
+def _function_entry(key, entries, unit, sources=_definition_source):
     """A function of sonde's lines document (README, "Formats") from a
-    timings entry, times in ns."""
+    timings entry, times in ns: the lines of its definition (as far as its
+    source is at hand) and every line that ran.  sources(file, first,
+    last): {line: text}."""
     filename, first, name = key
-    ns = {line: (hits, int(round(time * unit * 1e9))) for line, hits, time in entries}
-    last = _block_end(filename, first, max(ns, default=first))
+    ns = {}
+    for line, hits, time in entries:
+        old_hits, old_ns = ns.get(line, (0, 0))
+        ns[line] = (old_hits + hits, old_ns + int(round(time * unit * 1e9)))
+    text = sources(filename, first, max(ns, default=first))
+    shown = sorted(set(ns) | set(text) | {first})
     lines = [{"line": n, "hits": ns.get(n, (0, 0))[0], "time_ns": ns.get(n, (0, 0))[1],
-              "source": linecache.getline(filename, n).rstrip("\n")}
-             for n in range(first, last + 1)]
+              "source": text.get(n, "")}
+             for n in shown]
     return {"file": filename, "name": name, "first_line": first,
             "total_ns": sum(t for _, t in ns.values()), "lines": lines}
 
@@ -177,3 +207,63 @@ def print_functions(functions, stream, output_unit, stripzeros, details, summari
             stream.write("%6.2f seconds - %s:%s - %s\n"
                          % (f["total_ns"] / 1e9, f["file"], f["first_line"], f["name"]))
 
+
+
+def _python_source(filename, first, last):
+    """_source_lines of a .py file, for a document made from a file that
+    may come from anywhere: the lines of a definition that starts at
+    first, no other file's (a .lprof may name any path)."""
+    try:
+        if not filename.endswith((".py", ".pyw")) or not stat.S_ISREG(os.stat(filename).st_mode):
+            return {}
+    except (OSError, ValueError):
+        return {}
+    return _definition_source(filename, first, last)
+
+
+def lprof_document(path):
+    """sonde's lines document (JSON bytes) of a .lprof file, functions in
+    the order `python -m line_profiler` prints them.  Raises
+    pickle.UnpicklingError (read_lprof's) for a file that is not one."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        raise pickle.UnpicklingError("cannot read '%s': %s" % (path, e.strerror)) from None
+    if not stat.S_ISREG(mode):
+        raise pickle.UnpicklingError("'%s' is not a regular file" % path)
+    if os.stat(path).st_size > _FILE_MAX:
+        raise pickle.UnpicklingError("'%s' is larger than %d bytes" % (path, _FILE_MAX))
+    stats = read_lprof(path)
+    try:
+        functions = [_function_entry(key, entries, stats.unit, _python_source)
+                     for key, entries in sorted(stats.timings.items())]
+    except (OverflowError, ValueError, TypeError, MemoryError, RecursionError) as e:
+        raise pickle.UnpicklingError("%s: not a line_profiler .lprof file (%s)"
+                                     % (path, e)) from None
+    for f in functions:
+        if (f["total_ns"] > _NS_MAX or not 0 <= f["first_line"] <= _LINE_MAX
+                or any(not 0 <= l["time_ns"] <= _NS_MAX or not 0 <= l["line"] <= _LINE_MAX
+                       or not 0 <= l["hits"] <= _NS_MAX for l in f["lines"])):
+            raise pickle.UnpicklingError("%s: not a line_profiler .lprof file (the figures of "
+                                         "%s are out of range)" % (path, f["name"]))
+    return json.dumps({"sonde": 1, "mode": "lines", "functions": functions}).encode()
+
+
+def main(path, out):
+    """`sonde report|view FILE.lprof`'s helper: the document of path into
+    the file out; 0, or 1 after one line on stderr saying why not."""
+    try:
+        document = lprof_document(path)
+    except pickle.UnpicklingError as e:
+        why = str(e).replace("\n", "\\n")
+        why = why if len(why) <= 400 else why[:397] + "..."
+        sys.stderr.write("sonde: %s; give a file kernprof -l, LineProfiler.dump_stats or "
+                         "sonde lines -o FILE.lprof wrote\n" % why)
+        return 1
+    try:
+        with open(out, "wb") as f:
+            f.write(document)
+    except OSError as e:
+        sys.stderr.write("sonde: cannot write '%s': %s\n" % (out, e.strerror))
+        return 1
+    return 0

@@ -21,6 +21,7 @@
 #include "../report/table.h"
 #include "commands.h"
 #include "launch.h"
+#include "lprof_load.h"
 #include "options.h"
 #include "output.h"
 
@@ -101,7 +102,8 @@ const cli_command cmd_report = {
              "cProfile: python -m cProfile -o FILE), of sonde's JSON profile or of a\n"
              "pprof file (sonde's, Go's: gzipped or not), or converts it with -f.\n"
              "Prints the table of a file written by sonde lines -o or sonde mem -o (-f svg\n"
-             "draws a mem profile's memory over time, -f pprof makes it a heap profile).",
+             "draws a mem profile's memory over time, -f pprof makes it a heap profile),\n"
+             "and line_profiler's table of a .lprof file (kernprof -l, dump_stats).",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -214,8 +216,8 @@ static int graft_rebuilt_tree(const char *file, sonde_profile *p, const sonde_st
 
 /* What file becomes, into b (or written to out, by a format that
  * streams).  0, or an exit code after printing why not. */
-static int convert(const report_opts *o, const char *file, const cli_output *out, sonde_buf *b,
-                   int *written, int *graphviz)
+static int convert(const sonde_env *env, const report_opts *o, const char *file,
+                   const cli_output *out, sonde_buf *b, int *written, int *graphviz)
 {
     sonde_profile p;
     sonde_stats s;
@@ -231,7 +233,13 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
     const sonde_format *fmt = sonde_format_find(*graphviz ? "dot" : o->format);
     sonde_format_job job = { .format = fmt, .profile = &p, .stats = &s, .opts = &fopts };
     int rc = 0;
-    if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
+    if (cli_lprof_is(file)) { /* line_profiler's: read in Python (lprof_load.h) */
+        rc = cli_lprof_load(env, file, &doc);
+        if (rc == 0) {
+            rc = draw_document(b, file, &doc, SONDE_LOADED_LINES, o->format);
+            sonde_jtree_free(&doc);
+        }
+    } else if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else if (kind != SONDE_LOADED_PROFILE) {
         rc = draw_document(b, file, &doc, kind, o->format);
@@ -266,7 +274,6 @@ static int convert(const report_opts *o, const char *file, const cli_output *out
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    (void)env;
     report_opts o = { .format = "table", .out = "-", .table = { .sort = "cumtime", .limit = 30 },
                       .node_thres = sonde_format_opts_or_default(NULL)->node_thres,
                       .edge_thres = sonde_format_opts_or_default(NULL)->edge_thres,
@@ -279,7 +286,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int written = 0, graphviz = graphviz_format(o.format);
     sonde_buf b;
     sonde_buf_init(&b);
-    rc = convert(&o, file, &out, &b, &written, &graphviz);
+    rc = convert(env, &o, file, &out, &b, &written, &graphviz);
     if (rc == 0 && !written)
         rc = graphviz ? run_graphviz(&b, o.format, out.path) : cli_output_write(&out, &b);
     sonde_buf_free(&b);

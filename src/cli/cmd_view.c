@@ -11,6 +11,7 @@
 #include "../formats/load.h"
 #include "../page/view.h"
 #include "commands.h"
+#include "lprof_load.h"
 #include "open_url.h"
 #include "options.h"
 #include "output.h"
@@ -48,12 +49,28 @@ const cli_command cmd_view = {
              "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
              "to zoom), a sortable table with callers and callees, search, depth and\n"
              "cutoff; for sonde lines and mem files, each function's source with per-line\n"
-             "bars, and mem's memory over time.  From a .prof file the call tree is\n"
+             "bars, and mem's memory over time (and for line_profiler's .lprof files).\n"
+             "From a .prof file the call tree is\n"
              "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
 };
+
+/* The page of line_profiler's .lprof file into b (lprof_load.h).  0, or
+ * an exit code after printing why. */
+static int make_lprof_page(const sonde_env *env, const char *file, sonde_buf *b)
+{
+    sonde_jtree doc;
+    char err[512];
+    int rc = cli_lprof_load(env, file, &doc);
+    if (rc != 0)
+        return rc;
+    if (sonde_view_document_write(b, file, &doc, err, sizeof err) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    sonde_jtree_free(&doc);
+    return rc;
+}
 
 /* The page for file into b.  0, or -1 with a message. */
 static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
@@ -103,7 +120,6 @@ static int parse(int argc, char **argv, view_opts *o, const char **file, cli_out
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    (void)env;
     view_opts o = { .port = -1 };
     const char *file = NULL;
     cli_output out;
@@ -113,9 +129,11 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     char err[512];
     sonde_buf b;
     sonde_buf_init(&b);
-    if (make_page(file, &b, err, sizeof err) < 0)
+    if (cli_lprof_is(file))
+        rc = make_lprof_page(env, file, &b);
+    else if (make_page(file, &b, err, sizeof err) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    else if ((rc = cli_output_write(&out, &b)) == 0)
+    if (rc == 0 && (rc = cli_output_write(&out, &b)) == 0)
         fprintf(stderr, "sonde: wrote %s\n", out.name);
     if (rc == 0 && o.serve) {
         const char *name = strrchr(out.name, '/');

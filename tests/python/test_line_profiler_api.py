@@ -187,6 +187,101 @@ def test_lines_command_lprof_bad_output(tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+def _kernprof_file(tmp_path):
+    """A .lprof line_profiler itself wrote (as kernprof -l does), and its
+    LineStats."""
+    import line_profiler
+    import lp_api_workloads as w
+
+    theirs = line_profiler.LineProfiler()
+    theirs.add_function(w.loop)
+    theirs.add_function(w.Shapes.area)
+    theirs.runcall(w.loop, 12)
+    theirs.runcall(w.Shapes(4).area)
+    path = tmp_path / "k.lprof"
+    theirs.dump_stats(str(path))
+    return path, theirs.get_stats()
+
+
+def _page_document(html):
+    """The lines document a page of sonde view carries."""
+    start = html.index('id="data">') + len('id="data">')
+    return json.loads(html[start:html.index("</script>", start)])["doc"]
+
+
+def test_report_and_view_read_lprof(tmp_path):
+    """sonde report prints, and sonde view draws, a .lprof that
+    line_profiler wrote, and one `sonde lines -o` wrote: the hits of each
+    line as line_profiler's own reader has them, with their source."""
+    kernprof, stats = _kernprof_file(tmp_path)
+    (tmp_path / "s.py").write_text(LINES_SCRIPT)
+    assert run_sonde(["lines", "-o", "s.lprof", "s.py"], tmp_path).returncode == 3
+    import line_profiler
+
+    for path in (kernprof, tmp_path / "s.lprof"):
+        if path != kernprof:
+            stats = line_profiler.LineStats.from_files(str(path))
+        want = {(name.rpartition(".")[2], line): hits
+                for (_, _, name), lines in stats.timings.items() for line, hits, _ in lines}
+        report = run_sonde(["report", str(path)], tmp_path)
+        assert report.returncode == 0 and report.stderr == "", report.stderr
+        got = {(name.rpartition(".")[2], line): hits
+               for (name, line), hits in _printed_hits(report.stdout).items() if hits}
+        assert got == want and len(want) > 5
+        view = run_sonde(["view", str(path), "-o", "page.html"], tmp_path)
+        assert view.returncode == 0, view.stderr
+        doc = _page_document((tmp_path / "page.html").read_text())
+        drawn = {(f["name"].rpartition(".")[2], l["line"]): l["hits"]
+                 for f in doc["functions"] for l in f["lines"] if l["hits"]}
+        assert drawn == want
+        # each line's source, read from the file the .lprof names
+        (filename, first, _), _ = sorted(stats.timings.items())[0]
+        f = sorted(doc["functions"], key=lambda f: (f["file"], f["first_line"]))[0]
+        import inspect
+
+        block = inspect.getblock(open(filename).readlines()[first - 1:])
+        assert [l["source"] for l in f["lines"]] == [row.rstrip("\n") for row in block]
+        assert [l["line"] for l in f["lines"]] == list(range(first, first + len(block)))
+    # a pickle is read as one whatever its name
+    os.rename(str(kernprof), str(tmp_path / "k.bin"))
+    again = run_sonde(["report", "k.bin"], tmp_path)
+    assert again.returncode == 0 and "Function: loop" in again.stdout
+
+
+def test_report_and_view_refuse_bad_lprof(tmp_path):
+    """A file that is not line_profiler's (one that would run code when
+    unpickled included) gets one line naming it and exit 1, from report
+    and view alike, and runs nothing."""
+    ran = tmp_path / "ran"
+    cases = {"empty.lprof": b"", "garbage.lprof": b"\x80\x02garbage",
+             "evil.lprof": b"cos\nsystem\n(S'touch %s'\ntR." % str(ran).encode(),
+             "evil4.bin": pickle.dumps(_Evil(str(ran)), 4),
+             "dict.lprof": pickle.dumps({"timings": {}, "unit": 1e-6}, 2),
+             "unit.lprof": _lprof({}, float("inf")),
+             "key.lprof": _lprof({("f", 1, 2): []}, 1e-6),
+             "huge.lprof": _lprof({("f.py", 1, "f"): [(1, 1, 10 ** 30)]}, 1.0),
+             "line.lprof": _lprof({("f.py", 1, "f"): [(-5, 1, 1)]}, 1e-6)}
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "folder.lprof").mkdir()
+    os.mkfifo(str(tmp_path / "fifo.lprof"))
+    for name in list(cases) + ["folder.lprof", "fifo.lprof", "missing.lprof"]:
+        for args in (["report", name], ["view", name, "-o", "p.html"]):
+            proc = run_sonde(args, tmp_path, timeout=60)
+            assert proc.returncode == 1, (args, proc.stderr)
+            assert proc.stderr.startswith("sonde: ") and name in proc.stderr, proc.stderr
+            assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    assert not ran.exists() and not (tmp_path / "p.html").exists()
+
+
+class _Evil:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (os.system, ("touch " + self.path,))
+
+
 def test_kernprof_files_read_back(tmp_path):
     """A file line_profiler itself wrote reads back as the same timings."""
     import line_profiler
