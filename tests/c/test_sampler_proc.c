@@ -246,6 +246,18 @@ static void test_mem(void)
         uint64_t edge = (uint64_t)(uintptr_t)(two + page - 4);
         check(sonde_proc_read(&self, edge, got, 4) == 0, "the last bytes before the hole");
         check(sonde_proc_read(&self, edge, got, 8) == -EFAULT, "a partial read is an error");
+        /* Ranges of any sizes in one read: counted whole up to the first hole. */
+        char a[5] = "", b[4] = "", c[8] = "";
+        sonde_proc_range r[] = { { (uint64_t)(uintptr_t)secret, a, 5 },
+                                 { (uint64_t)(uintptr_t)(secret + 6), b, 4 },
+                                 { edge, c, 8 },
+                                 { (uint64_t)(uintptr_t)secret, c, 8 } };
+        check(sonde_proc_read_ranges(&self, r, 2) == 2 && memcmp(a, "sonde", 5) == 0 &&
+                  memcmp(b, "read", 4) == 0,
+              "two ranges read in one call");
+        check(sonde_proc_read_ranges(&self, r, 4) == 2, "ranges after a hole are left unread");
+        r[1].addr = UINT64_MAX - 1;
+        check(sonde_proc_read_ranges(&self, r, 4) == 1, "a range that wraps ends the read");
         munmap(two, (size_t)page);
     }
     check(sonde_proc_read(&self, (uint64_t)(uintptr_t)secret, got, 0) == 0, "empty read");

@@ -56,6 +56,39 @@ int sonde_proc_read_many(const sonde_proc *p, const uint64_t *addrs, uint32_t n,
     return (int)((size_t)got / each);
 }
 
+int sonde_proc_read_ranges(const sonde_proc *p, const sonde_proc_range *r, uint32_t n)
+{
+    if (n > SONDE_PROC_SCATTER_MAX)
+        return -EINVAL;
+    size_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (r[i].len > SONDE_PROC_READ_MAX - total)
+            return -EINVAL;
+        total += r[i].len;
+    }
+    if (p->source) {
+        uint32_t got = 0;
+        int rc = 0;
+        while (got < n && (rc = sonde_proc_read(p, r[got].addr, r[got].buf, r[got].len)) == 0)
+            got++;
+        return got == 0 && n > 0 && rc != -EFAULT ? rc : (int)got;
+    }
+    struct iovec local[SONDE_PROC_SCATTER_MAX], remote[SONDE_PROC_SCATTER_MAX];
+    uint32_t m = 0;
+    for (; m < n && r[m].addr <= UINT64_MAX - r[m].len; m++) { /* a range that wraps: up to it */
+        local[m] = (struct iovec){ r[m].buf, r[m].len };
+        remote[m] = (struct iovec){ (void *)(uintptr_t)r[m].addr, r[m].len };
+    }
+    ssize_t got = m ? process_vm_readv(p->pid, local, m, remote, m, 0) : 0;
+    if (got < 0)
+        return -errno;
+    /* The kernel reads the ranges in order and stops at the first hole. */
+    uint32_t whole = 0;
+    for (size_t left = (size_t)got; whole < m && r[whole].len <= left; whole++)
+        left -= r[whole].len;
+    return (int)whole;
+}
+
 /* Yama's ptrace_scope (0-3), or -1 when Yama is not there. */
 static int ptrace_scope(void)
 {

@@ -49,6 +49,19 @@ int sonde_proc_read(const sonde_proc *p, uint64_t addr, void *buf, size_t len);
 int sonde_proc_read_many(const sonde_proc *p, const uint64_t *addrs, uint32_t n, size_t each,
                          void *out);
 
+/* One range of sonde_proc_read_ranges: len bytes at addr into buf. */
+typedef struct sonde_proc_range {
+    uint64_t addr;
+    void *buf;
+    size_t len;
+} sonde_proc_range;
+
+/* Reads n ranges of any sizes in one system call (one call of the source
+ * per range).  The number of ranges read whole from the first on (the
+ * kernel stops at the first that is not mapped; the ones after it are
+ * left unread), or a negative errno. */
+int sonde_proc_read_ranges(const sonde_proc *p, const sonde_proc_range *r, uint32_t n);
+
 /* One line for a failure code from reading pid's memory or /proc files:
  * what went wrong and, for permissions, what to change. */
 void sonde_proc_explain(int pid, int code, char *err, size_t errlen);
