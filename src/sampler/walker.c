@@ -20,6 +20,19 @@ _Static_assert(SONDE_WALK_MAX_DEPTH <= SONDE_PROC_SCATTER_MAX,
 #define MAX_LINETABLE (1u << 20)   /* bytes of a line table we are willing to read */
 #define HEADER_MAX 512             /* bytes read at a thread state, frame or code object */
 #define CHUNK_MAX (256u << 10)     /* bytes of a stack chunk copied at once */
+#define OUTSIDE_MAX 128            /* frames outside the chunk remembered per thread */
+#define OUTSIDE_SLOTS 64           /* threads remembered, by their state's address hashed */
+
+_Static_assert(HEADER_MAX <= SONDE_WALK_STATE_MAX, "a thread state read fits head_state");
+_Static_assert(OUTSIDE_MAX + 2 <= SONDE_PROC_SCATTER_MAX, "a stack's first reads are one read");
+
+/* The frames one walk of a thread read outside its chunk, by address, in
+ * the order the walk met them. */
+struct sonde_outside_frames {
+    uint64_t tstate;   /* the thread's state; 0: a free slot */
+    uint32_t n;
+    uint64_t addr[OUTSIDE_MAX];
+};
 
 /* A resolved code object.  Its address alone does not identify it: a code
  * object can be freed and another created at the same place, so each use
@@ -183,49 +196,110 @@ static int32_t line_of(const sonde_walker *w, const sonde_code_info *c, uint64_t
     return line;
 }
 
-/* The first frame of the thread whose state block is ts. */
-static int first_frame(const sonde_walker *w, const uint8_t *ts, uint64_t *frame)
+/* Bytes of a frame the walk reads. */
+static size_t frame_span(const sonde_py_layout *l)
 {
-    uint64_t link = field_u64(ts, w->layout.ts_frame);
-    if (w->layout.ts_frame_link != SONDE_PY_LINK_CFRAME) {
-        *frame = link;
-        return 0;
-    }
-    if (link == 0) {
-        *frame = 0;
-        return 0;
-    }
-    return read_ptr(w, link + w->layout.cframe_current_frame, frame);
+    const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner,
+                              l->frame_is_entry };
+    return span(offs, sizeof offs / sizeof offs[0]);
 }
 
-/* The used part of a thread's newest data-stack chunk, copied into
- * w->chunk_buf (len 0 when there is none: before 3.11, or unreadable). */
-typedef struct chunk_copy {
+/* What a thread's walk starts from: the used part of its newest
+ * data-stack chunk copied into w->chunk_buf (len 0 when there is none:
+ * before 3.11, or unreadable), the frames its last walk read outside the
+ * chunk read again into w->outside_blocks (outside->addr[0 .. nread)),
+ * and the frames this walk reads outside the chunk (seen). */
+typedef struct stack_copy {
     uint64_t base, len;
-} chunk_copy;
+    const sonde_outside_frames *outside;
+    uint32_t nread, next;   /* next: where the next look in outside starts */
+    uint32_t nseen;
+    uint64_t seen[OUTSIDE_MAX];
+} stack_copy;
 
-static chunk_copy copy_chunk(sonde_walker *w, const uint8_t *ts)
+static sonde_outside_frames *outside_slot(sonde_walker *w, uint64_t tstate)
+{
+    return &w->outside[(tstate * 0x9e3779b97f4a7c15ull) >> 58];
+}
+
+_Static_assert(OUTSIDE_SLOTS == 64, "outside_slot keeps 6 bits of the hash");
+
+/* Reads in one scatter read what the walk of the thread whose state is
+ * ts (its block) needs first: its first frame's address through the
+ * cframe (3.11), its chunk, and the frames its last walk read outside
+ * the chunk; into *frame its first frame.  0, or -1 when the first frame
+ * cannot be read. */
+static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, stack_copy *c,
+                      uint64_t *frame)
 {
     const sonde_py_layout *l = &w->layout;
-    chunk_copy c = { 0, 0 };
-    if (l->ts_datastack_chunk == SONDE_PY_ABSENT || l->ts_datastack_top == SONDE_PY_ABSENT)
-        return c;
-    uint64_t chunk = field_u64(ts, l->ts_datastack_chunk), top = field_u64(ts, l->ts_datastack_top);
-    if (chunk && top > chunk && top - chunk <= CHUNK_MAX &&
-        sonde_proc_read(&w->proc, chunk, w->chunk_buf, top - chunk) == 0) {
-        c.base = chunk;
-        c.len = top - chunk;
+    sonde_proc_range r[2 + OUTSIDE_MAX];
+    uint32_t n = 0, chunk_at = UINT32_MAX;
+    c->base = c->len = 0;
+    c->outside = NULL;
+    c->nread = c->next = c->nseen = 0;
+    uint64_t link = field_u64(ts, l->ts_frame), chunk = 0, top = 0;
+    int cframe = l->ts_frame_link == SONDE_PY_LINK_CFRAME;
+    *frame = cframe ? 0 : link;
+    if (cframe && link)
+        r[n++] = (sonde_proc_range){ link + l->cframe_current_frame, frame, sizeof *frame };
+    if (l->ts_datastack_chunk != SONDE_PY_ABSENT && l->ts_datastack_top != SONDE_PY_ABSENT) {
+        chunk = field_u64(ts, l->ts_datastack_chunk);
+        top = field_u64(ts, l->ts_datastack_top);
     }
-    return c;
+    if (chunk && top > chunk && top - chunk <= CHUNK_MAX) {
+        chunk_at = n;
+        r[n++] = (sonde_proc_range){ chunk, w->chunk_buf, top - chunk };
+    }
+    const sonde_outside_frames *o = outside_slot(w, tstate);
+    size_t fn = frame_span(l);
+    uint32_t first_outside = n;
+    if (o->tstate == tstate && fn)
+        for (uint32_t i = 0; i < o->n; i++)
+            r[n++] = (sonde_proc_range){ o->addr[i], w->outside_blocks + (size_t)i * fn, fn };
+    int got = n ? sonde_proc_read_ranges(&w->proc, r, n) : 0;
+    if (got < 0)
+        got = 0;
+    if (cframe && link && got == 0)
+        return -1;
+    if ((uint32_t)got > chunk_at) {
+        c->base = chunk;
+        c->len = top - chunk;
+    }
+    if ((uint32_t)got > first_outside) {
+        c->outside = o;
+        c->nread = (uint32_t)got - first_outside;
+    }
+    return 0;
 }
 
-/* n bytes of the frame at addr: from the chunk copy when inside it. */
-static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8_t *block,
-                      size_t n)
+/* Keeps the frames this walk of the thread at tstate read outside its
+ * chunk, for its next walk to read with the chunk. */
+static void remember_outside(sonde_walker *w, uint64_t tstate, const stack_copy *c)
+{
+    sonde_outside_frames *o = outside_slot(w, tstate);
+    o->tstate = tstate;
+    o->n = c->nseen;
+    memcpy(o->addr, c->seen, c->nseen * sizeof c->seen[0]);
+}
+
+/* n (frame_span) bytes of the frame at addr: from the chunk copy when
+ * inside it, else from the frames read ahead, else read now. */
+static int read_frame(sonde_walker *w, stack_copy *c, uint64_t addr, uint8_t *block, size_t n)
 {
     if (addr >= c->base && addr - c->base <= c->len && c->len - (addr - c->base) >= n) {
         memcpy(block, w->chunk_buf + (addr - c->base), n);
         return 0;
+    }
+    if (c->nseen < OUTSIDE_MAX)
+        c->seen[c->nseen++] = addr;
+    for (uint32_t k = 0; k < c->nread; k++) {
+        uint32_t i = (c->next + k) % c->nread; /* walks meet them in the same order */
+        if (c->outside->addr[i] == addr) {
+            memcpy(block, w->outside_blocks + (size_t)i * n, n);
+            c->next = i + 1;
+            return 0;
+        }
     }
     return sonde_proc_read(&w->proc, addr, block, n);
 }
@@ -243,13 +317,11 @@ static int read_frame(sonde_walker *w, const chunk_copy *c, uint64_t addr, uint8
  * a running generator's frame links to what resumed it, and the link is
  * cleared when it yields, so the walk read it after the yield.  0, or -1
  * when torn. */
-static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
+static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
                        sonde_thread_sample *s)
 {
     const sonde_py_layout *l = &w->layout;
-    const uint64_t offs[] = { l->frame_previous, l->frame_code, l->frame_instr, l->frame_owner,
-                              l->frame_is_entry };
-    size_t n = span(offs, sizeof offs / sizeof offs[0]), ncode = code_span(l);
+    size_t n = frame_span(l), ncode = code_span(l);
     uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
     uint8_t block[HEADER_MAX], outer_block[HEADER_MAX];
     uint32_t depth = 0, power = 1, steps = 0;
@@ -311,8 +383,9 @@ static int walk_frames(sonde_walker *w, const chunk_copy *chunk, uint64_t frame,
     return 0;
 }
 
-/* The thread state holding the GIL, or 0. */
-static uint64_t gil_holder(const sonde_walker *w, uint64_t interp)
+/* The thread state holding the GIL, or 0; the GIL struct's address
+ * into w->gil (3.12+). */
+static uint64_t gil_holder(sonde_walker *w, uint64_t interp)
 {
     const sonde_py_layout *l = &w->layout;
     uint64_t holder = 0;
@@ -323,8 +396,11 @@ static uint64_t gil_holder(const sonde_walker *w, uint64_t interp)
     }
     uint64_t gil;
     int32_t locked;
-    if (l->interp_ceval_gil == SONDE_PY_ABSENT || read_ptr(w, interp + l->interp_ceval_gil, &gil) < 0 ||
-        !gil || sonde_proc_read(&w->proc, gil + l->gil_locked, &locked, sizeof locked) < 0 ||
+    w->gil = 0;
+    if (l->interp_ceval_gil == SONDE_PY_ABSENT || read_ptr(w, interp + l->interp_ceval_gil, &gil) < 0)
+        return 0;
+    w->gil = gil;
+    if (!gil || sonde_proc_read(&w->proc, gil + l->gil_locked, &locked, sizeof locked) < 0 ||
         locked <= 0 || read_ptr(w, gil + l->gil_last_holder, &holder) < 0)
         return 0;
     return holder;
@@ -354,20 +430,62 @@ static size_t tstate_span(const sonde_py_layout *l)
     return span(offs, sizeof offs / sizeof offs[0]);
 }
 
+/* threads_head in one scatter read, from where the last snapshot found
+ * the interpreter (w->interp), its GIL (w->gil) and its first thread
+ * state (w->head), whose block it reads into w->head_state too.  0, or
+ * -1 when one of them has moved (or a read failed): nothing is kept. */
+static int threads_head_again(sonde_walker *w, uint64_t *ts, uint64_t *holder)
+{
+    const sonde_py_layout *l = &w->layout;
+    size_t n = tstate_span(l);
+    int via_gil = l->rt_gilstate_tstate_current == SONDE_PY_ABSENT &&
+                  l->interp_ceval_gil != SONDE_PY_ABSENT;
+    if (!w->interp || !w->head || n == 0 || (via_gil && !w->gil))
+        return -1;
+    uint64_t interp = 0, head = 0, gil = 0, last = 0;
+    int32_t locked = 0;
+    sonde_proc_range r[6];
+    uint32_t k = 0;
+    r[k++] = (sonde_proc_range){ w->runtime.addr + l->rt_interpreters_head, &interp, 8 };
+    r[k++] = (sonde_proc_range){ w->interp + l->interp_threads_head, &head, 8 };
+    if (l->rt_gilstate_tstate_current != SONDE_PY_ABSENT)
+        r[k++] = (sonde_proc_range){ w->runtime.addr + l->rt_gilstate_tstate_current, &last, 8 };
+    if (via_gil) {
+        r[k++] = (sonde_proc_range){ w->interp + l->interp_ceval_gil, &gil, 8 };
+        r[k++] = (sonde_proc_range){ w->gil + l->gil_locked, &locked, sizeof locked };
+        r[k++] = (sonde_proc_range){ w->gil + l->gil_last_holder, &last, 8 };
+    }
+    r[k++] = (sonde_proc_range){ w->head, w->head_state, n };
+    if (sonde_proc_read_ranges(&w->proc, r, k) != (int)k || interp != w->interp ||
+        head != w->head || (via_gil && gil != w->gil))
+        return -1;
+    *ts = head;
+    *holder = via_gil && locked <= 0 ? 0 : last;
+    w->head_fresh = 1;
+    return 0;
+}
+
 /* The interpreter's first thread state into *ts, and the one holding the
  * GIL into *holder.  0, -EAGAIN (not initialised yet, or finalised), or
  * another negative errno. */
 static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
 {
     const sonde_py_layout *l = &w->layout;
+    w->head_fresh = 0;
+    if (threads_head_again(w, ts, holder) == 0)
+        return 0;
     uint64_t interp;
+    w->interp = w->head = 0;
     int rc = read_ptr(w, w->runtime.addr + l->rt_interpreters_head, &interp);
     if (rc == 0 && !interp)
         return -EAGAIN;
     if (rc == 0)
         rc = read_ptr(w, interp + l->interp_threads_head, ts);
-    if (rc == 0)
+    if (rc == 0) {
         *holder = gil_holder(w, interp);
+        w->interp = interp;
+        w->head = *ts;
+    }
     return rc;
 }
 
@@ -424,8 +542,14 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
     const sonde_py_layout *l = &w->layout;
     size_t n = tstate_span(l);
     uint8_t block[HEADER_MAX];
+    stack_copy chunk;
     for (int tries = 0; tries < WALK_TRIES; tries++) {
-        int rc = n == 0 ? -EINVAL : sonde_proc_read(&w->proc, ts, block, n);
+        int rc = n == 0 ? -EINVAL : 0;
+        if (rc == 0 && w->head_fresh && ts == w->head)
+            memcpy(block, w->head_state, n); /* read with the interpreter, this snapshot */
+        else if (rc == 0)
+            rc = sonde_proc_read(&w->proc, ts, block, n);
+        w->head_fresh = 0;
         if (rc < 0)
             return rc;
         memset(s, 0, offsetof(sonde_thread_sample, frames));
@@ -438,8 +562,11 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
         if (s->on_cpu == 0)
             break; /* idle, and not wanted: its frames are not read */
         uint64_t frame;
-        chunk_copy chunk = copy_chunk(w, block);
-        s->torn = first_frame(w, block, &frame) < 0 || walk_frames(w, &chunk, frame, s) < 0;
+        s->torn = read_stack(w, ts, block, &chunk, &frame) < 0;
+        if (!s->torn) {
+            s->torn = walk_frames(w, &chunk, frame, s) < 0;
+            remember_outside(w, ts, &chunk);
+        }
         if (!s->torn)
             break;
     }
@@ -535,7 +662,9 @@ int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
     sonde_u64map_init(&w->code_index);
     w->chunk_buf = malloc(CHUNK_MAX);
     w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
-    return w->chunk_buf && w->code_blocks ? 0 : -ENOMEM;
+    w->outside = calloc(OUTSIDE_SLOTS, sizeof *w->outside);
+    w->outside_blocks = malloc((size_t)OUTSIDE_MAX * HEADER_MAX);
+    return w->chunk_buf && w->code_blocks && w->outside && w->outside_blocks ? 0 : -ENOMEM;
 }
 
 int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *err, size_t errlen)
@@ -579,6 +708,8 @@ void sonde_walker_close(sonde_walker *w)
     free(w->codes);
     free(w->chunk_buf);
     free(w->code_blocks);
+    free(w->outside);
+    free(w->outside_blocks);
     sonde_u64map_free(&w->code_index);
     memset(w, 0, sizeof *w);
 }

@@ -7,8 +7,11 @@
  * resolved once into the caller's profile (file, first line, name,
  * qualname) and cached with their line table.  From 3.11 a thread's frames
  * sit in its data-stack chunk, which is copied in one read, and the code
- * objects of a whole stack are checked in one scatter read: a sample costs
- * a handful of system calls per thread, not one per frame.  Everything read is untrusted: depths,
+ * objects of a whole stack are checked in one scatter read; the
+ * interpreter, its GIL and the first thread state are read together from
+ * where the last snapshot found them, and a thread's frames outside its
+ * chunk together with the chunk, from where its last walk found them: a
+ * sample costs three or four system calls per thread, not one per frame.  Everything read is untrusted: depths,
  * thread counts and string lengths are capped, and a read that fails
  * because the target was mid-update marks that thread's sample torn
  * instead of failing the whole snapshot.  A walker is used from one thread
@@ -57,6 +60,9 @@ typedef struct sonde_thread_sample {
 } sonde_thread_sample;
 
 typedef struct sonde_code_info sonde_code_info;
+typedef struct sonde_outside_frames sonde_outside_frames;
+
+#define SONDE_WALK_STATE_MAX 512   /* bytes of a thread state read */
 
 typedef struct sonde_walker {
     sonde_proc proc;
@@ -70,6 +76,19 @@ typedef struct sonde_walker {
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
     uint8_t *chunk_buf;          /* a copy of the thread's newest stack chunk (3.11+) */
     uint8_t *code_blocks;        /* code object headers of one stack, read together */
+    /* Where the last snapshot found the interpreter, its GIL and its first
+     * thread state: each snapshot reads them all again, with that thread
+     * state, in one scatter read, and goes field by field only when one
+     * of them has moved.  head_state is the first thread state as that
+     * read found it, while head_fresh. */
+    uint64_t interp, gil, head;
+    int head_fresh;
+    uint8_t head_state[SONDE_WALK_STATE_MAX];
+    /* Per thread, the frames its last walk read outside its stack chunk
+     * (every frame up to 3.10; shim and base frames from 3.12), read
+     * again with the chunk in one scatter read into outside_blocks. */
+    sonde_outside_frames *outside;
+    uint8_t *outside_blocks;
     /* A code object's names while they are resolved (too large for the stack). */
     char code_file[SONDE_PY_STR_UTF8_MAX], code_name[SONDE_PY_STR_UTF8_MAX],
         code_qualname[SONDE_PY_STR_UTF8_MAX];
