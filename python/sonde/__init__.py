@@ -276,3 +276,12 @@ def profile(func=None, *, sort="cumtime", limit=30, file=None):
             (file or sys.stderr).write(prof.table(sort=sort, limit=limit))
 
     return wrapper
+
+
+def step():
+    """Ends a training step of the PyTorch recording under way (`sonde run
+    --torch`, Profile(torch=True)), for a loop that steps no torch
+    optimizer; each optimizer.step() ends one without it.  The steps are
+    ProfilerStep#0, #1, ... in the traces.  Does nothing otherwise."""
+    from ._torch import step as end_step
+    end_step()

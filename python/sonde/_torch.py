@@ -15,12 +15,24 @@ for the program's own `import torch` (ImportWatcher) before starting.
 """
 
 import sys
+import threading
 import time
 
 # What the profiler API needs (torch 2.x); checked before starting.
 _NEEDS = ("autograd._enable_profiler", "autograd._disable_profiler",
           "autograd._prepare_profiler", "_C._profiler._ExperimentalConfig",
           "_C._profiler.ProfilerConfig")
+
+
+_stepping = None  # the Session that sonde.step() ends a step of, while one runs
+
+
+def step():
+    """Ends a training step of the recording under way (sonde.step()); a
+    no-op when none is."""
+    session = _stepping
+    if session is not None:
+        session.step()
 
 
 class TorchError(Exception):
@@ -71,6 +83,48 @@ class Session:
         self.handed = None  # the operators recorded when the program took torch's profiler
         self._patch_regions()
         self._patch_enable()
+        self._watch_steps()
+
+    def _watch_steps(self):
+        """Each optimizer.step() the program makes (torch's global
+        optimizer step hooks), or sonde.step() it calls, ends a training
+        step: its thread and the time it ended are kept, as the starts
+        and ends of ProfilerStep#N in the traces."""
+        global _stepping
+        self.step_ends = []  # (native thread id, CLOCK_REALTIME ns)
+        self.began = time.time_ns()
+        _stepping = self
+        self.step_hook = None
+        try:  # (torch.optim deletes its name for the module)
+            from torch.optim.optimizer import register_optimizer_step_post_hook as register
+        except ImportError:  # a torch without the global hooks (before 2.0)
+            register = None
+        if register is not None:
+            self.step_hook = register(lambda *_args: self.step())
+
+    def step(self):
+        """Ends the current training step (sonde.step())."""
+        if self.running:
+            self.step_ends.append((threading.get_native_id(), time.time_ns()))
+
+    def _steps(self, until):
+        """The steps that ended before `until` (None: all), as _torch_place
+        takes them: (thread, start, end, number)."""
+        steps, start = [], self.began
+        for number, (tid, end) in enumerate(self.step_ends):
+            if until is not None and end >= until:
+                break
+            steps.append((tid, start, end, number))
+            start = end
+        return steps
+
+    def _unwatch_steps(self):
+        global _stepping
+        if _stepping is self:
+            _stepping = None
+        if self.step_hook is not None:
+            self.step_hook.remove()
+            self.step_hook = None
 
     def _patch_enable(self):
         """A torch.profiler the program starts takes torch's profiler over
@@ -129,6 +183,7 @@ class Session:
             return []
         self.running = False
         self._unpatch()
+        self._unwatch_steps()
         said = []
         ops = self.handed
         if ops is not None:
@@ -140,7 +195,7 @@ class Session:
                              self.shapes, self.memory, awaited)
         n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
             ops.tids, ops.names, ops.starts, ops.ends, self.shapes, self.max_events, ops.mems,
-            ops.device_mems, ops.kernels)
+            ops.device_mems, ops.kernels, ops.regions, self._steps(ops.until))
         if ops.unlaunched:
             said.append("sonde: --torch: %d GPU kernels (%.3f ms on the GPU) were launched by "
                         "no operator sonde recorded: placed under their thread"
@@ -188,10 +243,12 @@ class _Operators:
     end, device, stream; the index -1 for one launched by no operator
     recorded, also kept in `unlaunched`)."""
 
-    def __init__(self):
+    def __init__(self, until=None):
         self.tids, self.names, self.starts, self.ends = [], [], [], []
+        self.regions = []  # whether each is a record_function region (a user_annotation)
         self.mems = self.device_mems = None
         self.kernels, self.unlaunched = [], []
+        self.until = until  # when sonde's own wait for the GPU began (None: no wait)
 
 
 def _device_present(torch):
@@ -214,7 +271,7 @@ def _operators(torch, result, regions, shapes, memory=False, until=None):
     types = torch._C._autograd.DeviceType
     cpu = types.CPU
     devices = _device_types(types)
-    ops = _Operators()
+    ops = _Operators(until)
     launchers = _Launchers(ops)
     kernels = []
     events = result.events()
@@ -234,6 +291,7 @@ def _operators(torch, result, regions, shapes, memory=False, until=None):
         if _may_launch(e):
             launchers.add(e.correlation_id(), len(ops.names))
         ops.tids.append(e.device_resource_id())
+        ops.regions.append(bool(e.is_user_annotation()))
         name = _rewrite_name(name, with_wildcard=True)
         ops.names.append("%s %s" % (name, e.shapes()) if shapes else name)
         ops.starts.append(e.start_ns())

@@ -9,10 +9,14 @@
  * speedscope) gets the run's command line, interpreter, start, wall and
  * CPU time and verdict here: the launcher leaves the profile as JSON, and
  * this side adds them or converts it. */
+#include <errno.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../core/stats.h"
 #include "../core/timeline.h"
@@ -30,6 +34,7 @@ typedef struct run_opts {
     long limit, max_events;
     int torch, torch_shapes, torch_memory;
     cli_program prog;
+    char trace_file[PATH_MAX];   /* -f tensorboard -o DIR: the file made in DIR */
 } run_opts;
 
 /* The slices a trace keeps when --max-events is not given: about 150 MB
@@ -47,7 +52,8 @@ static const cli_opt option_table[] = {
               "speedscope, flamegraph (interactive SVG), pprof\n"
               "(go tool pprof, Pyroscope, Parca) or, with --torch,\n"
               "chrome (a timeline of calls and operators for\n"
-              "Perfetto, chrome://tracing)" },
+              "Perfetto, chrome://tracing) or tensorboard (-o DIR:\n"
+              "a trace TensorBoard's PyTorch profiler reads)" },
     { .short_name = 's', .long_name = "sort", .arg = "KEY", .type = CLI_STRING,
       .offset = offsetof(run_opts, sort),
       .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },
@@ -82,7 +88,8 @@ const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
     .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
-                "[--torch [--torch-shapes] [--torch-memory] [-f chrome [--max-events N]]]\n"
+                "[--torch [--torch-shapes] [--torch-memory]\n"
+                " [-f chrome|tensorboard [--max-events N]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
@@ -92,6 +99,49 @@ const cli_command cmd_run = {
     .opts = option_table,
     .run = cmd_main,
 };
+
+/* -f tensorboard -o DIR: the folder made (with its parents, as torch's
+ * tensorboard_trace_handler makes it) and o->out pointed at a new file in
+ * it named as that handler names its own: HOST_PID.NANOSECONDS.pt.trace.json
+ * (the pid sonde's).  An -o that ends in .pt.trace.json is that file.  0,
+ * or SONDE_EXIT_FAILED after printing why. */
+static int trace_file_in(run_opts *o)
+{
+    static const char suffix[] = ".pt.trace.json";
+    size_t len = strlen(o->out);
+    if (len == 0)
+        return cli_fail(SONDE_EXIT_FAILED, "-f tensorboard -o takes a folder: the name is empty");
+    if (len >= sizeof suffix - 1 && strcmp(o->out + len - (sizeof suffix - 1), suffix) == 0)
+        return 0;
+    char dir[PATH_MAX], host[256] = "host";
+    if (snprintf(dir, sizeof dir, "%s", o->out) >= (int)sizeof dir)
+        return cli_fail(SONDE_EXIT_FAILED, "the folder name '%s' is too long", o->out);
+    for (char *slash = dir + 1;; slash++) {
+        char was = *slash;
+        if (was != '/' && was != '\0')
+            continue;
+        *slash = '\0';
+        if (mkdir(dir, 0777) < 0 && errno != EEXIST)
+            return cli_fail(SONDE_EXIT_FAILED, "cannot make the folder '%s' for the trace: %s",
+                            dir, strerror(errno));
+        *slash = was;
+        if (was == '\0')
+            break;
+    }
+    struct stat st;
+    if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+        return cli_fail(SONDE_EXIT_FAILED, "'%s' is not a folder: -f tensorboard -o takes the "
+                        "folder TensorBoard's --logdir reads (or a FILE.pt.trace.json)", o->out);
+    gethostname(host, sizeof host - 1);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (snprintf(o->trace_file, sizeof o->trace_file, "%s%s%s_%d.%lld%09ld%s", o->out,
+                 dir[len - 1] == '/' ? "" : "/", host, (int)getpid(), (long long)now.tv_sec,
+                 now.tv_nsec, suffix) >= (int)sizeof o->trace_file)
+        return cli_fail(SONDE_EXIT_FAILED, "the folder name '%s' is too long", o->out);
+    o->out = o->trace_file;
+    return 0;
+}
 
 /* The command line into *o, checked, -o included.  0, or an exit code. */
 static int parse(int argc, char **argv, run_opts *o, cli_output *out)
@@ -112,18 +162,26 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
     int torch = o->torch || o->torch_shapes;
     if (o->torch_memory && !torch)
         return cli_usage_error("run", "--torch-memory records operators' memory: add --torch");
+    int tensorboard = strcmp(fmt->name, "tensorboard") == 0;
+    if (tensorboard && !torch)
+        return cli_usage_error("run", "-f tensorboard writes PyTorch's trace: add --torch");
+    if (tensorboard && !o->out)
+        return cli_usage_error("run", "-f tensorboard needs -o DIR (the folder TensorBoard's "
+                               "--logdir reads)");
     if (fmt->needs_timeline && !torch)
         return cli_usage_error("run", "'%s' is a timeline: sonde run writes one of calls and "
                                "operators with --torch; for samples, sonde record -f %s",
                                o->format, o->format);
     if (o->max_events && !fmt->needs_timeline)
         return cli_usage_error("run", "--max-events bounds a timeline: use it with --torch "
-                               "-f chrome");
+                               "-f chrome or -f tensorboard");
     if (fmt->needs_timeline && !o->out)
         return cli_usage_error("run", "-f %s needs -o FILE (the trace is a file for Perfetto "
                                "or chrome://tracing)", o->format);
     if (fmt->needs_timeline && !o->max_events)
         o->max_events = RUN_MAX_EVENTS;
+    if (tensorboard && strcmp(o->out, "-") != 0 && (rc = trace_file_in(o)) != 0)
+        return rc;
     return cli_output_open(out, o->out);
 }
 

@@ -32,6 +32,7 @@ void sonde_profile_free(sonde_profile *p)
     free(p->threads);
     free(p->events);
     free(p->slices);
+    free(p->steps);
     free(p->device_tracks);
     for (int i = 0; i < SONDE_NFIGURES; i++)
         free(p->figure[i]);

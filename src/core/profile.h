@@ -70,6 +70,9 @@ typedef struct sonde_func {
     uint32_t kind;
     uint32_t mapping;    /* native: 1 + its object's index in mappings; 0 none */
     uint64_t address;    /* native: an address of its code in the process (the first sampled) */
+    uint32_t region;     /* torch: 1 for a record_function region (what torch.profiler's
+                          * traces call a user_annotation), 0 for an operator; kept by the
+                          * engine for the traces it writes, not in files it reads */
 } sonde_func;
 
 /* An object file native code ran in (record --native): for pprof's Mapping. */
@@ -122,6 +125,17 @@ typedef struct sonde_slice {
     uint32_t node;
 } sonde_slice;
 
+/* One training step (run --torch): from the end of the one before (or the
+ * start of the recording) to the end of the program's optimizer.step() or
+ * sonde.step() call that ended it, on the thread that made that call;
+ * nanoseconds on the slices' clock.  `number` counts from 0, as
+ * torch.profiler's ProfilerStep#N does. */
+typedef struct sonde_step {
+    uint64_t start_ns, end_ns;
+    uint32_t thread;
+    uint32_t number;
+} sonde_step;
+
 /* In sonde_slice.thread: the slice is a kernel on p->device_tracks[the rest]. */
 #define SONDE_SLICE_DEVICE 0x80000000u
 
@@ -173,6 +187,8 @@ typedef struct sonde_profile {
     size_t slices_cap;
     uint64_t slices_budget;       /* slices it keeps at most; 0: none kept */
     uint64_t slices_dropped;      /* slices left out for the budget */
+    sonde_step *steps;            /* the training steps the timeline saw (run --torch) */
+    uint32_t nsteps;
     sonde_device_track *device_tracks; /* the GPU streams kernel slices ran on */
     uint32_t ndevice_tracks;
     size_t device_tracks_cap;

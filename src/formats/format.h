@@ -73,6 +73,8 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                      const sonde_format_opts *o);
 int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o);
+int sonde_tensorboard_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                            const sonde_format_opts *o);
 int sonde_flamegraph_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                            const sonde_format_opts *o);
 int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,

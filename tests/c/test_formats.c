@@ -19,7 +19,7 @@ static void test_table_of_formats(void)
     const sonde_format *dot = sonde_format_find("dot");
     check(dot && !dot->needs_tree && dot->needs_stats, "dot draws the stats' call graph");
     check_str(sonde_format_names(),
-              "pstats, collapsed, json, speedscope, flamegraph, chrome, dot, pprof");
+              "pstats, collapsed, json, speedscope, flamegraph, chrome, tensorboard, dot, pprof");
 }
 
 /* The table's promise: a format that does not need the stats writes the
@@ -50,7 +50,7 @@ static void test_formats_without_stats(void)
         sonde_buf_free(&b);
         without++;
     }
-    check_u64(without, 5); /* collapsed, speedscope, flamegraph, chrome, pprof */
+    check_u64(without, 6); /* collapsed, speedscope, flamegraph, chrome, tensorboard, pprof */
     sonde_stats_free(&s);
     sonde_profile_free(&p);
 }

@@ -560,7 +560,7 @@ def test_chrome_trace_keeps_its_budget(tmp_path):
     (["--torch", "-f", "chrome", "-o", "t.json", "--max-events", "-5"],
      "--max-events needs a whole number of 0 or more, not '-5'"),
     (["--torch", "-o", "t.json", "-f", "json", "--max-events", "10"],
-     "--max-events bounds a timeline: use it with --torch -f chrome"),
+     "--max-events bounds a timeline: use it with --torch -f chrome or -f tensorboard"),
     (["--torch", "-f", "chrome"], "-f chrome needs -o FILE (the trace is a file for Perfetto "
      "or chrome://tracing)"),
 ])

@@ -281,11 +281,13 @@ static PyObject *profiler_torch_begin(profiler_object *self, PyObject *unused)
 
 static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
-    torch_input in = { .mems = Py_None, .device_mems = Py_None, .kernels = Py_None };
+    torch_input in = { .mems = Py_None, .device_mems = Py_None, .kernels = Py_None,
+                       .regions = Py_None, .steps = Py_None };
     int shapes = 0;
     unsigned long long budget = 0;
-    if (!PyArg_ParseTuple(args, "OOOO|pKOOO:_torch_place", &in.tids, &in.names, &in.starts,
-                          &in.ends, &shapes, &budget, &in.mems, &in.device_mems, &in.kernels) ||
+    if (!PyArg_ParseTuple(args, "OOOO|pKOOOOO:_torch_place", &in.tids, &in.names, &in.starts,
+                          &in.ends, &shapes, &budget, &in.mems, &in.device_mems, &in.kernels,
+                          &in.regions, &in.steps) ||
         !check_ready(self))
         return NULL;
     if (budget > SONDE_MAX_SLICES) {
@@ -354,12 +356,15 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                                "Log calls as spans from now on, for _torch_place." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
                                "_torch_place(tids, names, starts_ns, ends_ns, shapes=False, "
-                               "budget=0, mems=None, device_mems=None, kernels=None): "
+                               "budget=0, mems=None, device_mems=None, kernels=None, "
+                               "regions=None, steps=None): "
                                "operators into the tree beneath the calls that ran them, "
                                "kernels beneath their operators, and with a budget a "
                                "timeline of at most that many slices (write(path, "
-                               "'chrome')); mems and device_mems each operator's net CPU "
-                               "and GPU bytes; returns "
+                               "'chrome' or 'tensorboard')); mems and device_mems each "
+                               "operator's net CPU and GPU bytes; regions whether each is a "
+                               "record_function region; steps (thread, start_ns, end_ns, "
+                               "number) each training step; returns "
                                "(operators, top-level, placed beneath a call, spans_full, "
                                "slices kept, slices dropped)." },
     [PROFILER_REGION_ENTER] = { "_region_enter", (PyCFunction)profiler_region_enter, METH_O,

@@ -80,8 +80,9 @@ static int read_ops(tracer *t, const torch_input *in, int shapes, sonde_op **ops
     *n = PyList_Check(in->tids) ? PyList_GET_SIZE(in->tids) : -1;
     if (*n < 0 || !list_of(in->names, *n, 0) || !list_of(in->starts, *n, 0) ||
         !list_of(in->ends, *n, 0) || !list_of(in->mems, *n, 1) ||
-        !list_of(in->device_mems, *n, 1) ||
-        (in->kernels != Py_None && !PyList_Check(in->kernels))) {
+        !list_of(in->device_mems, *n, 1) || !list_of(in->regions, *n, 1) ||
+        (in->kernels != Py_None && !PyList_Check(in->kernels)) ||
+        (in->steps != Py_None && !PyList_Check(in->steps))) {
         PyErr_SetString(PyExc_TypeError, "_torch_place: lists of one length expected");
         return -1;
     }
@@ -108,6 +109,8 @@ static int read_ops(tracer *t, const torch_input *in, int shapes, sonde_op **ops
         uint32_t f = torch_func(t, name, shapes ? SONDE_TORCH_SHAPES_LINE : 0);
         if (f == SONDE_NO_FUNC)
             return -1;
+        if (item_or_zero(in->regions, i))
+            t->profile.funcs[f].region = 1;
         int64_t same = sonde_strtab_intern(&t->profile.strings, name,
                                            sonde_torch_name_len(&t->profile.funcs[f], name));
         if (same < 0) {
@@ -245,6 +248,45 @@ static int place_kernels(tracer *t, const torch_input *in, const uint32_t *home,
     return rc < 0 ? -1 : 0;
 }
 
+/* The input's training steps into the profile, on the slices' clock (as
+ * a kernel's: nanoseconds since the operators' clock began).  0, or -1
+ * with an exception. */
+static int keep_steps(tracer *t, const torch_input *in)
+{
+    sonde_profile *p = &t->profile;
+    free(p->steps);
+    p->steps = NULL;
+    p->nsteps = 0;
+    if (in->steps == Py_None)
+        return 0;
+    Py_ssize_t n = PyList_GET_SIZE(in->steps);
+    if (n >= (Py_ssize_t)UINT32_MAX || !(p->steps = malloc(((size_t)n + 1) * sizeof *p->steps))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned long long tid;
+        long long start, end;
+        unsigned int number;
+        PyObject *item = PyList_GET_ITEM(in->steps, i);
+        if (!PyTuple_Check(item) ||
+            !PyArg_ParseTuple(item, "KLLI", &tid, &start, &end, &number)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "_torch_place: a step is a tuple (thread, "
+                                "start, end, number)");
+            return -1;
+        }
+        tracer_thread *th = thread_of(t, tid);
+        if (!th)
+            continue;
+        uint64_t from = start > t->span_realtime0 ? (uint64_t)(start - t->span_realtime0) : 0;
+        uint64_t to = end > t->span_realtime0 ? (uint64_t)(end - t->span_realtime0) : 0;
+        p->steps[p->nsteps++] = (sonde_step){ .start_ns = from, .end_ns = to > from ? to : from,
+                                              .thread = th->index, .number = number };
+    }
+    return 0;
+}
+
 static void free_spans(tracer *t)
 {
     for (tracer_thread *th = t->threads; th; th = th->next) {
@@ -278,7 +320,7 @@ PyObject *torch_ops_place(tracer *t, const torch_input *in, int shapes, uint64_t
         if (!mine || !home ||
             place_all(t, in, ops, threads, n, mine, home, ns_per_tick, &top, &placed) < 0)
             PyErr_NoMemory();
-        else if (place_kernels(t, in, home, n) == 0)
+        else if (place_kernels(t, in, home, n) == 0 && keep_steps(t, in) == 0)
             r = Py_BuildValue("(nnniKK)", n, (Py_ssize_t)top, (Py_ssize_t)placed,
                               t->spans_full, (unsigned long long)p->nslices,
                               (unsigned long long)p->slices_dropped);

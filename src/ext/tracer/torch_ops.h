@@ -22,11 +22,15 @@ void torch_ops_begin(tracer *t);
  * (--torch-memory: the profile's SONDE_CPU_MEM and SONDE_DEVICE_MEM
  * figures); kernels, a list or None, the GPU kernels, each a tuple (the
  * index of the operator that launched it or -1, name, start, end, device,
- * stream). */
+ * stream); regions, a list or None, whether each is a record_function
+ * region rather than an operator (sonde_func.region); steps, a list or
+ * None, the training steps, each a tuple (native thread id, start, end,
+ * number) in the operators' clock (sonde_step). */
 typedef struct torch_input {
     PyObject *tids, *names, *starts, *ends;
     PyObject *mems, *device_mems;
     PyObject *kernels;
+    PyObject *regions, *steps;
 } torch_input;
 
 /* Places the operators, and each kernel beneath the operator that

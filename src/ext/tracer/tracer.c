@@ -123,6 +123,8 @@ static uint32_t region_func(tracer *t, PyObject *name)
                       : SONDE_NO_FUNC;
     if (f != SONDE_NO_FUNC && hold(t, name) < 0)
         return SONDE_NO_FUNC;
+    if (f != SONDE_NO_FUNC)
+        t->profile.funcs[f].region = 1;
     return f;
 }
 

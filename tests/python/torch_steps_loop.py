@@ -1,0 +1,59 @@
+"""A training loop for the TensorBoard tests (test_torch_tensorboard.py):
+a small convolutional net, SGD with momentum, STEPS steps, one
+record_function region a step.
+
+    torch_steps_loop.py                 the loop alone (what sonde runs)
+    torch_steps_loop.py torch DIR       under torch.profiler, started right
+                                        after `import torch` (where sonde's
+                                        --torch starts), each step marked
+                                        by prof.step(), the trace written
+                                        by tensorboard_trace_handler(DIR)
+    torch_steps_loop.py no-optimizer    a loop that steps no optimizer and
+                                        calls sonde.step() instead
+"""
+import sys
+
+import torch
+
+STEPS = 6
+mode = sys.argv[1] if len(sys.argv) > 1 else ""
+prof = None
+if mode == "torch":
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    prof = profile(activities=[ProfilerActivity.CPU],
+                   schedule=schedule(wait=0, warmup=0, active=STEPS, repeat=1),
+                   on_trace_ready=tensorboard_trace_handler(sys.argv[2]))
+    prof.start()
+
+torch.manual_seed(3)
+net = torch.nn.Sequential(torch.nn.Conv2d(3, 6, 3), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                          torch.nn.Flatten(), torch.nn.Linear(6 * 7 * 7, 5))
+opt = torch.optim.SGD(net.parameters(), lr=0.05, momentum=0.9)
+images, labels = torch.randn(8, 3, 16, 16), torch.randint(0, 5, (8,))
+
+
+def train_step():
+    opt.zero_grad()
+    with torch.autograd.profiler.record_function("loss_and_grad"):
+        loss = torch.nn.functional.cross_entropy(net(images), labels)
+        loss.backward()
+    opt.step()
+
+
+def eval_step():
+    with torch.no_grad():
+        net(images).argmax(1)
+    import sonde
+    sonde.step()
+
+
+for _ in range(STEPS):
+    if mode == "no-optimizer":
+        eval_step()
+    else:
+        train_step()
+    if prof is not None:
+        prof.step()
+if prof is not None:
+    prof.stop()
+print("trained", flush=True)
