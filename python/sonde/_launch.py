@@ -255,7 +255,8 @@ class _RunTool:
         try:
             self.torch = _torch.Session(self.prof, torch, self.options.get("shapes", False),
                                         self.options.get("max_events", 0),
-                                        self.options.get("memory", False))
+                                        self.options.get("memory", False),
+                                        self.options.get("steps"))
             self.torch.start()
         except _torch.TorchError as e:
             self.torch = None
@@ -282,7 +283,8 @@ class _RunTool:
                 self.prof._torch_place([], [], [], [], False, self.options["max_events"])
 
     def save(self):
-        if self.out_format:
+        if self.out_format and not (self.torch and self.torch.nothing_recorded()
+                                    and self.options.get("max_events")):  # (an empty trace)
             self.prof.write(self.folder.file("out.part"), self.out_format)
             self.folder.publish("out.part", "out")
         self.prof.write(self.folder.file("stats.part"), "pstats")

@@ -49,8 +49,11 @@ def _lookup(torch, dotted):
 class Session:
     """One stretch of operator recording, joined to one sonde profiler."""
 
-    def __init__(self, prof, torch, shapes=False, max_events=0, memory=False):
+    def __init__(self, prof, torch, shapes=False, max_events=0, memory=False, schedule=None):
         self.prof, self.torch, self.shapes, self.memory = prof, torch, shapes, memory
+        # --torch-steps: (wait, active, repeat) as torch.profiler.schedule's
+        # (repeat 0: every cycle); None: every step.
+        self.schedule = schedule
         self.max_events = max_events  # with -f chrome: the timeline's budget
         try:
             for dotted in _NEEDS:
@@ -68,15 +71,16 @@ class Session:
         # with_modules, experimental: torch.profiler's defaults.
         self.config = ProfilerConfig(ProfilerState.KINETO, shapes, memory, False, False, False,
                                      _ExperimentalConfig())
-        self.running = False
+        self.running = self.enabled = False
+        self.framing = True  # record_function regions become frames (_watch_steps)
+        self.said = []  # lines for the user from the windows closed
 
     def start(self):
         autograd = self.torch.autograd
         if self.torch._C._autograd._profiler_enabled():
             raise TorchError("the program is already running torch.profiler: sonde's "
                              "--torch cannot record operators alongside it")
-        autograd._prepare_profiler(self.config, self.activities)
-        autograd._enable_profiler(self.config, self.activities, set())
+        self._enable()
         self.running = True
         self.prof._torch_begin()
         self.regions = {}  # name -> regions sonde opened as frames
@@ -85,14 +89,29 @@ class Session:
         self._patch_enable()
         self._watch_steps()
 
+    def _enable(self):
+        autograd = self.torch.autograd
+        autograd._prepare_profiler(self.config, self.activities)
+        autograd._enable_profiler(self.config, self.activities, set())
+        self.enabled = True
+
     def _watch_steps(self):
         """Each optimizer.step() the program makes (torch's global
         optimizer step hooks), or sonde.step() it calls, ends a training
-        step: its thread and the time it ended are kept, as the starts
-        and ends of ProfilerStep#N in the traces."""
+        step: its thread, start and end are kept, as ProfilerStep#N in
+        the traces.  With a schedule (--torch-steps) the step hook also
+        turns torch's profiler and the tracer's spans on and off: until
+        the first step everything is recorded (a program that never
+        steps is recorded whole); then only the active steps."""
         global _stepping
-        self.step_ends = []  # (native thread id, CLOCK_REALTIME ns)
-        self.began = time.time_ns()
+        self.steps = []  # (native thread id, start, end, number): CLOCK_REALTIME ns
+        self.windows = []  # _Operators of each window closed
+        self.nsteps = 0
+        # Regions become frames from the first step recorded on (those run
+        # before the first step then stay torch's: a program that never
+        # steps is recorded whole, as torch records it).
+        self.framing = self._active(0)
+        self.began = self.step_began = time.time_ns()
         _stepping = self
         self.step_hook = None
         try:  # (torch.optim deletes its name for the module)
@@ -102,21 +121,48 @@ class Session:
         if register is not None:
             self.step_hook = register(lambda *_args: self.step())
 
+    def _active(self, number):
+        """Whether step `number` is recorded, as torch.profiler.schedule
+        with warmup=0 answers it."""
+        if self.schedule is None:
+            return True
+        wait, active, repeat = self.schedule
+        cycle = wait + active
+        return (repeat == 0 or number // cycle < repeat) and number % cycle >= wait
+
     def step(self):
         """Ends the current training step (sonde.step())."""
-        if self.running:
-            self.step_ends.append((threading.get_native_id(), time.time_ns()))
+        if not self.running:
+            return
+        end, number = time.time_ns(), self.nsteps
+        active = self._active(number)
+        if active:
+            self.steps.append((threading.get_native_id(), self.step_began, end, number))
+        self.nsteps += 1
+        self.framing = True
+        if self.schedule is not None and self.handed is None:
+            ahead = self._active(number + 1)
+            if active and not ahead:
+                self._close()
+            elif not active and number == 0:  # what ran before the first step goes
+                self.torch.autograd._disable_profiler()
+                self.enabled = False
+                self.prof._torch_spans(False, True)
+            if ahead and not self.enabled:  # the next step begins once recording has
+                self.prof._torch_spans(True)
+                self._enable()
+                end = time.time_ns()
+        self.step_began = end
 
-    def _steps(self, until):
-        """The steps that ended before `until` (None: all), as _torch_place
-        takes them: (thread, start, end, number)."""
-        steps, start = [], self.began
-        for number, (tid, end) in enumerate(self.step_ends):
-            if until is not None and end >= until:
-                break
-            steps.append((tid, start, end, number))
-            start = end
-        return steps
+    def _close(self):
+        """The end of a window: torch's profiler off, its operators kept,
+        the tracer's spans off."""
+        awaited, said = self._await_device()
+        self.said += said
+        self.prof._torch_spans(False)  # (the calls open now end here: first)
+        self.windows.append(_operators(self.torch, self.torch.autograd._disable_profiler(),
+                                       self.regions, self.shapes, self.memory, awaited))
+        self.enabled = False
 
     def _unwatch_steps(self):
         global _stepping
@@ -137,9 +183,12 @@ class Session:
         def handing_over(original):
             def take_over(*args, **kwargs):
                 if session.handed is None and session.running:
-                    session.handed = _operators(session.torch, session.torch.autograd
-                                                ._disable_profiler(), session.regions,
-                                                session.shapes, session.memory)
+                    if session.enabled:
+                        session.windows.append(_operators(
+                            session.torch, session.torch.autograd._disable_profiler(),
+                            session.regions, session.shapes, session.memory))
+                        session.enabled = False
+                    session.handed = _Operators.joined(session.windows)
                 return original(*args, **kwargs)
             return take_over
 
@@ -155,18 +204,23 @@ class Session:
         _, enter, leave = self.patched
         region_enter, region_exit, regions = (self.prof._region_enter, self.prof._region_exit,
                                               self.regions)
+        session = self
 
         def __enter__(self):
             value = enter(self)
-            if region_enter(self.name):
+            # (--torch-steps: only a region begun while torch's profiler records
+            # steps that are kept)
+            if session.enabled and session.framing and region_enter(self.name):
                 regions[self.name] = regions.get(self.name, 0) + 1
+                self._sonde_framed = True
             return value
 
         def __exit__(self, *exc_info):
             try:
                 return leave(self, *exc_info)
             finally:
-                region_exit(self.name)
+                if self.__dict__.pop("_sonde_framed", False):
+                    region_exit(self.name)
 
         cls.__enter__, cls.__exit__ = __enter__, __exit__
 
@@ -184,18 +238,25 @@ class Session:
         self.running = False
         self._unpatch()
         self._unwatch_steps()
-        said = []
+        said, steps = self.said, self.steps
         ops = self.handed
         if ops is not None:
             said.append("sonde: --torch: the program started its own torch.profiler, which "
                         "took torch's profiler over: sonde's operators end there")
         else:
-            awaited, said = self._await_device()
-            ops = _operators(self.torch, self.torch.autograd._disable_profiler(), self.regions,
-                             self.shapes, self.memory, awaited)
+            if self.enabled:
+                awaited, more = self._await_device()
+                said += more
+                self.windows.append(_operators(self.torch, self.torch.autograd
+                                               ._disable_profiler(), self.regions, self.shapes,
+                                               self.memory, awaited))
+                if awaited is not None:  # the steps that ended before sonde's wait
+                    steps = [st for st in steps if st[2] < awaited]
+            ops = _Operators.joined(self.windows)
+        said += self._said_of_steps()
         n, top, placed, spans_full, kept, dropped = self.prof._torch_place(
             ops.tids, ops.names, ops.starts, ops.ends, self.shapes, self.max_events, ops.mems,
-            ops.device_mems, ops.kernels, ops.regions, self._steps(ops.until))
+            ops.device_mems, ops.kernels, ops.regions, steps)
         if ops.unlaunched:
             said.append("sonde: --torch: %d GPU kernels (%.3f ms on the GPU) were launched by "
                         "no operator sonde recorded: placed under their thread"
@@ -210,6 +271,30 @@ class Session:
             said.append("sonde: --torch: %d of %d top-level operators ran outside any "
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
+
+    def nothing_recorded(self):
+        """Whether --torch-steps' window never came: the program stepped,
+        but fewer steps than the waiting ones."""
+        return self.schedule is not None and self.nsteps > 0 and not self.steps
+
+    def _said_of_steps(self):
+        """--torch-steps: a line when the program's steps did not fill the
+        steps asked for."""
+        if self.schedule is None:
+            return []
+        wait, active, _repeat = self.schedule
+        if self.nsteps == 0:
+            return ["sonde: --torch-steps: no step was seen (no optimizer.step() nor "
+                    "sonde.step()): the whole run is recorded"]
+        if self.nothing_recorded():
+            return ["sonde: --torch-steps: the program ran %d steps, the first recorded "
+                    "would have been step %d (ProfilerStep#%d): no operators recorded%s"
+                    % (self.nsteps, wait + 1, wait,
+                       ", no trace written" if self.max_events else "")]
+        if self.nsteps < wait + active:
+            return ["sonde: --torch-steps: the program ran %d steps: steps %d to %d recorded"
+                    % (self.nsteps, wait + 1, self.nsteps)]
+        return []
 
     def _await_device(self):
         """Waits for the kernels the GPU still has queued, as torch.profiler
@@ -249,6 +334,30 @@ class _Operators:
         self.mems = self.device_mems = None
         self.kernels, self.unlaunched = [], []
         self.until = until  # when sonde's own wait for the GPU began (None: no wait)
+
+    @classmethod
+    def joined(cls, parts):
+        """The recordings of several windows (--torch-steps) as one."""
+        if len(parts) == 1:
+            return parts[0]
+        ops = cls()
+        if any(part.mems is not None for part in parts):
+            ops.mems = []
+        if any(part.device_mems is not None for part in parts):
+            ops.device_mems = []
+        for part in parts:
+            base = len(ops.names)
+            for mine, theirs in ((ops.tids, part.tids), (ops.names, part.names),
+                                 (ops.starts, part.starts), (ops.ends, part.ends),
+                                 (ops.regions, part.regions)):
+                mine += theirs
+            for mine, theirs in ((ops.mems, part.mems), (ops.device_mems, part.device_mems)):
+                if mine is not None:
+                    mine += theirs if theirs is not None else [0] * len(part.names)
+            ops.kernels += [(k[0] + base if k[0] >= 0 else -1,) + tuple(k[1:])
+                            for k in part.kernels]
+            ops.unlaunched += part.unlaunched
+        return ops
 
 
 def _device_present(torch):

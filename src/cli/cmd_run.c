@@ -33,6 +33,8 @@ typedef struct run_opts {
     const char *out, *format, *sort;
     long limit, max_events;
     int torch, torch_shapes, torch_memory;
+    const char *torch_steps;     /* --torch-steps [WAIT:]ACTIVE[:REPEAT] as given */
+    long steps[3];               /* ... read: wait, active, repeat (0: every cycle) */
     cli_program prog;
     char trace_file[PATH_MAX];   /* -f tensorboard -o DIR: the file made in DIR */
 } run_opts;
@@ -72,6 +74,14 @@ static const cli_opt option_table[] = {
       .help = "--torch, with the CPU bytes each operator allocated\n"
               "and released (as profile_memory=True; report --ops\n"
               "shows CPU Mem and Self CPU Mem from -f json)" },
+    { .long_name = "torch-steps", .arg = "[W:]A[:R]", .type = CLI_STRING,
+      .offset = offsetof(run_opts, torch_steps),
+      .help = "--torch, operators only in steps W+1 to W+A\n"
+              "(ProfilerStep#W to #W+A-1; a step ends at each\n"
+              "optimizer.step() or sonde.step()), R cycles of\n"
+              "W+A steps (default 1; 0: every cycle to the end),\n"
+              "as torch.profiler.schedule(wait=W, active=A,\n"
+              "repeat=R); outside them torch's profiler is off" },
     { .long_name = "max-events", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, max_events), .min = 1, .max = SONDE_MAX_SLICES,
       .what = "takes a number of events from 1 to 100000000",
@@ -88,7 +98,7 @@ const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
     .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
-                "[--torch [--torch-shapes] [--torch-memory]\n"
+                "[--torch [--torch-shapes] [--torch-memory] [--torch-steps [W:]A[:R]]\n"
                 " [-f chrome|tensorboard [--max-events N]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
@@ -143,6 +153,35 @@ static int trace_file_in(run_opts *o)
     return 0;
 }
 
+/* --torch-steps [WAIT:]ACTIVE[:REPEAT] into o->steps.  0, or -1 when it
+ * makes no sense. */
+static int read_steps(run_opts *o)
+{
+    const char *at = o->torch_steps;
+    long v[3];
+    int n = 0;
+    for (;;) {
+        if (n == 3 || *at < '0' || *at > '9')
+            return -1;
+        long x = 0;
+        for (; *at >= '0' && *at <= '9'; at++)
+            if ((x = x * 10 + (*at - '0')) > 1000000000L)
+                return -1;
+        v[n++] = x;
+        if (*at == '\0')
+            break;
+        if (*at++ != ':')
+            return -1;
+    }
+    long wait = n >= 2 ? v[0] : 0, active = n >= 2 ? v[1] : v[0], repeat = n == 3 ? v[2] : 1;
+    if (active < 1)
+        return -1;
+    o->steps[0] = wait;
+    o->steps[1] = active;
+    o->steps[2] = repeat;
+    return 0;
+}
+
 /* The command line into *o, checked, -o included.  0, or an exit code. */
 static int parse(int argc, char **argv, run_opts *o, cli_output *out)
 {
@@ -162,6 +201,13 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
     int torch = o->torch || o->torch_shapes;
     if (o->torch_memory && !torch)
         return cli_usage_error("run", "--torch-memory records operators' memory: add --torch");
+    if (o->torch_steps && !torch)
+        return cli_usage_error("run", "--torch-steps chooses the steps whose operators are "
+                               "recorded: add --torch");
+    if (o->torch_steps && read_steps(o) < 0)
+        return cli_usage_error("run", "--torch-steps takes [WAIT:]ACTIVE[:REPEAT], whole numbers "
+                               "with ACTIVE 1 or more (as torch.profiler.schedule's wait, "
+                               "active and repeat), not '%s'", o->torch_steps);
     int tensorboard = strcmp(fmt->name, "tensorboard") == 0;
     if (tensorboard && !torch)
         return cli_usage_error("run", "-f tensorboard writes PyTorch's trace: add --torch");
@@ -287,6 +333,14 @@ static int report(const run_opts *o, const cli_output *out, const launcher_progr
     sonde_stats_free(&s);
     sonde_profile_free(&p);
     const sonde_format *fmt = sonde_format_find(o->format);
+    char trace[PATH_MAX];
+    if (out->name && o->torch_steps && fmt->needs_timeline &&
+        (launcher_path(run, "out", trace, sizeof trace) < 0 || access(trace, F_OK) < 0)) {
+        /* --torch-steps' window never came: the launcher said so, and
+         * left no trace (it would hold nothing) */
+        sonde_about_clear(&about);
+        return SONDE_EXIT_FAILED;
+    }
     if (out->name) {
         int delivered = !fmt->keeps_about ? launcher_deliver(run, "out", out)
                         : launcher_about(run, prog, &about) < 0
@@ -311,11 +365,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int rc = parse(argc, argv, &o, &out);
     if (rc != 0)
         return cli_exit(rc);
-    char options[128] = "{}";
+    char options[256] = "{}", steps[96] = "null";
+    if (o.torch_steps)
+        snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
     if (o.torch || o.torch_shapes)
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
-                 "\"max_events\": %ld}", o.torch_shapes ? "true" : "false",
-                 o.torch_memory ? "true" : "false", o.max_events);
+                 "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\"}",
+                 o.torch_shapes ? "true" : "false", o.torch_memory ? "true" : "false",
+                 o.max_events, steps, o.torch_steps ? o.torch_steps : "");
     /* a format with room for what was profiled is written here from the
      * launcher's JSON, once the run's figures are known */
     const sonde_format *fmt = sonde_format_find(o.format);

@@ -4,8 +4,10 @@
  * Slices (sonde run --torch, core/timeline.h) are complete events ("X"),
  * calls in category "python" and operators in "torch", nested on their
  * thread's track as they ran, and GPU kernels in "kernel" on their
- * stream's; otherData says how many the budget kept and how many it
- * dropped.
+ * stream's; training steps (ProfilerStep#N, run --torch) on a track of
+ * their own, "steps" (tid 0: a step's ends fall inside the calls of its
+ * thread, which would not nest); otherData says how many the budget kept
+ * and how many it dropped.
  *
  * Each thread's samples are replayed in time order: frames that leave the
  * stack between two samples end ("E") at the later sample's time, frames
@@ -115,6 +117,26 @@ static void put_track_names(sonde_buf *b, const sonde_profile *p, uint32_t t, in
                      (long long)track->stream);
 }
 
+/* The training steps, on their own track. */
+static void put_steps(sonde_buf *b, const sonde_profile *p, int *first)
+{
+    if (p->nsteps == 0)
+        return;
+    sonde_buf_puts(b, *first ? "\n " : ",\n ");
+    *first = 0;
+    sonde_buf_printf(b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
+                     "\"args\": {\"name\": \"steps\"}}", p->pid);
+    for (uint32_t k = 0; k < p->nsteps; k++) {
+        const sonde_step *st = &p->steps[k];
+        sonde_buf_printf(b, ",\n {\"name\": \"ProfilerStep#%u\", \"cat\": \"step\", \"ph\": \"X\", "
+                         "\"ts\": %.3f, \"dur\": %.3f, \"pid\": %d, \"tid\": 0, \"args\": "
+                         "{\"thread\": %llu}}", st->number, (double)st->start_ns / 1000.0,
+                         (double)(st->end_ns - st->start_ns) / 1000.0, p->pid,
+                         st->thread < p->nthreads
+                             ? (unsigned long long)p->threads[st->thread].native_id : 0ULL);
+    }
+}
+
 /* A deterministic profile's slices, each thread and stream named first. */
 static int write_slices(sonde_buf *b, const sonde_profile *p)
 {
@@ -127,6 +149,7 @@ static int write_slices(sonde_buf *b, const sonde_profile *p)
         put_thread_name(b, p, &p->threads[t], &first);
     for (uint32_t t = 0; t < p->ndevice_tracks; t++)
         put_track_names(b, p, t, &first);
+    put_steps(b, p, &first);
     for (uint64_t i = 0; i < p->nslices; i++) {
         const sonde_slice *sl = &p->slices[i];
         if (sl->node >= p->nnodes)

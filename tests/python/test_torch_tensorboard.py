@@ -5,7 +5,8 @@ torch.profiler's own trace of the same training loop and steps
 (torch_steps_loop.py, written by tensorboard_trace_handler): operator
 names and call counts equal, ProfilerStep#N equal to the steps the loop
 ran, the file named as the handler names its own and within ten times
-its size.
+its size; with --torch-steps, the steps and operators of torch.profiler's
+schedule(wait, warmup=0, active, repeat).
 
 torch and the plugin are optional: these run with the test environment's
 interpreter (build/venv, where `make test` installs torch==2.13.0,
@@ -43,19 +44,30 @@ def one_trace(folder):
     return folder / names[0]
 
 
-def torch_trace(tmp_path):
+def torch_traces(tmp_path, *schedule):
+    """torch.profiler's traces of the loop, every step or those of
+    schedule(wait, warmup=0, active, repeat) given as W:A[:R]: one file
+    a cycle, in the order written."""
     folder = tmp_path / "torch"
-    proc = subprocess.run([sys.executable, LOOP, "torch", str(folder)], env=with_pkg_env(),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    proc = subprocess.run([sys.executable, LOOP, "torch", str(folder)] + list(schedule),
+                          env=with_pkg_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True)
     assert proc.returncode == 0, proc.stderr
-    return one_trace(folder)
+    return sorted((folder / name for name in os.listdir(str(folder))),
+                  key=lambda path: path.stat().st_mtime_ns)
 
 
-def sonde_trace(tmp_path, *args):
+def torch_trace(tmp_path, *schedule):
+    traces = torch_traces(tmp_path, *schedule)
+    assert len(traces) == 1, traces
+    return one_trace(traces[0].parent)
+
+
+def sonde_trace(tmp_path, *args, options=()):
+    """sonde's trace of the loop run with args, with sonde run's options."""
     folder = tmp_path / "sonde"
-    r = run_sonde(["run", "--torch", "-f", "tensorboard", "-o", str(folder), LOOP] + list(args),
-                  tmp_path)
+    r = run_sonde(["run", "--torch", "-f", "tensorboard", "-o", str(folder)] + list(options)
+                  + [LOOP] + list(args), tmp_path)
     assert r.returncode == 0 and r.stdout == "trained\n", r.stderr
     return one_trace(folder)
 
@@ -78,7 +90,10 @@ def test_the_plugin_reads_what_torch_profiler_reads(tmp_path):
     # (as torch's with_stack traces name them), and the trace stays small.
     events = json.loads(ours.read_text())["traceEvents"]
     calls = {e["name"] for e in events if e.get("cat") == "python_function"}
-    assert any(name.endswith("torch_steps_loop.py(35): train_step") for name in calls), calls
+    with open(LOOP) as f:
+        line = next(n for n, text in enumerate(f, 1) if text.startswith("def train_step"))
+    assert any(name.endswith("torch_steps_loop.py(%d): train_step" % line)
+               for name in calls), calls
     assert os.path.getsize(str(ours)) <= 10 * os.path.getsize(str(theirs))
 
 
@@ -140,7 +155,102 @@ def test_tensorboard_serves_the_trace(tmp_path):
     assert {row["name"]: row["calls"] for row in table["data"]} == their_ops
 
 
+def test_torch_steps_records_the_window_torch_schedule_records(tmp_path):
+    """--torch-steps 2:3: exactly ProfilerStep#2-#4 (the 3rd to 5th steps),
+    and the operators torch.profiler records with schedule(wait=2,
+    warmup=0, active=3) of the same loop."""
+    their_ops, their_steps = plugin_view(torch_trace(tmp_path, "2:3"))
+    our_ops, our_steps = plugin_view(sonde_trace(tmp_path, options=["--torch-steps", "2:3"]))
+    assert len(their_ops) > 30
+    assert our_ops == their_ops
+    assert our_steps == their_steps == ["2", "3", "4"]
+
+
+def test_torch_steps_cycles_in_one_file(tmp_path):
+    """--torch-steps 1:2:2: the two windows torch writes in two files
+    (steps 1-2 and 4-5), in one, their operators added up."""
+    theirs = [plugin_view(path) for path in torch_traces(tmp_path, "1:2:2")]
+    assert [steps for _ops, steps in theirs] == [["1", "2"], ["4", "5"]]
+    their_ops = {}
+    for ops, _steps in theirs:
+        for name, calls in ops.items():
+            their_ops[name] = their_ops.get(name, 0) + calls
+    our_ops, our_steps = plugin_view(sonde_trace(tmp_path, options=["--torch-steps", "1:2:2"]))
+    assert our_steps == ["1", "2", "4", "5"]
+    assert our_ops == their_ops
+
+
+def test_torch_steps_in_a_chrome_trace(tmp_path):
+    """-f chrome names the steps too, and holds the operators of the
+    window only: as many as torch's trace of the same steps."""
+    their_ops, _steps = plugin_view(torch_trace(tmp_path, "2:3"))
+    r = run_sonde(["run", "--torch", "--torch-steps", "2:3", "-f", "chrome", "-o", "t.json",
+                   LOOP], tmp_path)
+    assert r.returncode == 0, r.stderr
+    events = json.loads((tmp_path / "t.json").read_text())["traceEvents"]
+    assert [e["name"] for e in events if e.get("cat") == "step"] == [
+        "ProfilerStep#2", "ProfilerStep#3", "ProfilerStep#4"]
+    ops = {}
+    for e in events:
+        if e.get("cat") == "torch":
+            ops[e["name"]] = ops.get(e["name"], 0) + 1
+    for name, calls in their_ops.items():
+        assert ops.get(name) == calls, name
+
+
+NO_STEP = """
+import torch
+x = torch.ones(4, 4)
+with torch.autograd.profiler.record_function("no_step"):
+    for _ in range(3):
+        x = (x @ x).relu()
+"""
+
+
+def test_torch_steps_without_a_step_records_the_whole_run(tmp_path):
+    """A program that steps no optimizer (nor calls sonde.step()): the
+    whole run, as torch.profiler records it, and a line saying so."""
+    folder = tmp_path / "sonde"
+    r = run_sonde(["run", "--torch", "--torch-steps", "2:3", "-f", "tensorboard", "-o",
+                   str(folder), "-c", NO_STEP], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "sonde: --torch-steps: no step was seen" in r.stderr
+    ours, steps = plugin_view(one_trace(folder))
+    probe = tmp_path / "probe.py"
+    probe.write_text("import collections, json\nfrom torch.profiler import profile\n"
+                     "with profile() as prof:\n"
+                     + "".join("    " + line + "\n" for line in NO_STEP.strip().split("\n"))
+                     + "print(json.dumps(collections.Counter(e.name for e in prof.events() "
+                     "if e.name.startswith('aten::'))))\n")
+    proc = subprocess.run([sys.executable, str(probe)], env=with_pkg_env(),
+                          stdout=subprocess.PIPE, universal_newlines=True)
+    theirs = json.loads(proc.stdout.strip().split("\n")[-1])
+    assert {name: calls for name, calls in ours.items() if name.startswith("aten::")} == theirs
+    assert theirs["aten::mm"] == 3
+
+
+def test_torch_steps_never_reached_writes_no_trace(tmp_path):
+    """Fewer steps than the waiting ones: a line, no trace (it would hold
+    nothing), and a failed exit."""
+    folder = tmp_path / "sonde"
+    r = run_sonde(["run", "--torch", "--torch-steps", "8:3", "-f", "tensorboard", "-o",
+                   str(folder), LOOP], tmp_path)
+    assert r.returncode == 1 and r.stdout == "trained\n", r.stderr
+    assert ("sonde: --torch-steps: the program ran 6 steps, the first recorded would have "
+            "been step 9 (ProfilerStep#8): no operators recorded, no trace written") in r.stderr
+    assert os.listdir(str(folder)) == []
+
+
+@pytest.mark.parametrize("spec", ["0", "3:-1", "a:b", "1:2:3:4", "", "2:", "1::1"])
+def test_torch_steps_bad_spec(tmp_path, spec):
+    r = run_sonde(["run", "--torch", "--torch-steps", spec, LOOP], tmp_path)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert "--torch-steps takes [WAIT:]ACTIVE[:REPEAT]" in r.stderr
+    assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
 @pytest.mark.parametrize("args, code, why", [
+    (["--torch-steps", "2:3"], 2, "add --torch"),
     (["-f", "tensorboard", "-o", "t"], 2, "add --torch"),
     (["--torch", "-f", "tensorboard"], 2, "needs -o DIR"),
     (["--torch", "-f", "tensorboard", "-o", "a-file/t"], 1, "cannot make the folder"),

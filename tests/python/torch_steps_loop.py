@@ -3,11 +3,15 @@ a small convolutional net, SGD with momentum, STEPS steps, one
 record_function region a step.
 
     torch_steps_loop.py                 the loop alone (what sonde runs)
-    torch_steps_loop.py torch DIR       under torch.profiler, started right
+    torch_steps_loop.py torch DIR [W:A[:R]]
+                                        under torch.profiler, started right
                                         after `import torch` (where sonde's
                                         --torch starts), each step marked
                                         by prof.step(), the trace written
-                                        by tensorboard_trace_handler(DIR)
+                                        by tensorboard_trace_handler(DIR);
+                                        every step, or those of
+                                        schedule(wait=W, warmup=0, active=A,
+                                        repeat=R (default 1))
     torch_steps_loop.py no-optimizer    a loop that steps no optimizer and
                                         calls sonde.step() instead
 """
@@ -20,8 +24,14 @@ mode = sys.argv[1] if len(sys.argv) > 1 else ""
 prof = None
 if mode == "torch":
     from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    wait, active, repeat = 0, STEPS, 1
+    if len(sys.argv) > 3:
+        given = [int(n) for n in sys.argv[3].split(":")]
+        wait, active = given[:2]
+        repeat = given[2] if len(given) > 2 else 1
+        STEPS = int(sys.argv[4]) if len(sys.argv) > 4 else STEPS
     prof = profile(activities=[ProfilerActivity.CPU],
-                   schedule=schedule(wait=0, warmup=0, active=STEPS, repeat=1),
+                   schedule=schedule(wait=wait, warmup=0, active=active, repeat=repeat),
                    on_trace_ready=tensorboard_trace_handler(sys.argv[2]))
     prof.start()
 

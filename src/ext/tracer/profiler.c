@@ -279,6 +279,15 @@ static PyObject *profiler_torch_begin(profiler_object *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *profiler_torch_spans(profiler_object *self, PyObject *args)
+{
+    int on, drop = 0;
+    if (!PyArg_ParseTuple(args, "p|p:_torch_spans", &on, &drop) || !check_ready(self))
+        return NULL;
+    torch_ops_spans(&self->t, on, drop);
+    Py_RETURN_NONE;
+}
+
 static PyObject *profiler_torch_place(profiler_object *self, PyObject *args)
 {
     torch_input in = { .mems = Py_None, .device_mems = Py_None, .kernels = Py_None,
@@ -354,6 +363,10 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                          "report." },
     [PROFILER_TORCH_BEGIN] = { "_torch_begin", (PyCFunction)profiler_torch_begin, METH_NOARGS,
                                "Log calls as spans from now on, for _torch_place." },
+    [PROFILER_TORCH_SPANS] = { "_torch_spans", (PyCFunction)profiler_torch_spans, METH_VARARGS,
+                               "_torch_spans(on, drop=False): calls logged as spans again, "
+                               "or no more (those still open logged as ending now; with "
+                               "drop, every span logged so far forgotten)." },
     [PROFILER_TORCH_PLACE] = { "_torch_place", (PyCFunction)profiler_torch_place, METH_VARARGS,
                                "_torch_place(tids, names, starts_ns, ends_ns, shapes=False, "
                                "budget=0, mems=None, device_mems=None, kernels=None, "

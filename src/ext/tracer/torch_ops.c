@@ -29,7 +29,57 @@ void torch_ops_begin(tracer *t)
     t->span_ticks0 = sonde_clock_ticks();
     t->span_realtime0 = realtime_ns();
     t->span_native = PyThread_get_thread_native_id();
+    t->spans_since = t->span_ticks0;
     t->spans_on = 1;
+}
+
+/* Logging on again: the spans cut short when it stopped whose calls are
+ * still open go (they end, or are cut again, while logging). */
+static void spans_resume(tracer *t)
+{
+    for (tracer_thread *th = t->threads; th; th = th->next) {
+        size_t base = th->nspans - th->cut, open = 0;
+        while (open < th->cut && open < th->depth &&
+               th->spans[base + open].start == th->stack[open].start &&
+               th->spans[base + open].node == th->stack[open].node)
+            open++;
+        memmove(&th->spans[base], &th->spans[base + open],
+                (th->cut - open) * sizeof *th->spans);
+        th->nspans -= open;
+        t->nspans -= open;
+        th->cut = 0;
+    }
+    t->spans_since = sonde_clock_ticks();
+    t->spans_on = 1;
+}
+
+/* Logging off: each thread's open calls logged as ending now, outermost
+ * first, so that the operators recorded inside them find them. */
+static void spans_cut(tracer *t)
+{
+    uint64_t now = sonde_clock_ticks();
+    for (tracer_thread *th = t->threads; th; th = th->next) {
+        th->cut = 0;
+        for (uint32_t i = 0; i < th->depth && !t->spans_full; i++) {
+            tracer_log_span(th, th->stack[i].node, th->stack[i].start, now);
+            th->cut += !t->spans_full;
+        }
+    }
+    t->spans_on = 0;
+}
+
+void torch_ops_spans(tracer *t, int on, int drop)
+{
+    if (drop) {
+        for (tracer_thread *th = t->threads; th; th = th->next)
+            th->nspans = th->cut = 0;
+        t->nspans = 0;
+        t->spans_on = 0;
+    } else if (on && !t->spans_on) {
+        spans_resume(t);
+    } else if (!on && t->spans_on) {
+        spans_cut(t);
+    }
 }
 
 /* The tracer's thread running on native thread tid, else the one that
@@ -293,6 +343,7 @@ static void free_spans(tracer *t)
         free(th->spans);
         th->spans = NULL;
         th->nspans = th->spans_cap = 0;
+        th->cut = 0;
     }
     t->nspans = 0;
     t->spans_on = 0;
@@ -392,7 +443,8 @@ int torch_region_exit(tracer *t, PyObject *name)
     n->self += busy < elapsed ? elapsed - busy : 0;
     if (k > 0)
         th->stack[k - 1].child_ticks += elapsed - above;
-    if (t->spans_on && elapsed >= TRACER_SPAN_MIN)
+    /* (one begun before logging last began torch did not record either) */
+    if (t->spans_on && elapsed >= TRACER_SPAN_MIN && f->start >= t->spans_since)
         tracer_log_span(th, f->node, f->start, now);
     memmove(&th->stack[k], &th->stack[k + 1], (th->depth - k - 1) * sizeof *th->stack);
     th->depth--;

@@ -13,6 +13,14 @@
 /* Starts logging spans; notes the clocks and the calling thread. */
 void torch_ops_begin(tracer *t);
 
+/* Span logging on or off between torch_ops_begin and torch_ops_place
+ * (run --torch-steps: on only in the steps recorded).  Off: the calls
+ * open on every thread are logged as ending now (the operators recorded
+ * inside them need them); on again: those of them still open are
+ * forgotten, to be logged whole or cut again.  drop: off, forgetting
+ * every span logged so far (nothing recorded then is kept). */
+void torch_ops_spans(tracer *t, int on, int drop);
+
 /* What torch recorded, as _torch.py's _Operators holds it.  Four lists
  * of one length, an item an operator: the native thread id each ran on,
  * its name (with shapes: then a space and its input shapes, see

@@ -66,6 +66,8 @@ typedef struct tracer_thread {
     sonde_span *spans;     /* with spans_on: this thread's calls that lasted
                             * TRACER_SPAN_MIN ticks or more, in end order */
     size_t nspans, spans_cap;
+    uint32_t cut;          /* spans logged for its open calls when logging last
+                            * stopped (torch_ops_spans), the last ones */
     struct tracer_thread *next;
 } tracer_thread;
 
@@ -86,6 +88,7 @@ struct tracer {
     uint64_t span_ticks0;       /* ticks and CLOCK_REALTIME ns read together when */
     int64_t span_realtime0;     /* spans_on was set (torch's clock is the latter) */
     unsigned long span_native;  /* the thread that set spans_on */
+    uint64_t spans_since;       /* ticks when spans_on was last set */
     PyObject *owner;            /* the Profiler object, held while enabled (strong):
                                  * what sys.getprofile() answers up to 3.11 */
     tracer_timer timer;         /* the program's clock, else sonde's (user_timer.c) */
