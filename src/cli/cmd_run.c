@@ -74,14 +74,15 @@ static const cli_opt option_table[] = {
       .help = "--torch, with the CPU bytes each operator allocated\n"
               "and released (as profile_memory=True; report --ops\n"
               "shows CPU Mem and Self CPU Mem from -f json)" },
-    { .long_name = "torch-steps", .arg = "[W:]A[:R]", .type = CLI_STRING,
+    { .long_name = "torch-steps", .arg = "SPEC", .type = CLI_STRING,
       .offset = offsetof(run_opts, torch_steps),
-      .help = "--torch, operators only in steps W+1 to W+A\n"
-              "(ProfilerStep#W to #W+A-1; a step ends at each\n"
-              "optimizer.step() or sonde.step()), R cycles of\n"
-              "W+A steps (default 1; 0: every cycle to the end),\n"
-              "as torch.profiler.schedule(wait=W, active=A,\n"
-              "repeat=R); outside them torch's profiler is off" },
+      .help = "--torch, SPEC [W:]A[:R]: operators only in steps\n"
+              "W+1 to W+A (ProfilerStep#W to #W+A-1; a step ends\n"
+              "at each optimizer.step() or sonde.step()), R\n"
+              "cycles of W+A steps (default 1; 0: every cycle to\n"
+              "the end), as torch.profiler.schedule(wait=W,\n"
+              "active=A, repeat=R); outside them torch's profiler\n"
+              "is off; -f tensorboard: all cycles in one file" },
     { .long_name = "max-events", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, max_events), .min = 1, .max = SONDE_MAX_SLICES,
       .what = "takes a number of events from 1 to 100000000",
@@ -98,7 +99,7 @@ const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
     .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
-                "[--torch [--torch-shapes] [--torch-memory] [--torch-steps [W:]A[:R]]\n"
+                "[--torch [--torch-shapes] [--torch-memory] [--torch-steps SPEC]\n"
                 " [-f chrome|tensorboard [--max-events N]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
