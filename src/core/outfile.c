@@ -10,7 +10,10 @@
 
 static int fail(char *err, size_t errlen, const char *name, const char *why)
 {
-    snprintf(err, errlen, "cannot write '%s': %s", name, why);
+    if (strcmp(name, "-") == 0)
+        snprintf(err, errlen, "cannot write to the standard output: %s", why);
+    else
+        snprintf(err, errlen, "cannot write '%s': %s", name, why);
     return -1;
 }
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import run_sonde, with_pkg_env
+from conftest import SONDE, run_sonde, with_pkg_env
 
 PROGRAM = "def work(n):\n    return sum(range(n))\nwork(1000)\n"
 FULL = "cannot write '/dev/full': No space left on device"
@@ -43,6 +43,23 @@ def test_a_full_device_reads_the_same_everywhere(made, args):
     assert proc.returncode == 1
     assert "sonde: " + FULL in proc.stderr.splitlines()
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("args", [
+    ["report", "w.prof"],
+    ["report", "w.prof", "-f", "collapsed"],
+    ["report", "w.prof", "-o", "-"],
+], ids=" ".join)
+def test_a_full_standard_output_is_named_so(made, args):
+    """`sonde report X > /dev/full`: one line naming the standard output,
+    exit 1 (not a quiet success, not a name '-' the user never typed)."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([SONDE] + args, cwd=str(made),
+                              stdout=full, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 1
+    assert proc.stderr == ("sonde: cannot write to the standard output: No space left on "
+                           "device\n")
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
