@@ -617,6 +617,9 @@ loop(loops)
 """
 
 
+_ARG_MAX_CODE = 64 * 1024  # bytes of code passed as -c; more goes through a file
+
+
 def profile(r, tool, named, output, output_name):
     """--profile (tool "run") and --lines ("lines"): one value's loop (the
     setup, then the calibrated count of passes) under `sonde run`'s or
@@ -638,9 +641,18 @@ def profile(r, tool, named, output, output_name):
     if named:
         sys.stderr.write("\n== %s\n" % r.name)
     sys.stderr.flush()
-    p = subprocess.run([sys.executable, "-c", boot, pkg, tool] + args
-                       + ["--python", r.python, "-c", code], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, universal_newlines=True)
+    with tempfile.TemporaryDirectory(prefix="sonde-timeit-") as folder:
+        program = ["-c", code]
+        if len(code.encode("utf-8")) > _ARG_MAX_CODE:
+            # The kernel takes no argument over 128 KiB: a setup that
+            # large is run from a file instead (its functions then name
+            # that file, gone once the profile is made).
+            program = [os.path.join(folder, "timeit_loop.py")]
+            with open(program[0], "w", encoding="utf-8") as f:
+                f.write(code)
+        p = subprocess.run([sys.executable, "-c", boot, pkg, tool] + args
+                           + ["--python", r.python] + program, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, universal_newlines=True)
     if "No module named 'sonde._sonde'" in p.stderr:
         raise TimeitError("--%s needs sonde's extension built for %s (make PYTHON=%s)"
                           % ("profile" if tool == "run" else "lines", sys.executable,

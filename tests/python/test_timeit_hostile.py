@@ -193,6 +193,24 @@ def test_setup_longer_than_an_argument(tmp_path):
     assert "per loop (mean +- std. dev. of 1 values, 1 process, 1 loops each)" in p.stdout
 
 
+@pytest.mark.parametrize("mode, shows", [("--profile", "function calls"),
+                                         ("--lines", "len(x) + len(y)")])
+def test_setup_longer_than_an_argument_profiled(tmp_path, mode, shows):
+    """--profile and --lines run the loop's code in `sonde run`/`lines`:
+    with 200 KB of setup it goes through a file, not one -c argument
+    (before: a traceback ending in 'Argument list too long').  The loop
+    ran its 7 passes: the statement's line has 7 hits."""
+    text = "a" * 100000
+    p = run_sonde(["timeit", "-n", "7", "-r", "1", "-p", "1", "-s", "x = %r" % text,
+                   "-s", "y = %r" % text, mode, "assert len(x) + len(y) == 200000"], tmp_path,
+                  timeout=HANG_GUARD)
+    assert p.returncode == 0, p.stderr
+    assert "Traceback" not in p.stderr and shows in p.stderr, p.stderr
+    if mode == "--lines":
+        hits = [line.split() for line in p.stderr.splitlines() if "assert len(x)" in line]
+        assert hits and hits[-1][1] == "7", p.stderr
+
+
 def test_child_outliving_its_statement_is_not_a_timeout(tmp_path):
     """The statement starts a child that sleeps on, holding the worker's
     stderr: the worker has finished, and its value counts."""
