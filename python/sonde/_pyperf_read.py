@@ -6,9 +6,9 @@ A file that is not a regular file (a FIFO would be waited on for ever),
 is not JSON, is nested deeper than the parser's recursion
 limit, holds a value that is not a number above 0 (pyperf refuses 0
 too), is too large to add up (VALUE_MAX), a loop count that is not a
-whole number from 1 or a name that is not a string is refused with one
-line (PyperfError's message), never a traceback.  Reading is linear in
-the size of the file.
+whole number from 1 or a name that is not a string, or a file over
+FILE_MAX is refused with one line (PyperfError's message), never a
+traceback.  Reading is linear in the size of the file.
 """
 
 import json
@@ -21,6 +21,10 @@ import stat
 # of values stay finite.
 VALUE_MAX = 1e15
 LOOPS_MAX = 1 << 62
+# The largest file read: pyperf writes about 20 bytes a value, so 128 MiB
+# holds millions of values, where parsing a larger one would take
+# gigabytes of memory.
+FILE_MAX = 128 << 20
 
 
 class PyperfError(Exception):
@@ -83,13 +87,20 @@ def read(path):
     file names, or "".  Raises PyperfError."""
     try:
         # a pipe would be waited on for ever, a device read without end
-        kind = os.stat(path).st_mode
+        st = os.stat(path)
+        kind = st.st_mode
         if not stat.S_ISREG(kind):
             raise PyperfError("%s is %s, not a pyperf JSON file" % (
                 path, "a folder" if stat.S_ISDIR(kind) else "a pipe (FIFO)"
                 if stat.S_ISFIFO(kind) else "a device or socket"))
-        with open(path, "rb") as f:
-            data = json.loads(f.read().decode("utf-8"))
+        text = b""
+        if st.st_size <= FILE_MAX:
+            with open(path, "rb") as f:
+                text = f.read(FILE_MAX + 1)   # (it may have grown since)
+        if st.st_size > FILE_MAX or len(text) > FILE_MAX:
+            raise PyperfError("%s is larger than %d MiB: not a pyperf file sonde compares with"
+                              % (path, FILE_MAX >> 20))
+        data = json.loads(text.decode("utf-8"))
     except OSError as e:
         raise PyperfError("cannot read %s: %s" % (path, e.strerror))
     except (ValueError, UnicodeDecodeError):

@@ -91,7 +91,14 @@ def fifo(path):
     return str(path)
 
 
+def huge(path):
+    with open(str(path), "wb") as f:
+        f.truncate((128 << 20) + 1)  # sparse: nothing is written
+    return str(path)
+
+
 HOSTILE["a pipe"] = (fifo, "is a pipe (FIFO), not a pyperf JSON file")
+HOSTILE["too large"] = (huge, "is larger than 128 MiB")
 HOSTILE["a folder"] = (lambda p: p.mkdir() or str(p), "is a folder, not a pyperf JSON file")
 
 
