@@ -61,6 +61,8 @@ def __getattr__(name):
         from ._mem import MemoryProfiler as value
     elif name == "timeit":
         from ._timeit import timeit as value
+    elif name == "memory_usage":
+        from ._memory_usage import memory_usage as value
     else:
         raise AttributeError("module 'sonde' has no attribute %r" % name)
     globals()[name] = value
@@ -75,7 +77,7 @@ def load_ipython_extension(ipython):
 
 
 def __dir__():
-    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler", "timeit"})
+    return sorted(set(globals()) | {"LineProfiler", "MemoryProfiler", "timeit", "memory_usage"})
 
 
 _getstats_made = []  # the three tuple types below, made once (protected by the GIL)
