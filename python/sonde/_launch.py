@@ -1,10 +1,12 @@
 """The launcher: runs a program under sonde's tracer inside its own process.
 
-Started by `sonde run`, `sonde lines` and `sonde mem` as `python -c BOOT DIR
-PKG TOOL FORMAT OPTIONS MODE TARGET ARGS...` (BOOT, in src/cli/launcher.c,
-has checked the interpreter and taken PKG off sys.argv).  It makes the
-program see what a bare run shows -- sys.argv, sys.path[0], a fresh
-__main__ module, the modules a bare interpreter has imported and no other
+`sonde run`, `sonde lines` and `sonde mem` start the program as a bare run
+would (`python SCRIPT ARGS`, `-m MODULE ARGS`, `-c CODE ARGS`) with their
+private folder DIR first on PYTHONPATH; the boot there (sitecustomize, in
+src/cli/launcher.c) checks the interpreter, reads TOOL FORMAT OPTIONS MODE
+TARGET from DIR/launch and calls arm(), and the program's first call runs
+main() instead.  The program sees what a bare run shows -- sys.argv,
+sys.orig_argv, /proc/self/cmdline, sys.path, the interpreter's __main__, the modules a bare interpreter has imported and no other
 but sonde's own, its own tracebacks and exit code -- and, whatever way the
 program ends (return, sys.exit(), an exception, Ctrl-C, os._exit, SIGTERM
 or SIGHUP), writes what its tool gathered into DIR, the command line's
@@ -98,42 +100,28 @@ def _fail(folder, message):
     raise SystemExit(1)
 
 
-def _script(folder, path, args):
-    """Code, namespace and source for `python SCRIPT ARGS`."""
-    shown = os.path.abspath(path) if sys.version_info >= (3, 9) else path
+def _script(folder, path, frame):
+    """Code, namespace and source for `python SCRIPT ARGS`: what the
+    interpreter compiled and the __main__ it made."""
     try:
         with open(path, "rb") as f:
-            source = f.read()
-        code = compile(source, shown, "exec", dont_inherit=True)
-    except SyntaxError as e:
-        _fail(folder, "cannot run %s: %s: %s (line %s)" % (path, type(e).__name__, e.msg,
-                                                           e.lineno))
-    except (OSError, ValueError) as e:
-        _fail(folder, "cannot run %s: %s" % (path, e))
-    sys.argv[:] = [path] + args
-    sys.path[0] = os.path.dirname(os.path.realpath(path))
-    return code, _fresh_main(shown).__dict__, source.decode("utf-8", "replace")
+            source = f.read().decode("utf-8", "replace")
+    except OSError:  # gone since: the lines tool has no source to show
+        source = ""
+    return frame.f_code, frame.f_globals, source
 
 
-def _code(folder, text, args):
+def _code(folder, text, frame):
     """Code, namespace and source for `python -c CODE ARGS`."""
-    try:
-        code = compile(text, "<string>", "exec", dont_inherit=True)
-    except SyntaxError as e:
-        _fail(folder, "cannot run the code given with -c: %s: %s" % (type(e).__name__, e.msg))
-    sys.argv[:] = ["-c"] + args
-    sys.path[0] = ""
-    return code, _fresh_main(None).__dict__, text
+    return frame.f_code, frame.f_globals, text
 
 
-def _module(folder, name, args):
+def _module(folder, name, frame):
     """Code and namespace for `python -m MODULE ARGS` (runpy does the rest;
     a bare `python -m` imports it too)."""
     import importlib.util
     import runpy
 
-    sys.argv[:] = [name] + args
-    sys.path[0] = os.getcwd()
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError) as e:
@@ -145,16 +133,6 @@ def _module(folder, name, args):
         _fail(folder, "cannot run module %s: %s" % (name, why))
     code = compile("runpy._run_module_as_main(name, alter_argv=True)", "<sonde>", "exec")
     return code, {"runpy": runpy, "name": name}, ""
-
-
-def _fresh_main(filename):
-    main = type(sys)("__main__")
-    main.__dict__.update(__builtins__=__builtins__, __spec__=None, __cached__=None,
-                         __package__=None, __loader__=None)
-    if filename is not None:
-        main.__file__ = filename
-    sys.modules["__main__"] = main
-    return main
 
 
 def _join_threads():
@@ -499,11 +477,53 @@ class _Ending:
             pass  # the folder is out of reach too: the command line says there is no profile
 
 
-def main():
-    folder_path, tool_name, out_format, options, mode, target = sys.argv[1:7]
-    args = sys.argv[7:]
+def arm(folder_path, fields, boot):
+    """From the boot (sitecustomize, as the interpreter starts): makes the
+    program's start hand over to main().  fields: TOOL FORMAT OPTIONS MODE
+    TARGET.  A profile function waits for the first call of the program's
+    code -- the <module> of the script or -c code the interpreter has
+    compiled into its __main__, or runpy's _run_module_as_main for -m --
+    and runs the program there instead (main()); what main() raises, or
+    SystemExit when it returns, then ends that call, and the interpreter
+    ends the process as it would have after the program.  Until then an
+    error the interpreter reports (the script's SyntaxError) is said as a
+    line."""
     folder = _Folder(folder_path)
-    code, namespace, source = STARTERS[mode](folder, target, args)
+    tool_name, out_format, options, mode, target = fields
+    main_globals = sys.modules["__main__"].__dict__
+
+    def not_started(kind, value, tb):
+        if isinstance(value, SyntaxError):
+            what = target if mode == "script" else "the code given with -c"
+            folder.say("sonde: cannot run %s: %s: %s (line %s)" % (
+                what, type(value).__name__, value.msg, value.lineno))
+        elif isinstance(value, ValueError):
+            folder.say("sonde: cannot run %s: %s" % (target, value))
+        else:
+            sys.__excepthook__(kind, value, tb)
+
+    def starting(frame, event, arg):
+        code = frame.f_code
+        if event != "call" or not (
+                (mode != "module" and code.co_name == "<module>"
+                 and frame.f_globals is main_globals)
+                or (mode == "module" and code.co_name == "_run_module_as_main"
+                    and frame.f_globals.get("__name__") == "runpy")):
+            return
+        sys.setprofile(None)
+        sys.excepthook = sys.__excepthook__
+        if _modules.get("sitecustomize") is boot:  # the interpreter has none of its own
+            del _modules["sitecustomize"]
+        sys.call_tracing(main, (folder, tool_name, out_format, options, mode, target, frame))
+        raise SystemExit  # the program has run: the code it started with runs no more
+
+    sys.excepthook = not_started
+    sys.setprofile(starting)
+
+
+def main(folder, tool_name, out_format, options, mode, target, frame):
+    code, namespace, source = STARTERS[mode](folder, target, frame)
+    del frame
     tool = TOOLS[tool_name](folder, out_format, options, code, source, namespace,
                             module=target if mode == "module" else None)
     ending = _Ending(tool, folder)

@@ -17,36 +17,83 @@
 #include "../formats/json_about.h"
 #include "options.h"
 
-/* What runs first in the interpreter: written for every Python (2.7
- * included), so that one that sonde cannot use says so in a line; then
- * sonde's package goes on the path just long enough to import it, so the
- * program sees its own sys.path.  `python -c` imports linecache on 3.13,
- * a script or a module run does not: it goes, to be imported (and
- * profiled) when the program asks for it. */
+/* What runs first in the interpreter: the program is started as a bare
+ * run would be (`python SCRIPT ARGS`, `-m MODULE`, `-c CODE`), with the
+ * private folder first on PYTHONPATH, so that the interpreter imports this
+ * as sitecustomize (written into the folder) during its start-up.  It
+ * takes the folder off sys.path and the program's view of PYTHONPATH
+ * (os.environ; the process's own environment keeps it, so that a program
+ * that execs itself is launched again), imports the interpreter's own
+ * sitecustomize if it has one (where there is none, another process
+ * fails the import as the interpreter's own search would, leaving none in
+ * sys.modules), and in the first process to get here (or
+ * one that has exec'd itself again: the same pid and arguments) hands
+ * over to sonde's launcher (python/sonde/_launch.py), which starts the
+ * program's tool as the interpreter starts the program.  Written for every Python (2.7
+ * included), so that one sonde cannot use says so in a line; sonde's
+ * package goes on the path just long enough to import it. */
 static const char boot[] =
-    "import sys\n"
-    "def said(line):\n"
-    "    f = open(sys.argv[1] + '/said', 'a')\n"
-    "    f.write('sonde: ' + line + '\\n')\n"
+    "import os, sys\n"
+    "def _sonde_boot(boot):\n"
+    "    folder = os.path.dirname(os.path.abspath(boot.__file__))\n"
+    "    if folder in sys.path:\n"
+    "        sys.path.remove(folder)\n"
+    "    if sys.version_info[0] >= 3:\n"
+    "        data, key = os.environ._data, os.environ.encodekey('PYTHONPATH')\n"
+    "        value, mine = data.get(key, b''), os.fsencode(folder)\n"
+    "        if value == mine:\n"
+    "            del data[key]\n"
+    "        elif value.startswith(mine + b':'):\n"
+    "            data[key] = value[len(mine) + 1:]\n"
+    "    del sys.modules['sitecustomize']\n"
+    "    import site\n"
+    "    site.execsitecustomize()\n"
+    "    theirs = 'sitecustomize' in sys.modules\n"
+    "    sys.modules.setdefault('sitecustomize', boot)\n"
+    "    f = open('/proc/self/cmdline', 'rb')\n"
+    "    me = str(os.getpid()).encode('ascii') + b' ' + f.read().partition(b'\\0')[2]\n"
     "    f.close()\n"
-    "v = sys.version_info\n"
-    "if not (3, " SONDE_PY_STR(SONDE_PY_FIRST_MINOR) ") <= v[:2] <= (3, "
+    "    try:\n"
+    "        fd = os.open(folder + '/owner', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 384)\n"
+    "    except OSError:\n"
+    "        try:\n"
+    "            f = open(folder + '/owner', 'rb')\n"
+    "            owner = f.read()\n"
+    "            f.close()\n"
+    "        except (IOError, OSError):\n"
+    "            return theirs\n"
+    "        if owner != me:\n"
+    "            return theirs\n"
+    "    else:\n"
+    "        os.write(fd, me)\n"
+    "        os.close(fd)\n"
+    "    def said(line):\n"
+    "        f = open(folder + '/said', 'a')\n"
+    "        f.write('sonde: ' + line + '\\n')\n"
+    "        f.close()\n"
+    "        os._exit(1)\n"
+    "    v = sys.version_info\n"
+    "    if not (3, " SONDE_PY_STR(SONDE_PY_FIRST_MINOR) ") <= v[:2] <= (3, "
     SONDE_PY_STR(SONDE_PY_LAST_MINOR) "):\n"
-    "    said('%s is Python %d.%d: sonde runs programs with Python "
+    "        said('%s is Python %d.%d: sonde runs programs with Python "
     SONDE_PY_RANGE " (choose one '\n"
-    "         'with --python PATH or SONDE_PYTHON)' % (sys.executable, v[0], v[1]))\n"
-    "    sys.exit(1)\n"
-    "if v[:2] >= (3, 13) and sys.argv[6] != 'code':\n"
-    "    sys.modules.pop('linecache', None)\n"
-    "sys.path.insert(0, sys.argv.pop(2))\n"
-    "try:\n"
-    "    from sonde import _launch\n"
-    "except ImportError as e:\n"
-    "    said('cannot load sonde into Python %d.%d (%s): %s; build it with: make PYTHON=%s'\n"
-    "         % (v[0], v[1], sys.executable, e, sys.executable))\n"
-    "    sys.exit(1)\n"
-    "del sys.path[0]\n"
-    "_launch.main()\n";
+    "             'with --python PATH or SONDE_PYTHON)' % (sys.executable, v[0], v[1]))\n"
+    "    f = open(folder + '/launch', 'rb')\n"
+    "    fields = f.read().decode('utf-8', 'surrogateescape').split('\\0')\n"
+    "    f.close()\n"
+    "    sys.path.insert(0, fields[0])\n"
+    "    try:\n"
+    "        from sonde import _launch\n"
+    "    except ImportError as e:\n"
+    "        said('cannot load sonde into Python %d.%d (%s): %s; build it with: make PYTHON=%s'\n"
+    "             % (v[0], v[1], sys.executable, e, sys.executable))\n"
+    "    del sys.path[0]\n"
+    "    _launch.arm(folder, fields[1:], boot)\n"
+    "    return True\n"
+    "if not _sonde_boot(sys.modules[__name__]):\n"
+    "    e = ImportError('not the program sonde started: as if there were no sitecustomize')\n"
+    "    e.name = 'sitecustomize'\n"
+    "    raise e\n";
 
 /* What the launcher may say, printed at most (its lines are short). */
 #define SAID_MAX (64 * 1024)
@@ -152,6 +199,52 @@ static enum launcher_outcome conclude(const launcher_session *s, const launcher_
     return LAUNCHER_NO_PROFILE;
 }
 
+/* Writes the folder's file `name`: the n strings of parts, each ended by
+ * a NUL byte but the last.  0, or -1 after printing why. */
+static int write_parts(const launcher_session *s, const char *name, const char *const *parts,
+                       int n)
+{
+    char path[PATH_MAX];
+    FILE *f = launcher_path(s, name, path, sizeof path) == 0 ? fopen(path, "wbe") : NULL;
+    if (!f)
+        return cli_fail(-1, "cannot write in %s: %s", s->dir, strerror(errno));
+    for (int i = 0; i < n; i++)
+        if (fputs(parts[i], f) == EOF || (i + 1 < n && fputc('\0', f) == EOF))
+            break;
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad)
+        return cli_fail(-1, "cannot write in %s: %s", s->dir, strerror(errno));
+    return 0;
+}
+
+/* Puts the folder first on PYTHONPATH, keeping the old value in *old (a
+ * copy to free, NULL if unset).  0, or -1 after printing why. */
+static int pythonpath_set(const launcher_session *s, char **old)
+{
+    const char *was = getenv("PYTHONPATH");
+    *old = was ? strdup(was) : NULL;
+    size_t len = strlen(s->dir) + (was ? strlen(was) + 1 : 0) + 1;
+    char *value = malloc(len);
+    if (!value || (was && !*old)) {
+        free(value);
+        free(*old);
+        return cli_fail(-1, "out of memory");
+    }
+    snprintf(value, len, "%s%s%s", s->dir, was && *was ? ":" : "", was && *was ? was : "");
+    int rc = setenv("PYTHONPATH", value, 1);
+    free(value);
+    return rc ? cli_fail(-1, "cannot set PYTHONPATH: %s", strerror(errno)) : 0;
+}
+
+static void pythonpath_restore(char *old)
+{
+    if (old)
+        setenv("PYTHONPATH", old, 1);
+    else
+        unsetenv("PYTHONPATH");
+    free(old);
+}
+
 enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program *prog,
                                    const char *profile, launcher_session *s)
 {
@@ -160,27 +253,36 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
     char pkg[PATH_MAX];
     if (launch_package_dir(env, pkg, sizeof pkg) < 0 || launcher_open(s) < 0)
         return s->outcome;
-    /* python -c BOOT DIR PKG TOOL FORMAT OPTIONS MODE TARGET ARGS... */
-    char **argv = calloc((size_t)prog->nargs + 12, sizeof *argv);
+    /* The folder holds the boot (as sitecustomize) and what it is to do:
+     * PKG TOOL FORMAT OPTIONS MODE TARGET. */
+    const char *boot_text[] = { boot };
+    const char *launch[] = { pkg, prog->tool, prog->format, prog->options, prog->mode,
+                             prog->target };
+    if (write_parts(s, "sitecustomize.py", boot_text, 1) < 0 ||
+        write_parts(s, "launch", launch, 6) < 0)
+        return s->outcome;
+    /* python [-m|-c] TARGET ARGS..., as a bare run */
+    char **argv = calloc((size_t)prog->nargs + 4, sizeof *argv);
     if (!argv) {
         cli_fail(0, "out of memory");
         return s->outcome;
     }
+    const char *flag = strcmp(prog->mode, "module") == 0 ? "-m"
+                       : strcmp(prog->mode, "code") == 0 ? "-c" : NULL;
     int k = 0;
     argv[k++] = (char *)prog->python;
-    argv[k++] = "-c";
-    argv[k++] = (char *)boot;
-    argv[k++] = s->dir;
-    argv[k++] = pkg;
-    argv[k++] = (char *)prog->tool;
-    argv[k++] = (char *)prog->format;
-    argv[k++] = (char *)prog->options;
-    argv[k++] = (char *)prog->mode;
+    if (flag)
+        argv[k++] = (char *)flag;
     argv[k++] = (char *)prog->target;
     for (int i = 0; i < prog->nargs; i++)
         argv[k++] = prog->args[i];
-    if (preload_set(prog->preload) == 0 && launch_run(argv, &s->result) == 0)
-        s->outcome = conclude(s, prog, profile);
+    char *old_path;
+    if (preload_set(prog->preload) == 0 && pythonpath_set(s, &old_path) == 0) {
+        int rc = launch_run(argv, &s->result);
+        pythonpath_restore(old_path);
+        if (rc == 0)
+            s->outcome = conclude(s, prog, profile);
+    }
     free(argv);
     return s->outcome;
 }
@@ -314,11 +416,10 @@ int launcher_deliver_about(const launcher_session *s, const char *name, const so
     return rc;
 }
 
-void launcher_close(launcher_session *s)
+/* Removes the files of the folder at path, then the folder. */
+static void remove_folder(const char *path)
 {
-    if (!s->dir[0])
-        return;
-    DIR *d = opendir(s->dir);
+    DIR *d = opendir(path);
     if (d) {
         struct dirent *ent;
         while ((ent = readdir(d)) != NULL)
@@ -326,7 +427,17 @@ void launcher_close(launcher_session *s)
                 unlinkat(dirfd(d), ent->d_name, 0);
         closedir(d);
     }
-    rmdir(s->dir);
+    rmdir(path);
+}
+
+void launcher_close(launcher_session *s)
+{
+    if (!s->dir[0])
+        return;
+    char cache[PATH_MAX]; /* where the interpreter may have cached the boot's bytecode */
+    if (launcher_path(s, "__pycache__", cache, sizeof cache) == 0)
+        remove_folder(cache);
+    remove_folder(s->dir);
     s->dir[0] = '\0';
 }
 
