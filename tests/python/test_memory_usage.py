@@ -1,6 +1,7 @@
 """sonde.memory_usage, memory_profiler's memory_usage(): each value
 checked against the kernel's own count, /proc/PID/status VmRSS, read by
-the measured process at the same moment (a known allocation held)."""
+the measured process at the same moment (a known allocation held), and
+the peak of a 100 MB allocation against memory_profiler's own figure."""
 
 import subprocess
 import sys
@@ -121,6 +122,22 @@ def test_stream_writes_mprof_lines(tmp_path):
 def test_what_it_does_not_do_says_so(kw):
     with pytest.raises(ValueError, match="memory_usage: "):
         sonde.memory_usage(-1, **kw)
+
+
+def test_the_peak_is_memory_profilers(tmp_path):
+    """A function that allocates 100 MB: the peak within 5% of what
+    memory_profiler's memory_usage gives for the same call, in the same
+    process (the function's result held until after each returns)."""
+    memory_profiler = pytest.importorskip(
+        "memory_profiler", reason="memory_profiler is not installed in the test environment "
+        "(make test installs it)")
+    theirs, (block, _rss) = memory_profiler.memory_usage((hold, (100,)), interval=0.01,
+                                                         max_usage=True, retval=True)
+    del block
+    ours, (block, _rss) = sonde.memory_usage((hold, (100,)), interval=0.01, max_usage=True,
+                                             retval=True)
+    del block
+    assert abs(ours - theirs) <= 0.05 * theirs, (ours, theirs)
 
 
 def test_no_function_is_run_twice():
