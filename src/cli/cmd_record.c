@@ -284,6 +284,10 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
         fprintf(stderr, ", %llu not holding the GIL dropped (--gil)",
                 (unsigned long long)c->not_gil);
     fprintf(stderr, ", %llu torn reads skipped\n", (unsigned long long)c->torn);
+    if (c->blank)
+        fprintf(stderr, "sonde: %llu sample%s read no thread stack: the interpreter was not "
+                "running Python code yet, or any more, or no thread was in Python code\n",
+                (unsigned long long)c->blank, c->blank == 1 ? "" : "s");
     if (c->truncated)
         fprintf(stderr, "sonde: %llu stacks were deeper than %d frames: their innermost %d "
                 "frames are kept, under \"%s\"\n",

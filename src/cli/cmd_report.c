@@ -264,8 +264,10 @@ static int convert(const sonde_env *env, const report_opts *o, const char *file,
                               .by_caller = o->by_caller, .by_shape = o->by_shape };
         if (sonde_ops_table_write(b, &p, &s, &oo, err, sizeof err) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    } else if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0) {
-        rc = cli_usage_error("report", "%s", err);
+    } else {
+        sonde_stats_count_samples(&s, p.sample_rate); /* a sampled run's table counts samples */
+        if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0)
+            rc = cli_usage_error("report", "%s", err);
     }
     sonde_stats_free(&s);
     sonde_profile_free(&p);

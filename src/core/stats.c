@@ -149,6 +149,26 @@ int sonde_stats_from_profile(sonde_stats *s, const sonde_profile *p)
     return rc;
 }
 
+/* seconds of samples at rate, as a count */
+static uint64_t samples_in(double seconds, double rate)
+{
+    double n = seconds * rate + 0.5;
+    return n > 0 ? (uint64_t)n : 0;
+}
+
+void sonde_stats_count_samples(sonde_stats *s, double rate)
+{
+    if (rate <= 0 || s->sampled)
+        return;
+    for (uint32_t i = 0; i < s->nfuncs; i++) {
+        s->funcs[i].ncalls = samples_in(s->funcs[i].cumtime, rate);
+        s->funcs[i].pcalls = samples_in(s->funcs[i].tottime, rate);
+    }
+    for (uint32_t i = 0; i < s->nedges; i++)
+        s->edges[i].ncalls = s->edges[i].pcalls = samples_in(s->edges[i].cumtime, rate);
+    s->sampled = 1;
+}
+
 uint64_t sonde_stats_total_calls(const sonde_stats *s, uint64_t *primitive)
 {
     uint64_t n = 0, prim = 0;

@@ -52,6 +52,14 @@ sonde_edge *sonde_stats_edge(sonde_stats *s, uint32_t caller, uint32_t callee);
 /* Derives every aggregate from p's tree.  0, or -1 on out of memory. */
 int sonde_stats_from_profile(sonde_stats *s, const sonde_profile *p);
 
+/* For a profile sampled at rate (Hz) whose stats came from its tree (no
+ * calls counted): each function's count becomes its samples, as Python
+ * 3.15's sampling profiler counts them (ncalls: the samples it was on the
+ * stack in, pcalls: those it was running in), each edge's the samples the
+ * caller was calling it in, and s->sampled is set.  Nothing when rate <= 0
+ * or s->sampled is already set. */
+void sonde_stats_count_samples(sonde_stats *s, double rate);
+
 /* Totals over all functions. */
 uint64_t sonde_stats_total_calls(const sonde_stats *s, uint64_t *primitive);
 double sonde_stats_total_time(const sonde_stats *s);

@@ -198,8 +198,11 @@ static int put_table(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                      const sonde_table_opts *o, int k)
 {
     uint64_t prim, calls = sonde_stats_total_calls(s, &prim);
-    sonde_buf_printf(b, "%12llu function calls", (unsigned long long)calls);
-    if (prim != calls)
+    if (s->sampled) /* each sample is counted once where it ran */
+        sonde_buf_printf(b, "%12llu samples", (unsigned long long)prim);
+    else
+        sonde_buf_printf(b, "%12llu function calls", (unsigned long long)calls);
+    if (prim != calls && !s->sampled)
         sonde_buf_printf(b, " (%llu primitive calls)", (unsigned long long)prim);
     sonde_buf_printf(b, " in %.3f seconds\n\n", sonde_stats_total_time(s));
     sonde_buf_printf(b, "   Ordered by: %s\n", sort_keys[k].title);

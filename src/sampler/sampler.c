@@ -341,8 +341,10 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
             break;
         }
         counts->ticks++;
+        uint64_t seen = counts->read + counts->torn;
         if ((rc = sample_family(family, &ns, p, &index, o, threads, t_ns, counts, &stop_now)) < 0)
             break;
+        counts->blank += counts->read + counts->torn == seen;
         counts->processes = family->joined;
         slot += period;
         uint64_t t = sonde_clock_ns();

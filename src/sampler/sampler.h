@@ -96,6 +96,9 @@ typedef struct sonde_sampler_counts {
     uint64_t not_gil;     /* ... dropped: the thread did not hold the GIL (gil_only) */
     uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
     uint64_t cut;         /* snapshots whose thread list was not walked to its end in 1 s */
+    uint64_t blank;       /* snapshots that read no thread stack, whole or torn: the
+                             interpreter not started yet or ending, or no thread in
+                             Python code */
     double seconds;       /* how long sampling ran */
     int ended;            /* the root process ended while sampled */
     uint32_t processes;   /* processes sampled, in all */
