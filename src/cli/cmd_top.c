@@ -8,7 +8,9 @@
  * them: below site-packages, the standard library or the process's
  * working directory, so that line numbers stay on screen.  The view fits
  * the terminal's width, uses the alternate screen, and gives the terminal
- * back as it found it on q, Ctrl-C, or when the process ends. */
+ * back as it found it on q, Ctrl-C, or when the process ends.  Without a
+ * terminal on its output it refuses in one line, pointing at record and
+ * dump. */
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
@@ -255,6 +257,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (!opts.pid)
         return cli_usage_error("top", "which process? give -p PID");
     long pid = opts.pid, rate = opts.rate;
+    if (!isatty(STDOUT_FILENO)) /* as py-spy: the view's escapes mean nothing in a file */
+        return cli_fail(SONDE_EXIT_FAILED, "top draws on a terminal, and its output is not one: "
+                        "use 'sonde record -p %ld' for a profile, or 'sonde dump -p %ld' for "
+                        "the stacks now", pid, pid);
     int idle = opts.idle;
     opts.native |= opts.native_all;
     if (opts.native && !env->native)

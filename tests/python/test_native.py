@@ -439,11 +439,16 @@ def test_native_errors(tmp_path):
                   cmdline(p).startswith(
                       sys.executable.encode() + b"\0" + str(tmp_path / "prog.py").encode())]
         (pid,) = target
-        for args in (["record", "-d", "1", "-o", str(tmp_path / "x.svg")], ["dump"],
-                     ["top"]):
+        for args in (["record", "-d", "1", "-o", str(tmp_path / "x.svg")], ["dump"]):
             line = one_line(sonde(args[0], "--native", "-p", pid, *args[1:],
                                   stdin=subprocess.DEVNULL), 1)
             assert "ptrace was refused" in line and "another tracer" in line, line
+        # top draws only on a terminal: script(1) gives it one.
+        top = subprocess.run(["script", "-qec", "%s top --native -p %s" % (SONDE, pid),
+                              os.devnull], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+        assert top.returncode == 1, top.stdout + top.stderr
+        assert "ptrace was refused" in top.stdout and "another tracer" in top.stdout, top.stdout
     finally:
         stop_ready(proc)  # strace: it leaves the program it traced running
         for pid in target:

@@ -525,6 +525,23 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
     assert widest <= 80
 
 
+def test_top_without_a_terminal_refuses_in_one_line(tmp_path):
+    """As py-spy ("Not a tty"): into a file or a pipe, top writes none of
+    its full-screen escapes, and says in one line what to use instead."""
+    proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 60)
+    try:
+        with open(str(tmp_path / "top.out"), "w") as out:
+            top = subprocess.run([SONDE, "top", "-p", str(proc.pid)], stdout=out,
+                                 stderr=subprocess.PIPE, universal_newlines=True, timeout=60)
+    finally:
+        stop_ready(proc)
+    assert top.returncode == 1
+    assert (tmp_path / "top.out").read_text() == ""
+    assert top.stderr == ("sonde: top draws on a terminal, and its output is not one: use "
+                          "'sonde record -p %d' for a profile, or 'sonde dump -p %d' for the "
+                          "stacks now\n" % (proc.pid, proc.pid))
+
+
 def test_chrome_trace_is_a_proper_timeline(tmp_path):
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
     out = tmp_path / "t.json"
