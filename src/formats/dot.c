@@ -2,10 +2,13 @@
  * node per function with its share of the total time (callees included)
  * and, in brackets, its own share, and its calls; one edge per caller ->
  * callee with its calls and share; colours from blue (little) to red
- * (most).  Functions and edges under the options' thresholds (percent of
- * the total time) are left out. */
+ * (most).  A node's label names the file without its folders (as
+ * gprof2dot names the module), its tooltip has the whole path.  Functions
+ * and edges under the options' thresholds (percent of the total time) are
+ * left out. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../core/utf8.h"
 #include "format.h"
@@ -91,15 +94,19 @@ int sonde_dot_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
         const sonde_func *fn = &p->funcs[f];
         sonde_buf_printf(b, "  f%u [color=", f);
         put_colour(b, share);
+        /* the file's own name in the label, its whole path in the tooltip */
+        const char *file = sonde_profile_str(p, fn->file), *slash = strrchr(file, '/');
         sonde_buf_puts(b, ", label=\"");
         put_quoted(b, sonde_profile_str(p, fn->qualname));
         sonde_buf_puts(b, "\\n");
-        put_quoted(b, sonde_profile_str(p, fn->file));
+        put_quoted(b, slash && slash[1] ? slash + 1 : file);
         sonde_buf_printf(b, ":%d\\n%.2f%%\\n(%.2f%%)", fn->line, 100 * share,
                          100 * fs->tottime / total);
         if (p->sample_rate <= 0)
             sonde_buf_printf(b, "\\n%llu\xc3\x97", (unsigned long long)fs->ncalls);
-        sonde_buf_puts(b, "\"];\n");
+        sonde_buf_puts(b, "\", tooltip=\"");
+        put_quoted(b, file);
+        sonde_buf_printf(b, ":%d\"];\n", fn->line);
     }
     for (uint32_t e = 0; e < s->nedges; e++) {
         const sonde_edge *ed = &s->edges[e];

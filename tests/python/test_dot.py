@@ -2,9 +2,11 @@
 it, its thresholds, and Graphviz reading it."""
 
 import marshal
+import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -78,3 +80,48 @@ def test_bad_input(graph, args, message):
     assert proc.returncode == 2
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+GPROF2DOT = shutil.which("gprof2dot") or (
+    os.path.join(os.path.dirname(sys.executable), "gprof2dot")
+    if os.path.exists(os.path.join(os.path.dirname(sys.executable), "gprof2dot")) else None)
+DEEP = """
+def inner(n):
+    return sum(i * i for i in range(n))
+def outer():
+    return [inner(20000) for _ in range(20)]
+"""
+
+
+def nodes(dot, pattern):
+    return re.findall(r'^\s*\w+ \[.*label="%s.*", tooltip="([^"]*)"' % pattern, dot, re.M)
+
+
+@pytest.mark.skipif(GPROF2DOT is None, reason="gprof2dot is not installed")
+def test_dot_labels_name_the_file_and_tooltips_the_path(tmp_path):
+    """A node's label names the file as gprof2dot names the module (no
+    folders: pytest's graph was 3 times as wide as gprof2dot's), and its
+    tooltip holds the whole path, as gprof2dot's does."""
+    deep = tmp_path / "site" / "packages" / "some_library" / "internals" / "core"
+    deep.mkdir(parents=True)
+    (deep / "engine.py").write_text(DEEP)
+    (tmp_path / "main.py").write_text("import sys\nsys.path.insert(0, %r)\nimport engine\n"
+                                      "engine.outer()\n" % str(deep))
+    run = run_sonde(["run", "-o", "p.prof", "main.py"], tmp_path)
+    assert run.returncode == 0, run.stderr
+    ours = run_sonde(["report", "p.prof", "-f", "dot"], tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    theirs = subprocess.run([GPROF2DOT, "-f", "pstats", "p.prof"], cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    compared = 0
+    for func in ("inner", "outer"):
+        # gprof2dot: label "engine:LINE:FUNC", tooltip the file's path
+        (module, line), = re.findall(r'label="(\w+):(\d+):%s\\n' % func, theirs)
+        (path,) = [t for t in re.findall(r'label="%s:%s:%s\\n[^"]*", tooltip="([^"]*)"'
+                                         % (module, line, func), theirs)]
+        (tooltip,) = nodes(ours.stdout, r"%s\\n%s\.py:%s\\n" % (func, module, line))
+        assert tooltip == "%s:%s" % (path, line)
+        assert path == str(deep / "engine.py")
+        compared += 1
+    assert compared == 2
+    assert str(deep) not in "".join(re.findall(r'label="([^"]*)"', ours.stdout))
