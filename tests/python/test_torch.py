@@ -470,10 +470,11 @@ def test_report_ops_bad_input(tmp_path):
 
 
 def trace_slices(path):
-    """-f chrome's document and its slices, times in whole nanoseconds."""
+    """-f chrome's document and its slices (calls, operators, kernels; not
+    the steps, on a track of their own), times in whole nanoseconds."""
     doc = json.loads(path.read_text())
     slices = [dict(e, start=round(e["ts"] * 1000), end=round((e["ts"] + e["dur"]) * 1000))
-              for e in doc["traceEvents"] if e["ph"] == "X"]
+              for e in doc["traceEvents"] if e["ph"] == "X" and e.get("cat") != "step"]
     return doc, slices
 
 
