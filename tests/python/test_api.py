@@ -236,3 +236,36 @@ def test_refused_enable_leaves_the_programs_tools(python):
                          universal_newlines=True, check=True).stdout
     assert json.loads(out) == [["ProfilerActiveError", "ValueError"], "program's profiler",
                                "program's coverage"]
+
+
+UNBINDABLE = """
+import pstats, sys
+import sonde
+
+def work():
+    try:
+        bytes.find(str())  # a bytes method called on a str: TypeError
+    except TypeError as e:
+        print(type(e).__name__)
+    return b"abc".find(b"c")
+
+prof = sonde.Profile()
+print(prof.runcall(work))
+prof.dump_stats("u.prof")
+stats = pstats.Stats("u.prof").stats
+print(sorted(v[0] for k, v in stats.items() if k[2] == "work"))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_method_called_on_the_wrong_type(python, tmp_path):
+    """CPython's gh-132250 (test_cprofile's test_bad_descriptor from 3.14):
+    an unbound method called with a self of another type raises TypeError
+    before it runs.  Before: sonde.Profile crashed (SIGSEGV) on 3.12+,
+    naming the method descriptor as if it were a bound C function."""
+    python = need(python)
+    proc = subprocess.run([python, "-c", UNBINDABLE], cwd=str(tmp_path), env=with_pkg_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split("\n") == ["TypeError", "2", "[1]", ""]

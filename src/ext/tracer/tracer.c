@@ -142,7 +142,12 @@ static uint32_t c_func(tracer *t, PyObject *callable, PyObject *self_arg)
             bound = NULL;
         }
     }
-    PyObject *label = tracer_cfunc_label(bound ? bound : callable);
+    /* One that cannot be bound (bytes.find(str()): the call raises
+     * TypeError) is named by its own repr, the label cProfile gives the
+     * method ("<method 'find' of 'bytes' objects>"). */
+    PyObject *label = bound || PyCFunction_Check(callable) ? tracer_cfunc_label(bound ? bound
+                                                                                    : callable)
+                                                           : PyObject_Repr(callable);
     Py_XDECREF(bound);
     if (!label)
         PyErr_Clear();
