@@ -93,12 +93,16 @@ class LineProfilerAPI:
             return [f for part in (obj.fget, obj.fset, obj.fdel) if part is not None
                     for f in cls._functions_of(part, seen)]
         if isinstance(obj, type):
+            # line_profiler's class policy: its own methods and inner
+            # classes ("children"), not a function defined elsewhere and
+            # assigned to it (convert = staticmethod(some_function)).
             found = []
             for member in vars(obj).values():
                 if isinstance(member, type) and not _in_scope("children", obj, member):
                     continue
                 try:
-                    found += cls._functions_of(member, seen)
+                    found += [f for f in cls._functions_of(member, seen)
+                              if isinstance(member, type) or _in_scope("children", obj, f)]
                 except TypeError:
                     pass
             return found
@@ -171,7 +175,35 @@ class LineProfilerAPI:
             raise TypeError("add_module: %r is not a module" % (mod,))
         return self._add_namespace(mod, _policies(scoping_policy), wrap, set())
 
+    def add_function(self, func):
+        """Profiles func's code (a function, or a method's function);
+        func joins .functions, as each add_function does in
+        line_profiler (a function added twice is listed twice)."""
+        added = super().add_function(func)
+        self.__dict__.setdefault("functions", []).append(func)
+        return added
+
+    @property
+    def functions(self):
+        """The functions given to add_function, in order (line_profiler's
+        public list)."""
+        return self.__dict__.setdefault("functions", [])
+
+    @functions.setter
+    def functions(self, value):
+        self.__dict__["functions"] = value
+
     # -- when to profile --
+
+    @property
+    def enable_count(self):
+        """How many enable_by_count() calls (decorated calls, `with`
+        blocks) are open: the profiler is on while it is above 0."""
+        return self._depth
+
+    @enable_count.setter
+    def enable_count(self, value):
+        self._depth = value
 
     def enable_by_count(self):
         """Enables the profiler on the first of nested calls."""
@@ -220,10 +252,26 @@ class LineProfilerAPI:
         return self.wrap_callable(func)
 
     def wrap_callable(self, func):
+        """func made to turn the profiler on while it runs: a function,
+        generator, coroutine or async generator wrapped; a classmethod,
+        staticmethod, bound method, partial, partialmethod, property or
+        cached_property rebuilt around its wrapped functions; a class
+        with its own methods so replaced (the class itself is returned);
+        anything else as it is."""
         if isinstance(func, type):
-            return func
+            return self._wrap_class(func)
         if isinstance(func, (classmethod, staticmethod)):
             return type(func)(self.wrap_callable(func.__func__))
+        if isinstance(func, types.MethodType):
+            return types.MethodType(self.wrap_callable(func.__func__), func.__self__)
+        if isinstance(func, (functools.partial, functools.partialmethod)):
+            return type(func)(self.wrap_callable(func.func), *func.args, **func.keywords)
+        if isinstance(func, functools.cached_property):
+            new = functools.cached_property(self.wrap_callable(func.func))
+            for key, value in vars(func).items():
+                vars(new).setdefault(key, value)
+            new.attrname = func.attrname
+            return new
         if isinstance(func, property):
             parts = [None if f is None else self.wrap_callable(f)
                      for f in (func.fget, func.fset, func.fdel)]
@@ -243,6 +291,20 @@ class LineProfilerAPI:
             wrapper = self._wrap_function(func)
         setattr(wrapper, _MARKER, _Wrapped(info.func if info else func, id(self)))
         return wrapper
+
+    def _wrap_class(self, cls):
+        for attr, member in list(vars(cls).items()):
+            if isinstance(member, type):
+                continue
+            try:
+                if not self._functions_of(member, set()):
+                    continue
+            except TypeError:
+                continue
+            wrapper = self.wrap_callable(member)
+            if wrapper is not member:
+                setattr(cls, attr, wrapper)
+        return cls
 
     def _wrap_function(self, func):
         @functools.wraps(func)
