@@ -383,6 +383,13 @@ class _MemTool(_LinesTool):
                               interval_ms=self.options.get("interval_ms", 10),
                               line_events=self.options.get("line_events", False))
 
+    def start(self):
+        # The program runs inside main(), called from its own first frame
+        # (arm's hand-over): that frame and main()'s are not the program's
+        # stack.
+        self.prof._tracer._stack_floor(main.__code__)
+        self.prof.enable()
+
 
 TOOLS = {"run": _RunTool, "lines": _LinesTool, "mem": _MemTool}
 STARTERS = {"script": _script, "code": _code, "module": _module}

@@ -156,6 +156,9 @@ struct mem_data {
     uint64_t seed;               /* 0: each thread seeds from the clock */
     uint32_t seeded;             /* threads seeded from `seed` so far (atomic) */
     mem_host host;
+    const void *floor;           /* from the stack: the code whose frame started the
+                                    program (sonde's launcher); it and the frames
+                                    outside it are not the program's.  NULL: none */
 
     pthread_mutex_t lock;        /* guards everything below but the shadow stacks */
     sonde_livemap live;                /* sampled blocks not released yet */

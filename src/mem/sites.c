@@ -281,7 +281,7 @@ static int site_stack(mem_data *m, site_line *out, int max)
 {
     mem_frame frames[MEM_MAX_FRAMES];
     int n = m->host.frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && frames[i].code != m->floor; i++) {
         uint32_t site = sonde_u64map_get(&m->site_of, (uint64_t)(uintptr_t)frames[i].code);
         if (site < m->nsites)
             out[k++] = (site_line){ .site = m->sites[site],

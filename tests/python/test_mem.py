@@ -711,3 +711,33 @@ def test_file_names_that_are_not_utf8(python, mode, tmp_path):
         shown = "".join("\\x%02x" % (ord(c) - 0xDC00) if 0xDC80 <= ord(c) <= 0xDCFF else c
                         for c in name)
         assert shown.encode() in proc.stderr, (shown, proc.stderr[-3000:])
+
+
+STACKS = """\
+keep = []
+
+def build(n):
+    keep.append([bytearray(1000) for _ in range(n)])
+
+def main():
+    build(300)
+
+main()
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_stacks_are_the_programs_own(python, tmp_path):
+    """Every allocating stack ends at the program's <module>, once: the
+    launcher starts the program from the program's own first frame (so
+    that its argv is a bare run's), and that frame and the launcher's are
+    left out.  Before: every stack ended '<module>; <module>', and the
+    module's first line got all the program's memory."""
+    python = need(python)
+    (tmp_path / "s.py").write_text(STACKS)
+    proc = run_sonde(["mem", "-o", "s.json", "s.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "s.json").read_text())
+    stacks = {tuple(f["name"] for f in e["stack"]) for e in doc["allocations"]}
+    assert ("<module>", "main", "build") in stacks, stacks
+    assert all(s.count("<module>") <= 1 and (not s or s[0] == "<module>") for s in stacks), stacks

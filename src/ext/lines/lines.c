@@ -114,6 +114,7 @@ static void tracer_dealloc(lines_tracer *t)
     }
     sonde_u64map_free(&t->by_code);
     mem_free(t->mem);
+    Py_XDECREF(t->floor);
     Py_TYPE(t)->tp_free((PyObject *)t);
 }
 
@@ -276,6 +277,20 @@ static PyObject *tracer_document(lines_tracer *t, PyObject *args, PyObject *kwds
 
 /* The type and its methods: readied once under the GIL at import, then
  * constant. */
+static PyObject *tracer_stack_floor(lines_tracer *t, PyObject *code)
+{
+    if (!PyCode_Check(code)) {
+        PyErr_SetString(PyExc_TypeError, "_stack_floor takes a code object");
+        return NULL;
+    }
+    if (t->mem) {
+        Py_INCREF(code);
+        Py_XSETREF(t->floor, code);
+        mem_set_floor(t->mem, code);
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)(void (*)(void))tracer_add_code, METH_VARARGS | METH_KEYWORDS,
       "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None, "
@@ -285,6 +300,10 @@ static PyMethodDef tracer_methods[] = {
       "lambda or comprehension), whose hits it counts in, over the same lines; name: what "
       "the document calls it (its qualified name by default)." },
     { "enable", (PyCFunction)tracer_enable, METH_NOARGS, "Start tracing in every thread." },
+    { "_stack_floor", (PyCFunction)tracer_stack_floor, METH_O,
+      "_stack_floor(code): memory mode: a frame of this code started the program (sonde's "
+      "launcher); it and the frames outside it are not the program's, and allocating "
+      "stacks end below it." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "document", (PyCFunction)(void (*)(void))tracer_document, METH_VARARGS | METH_KEYWORDS,
       "document(source_of, instructions_of=None) -> bytes: the JSON document of `sonde lines "

@@ -63,6 +63,7 @@ typedef struct lines_tracer {
     int failed;              /* sticky: out of memory while tracing */
     sonde_clock_mark start, end;
     mem_data *mem;           /* memory mode, else NULL */
+    PyObject *floor;         /* memory mode: the code held as mem->floor, or NULL */
     int line_events;         /* the event source is installed (always, unless a
                                 memory mode reads stacks instead) */
 } lines_tracer;

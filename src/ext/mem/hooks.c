@@ -138,6 +138,11 @@ static sonde_alloc_attach_fn shim_attach(void)
     return (sonde_alloc_attach_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_ATTACH);
 }
 
+void mem_set_floor(mem_data *m, PyObject *code)
+{
+    m->floor = code;
+}
+
 int mem_start(mem_data *m)
 {
     if (installed || wrapped) {

@@ -32,6 +32,11 @@ void mem_free(mem_data *m);
 uint32_t mem_add_site(mem_data *m, PyCodeObject *code, PyObject *name, int first, int nlines,
                       const uint64_t *hits);
 
+/* From the stack: frames of code (sonde's launcher, which started the
+ * program) and outside it are not the program's; stacks end below it.
+ * code stays alive while m is used (the caller holds it). */
+void mem_set_floor(mem_data *m, PyObject *code);
+
 /* Starts recording: the hooks go in.  0, or -1 with an exception.  Stops
  * it: open activations close, the hooks come out. */
 int mem_start(mem_data *m);
