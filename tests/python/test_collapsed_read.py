@@ -76,12 +76,14 @@ def reported_own(path, cwd):
     out = run([SONDE, "report", path, "-s", "tottime", "-l", "0"], cwd)
     lines = out.splitlines()
     (head,) = [i for i, l in enumerate(lines) if "filename:lineno(function)" in l]
+    columns = lines[head].split()  # a sampled profile's: nsamples tottime persample ...
+    at = columns.index("tottime")
     own = {}
     for l in lines[head + 1:]:
         if re.match(r"^\s+\d", l):
-            ncalls, tottime, cumtime, name = l.split(None, 3)
-            if float(tottime) > 0:
-                own[name] = float(tottime)
+            fields = l.split(None, len(columns) - 1)
+            if float(fields[at]) > 0:
+                own[fields[-1]] = float(fields[at])
     return own
 
 

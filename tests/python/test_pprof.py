@@ -401,6 +401,11 @@ func main() {
 '''
 
 
+# A sampled profile's table: nsamples tottime persample cumtime persample
+# name (a persample column is blank where a function never ran itself).
+TOTTIME, CUMTIME = 1, 3
+
+
 @needs_go
 def test_reads_go_cpu_profile(tmp_path):
     """Go's own CPU profile (inlined frames, mappings, addresses): sonde
@@ -416,7 +421,7 @@ def test_reads_go_cpu_profile(tmp_path):
     top = go_top(path, "cpu", "ns")
     table = run_sonde(["report", str(path), "-l", "0"], tmp_path).stdout
     (row,) = [l for l in table.splitlines() if l.endswith("(main.spin)")]
-    assert float(row.split()[2]) == pytest.approx(top["main.spin"][1] / 1e9, abs=0.0006)
+    assert float(row.split()[CUMTIME]) == pytest.approx(top["main.spin"][1] / 1e9, abs=0.0006)
     plain = tmp_path / "cpu.pb"
     plain.write_bytes(gzip.decompress(path.read_bytes()))
     again = run_sonde(["report", "cpu.pb", "-f", "collapsed"], tmp_path)
@@ -432,9 +437,9 @@ def test_reads_go_profile_without_go(tmp_path):
     proc = run_sonde(["report", "go_cpu.pb.gz", "-l", "0"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = {l.split()[-1]: l.split() for l in proc.stdout.splitlines() if "go:0(" in l}
-    assert rows["/tmp/goapp/main.go:0(main.spin)"][2] == "0.080"
-    assert rows["/tmp/goapp/main.go:0(main.sq)"][2] == "0.070"
-    assert rows["/tmp/goapp/main.go:0(main.sq)"][1] == "0.040"
+    assert rows["/tmp/goapp/main.go:0(main.spin)"][CUMTIME] == "0.080"
+    assert rows["/tmp/goapp/main.go:0(main.sq)"][CUMTIME] == "0.070"
+    assert rows["/tmp/goapp/main.go:0(main.sq)"][TOTTIME] == "0.040"
 
 
 def test_bad_pprof_files(tmp_path):
