@@ -18,6 +18,10 @@ import sys
 import pytest
 
 from conftest import HERE, PKG, need, run_sonde, version_params, with_pkg_env
+# SETTRACE: the interpreter's own line events of s.py's functions (its
+# module code left out), by line: what `sonde lines` counts when no
+# function is named.
+from test_lines import SETTRACE
 
 sys.path[:0] = [PKG, HERE]
 
@@ -117,28 +121,6 @@ def main():
 main()
 sys.exit(3)
 """
-
-# The interpreter's own line events of s.py's functions (its module code
-# left out), by line: what `sonde lines` counts when no function is named.
-SETTRACE = """
-import json, sys
-counts = {}
-def local(frame, event, arg):
-    if event == "line":
-        counts[frame.f_lineno] = counts.get(frame.f_lineno, 0) + 1
-    return local
-def tracer(frame, event, arg):
-    return local if frame.f_code.co_filename == "s.py" and frame.f_code.co_name != "<module>" else None
-code = compile(open("s.py").read(), "s.py", "exec")
-sys.settrace(tracer)
-try:
-    exec(code, {"__name__": "__main__"})
-except SystemExit:
-    pass
-sys.settrace(None)
-print(json.dumps(counts))
-"""
-
 
 @pytest.mark.parametrize("python", version_params())
 def test_lines_command_writes_lprof(python, tmp_path):
