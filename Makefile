@@ -15,7 +15,9 @@
 #   make bench-native         the stop and cost of a native stack sample, per method;
 #                             record --native against py-spy --native on numpy
 #   make bench-timeit         sonde timeit against pyperf timeit and stdlib timeit
-#   make install PREFIX=...   install the command and the Python package
+#   make docs                 the documentation site (build/docs/site, strict) and the
+#                             man pages (build/man), from docs/ and the option tables
+#   make install PREFIX=...   install the command, its man pages and the Python package
 
 PYTHON ?= python3
 PREFIX ?= /usr/local
@@ -53,7 +55,7 @@ EXT := $(PKG)/_sonde$(PY_SUFFIX)
 EXTENSION_OBJ := $(patsubst src/%.c,$(BUILD)/obj/_sonde-py$(PY_TAG)/%.o,$(EXTENSION_SRC))
 
 .PHONY: all check-python print-sources test test-asan test-valgrind test-repeat demo bench bench-sampler \
-        bench-lines bench-mem bench-native bench-timeit install clean
+        bench-lines bench-mem bench-native bench-timeit install clean docs man
 all: $(BUILD)/bin/sonde python-package
 
 check-python:
@@ -206,7 +208,7 @@ EXTENSIONS_FOR_TESTS = usable=""; for py in $(filter-out $(abspath $(SID_PYTHONS
 	done
 
 test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_walker $(BUILD)/tests/fuzz_json \
-      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready
+      $(BUILD)/tests/fuzz_pprof $(VENV)/.ready docs
 	@$(EXTENSIONS_FOR_TESTS); \
 	$(BUILD)/tests/fuzz_pstats 3000 && \
 	$(BUILD)/tests/fuzz_walker 2000 $(PYTHONS) && \
@@ -335,10 +337,33 @@ bench-native: $(BUILD)/bench/native_stop $(BUILD)/bench/native_target $(BUILD)/b
 	$(BENCH_VENV)/bin/python bench/bench_native.py --rounds 3 --threads 1,32 --rate 100
 	$(BENCH_VENV)/bin/python bench/bench_native.py --rounds 3 --stalls 1,32,128 --rates 100,1000
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde
+# ---- documentation ----
+# The man pages come from the command's own --help (its option tables):
+# docs/tools/build.py writes them, and with the site the same reference into
+# each command's page.  MkDocs, pinned, comes from PyPI into its own venv;
+# the pictures are make demo's (run first when build/demo has none).
+DOCS_VENV := $(BUILD)/docs-venv
+$(DOCS_VENV)/.ready: docs/requirements.txt
+	rm -rf $(DOCS_VENV)
+	$(PYTHON) -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/python -m pip install -q --disable-pip-version-check -r docs/requirements.txt
+	touch $@
+
+man: $(BUILD)/bin/sonde
+	$(PYTHON) docs/tools/build.py --sonde $(BUILD)/bin/sonde --man $(BUILD)/man --man-only
+
+docs: all $(DOCS_VENV)/.ready
+	@test -f $(BUILD)/demo/julia.svg || { echo "docs: running examples/demo.sh first: the pages show its pictures"; \
+	  sh examples/demo.sh > $(BUILD)/demo.log 2>&1 || { cat $(BUILD)/demo.log; exit 1; }; }
+	$(DOCS_VENV)/bin/python docs/tools/build.py --sonde $(BUILD)/bin/sonde --out $(BUILD)/docs \
+	  --man $(BUILD)/man --demo $(BUILD)/demo
+
+install: all man
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/bin/sonde $(DESTDIR)$(PREFIX)/bin/sonde
 	install -m 644 $(PKG)/* $(DESTDIR)$(PREFIX)/lib/sonde/python/sonde/
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 clean:
 	rm -rf $(BUILD)
