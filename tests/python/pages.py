@@ -128,7 +128,7 @@ def encode(n):
     return json.dumps({"rows": [list(range(20)) for _ in range(n)]})
 
 def main():
-    for _ in range(40):
+    for _ in range(200):
         encode(30)
     difflib.SequenceMatcher(None, "abcdef" * 50, "abcxef" * 50).ratio()
 
@@ -143,7 +143,12 @@ def real_profs(tmp_path_factory):
     back by the import machinery and by runpy)."""
     tmp = tmp_path_factory.mktemp("real")
     (tmp / "imports.py").write_text(IMPORTS)
-    (tmp / "in.json").write_text(json.dumps({"a": [1, 2, {"b": None}], "c": "d" * 50}))
+    # json.tool's main() works on 1,000 rows (about 0.1 s) and the script's
+    # main() encodes 200 times: far wider than any import whose time the
+    # rebuilt tree could place beside it (a 3-row file let main() take 1.5 to
+    # 18 ms, and a busy machine's import times moved it by up to 20%).
+    rows = [{"id": i, "name": "n%d" % i, "tags": ["x", "y"], "v": i * 0.5} for i in range(1000)]
+    (tmp / "in.json").write_text(json.dumps({"a": [1, 2, {"b": None}], "rows": rows}))
     runs = {"cprofile-m.prof": [sys.executable, "-m", "cProfile", "-o", "cprofile-m.prof",
                                 "-m", "json.tool", "in.json"],
             "cprofile-imports.prof": [sys.executable, "-m", "cProfile", "-o",

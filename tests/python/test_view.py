@@ -353,10 +353,11 @@ def test_prof_of_a_real_program_draws(real_profs, name):
              funcs[n[0]][1].endswith(MAINS[name])]
     # A .prof holds no call paths: the import machinery runs every module's
     # exec, and modules imported at about the same cost can swap places in
-    # the rebuilt tree, which cannot tell them apart (measured: worst -5.3%
-    # over 40 fresh sets of the -m profiles; the script that imports json,
-    # argparse and difflib beside its main came to -2.17% in a test-repeat
-    # round).  The deep package's chain of imports: 2%.
+    # the rebuilt tree, which cannot tell them apart.  The programs' main()s
+    # work far longer than any import (real_profs), so a swap moves them
+    # little (measured beside a test-repeat load: worst 1.5% over 10 fresh
+    # -m profiles, 0.5% for the importing script; with main()s of a few ms,
+    # -20% in a test-repeat round).  The deep package's chain of imports: 2%.
     tolerance = 0.02 if "-deep" in name else 0.08
     assert mains and abs(sum(n[2] for n in mains) - main_cum) <= tolerance * main_cum
 
