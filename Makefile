@@ -222,6 +222,17 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 .PHONY: sid-extension
 sid-extension: $(EXT)
 
+# Manylinux wheels into $(BUILD)/wheels, one per interpreter with headers
+# (pyenv's 3.8-3.13, the Debian root's 3.14 and 3.15; Debian's
+# /usr/bin/python3 has pyenv 3.11's tag): the C command as the wheel's
+# `sonde` script, the package and its extension, repaired by auditwheel
+# (packaging/make_wheel.py; a wheel newer than its inputs is kept).
+.PHONY: wheels
+wheels: all $(VENV)/.ready
+	@$(EXTENSIONS_FOR_TESTS); \
+	$(VENV)/bin/python packaging/make_wheel.py --out $(BUILD)/wheels \
+	  $$(for py in $$usable; do [ "$$py" = /usr/bin/python3 ] || echo "$$py"; done)
+
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
                -fno-sanitize-recover=all
 test-asan:

@@ -17,57 +17,6 @@
 #include "../sampler/proc/task.h"
 #include "options.h"
 
-const char *launch_python(const sonde_env *env, const char *flag_python)
-{
-    if (flag_python && *flag_python)
-        return flag_python;
-    const char *e = getenv("SONDE_PYTHON");
-    if (e && *e)
-        return e;
-    if (env && env->python)
-        return env->python;
-    return "python3";
-}
-
-static int has_launcher(const char *dir)
-{
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/sonde/_launch.py", dir) >= sizeof path)
-        return 0;
-    return access(path, R_OK) == 0;
-}
-
-int launch_package_dir(const sonde_env *env, char *out, size_t outlen)
-{
-    if (outlen < PATH_MAX)
-        return -1;
-    if (env && env->package_dir && has_launcher(env->package_dir)) {
-        snprintf(out, outlen, "%s", env->package_dir);
-        return 0;
-    }
-    /* Beside the executable: build/bin/sonde -> build/python, and
-     * PREFIX/bin/sonde -> PREFIX/lib/sonde/python. */
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            const char *rel[] = { "../python", "../lib/sonde/python" };
-            for (size_t i = 0; i < 2; i++) {
-                char dir[PATH_MAX];
-                if ((size_t)snprintf(dir, sizeof dir, "%s/%s", exe, rel[i]) >= sizeof dir)
-                    continue;
-                if (has_launcher(dir) && realpath(dir, out) && strlen(out) < outlen)
-                    return 0;
-            }
-        }
-    }
-    return cli_fail(-1, "cannot find sonde's Python package beside %s: run 'make' (or 'make "
-                    "install') again", n > 0 ? exe : "the sonde command");
-}
-
 /* Forks and execs argv; the child sets its signal mask to child_mask
  * (when given) just before exec.  See launch_start. */
 static pid_t start(char *const argv[], const sigset_t *child_mask)

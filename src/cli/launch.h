@@ -17,11 +17,14 @@
 #include "cli.h"
 
 /* The interpreter to launch: --python, else $SONDE_PYTHON, else the one
- * sonde runs in, else "python3". */
+ * sonde runs in, else the one a command installed from a wheel was
+ * installed for (its venv's), else "python3" (install_paths.c). */
 const char *launch_python(const sonde_env *env, const char *flag_python);
 
-/* The folder that holds the sonde package (with its compiled extension).
- * 0, or -1 after printing why. */
+/* The folder that holds the sonde package (with its compiled extension),
+ * of those beside a command installed from wheels for several Pythons the
+ * one for python's version (NULL: any).  0, or -1 after printing why. */
+int launch_package_dir_for(const sonde_env *env, const char *python, char *out, size_t outlen);
 int launch_package_dir(const sonde_env *env, char *out, size_t outlen);
 
 typedef struct launch_result {

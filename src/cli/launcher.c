@@ -31,7 +31,9 @@
  * over to sonde's launcher (python/sonde/_launch.py), which starts the
  * program's tool as the interpreter starts the program.  Written for every Python (2.7
  * included), so that one sonde cannot use says so in a line; sonde's
- * package goes on the path just long enough to import it. */
+ * package goes on the path just long enough to import it (where it has no
+ * extension for this Python, the interpreter's own installed sonde is
+ * used, if it has one). */
 static const char boot[] =
     "import os, sys\n"
     "def _sonde_boot(boot):\n"
@@ -85,9 +87,19 @@ static const char boot[] =
     "    try:\n"
     "        from sonde import _launch\n"
     "    except ImportError as e:\n"
-    "        said('cannot load sonde into Python %d.%d (%s): %s; build it with: make PYTHON=%s'\n"
-    "             % (v[0], v[1], sys.executable, e, sys.executable))\n"
+    "        why, _launch = str(e), None\n"
     "    del sys.path[0]\n"
+    "    if _launch is None:\n"
+    "        for name in [m for m in sys.modules if m == 'sonde' or m.startswith('sonde.')]:\n"
+    "            del sys.modules[name]\n"
+    "        try:\n"
+    "            from sonde import _launch\n"
+    "        except ImportError:\n"
+    "            fix = ('install sonde for it: %s -m pip install sonde' if\n"
+    "                   os.path.basename(fields[0]) in ('site-packages', 'dist-packages') else\n"
+    "                   'build it with: make PYTHON=%s') % sys.executable\n"
+    "            said('cannot load sonde into Python %d.%d (%s): %s; %s'\n"
+    "                 % (v[0], v[1], sys.executable, why, fix))\n"
     "    _launch.arm(folder, fields[1:], boot)\n"
     "    return True\n"
     "if not _sonde_boot(sys.modules[__name__]):\n"
@@ -251,7 +263,7 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
     memset(s, 0, sizeof *s);
     s->outcome = LAUNCHER_NOT_RUN;
     char pkg[PATH_MAX];
-    if (launch_package_dir(env, pkg, sizeof pkg) < 0 || launcher_open(s) < 0)
+    if (launch_package_dir_for(env, prog->python, pkg, sizeof pkg) < 0 || launcher_open(s) < 0)
         return s->outcome;
     /* The folder holds the boot (as sitecustomize) and what it is to do:
      * PKG TOOL FORMAT OPTIONS MODE TARGET. */
