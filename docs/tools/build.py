@@ -73,8 +73,11 @@ class Help:
 
 
 def run_help(sonde, args):
-    proc = subprocess.run([sonde] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
+    try:
+        proc = subprocess.run([sonde] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+    except OSError as e:
+        raise SystemExit("docs: cannot run %s: %s (make builds it)" % (sonde, e.strerror))
     if proc.returncode != 0:
         raise SystemExit("docs: '%s %s' failed: %s" % (sonde, " ".join(args), proc.stderr.strip()))
     return proc.stdout
@@ -98,7 +101,7 @@ def commands(sonde):
 # ---- Markdown ----
 
 def md_escape(text):
-    return text.replace("|", "\\|").replace("<", "&lt;").replace("*", "\\*").replace("_", "\\_")
+    return text.replace("<", "&lt;").replace("*", "\\*").replace("_", "\\_")
 
 
 def md_code(text):
@@ -110,10 +113,10 @@ def options_markdown(h):
            "Generated from the option table of `src/cli/cmd_%s.c`, as `sonde %s --help` "
            "prints it." % (h.name, h.name), ""]
     out += ["    " + line for line in h.usage]
-    out += ["", "| option | meaning |", "|---|---|"]
+    out.append("")
     for label, text in h.options:
-        out.append("| %s | %s |" % (md_code(label), md_escape(" ".join(text))))
-    out += ["", "`-h`, `--help` prints this reference; `man sonde-%s` shows it as a man page "
+        out += [md_code(label), ":   " + md_escape(" ".join(text)), ""]
+    out += ["`-h`, `--help` prints this reference; `man sonde-%s` shows it as a man page "
             "(`make install` installs it)." % h.name]
     return "\n".join(out) + "\n"
 
@@ -160,7 +163,9 @@ def man_page(h, others):
         out += [".PP", roff(" ".join(line.strip() for line in para.split("\n")))]
     out += [".SH OPTIONS"]
     for label, text in h.options:
-        names, _, arg = label.partition(" ")
+        words = label.split(" ")
+        named = max(k for k, word in enumerate(words) if word.startswith("-")) + 1
+        names, arg = " ".join(words[:named]), " ".join(words[named:])
         out += [".TP", "\\fB%s\\fR%s" % (roff(names), " \\fI%s\\fR" % roff(arg) if arg else ""),
                 roff(" ".join(text))]
     out += [".TP", "\\fB\\-h\\fR, \\fB\\-\\-help\\fR", "print this help and exit"]

@@ -1,7 +1,8 @@
 """The supported CPython versions are named in one place, src/core/pyversions.h:
 no other file of the project states the supported range (a message, a gate, a
-list of versions), so that the next version is one line there; the README's
-"Supported" line lists exactly those versions; and every message that names
+list of versions), so that the next version is one line there; the
+"Supported" line of the docs' home page (docs/index.md) and of the README
+lists exactly those versions; and every message that names
 the range says what pyversions.h says."""
 
 import os
@@ -12,7 +13,7 @@ from conftest import ROOT, SONDE, SUPPORTED, supported_minors
 
 HOME = os.path.join("src", "core", "pyversions.h")
 THIS = os.path.join("tests", "python", "test_versions_home.py")  # its examples
-# Where the code and the docs that ship live (the README is checked apart).
+# Where the code and the docs that ship live (the README and docs/ are checked apart).
 SOURCES = ["src", "python", "tests", "examples", "Makefile", "setup.py", "sources.mk",
            "pyproject.toml", ".ci"]
 # Facts about particular versions, not claims of what is supported: the
@@ -54,12 +55,14 @@ def test_the_check_finds_a_stated_range():
     assert range_claims('wanted = ["3.8", "3.9", "3.10"]') == ['"3.8", "3.9", "3.10"']
 
 
-def test_the_readme_lists_the_supported_versions():
-    with open(os.path.join(ROOT, "README.md")) as f:
-        text = f.read()
-    line = re.search(r"^Supported: CPython ([\d., ]+) on Linux", text, re.M)
-    listed = [v.strip() for v in line.group(1).replace("\n", " ").split(",") if v.strip()]
-    assert listed == ["3.%d" % m for m in supported_minors()]
+def test_the_docs_list_the_supported_versions():
+    for page in (os.path.join("docs", "index.md"), "README.md"):
+        with open(os.path.join(ROOT, page)) as f:
+            text = f.read()
+        line = re.search(r"^Supported: CPython ([\d., ]+) on Linux", text, re.M)
+        assert line, "%s has no 'Supported: CPython ... on Linux' line" % page
+        listed = [v.strip() for v in line.group(1).replace("\n", " ").split(",") if v.strip()]
+        assert listed == ["3.%d" % m for m in supported_minors()], page
 
 
 def test_messages_name_the_home_s_range(tmp_path):
