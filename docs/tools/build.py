@@ -133,6 +133,9 @@ def write_page(src, h):
         new = False
     else:
         page = "# sonde %s\n\n%s.\n\n" % (h.name, h.summary[0].upper() + h.summary[1:]) + \
+            "(This page is the command's reference alone: its story goes in " \
+            "`docs/commands/%s.md`, with the line `%s` where this reference goes.)\n\n" % (
+                h.name, MARKER.replace("<", "&lt;")) + \
             "\n".join("    " + line for line in h.usage) + "\n\n" + h.about + "\n\n" + ref
         new = True
     os.makedirs(os.path.dirname(path), exist_ok=True)
@@ -222,12 +225,12 @@ def copy_pictures(src, demo):
             f.write(body)
 
 
-def write_config(out, src, site, new_pages):
+def write_config(base, out, src, site, new_pages):
     """OUT/mkdocs.yml: the repository's, with its folders set to the staged
     ones and a nav entry for each command page it did not list."""
     import yaml  # mkdocs' own dependency: in the docs venv
 
-    with open(os.path.join(ROOT, "mkdocs.yml")) as f:
+    with open(base) as f:
         config = yaml.safe_load(f)
     config["docs_dir"] = os.path.abspath(src)
     config["site_dir"] = os.path.abspath(site)
@@ -258,6 +261,8 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "build", "docs"))
     ap.add_argument("--man", default=os.path.join(ROOT, "build", "man"))
     ap.add_argument("--demo", default=os.path.join(ROOT, "build", "demo"))
+    ap.add_argument("--docs", default=os.path.join(ROOT, "docs"), help="the pages' folder")
+    ap.add_argument("--config", default=os.path.join(ROOT, "mkdocs.yml"))
     ap.add_argument("--man-only", action="store_true", help="the man pages alone")
     ap.add_argument("--stage-only", action="store_true",
                     help="the man pages and the site's source (OUT/src), no mkdocs")
@@ -281,14 +286,20 @@ def main():
 
     src, site = os.path.join(args.out, "src"), os.path.join(args.out, "site")
     shutil.rmtree(src, ignore_errors=True)
-    shutil.copytree(os.path.join(ROOT, "docs"), src, ignore=shutil.ignore_patterns("tools"))
+    shutil.copytree(args.docs, src, ignore=shutil.ignore_patterns("tools"))
     new_pages = ["commands/%s.md" % h.name for h in helps if write_page(src, h)]
     copy_pictures(src, args.demo)
     if args.stage_only:
         return 0
-    config = write_config(args.out, src, site, new_pages)
+    config = write_config(args.config, args.out, src, site, new_pages)
+    # not --quiet: mkdocs counts the warnings that --strict fails on only
+    # when it logs them
     proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--clean",
-                           "--quiet", "-f", config])
+                           "-f", config], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          universal_newlines=True)
+    for line in proc.stdout.splitlines():
+        if not line.startswith("INFO"):
+            print(line, file=sys.stderr)
     if proc.returncode != 0:
         print("docs: mkdocs build --strict failed (every warning fails it: see above)",
               file=sys.stderr)
