@@ -7,7 +7,11 @@ Makefile follows (every .c under the folders named, less tools/ folders
 and the files and folders excluded), with sonde view's script and style
 sheet embedded from src/page/.  Beside it goes
 libsonde_alloc.so, the C allocator shim `sonde mem` preloads (no Python in
-it, so it is built as a plain shared library).
+it, so it is built as a plain shared library).  And the sonde command
+itself (build/bin/sonde's program: its main() and native frames, linked
+with the extension's libsonde objects) goes in the scripts: `sonde` on
+PATH is the C command, --native included, as from a wheel of make wheels
+(packaging/make_wheel.py); pip copies a binary script as it is.
 """
 
 import os
@@ -59,6 +63,7 @@ def libraries(*names):
 def main():
     from setuptools import Extension, setup
     from setuptools.command.build_ext import build_ext
+    from distutils.command.build_scripts import build_scripts  # setuptools provides it
 
     sources = artifact_sources()
     # sonde view's script and style sheet, embedded as C strings (as make does).
@@ -74,9 +79,33 @@ def main():
                                                             "-fvisibility=hidden"])
             target = os.path.join(self.build_lib, "sonde", "libsonde_alloc.so")
             self.compiler.link_shared_object(objects, target, libraries=libraries("SHIM"))
+            # The command: its own files, and libsonde's objects the extension
+            # was linked with (compiled once).
+            objects = self.compiler.compile(sources["command"], output_dir=self.build_temp,
+                                            macros=[("_GNU_SOURCE", "1")], include_dirs=["src"],
+                                            extra_postargs=["-std=c11", "-fvisibility=hidden"])
+            objects += self.compiler.object_filenames(sources["libsonde"] + [view_assets],
+                                                      output_dir=self.build_temp)
+            self.command_path = os.path.join(self.build_temp, "command", "sonde")
+            self.compiler.link_executable(objects, self.command_path,
+                                          libraries=libraries("COMMAND", "LIBSONDE"))
+
+    class BuildCommand(build_scripts):
+        """The scripts: the C command build_ext linked."""
+        def get_source_files(self):
+            return []
+
+        def run(self):
+            self.run_command("build_ext")
+            built = self.get_finalized_command("build_ext").command_path
+            self.mkpath(self.build_dir)
+            self.copy_file(built, os.path.join(self.build_dir, "sonde"))
 
     setup(
-        cmdclass={"build_ext": BuildWithShim},
+        # One script, `sonde`: BuildCommand makes it (the name is all
+        # setuptools reads here; installs run build_scripts when it is set).
+        scripts=["sonde"],
+        cmdclass={"build_ext": BuildWithShim, "build_scripts": BuildCommand},
         ext_modules=[
             Extension(
                 "sonde._sonde",
