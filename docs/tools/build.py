@@ -255,6 +255,24 @@ def write_config(base, out, src, site, new_pages):
     return path
 
 
+def markdown_left(site):
+    """[(page, line)]: the lines of the built pages, outside code blocks, that
+    still start as Markdown's lists and tables do (Python-Markdown, unlike
+    GitHub, wants a blank line before a list and 4 spaces of indent inside
+    an item: a page written otherwise shows its marks as text)."""
+    found = []
+    for folder, _, files in os.walk(site):
+        for name in files:
+            if not name.endswith(".html") or name == "404.html":
+                continue
+            with open(os.path.join(folder, name)) as f:
+                html = re.sub(r"<pre.*?</pre>", "", f.read(), flags=re.S)
+            for line in html.split("\n"):
+                if re.match(r"^\s*(?:- |\| |\d+\. )\S", line):
+                    found.append((os.path.relpath(os.path.join(folder, name), site), line.strip()))
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sonde", required=True)
@@ -303,6 +321,13 @@ def main():
     if proc.returncode != 0:
         print("docs: mkdocs build --strict failed (every warning fails it: see above)",
               file=sys.stderr)
+        return 1
+    unread = markdown_left(site)
+    if unread:
+        for page, line in unread:
+            print("docs: %s shows Markdown it did not read: %r (a list or table needs a "
+                  "blank line before it, and a block inside a list item 4 spaces)" % (page, line),
+                  file=sys.stderr)
         return 1
     print("docs: %s/index.html, man pages in %s" % (site, args.man))
     return 0
