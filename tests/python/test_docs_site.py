@@ -6,6 +6,7 @@ in its man page, and no command goes without either.  The docs' pages are
 those make docs builds; mkdocs' strict build itself runs in `make docs`."""
 
 import glob
+import json
 import os
 import re
 import subprocess
@@ -13,7 +14,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SONDE
+from conftest import HERE, ROOT, SONDE, run_sonde
 
 BUILD = os.path.join(ROOT, "docs", "tools", "build.py")
 
@@ -152,3 +153,41 @@ def test_a_broken_page_fails_the_build(tmp_path):
                           stderr=subprocess.PIPE, universal_newlines=True)
     assert proc.returncode == 0, proc.stderr
     assert os.path.exists(str(tmp_path / "out" / "site" / "commands" / "record.html"))
+
+
+def keys_of(value, out):
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out.add(key)
+            keys_of(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            keys_of(item, out)
+    return out
+
+
+def test_the_formats_page_names_every_field_of_sonde_s_json(tmp_path):
+    """Every key of what sonde writes as JSON -- run's and record's profiles,
+    the lines and mem documents (their golden schemas: every key a real
+    program fills) -- is named on the formats page, as `key` or in a
+    {"key", ...} or {key, ...} listing (DESIGN: document every field)."""
+    (tmp_path / "p.py").write_text("def work(n):\n    return sum(i * i for i in range(n))\n\n"
+                                   "for _ in range(300):\n    work(20000)\n")
+    proc = run_sonde(["run", "-f", "json", "-o", "run.json", "p.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["record", "-r", "1000", "-f", "json", "-o", "record.json", "--",
+                      sys.executable, "p.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    keys = set()
+    for path in (tmp_path / "run.json", tmp_path / "record.json",
+                 os.path.join(HERE, "golden", "lines_doc_schema.json"),
+                 os.path.join(HERE, "golden", "mem_doc_schema.json")):
+        with open(str(path)) as f:
+            keys_of(json.load(f), keys)
+    assert {"about", "functions", "nodes", "stats", "timeline", "sample_rate", "leaks",
+            "time_ns", "alloc_bytes"} <= keys, keys
+    with open(os.path.join(ROOT, "docs", "formats.md")) as f:
+        page = f.read()
+    unnamed = sorted(k for k in keys if "`%s`" % k not in page and
+                     not re.search(r'[{,]\s*"?%s"?\s*[,}:]' % re.escape(k), page))
+    assert unnamed == []
