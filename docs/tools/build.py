@@ -10,7 +10,7 @@ its text) and writes it twice, never by hand:
   each command's page, docs/commands/NAME.md, gets its option reference
   where it holds the line `<!-- sonde-options -->` (at its end when it has
   none; a command without a page gets a page of its reference alone, and a
-  place in the nav);
+  place in the nav), and its usage where it holds `<!-- sonde-usage -->`;
 - as man pages: MAN/sonde.1 (the commands) and MAN/sonde-NAME.1 each.
 
 The pictures the pages show are what `make demo` wrote (build/demo): every
@@ -35,6 +35,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MARKER = "<!-- sonde-options -->"
+USAGE = "<!-- sonde-usage -->"
 # An option's first line: "  -o, --output FILE  help" or "      --idle  help".
 OPTION_LINE = re.compile(r"^(?:  -[^-\s]|      --\S)")
 
@@ -108,12 +109,13 @@ def md_code(text):
     return "`%s`" % text if "`" not in text else "`` %s ``" % text
 
 
-def options_markdown(h):
+def options_markdown(h, with_usage=True):
     out = ["## Options", "",
-           "Generated from the option table of `src/cli/cmd_%s.c`, as `sonde %s --help` "
-           "prints it." % (h.name, h.name), ""]
-    out += ["    " + line for line in h.usage]
-    out.append("")
+           "Generated%s from the option table of `src/cli/cmd_%s.c`, as `sonde %s --help` "
+           "prints it." % ("" if with_usage else ", with the usage at the top of this page",
+                           h.name, h.name), ""]
+    if with_usage:
+        out += ["    " + line for line in h.usage] + [""]
     for label, text in h.options:
         out += [md_code(label), ":   " + md_escape(" ".join(text)), ""]
     out += ["`-h`, `--help` prints this reference; `man sonde-%s` shows it as a man page "
@@ -124,14 +126,16 @@ def options_markdown(h):
 def write_page(src, h):
     """The command's page with its reference; True when the page is new."""
     path = os.path.join(src, "commands", h.name + ".md")
-    ref = options_markdown(h)
     if os.path.exists(path):
         with open(path) as f:
             page = f.read()
+        ref = options_markdown(h, with_usage=USAGE not in page)
+        page = page.replace(USAGE, "\n".join("    " + line for line in h.usage))
         page = page.replace(MARKER, ref.rstrip("\n")) if MARKER in page else \
             page.rstrip("\n") + "\n\n" + ref
         new = False
     else:
+        ref = options_markdown(h)
         page = "# sonde %s\n\n%s.\n\n" % (h.name, h.summary[0].upper() + h.summary[1:]) + \
             "(This page is the command's reference alone: its story goes in " \
             "`docs/commands/%s.md`, with the line `%s` where this reference goes.)\n\n" % (

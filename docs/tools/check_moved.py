@@ -4,7 +4,9 @@ When the README became a landing page (issue 25), its sections moved into
 docs/.  This checks that nothing of substance was lost: every block of the
 old README (a paragraph, each item of a list, a code block, a table; headings
 aside, as pages retitle them) is found in the pages, whitespace, heading
-marks and Markdown links ([text](url) read as text) aside.  It prints, per
+marks and Markdown links ([text](url) read as text) aside; a command's
+synopsis counts as found where its page now takes it from the command's
+--help (the line <!-- sonde-usage -->).  It prints, per
 heading of the old README, how many of its blocks were found, then the
 blocks that were not; exit status 1 when any was not.
 
@@ -45,6 +47,16 @@ def blocks(text):
     return out
 
 
+def generated_usage(block):
+    """A command's synopsis, which its page now takes from --help."""
+    m = re.match(r"^    sonde (\w+) ", block)
+    page = os.path.join(ROOT, "docs", "commands", "%s.md" % (m.group(1) if m else ""))
+    if not m or not os.path.exists(page):
+        return False
+    with open(page) as f:
+        return "<!-- sonde-usage -->" in f.read()
+
+
 def main():
     if len(sys.argv) > 1:
         with open(sys.argv[1]) as f:
@@ -65,7 +77,7 @@ def main():
             found[heading] = [0, 0]
             order.append(heading)
         found[heading][1] += 1
-        if normal(block) in docs:
+        if normal(block) in docs or generated_usage(block):
             found[heading][0] += 1
         else:
             missing.append((heading, block))

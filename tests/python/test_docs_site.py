@@ -119,9 +119,16 @@ def test_man_page_reads_as_a_man_page(built):
 
 
 def test_a_command_without_a_page_gets_one(built):
-    """Every command has its page: written by hand, or made of its reference."""
+    """Every command has its page: written by hand, or made of its reference;
+    its usage is the one --help prints, and no marker is left."""
     for command in declared():
-        assert os.path.exists(str(built / "site" / "src" / "commands" / (command + ".md")))
+        with open(str(built / "site" / "src" / "commands" / (command + ".md"))) as f:
+            page = f.read()
+        usage = subprocess.run([SONDE, command, "--help"], stdout=subprocess.PIPE,
+                               universal_newlines=True, check=True).stdout.split("\n")[0]
+        assert page.startswith("# sonde %s\n" % command)
+        assert "\n    " + usage[len("usage: "):] + "\n" in page, command
+        assert "<!-- sonde-" not in page, command
 
 
 def test_a_broken_page_fails_the_build(tmp_path):
