@@ -11,7 +11,7 @@
 
 const cli_command *const cli_commands[] = {
     &cmd_run, &cmd_report, &cmd_lines, &cmd_mem, &cmd_view, &cmd_diff, &cmd_record, &cmd_top,
-    &cmd_dump, &cmd_timeit,
+    &cmd_dump, &cmd_timeit, &cmd_merge,
 };
 const size_t cli_ncommands = sizeof cli_commands / sizeof cli_commands[0];
 

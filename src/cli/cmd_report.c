@@ -20,8 +20,8 @@
 #include "../report/ops_table.h"
 #include "../report/table.h"
 #include "commands.h"
+#include "inputs.h"
 #include "launch.h"
-#include "lprof_load.h"
 #include "options.h"
 #include "output.h"
 
@@ -95,7 +95,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_report = {
     .name = "report",
     .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
-    .synopsis = "FILE [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller] [--by-shape]]\n"
+    .synopsis = "FILE... [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller] [--by-shape]]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
@@ -103,7 +103,8 @@ const cli_command cmd_report = {
              "pprof file (sonde's, Go's: gzipped or not), or converts it with -f.\n"
              "Prints the table of a file written by sonde lines -o or sonde mem -o (-f svg\n"
              "draws a mem profile's memory over time, -f pprof makes it a heap profile),\n"
-             "and line_profiler's table of a .lprof file (kernprof -l, dump_stats).",
+             "and line_profiler's table of a .lprof file (kernprof -l, dump_stats).\n"
+             "Several files of one kind are summed first, as sonde merge sums them.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -166,18 +167,13 @@ static int run_graphviz(const sonde_buf *b, const char *format, const char *out)
 
 /* The command line into *o and *file, checked, -o included.  0, or an
  * exit code. */
-static int parse(int argc, char **argv, report_opts *o, const char **file, cli_output *out)
+static int parse(int argc, char **argv, report_opts *o, cli_words *words, cli_output *out)
 {
-    cli_words words;
-    int rc = cli_parse(&cmd_report, argc, argv, o, &words);
+    int rc = cli_parse(&cmd_report, argc, argv, o, words);
     if (rc != 0)
         return rc;
-    if (words.count > 1)
-        return cli_usage_error("report", "one file at a time ('%s' and '%s')", words.word[0],
-                               words.word[1]);
-    if (words.count == 0)
+    if (words->count == 0)
         return cli_usage_error("report", "which file? give a .prof file");
-    *file = words.word[0];
     if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
         return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
     if ((o->by_caller || o->by_shape) && !o->ops)
@@ -214,47 +210,38 @@ static int graft_rebuilt_tree(const char *file, sonde_profile *p, const sonde_st
     return 0;
 }
 
-/* What file becomes, into b (or written to out, by a format that
+/* What the files become, into b (or written to out, by a format that
  * streams).  0, or an exit code after printing why not. */
-static int convert(const sonde_env *env, const report_opts *o, const char *file,
+static int convert(const sonde_env *env, const report_opts *o, const cli_words *files,
                    const cli_output *out, sonde_buf *b, int *written, int *graphviz)
 {
-    sonde_profile p;
-    sonde_stats s;
-    if (sonde_profile_init(&p) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    sonde_stats_init(&s);
-    sonde_jtree doc;
-    enum sonde_load_kind kind;
+    cli_inputs in;
+    int rc = cli_inputs_load(env, "report", files->word, files->count, NULL, &in);
+    if (rc != 0) {
+        cli_inputs_free(&in);
+        return rc;
+    }
+    const char *file = files->word[0];
+    enum sonde_load_kind kind = in.kind;
     char err[512], cwd[PATH_MAX];
     sonde_format_opts fopts = { .short_paths = o->short_paths, .cwd = getcwd(cwd, sizeof cwd),
                                 .min_count = o->min_count > 0 ? (uint64_t)o->min_count : 0,
                                 .node_thres = o->node_thres, .edge_thres = o->edge_thres };
     const sonde_format *fmt = sonde_format_find(*graphviz ? "dot" : o->format);
-    sonde_format_job job = { .format = fmt, .profile = &p, .stats = &s, .opts = &fopts };
-    int rc = 0;
-    if (cli_lprof_is(file)) { /* line_profiler's: read in Python (lprof_load.h) */
-        rc = cli_lprof_load(env, file, &doc);
-        if (rc == 0) {
-            rc = draw_document(b, file, &doc, SONDE_LOADED_LINES, o->format);
-            sonde_jtree_free(&doc);
-        }
-    } else if (sonde_load_any(file, &p, &s, &doc, &kind, err, sizeof err) < 0) {
-        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    } else if (kind != SONDE_LOADED_PROFILE) {
-        rc = draw_document(b, file, &doc, kind, o->format);
+    sonde_format_job job = { .format = fmt, .profile = &in.p, .stats = &in.s, .opts = &fopts };
+    if (kind != SONDE_LOADED_PROFILE) {
+        rc = draw_document(b, file, &in.doc, kind, o->format);
         *graphviz = 0; /* a mem document's svg is its own timeline */
-        sonde_jtree_free(&doc);
-    } else if (fmt && fmt->needs_tree && !fmt->needs_timeline && !sonde_load_has_tree(&p) &&
-               graft_rebuilt_tree(file, &p, &s) < 0) {
+    } else if (fmt && fmt->needs_tree && !fmt->needs_timeline && !sonde_load_has_tree(&in.p) &&
+               graft_rebuilt_tree(file, &in.p, &in.s) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
-    } else if (fmt && ((fmt->needs_timeline && !p.nevents) ||
-                       (fmt->needs_tree && !sonde_load_has_tree(&p)))) {
+    } else if (fmt && ((fmt->needs_timeline && !in.p.nevents) ||
+                       (fmt->needs_tree && !sonde_load_has_tree(&in.p)))) {
         rc = cli_fail(SONDE_EXIT_FAILED, "'%s' has no %s, so it cannot become '%s': write it "
                       "from the run itself (sonde run -f %s -o FILE, or sonde record)", file,
                       fmt->needs_timeline ? "timeline" : "call tree", o->format, o->format);
     } else if (*graphviz) {
-        if (fmt->write(b, &p, &s, &fopts) < 0)
+        if (fmt->write(b, &in.p, &in.s, &fopts) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     } else if (fmt) {
         rc = cli_output_fill(out, sonde_format_fill, &job);
@@ -262,15 +249,14 @@ static int convert(const sonde_env *env, const report_opts *o, const char *file,
     } else if (o->ops) {
         sonde_ops_opts oo = { .sort = o->table.sort, .limit = o->table.limit,
                               .by_caller = o->by_caller, .by_shape = o->by_shape };
-        if (sonde_ops_table_write(b, &p, &s, &oo, err, sizeof err) < 0)
+        if (sonde_ops_table_write(b, &in.p, &in.s, &oo, err, sizeof err) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else {
-        sonde_stats_count_samples(&s, p.sample_rate); /* a sampled run's table counts samples */
-        if (sonde_table_write(b, &p, &s, &o->table, err, sizeof err) < 0)
+        sonde_stats_count_samples(&in.s, in.p.sample_rate); /* a sampled run's table counts samples */
+        if (sonde_table_write(b, &in.p, &in.s, &o->table, err, sizeof err) < 0)
             rc = cli_usage_error("report", "%s", err);
     }
-    sonde_stats_free(&s);
-    sonde_profile_free(&p);
+    cli_inputs_free(&in);
     return rc;
 }
 
@@ -280,15 +266,15 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
                       .node_thres = sonde_format_opts_or_default(NULL)->node_thres,
                       .edge_thres = sonde_format_opts_or_default(NULL)->edge_thres,
                       .min_count = -1 };
-    const char *file = NULL;
+    cli_words files;
     cli_output out;
-    int rc = parse(argc, argv, &o, &file, &out);
+    int rc = parse(argc, argv, &o, &files, &out);
     if (rc != 0)
         return cli_exit(rc);
     int written = 0, graphviz = graphviz_format(o.format);
     sonde_buf b;
     sonde_buf_init(&b);
-    rc = convert(env, &o, file, &out, &b, &written, &graphviz);
+    rc = convert(env, &o, &files, &out, &b, &written, &graphviz);
     if (rc == 0 && !written)
         rc = graphviz ? run_graphviz(&b, o.format, out.path) : cli_output_write(&out, &b);
     sonde_buf_free(&b);

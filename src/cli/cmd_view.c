@@ -11,7 +11,7 @@
 #include "../formats/load.h"
 #include "../page/view.h"
 #include "commands.h"
-#include "lprof_load.h"
+#include "inputs.h"
 #include "open_url.h"
 #include "options.h"
 #include "output.h"
@@ -27,7 +27,8 @@ typedef struct view_opts {
 static const cli_opt option_table[] = {
     { .short_name = 'o', .long_name = "output", .arg = "OUT", .type = CLI_STRING,
       .offset = offsetof(view_opts, out),
-      .help = "the page (default: FILE with .html for its extension)" },
+      .help = "the page (default: FILE with .html for its extension;\n"
+              "several files: the first's with -merged.html)" },
     { .long_name = "serve", .type = CLI_FLAG, .offset = offsetof(view_opts, serve), .set = 1,
       .help = "also serve it at http://127.0.0.1:PORT/ until Ctrl-C" },
     { .long_name = "port", .arg = "N", .type = CLI_COUNT, .offset = offsetof(view_opts, port),
@@ -43,7 +44,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_view = {
     .name = "view",
     .summary = "any profile as one HTML page: flame graph, sunburst, table (replaces snakeviz)",
-    .synopsis = "FILE [-o OUT.html] [--serve [--port N]] [--open]",
+    .synopsis = "FILE... [-o OUT.html] [--serve [--port N]] [--open]",
     .about = "Draws a profile as one self-contained HTML page (no network access: it\n"
              "works from file://): for sonde run and record profiles (.prof or -f json)\n"
              "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
@@ -51,69 +52,44 @@ const cli_command cmd_view = {
              "cutoff; for sonde lines and mem files, each function's source with per-line\n"
              "bars, and mem's memory over time (and for line_profiler's .lprof files).\n"
              "From a .prof file the call tree is\n"
-             "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.",
+             "rebuilt from its callers, as snakeviz does; sonde's JSON has the exact one.\n"
+             "Several files of one kind are summed first, as sonde merge sums them; the\n"
+             "page's process selector shows them all or one process's part.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
 };
 
-/* The page of line_profiler's .lprof file into b (lprof_load.h).  0, or
- * an exit code after printing why. */
-static int make_lprof_page(const sonde_env *env, const char *file, sonde_buf *b)
+/* The page of the files into b.  0, or an exit code after printing why. */
+static int make_page(const sonde_env *env, const cli_words *files, sonde_buf *b)
 {
-    sonde_jtree doc;
-    char err[512];
-    int rc = cli_lprof_load(env, file, &doc);
-    if (rc != 0)
-        return rc;
-    if (sonde_view_document_write(b, file, &doc, err, sizeof err) < 0)
+    cli_inputs in;
+    char err[512], title[PATH_MAX + 32];
+    cli_inputs_title(title, sizeof title, files->word, files->count);
+    int rc = cli_inputs_load(env, "view", files->word, files->count, NULL, &in);
+    if (rc == 0 && in.kind != SONDE_LOADED_PROFILE &&
+        sonde_view_document_write(b, title, &in.doc, err, sizeof err) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    sonde_jtree_free(&doc);
-    return rc;
-}
-
-/* The page for file into b.  0, or -1 with a message. */
-static int make_page(const char *file, sonde_buf *b, char *err, size_t errlen)
-{
-    sonde_profile p;
-    sonde_stats s;
-    sonde_jtree doc;
-    enum sonde_load_kind kind;
-    if (sonde_profile_init(&p) < 0) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    sonde_stats_init(&s);
-    int rc = sonde_load_any(file, &p, &s, &doc, &kind, err, errlen);
-    if (rc == 0 && kind != SONDE_LOADED_PROFILE) {
-        rc = sonde_view_document_write(b, file, &doc, err, errlen);
-        sonde_jtree_free(&doc);
-    } else if (rc == 0 && sonde_view_profile_write(b, file, &p, &s, sonde_load_has_tree(&p)) < 0) {
-        snprintf(err, errlen, "out of memory");
-        rc = -1;
-    }
-    sonde_stats_free(&s);
-    sonde_profile_free(&p);
+    else if (rc == 0 && in.kind == SONDE_LOADED_PROFILE &&
+             sonde_view_profile_write(b, title, &in.p, &in.s, sonde_load_has_tree(&in.p)) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    cli_inputs_free(&in);
     return rc;
 }
 
 /* The command line into *o and *file, checked, the page's file included.
  * 0, or an exit code. */
-static int parse(int argc, char **argv, view_opts *o, const char **file, cli_output *out)
+static int parse(int argc, char **argv, view_opts *o, cli_words *words, cli_output *out)
 {
-    cli_words words;
-    int rc = cli_parse(&cmd_view, argc, argv, o, &words);
+    int rc = cli_parse(&cmd_view, argc, argv, o, words);
     if (rc != 0)
         return rc;
-    if (words.count > 1)
-        return cli_usage_error("view", "one file at a time ('%s' and '%s')", words.word[0],
-                               words.word[1]);
-    if (words.count == 0)
+    if (words->count == 0)
         return cli_usage_error("view", "which profile? give a file sonde or cProfile wrote");
-    *file = words.word[0];
     if (o->port >= 0 && !o->serve)
         return cli_usage_error("view", "--port goes with --serve");
-    if (!o->out && (rc = cli_sibling_path(*file, ".html", o->sibling, sizeof o->sibling)) != 0)
+    if (!o->out && (rc = cli_sibling_path(words->word[0], words->count > 1 ? "-merged.html"
+                                          : ".html", o->sibling, sizeof o->sibling)) != 0)
         return rc;
     return cli_output_open(out, o->out ? o->out : o->sibling);
 }
@@ -121,18 +97,14 @@ static int parse(int argc, char **argv, view_opts *o, const char **file, cli_out
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     view_opts o = { .port = -1 };
-    const char *file = NULL;
+    cli_words files;
     cli_output out;
-    int rc = parse(argc, argv, &o, &file, &out);
+    int rc = parse(argc, argv, &o, &files, &out);
     if (rc != 0)
         return cli_exit(rc);
-    char err[512];
     sonde_buf b;
     sonde_buf_init(&b);
-    if (cli_lprof_is(file))
-        rc = make_lprof_page(env, file, &b);
-    else if (make_page(file, &b, err, sizeof err) < 0)
-        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    rc = make_page(env, &files, &b);
     if (rc == 0 && (rc = cli_output_write(&out, &b)) == 0)
         fprintf(stderr, "sonde: wrote %s\n", out.name);
     if (rc == 0 && o.serve) {

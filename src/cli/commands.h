@@ -10,7 +10,7 @@
 #include "options.h"
 
 extern const cli_command cmd_run, cmd_report, cmd_lines, cmd_mem, cmd_view, cmd_diff,
-    cmd_record, cmd_top, cmd_dump, cmd_timeit;
+    cmd_record, cmd_top, cmd_dump, cmd_timeit, cmd_merge;
 
 /* Every command, in the order `sonde --help` lists them. */
 extern const cli_command *const cli_commands[];

@@ -10,6 +10,7 @@
 #include "../core/flame_layout.h"
 #include "../formats/doc.h"
 #include "../formats/json_about.h"
+#include "../formats/json_value.h"
 #include "../report/mem_plot.h"
 #include "view_assets.h"
 #include "view_heatmap.h"
@@ -33,6 +34,7 @@ static void page_begin(sonde_buf *b)
                       "interpreter's library (the standard library, site-packages): the "
                       "rest folds into the caller\"><input id=\"mine\" type=\"checkbox\"> "
                       "only my code</label>\n"
+                      "<label>process <select id=\"process\"></select></label>\n"
                       "<label>thread <select id=\"thread\"></select></label>\n"
                       "<label title=\"the pictures' widths: time on the CPU, or the GPU "
                       "kernels' time beneath each frame\">weigh <select id=\"weight\">"
@@ -319,37 +321,6 @@ int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profil
 
 /* ---- lines and mem documents ---- */
 
-/* Writes value v of t again as JSON (strings through the escaping writer). */
-static void put_value(sonde_buf *b, const sonde_jtree *t, const sonde_jval *v)
-{
-    switch (v->type) {
-    case SONDE_J_NULL: sonde_buf_puts(b, "null"); break;
-    case SONDE_J_BOOL: sonde_buf_puts(b, v->num ? "true" : "false"); break;
-    case SONDE_J_NUM: put_num(b, v->num); break;
-    case SONDE_J_STR: sonde_buf_json_str(b, sonde_json_str(t, v)); break;
-    case SONDE_J_ARR:
-        sonde_buf_putc(b, '[');
-        for (uint32_t i = 0; i < v->len; i++) {
-            if (i)
-                sonde_buf_putc(b, ',');
-            put_value(b, t, sonde_json_item(t, v, i));
-        }
-        sonde_buf_putc(b, ']');
-        break;
-    case SONDE_J_OBJ:
-        sonde_buf_putc(b, '{');
-        for (uint32_t i = 0; i < v->len; i++) {
-            if (i)
-                sonde_buf_putc(b, ',');
-            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i]]);
-            sonde_buf_putc(b, ':');
-            put_value(b, t, &t->vals[t->items.at[v->off + 2 * i + 1]]);
-        }
-        sonde_buf_putc(b, '}');
-        break;
-    }
-}
-
 int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,
                         size_t errlen)
 {
@@ -377,7 +348,7 @@ int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree
     }
     data_begin(b, mode, title);
     sonde_buf_puts(b, ", \"doc\": ");
-    put_value(b, t, root);
+    sonde_json_value_write(b, t, root);
     page_end(b);
     int ok = sonde_buf_ok(&plot);
     sonde_buf_free(&plot);

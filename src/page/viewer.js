@@ -16,6 +16,7 @@
  * text reaches the page through textContent, never as markup.  The
  * address's #fragment sets the first state: view=, search=, zoom=,
  * select=, depth=, cutoff=, fold=0, mine=1, thread=N (the Nth; 0 all),
+ * process=N (the Nth process of merged files; 0 all),
  * weight=gpu (the trees weighed by GPU time, when the profile has some);
  * and acts as a user would: click=NAME
  * clicks the widest drawn frame of that function, type=TEXT types into
@@ -131,6 +132,33 @@
       R.x[i] = i ? r[4] : 0;
       if (R.base) R.base[i] = D.base[i];
     }
+  }
+
+  /* The process frames first under the root of rows (a tree of the data):
+   * "process PID (command)", which sonde merge puts above each file's
+   * part and record --subprocesses above each process's stacks. */
+  function processFrames(rows) {
+    var out = [];
+    for (var i = 1; i < rows.length; i++) {
+      var f = rows[i][0];
+      if (rows[i][1] === 0 && f >= 0 && D.funcs[f][1] === "~" && /^process /.test(D.funcs[f][0]))
+        out.push(f);
+    }
+    return out;
+  }
+
+  /* rows with only the part under process frame f (the frame kept), its
+   * places shifted to start at the root's. */
+  function processRows(rows, f) {
+    var keep = new Int32Array(rows.length).fill(-1), out = [[-1, 0, 0, 0, 0]], x0 = 0;
+    for (var i = 1; i < rows.length; i++) {
+      var r = rows[i], up = r[1] === 0 ? (r[0] === f ? 0 : -1) : keep[r[1]];
+      if (up < 0) continue;
+      if (r[1] === 0) { x0 = r[4]; out[0][2] += r[2]; }
+      keep[i] = out.length;
+      out.push([r[0], up, r[2], r[3], r[4] - x0]);
+    }
+    return out;
   }
 
   /* The tree drawn, from R: with fold, each outermost import machinery
@@ -1354,31 +1382,40 @@
       if (!threads.length) pick.parentNode.style.display = "none";
       $("fold").checked = hash.fold !== "0";
       $("mine").checked = hash.mine === "1";
+      /* the process selector: all processes merged, or one (merged files) */
+      var procs = D.base ? [] : processFrames(D.tree), ppick = $("process");
+      ppick.appendChild(el("option", "all " + procs.length + " merged"));
+      procs.forEach(function (f) { ppick.appendChild(el("option", D.funcs[f][0])); });
+      ppick.selectedIndex = Math.min(hashCount(hash.process, procs.length), procs.length);
+      if (procs.length < 2) ppick.parentNode.style.display = "none";
       /* the weight: CPU time, or (--torch with a GPU) the kernels' GPU time */
       var weight = $("weight");
       if (!D.gpu_tree) weight.parentNode.style.display = "none";
       else weight.selectedIndex = hash.weight === "gpu" ? 1 : 0;
       var which = function () {
-        return ((weight.selectedIndex * (threads.length + 1) + pick.selectedIndex) * 4 +
+        return (((weight.selectedIndex * (threads.length + 1) + pick.selectedIndex) *
+                 (procs.length + 1) + ppick.selectedIndex) * 4 +
                 $("fold").checked + 2 * $("mine").checked);
       };
       var choose = function () {
         /* each tree built once, kept for the next toggle */
         var k = pick.selectedIndex, gpu = weight.selectedIndex === 1 && D.gpu_tree;
-        var w = gpu ? threads.length + 1 + k : k;
+        var w = (gpu ? threads.length + 1 + k : k) + ":" + ppick.selectedIndex;
         var rows = gpu ? (k ? D.gpu_thread_trees[k - 1].tree : D.gpu_tree)
                        : (k ? threads[k - 1].tree : D.tree);
+        if (ppick.selectedIndex) rows = processRows(rows, procs[ppick.selectedIndex - 1]);
         R = raws[w] || (readTree(rows), raws[w] = R);
         T = trees[which()] || (buildTree($("fold").checked, $("mine").checked), trees[which()] = T);
       };
       choose();
-      $("fold").onchange = $("mine").onchange = pick.onchange = weight.onchange = function () {
+      $("fold").onchange = $("mine").onchange = pick.onchange = weight.onchange =
+      ppick.onchange = function () {
         choose();
         S.zoom = 0; S.cursor = 0;
         render();
       };
     } else {
-      ["fold", "mine", "thread", "weight"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
+      ["fold", "mine", "process", "thread", "weight"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
     }
     about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];

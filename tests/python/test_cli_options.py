@@ -11,7 +11,7 @@ import pytest
 
 from conftest import SONDE, run_sonde
 
-COMMANDS = ["run", "report", "lines", "mem", "view", "diff", "record", "top", "dump", "timeit"]
+COMMANDS = ["run", "report", "lines", "mem", "view", "diff", "record", "top", "dump", "timeit", "merge"]
 
 
 def help_of(command):
