@@ -79,6 +79,12 @@ int64_t sonde_profile_figure_of(const sonde_profile *p, enum sonde_node_figure w
 
 int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node)
 {
+    return sonde_profile_add_weighted_event(p, t_ns, thread, node, 0);
+}
+
+int sonde_profile_add_weighted_event(sonde_profile *p, uint64_t t_ns, uint32_t thread,
+                                     uint32_t node, uint64_t weight)
+{
     if (p->nevents == SONDE_MAX_SAMPLE_EVENTS) {
         p->events_dropped = 1;
         return 0;
@@ -88,7 +94,8 @@ int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, ui
     if (!e)
         return -1;
     p->events = e;
-    p->events[p->nevents++] = (sonde_sample_event){ .t_ns = t_ns, .thread = thread, .node = node };
+    p->events[p->nevents++] = (sonde_sample_event){ .t_ns = t_ns, .thread = thread, .node = node,
+                                                    .weight = weight };
     return 0;
 }
 

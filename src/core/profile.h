@@ -113,6 +113,9 @@ typedef struct sonde_sample_event {
     uint64_t t_ns;       /* since the profile's start */
     uint32_t thread;
     uint32_t node;
+    uint64_t weight;     /* the ticks it added to its stack's nodes where ticks are not
+                          * samples (record's cpu mode: the thread's CPU nanoseconds since
+                          * its previous sample); 0: not recorded (one sample) */
 } sonde_sample_event;
 
 /* One slice of a deterministic timeline (run --torch -f chrome): a call
@@ -145,7 +148,7 @@ typedef struct sonde_device_track {
     int64_t stream;      /* the stream's id there */
 } sonde_device_track;
 
-/* Timelines stop growing past this many events (16 bytes each). */
+/* Timelines stop growing past this many events (24 bytes each). */
 #define SONDE_MAX_SAMPLE_EVENTS (16u * 1024 * 1024)
 
 /* What torch recorded of a node beyond its time (sonde run --torch), each
@@ -300,6 +303,20 @@ static inline const char *sonde_profile_str(const sonde_profile *p, uint32_t id)
 /* Appends a sample to the timeline (dropped past SONDE_MAX_SAMPLE_EVENTS).
  * 0, or -1 on out of memory. */
 int sonde_profile_add_event(sonde_profile *p, uint64_t t_ns, uint32_t thread, uint32_t node);
+/* The same for a sample that weighed `weight` ticks (sonde_sample_event). */
+int sonde_profile_add_weighted_event(sonde_profile *p, uint64_t t_ns, uint32_t thread,
+                                     uint32_t node, uint64_t weight);
+
+/* profile_events.c: the timeline put in time order (ties keep the order
+ * they had: a stable sort), for a reader whose samples come thread by
+ * thread.  0, or -1 on out of memory (the events are then unchanged). */
+int sonde_profile_sort_events(sonde_profile *p);
+/* The timeline by thread, each thread's samples in time order: thread t's
+ * are p->events[(*order)[k]] for k in [(*start)[t], (*start)[t + 1]); an
+ * event naming no thread of p is left out.  *start (nthreads + 1
+ * entries) and *order are malloc'd: the caller frees them.  0, or -1 on
+ * out of memory. */
+int sonde_profile_events_by_thread(const sonde_profile *p, uint64_t **start, uint32_t **order);
 
 /* A copy of p's tree with every thread merged under one root and sibling
  * nodes of the same function merged (and of the same line, when by_line):

@@ -81,6 +81,8 @@ int sonde_speedscope_write(sonde_buf *b, const sonde_profile *p, const sonde_sta
                            const sonde_format_opts *o);
 int sonde_dot_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                     const sonde_format_opts *o);
+int sonde_gecko_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
+                      const sonde_format_opts *o);   /* gecko.c: the Firefox Profiler's */
 int sonde_pprof_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                       const sonde_format_opts *o);   /* pprof.c: p's tree, a sample per path */
 

@@ -132,34 +132,6 @@ static int read_samples(const sonde_jtree *t, const sonde_jval *th, uint32_t thr
     return 0;
 }
 
-/* e[0..n) in time order, ties in the order they had (a bottom-up merge
- * sort).  0, or -1 on out of memory. */
-static int sort_by_time(sonde_sample_event *e, uint64_t n)
-{
-    sonde_sample_event *tmp = malloc((n ? n : 1) * sizeof *tmp), *from = e, *to = tmp;
-    if (!tmp)
-        return -1;
-    for (uint64_t width = 1; width < n; width *= 2) {
-        for (uint64_t lo = 0; lo < n; lo += 2 * width) {
-            uint64_t mid = lo + width < n ? lo + width : n;
-            uint64_t hi = lo + 2 * width < n ? lo + 2 * width : n, i = lo, j = mid, k = lo;
-            while (i < mid && j < hi)
-                to[k++] = from[j].t_ns < from[i].t_ns ? from[j++] : from[i++];
-            while (i < mid)
-                to[k++] = from[i++];
-            while (j < hi)
-                to[k++] = from[j++];
-        }
-        sonde_sample_event *swap = from;
-        from = to;
-        to = swap;
-    }
-    if (from != e)
-        memcpy(e, from, n * sizeof *e);
-    free(tmp);
-    return 0;
-}
-
 /* "timeline" (absent, or {"capped", "threads": [...]}, json.c) into
  * p->events, in time order.  0, or -1 with a message. */
 static int read_timeline(const sonde_jtree *t, const sonde_jval *tl, const uint32_t *at,
@@ -181,7 +153,7 @@ static int read_timeline(const sonde_jtree *t, const sonde_jval *tl, const uint3
     p->events_dropped |= capped && capped->type == SONDE_J_BOOL && capped->num;
     /* each thread's samples follow the last thread's: all of them in time
      * order again, as the sampler appends them */
-    if (sort_by_time(p->events, p->nevents) < 0) {
+    if (sonde_profile_sort_events(p) < 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }

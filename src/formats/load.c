@@ -11,6 +11,7 @@
 
 #include "collapsed_read.h"
 #include "doc.h"
+#include "gecko.h"
 #include "json_profile.h"
 #include "json_read.h"
 #include "pprof.h"
@@ -101,9 +102,16 @@ static int load_json(const char *path, const unsigned char *data, size_t len, so
     if (lines || mem)
         snprintf(err, errlen, "'%s' holds sonde %s's per-line figures, not a profile of calls",
                  path, mode);
+    else if (sonde_gecko_is(&t) && sonde_gecko_read(&t, p, why, sizeof why) < 0)
+        snprintf(err, errlen, "cannot read '%s' as a Firefox Profiler profile: %s", path, why);
+    else if (sonde_gecko_is(&t) && sonde_stats_from_profile(s, p) < 0)
+        snprintf(err, errlen, "out of memory reading '%s'", path);
+    else if (sonde_gecko_is(&t))
+        rc = 0;
     else if (!sonde_json_profile_is(&t))
-        snprintf(err, errlen, "'%s' is JSON but not a profile sonde wrote (sonde run or record "
-                 "-f json, sonde lines -o, sonde mem -o)", path);
+        snprintf(err, errlen, "'%s' is JSON but not a profile sonde reads (sonde run or record "
+                 "-f json or -f gecko, sonde lines -o, sonde mem -o, the Firefox Profiler's)",
+                 path);
     else if (sonde_json_profile_read(&t, p, why, sizeof why) < 0)
         snprintf(err, errlen, "cannot read '%s': %s", path, why);
     else if (p->nthreads == 0 && sonde_json_stats_read(&t, p, s, why, sizeof why) < 0)

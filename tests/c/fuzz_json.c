@@ -33,7 +33,7 @@
 static long accepted; /* inputs the loader took */
 
 static const char *const formats[] = { "pstats", "collapsed", "json", "speedscope",
-                                       "flamegraph", "chrome", "dot" };
+                                       "flamegraph", "chrome", "dot", "gecko" };
 
 static void render_profile(const sonde_profile *p, const sonde_stats *s)
 {

@@ -19,7 +19,8 @@ static void test_table_of_formats(void)
     const sonde_format *dot = sonde_format_find("dot");
     check(dot && !dot->needs_tree && dot->needs_stats, "dot draws the stats' call graph");
     check_str(sonde_format_names(),
-              "pstats, collapsed, json, speedscope, flamegraph, chrome, tensorboard, dot, pprof");
+              "pstats, collapsed, json, speedscope, flamegraph, chrome, tensorboard, dot, gecko, "
+              "pprof");
 }
 
 /* The table's promise: a format that does not need the stats writes the
@@ -50,7 +51,8 @@ static void test_formats_without_stats(void)
         sonde_buf_free(&b);
         without++;
     }
-    check_u64(without, 6); /* collapsed, speedscope, flamegraph, chrome, tensorboard, pprof */
+    check_u64(without, 7); /* collapsed, speedscope, flamegraph, chrome, tensorboard, gecko,
+                              pprof */
     sonde_stats_free(&s);
     sonde_profile_free(&p);
 }
