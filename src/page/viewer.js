@@ -1416,6 +1416,20 @@
       };
     } else {
       ["fold", "mine", "process", "thread", "weight"].forEach(function (id) { $(id).parentNode.style.display = "none"; });
+      /* merged lines or mem files: all processes' lines summed, or one's */
+      var docParts = (D.doc && D.doc.parts) || [], summed = D.doc && D.doc.functions, dpick = $("process");
+      if (docParts.length > 1) {
+        dpick.parentNode.style.display = "";
+        dpick.appendChild(el("option", "all " + docParts.length + " merged"));
+        docParts.forEach(function (p) { dpick.appendChild(el("option", p.process + " \u00b7 " + p.file)); });
+        dpick.onchange = function () {
+          var k = dpick.selectedIndex;
+          D.doc.functions = k ? docParts[k - 1].functions : summed;
+          render();
+        };
+        dpick.selectedIndex = Math.min(hashCount(hash.process, docParts.length), docParts.length);
+        if (dpick.selectedIndex) D.doc.functions = docParts[dpick.selectedIndex - 1].functions;
+      }
     }
     about();
     S.view = available.indexOf(hash.view) >= 0 ? hash.view : available[0];

@@ -332,3 +332,27 @@ def test_page_process_selector_draws_one_process(work, browser):
         names = {f["name"] for f in frames}
         assert label in names and not (set(tops) - {label}) & names
         tab.close()
+
+
+ROWS = "[...document.querySelectorAll('#view tr')].map(r => [...r.cells].map(c => c.textContent))"
+
+
+def test_page_of_merged_lines_shows_all_or_one_process(work, browser):
+    python = sys.executable
+    files = []
+    for i, arg in enumerate(RUNS[:2]):
+        files.append("l%d.json" % i)
+        sonde_ok(["lines", "-f", "middle", "-o", files[-1], "work.py", arg], work, python)
+    sonde_ok(["view", files[0], files[1], "-o", "lines.html"], work)
+    own = [{l["line"]: l["hits"] for l in json.loads((work / f).read_text())["functions"][0]["lines"]}
+           for f in files]
+    for k, want in enumerate([{n: own[0][n] + own[1].get(n, 0) for n in own[0]}] + own):
+        tab = open_page(browser, work / "lines.html", "process=%d" % k)
+        if k == 0:
+            options = tab.evaluate("[...document.querySelectorAll('#process option')].map(o => o.text)")
+            assert len(options) == 3 and options[0] == "all 2 merged"
+            assert options[1].startswith("process ") and options[1].endswith(files[0])
+        rows = [r for r in tab.evaluate(ROWS) if r and r[0].isdigit()]
+        tab.close()
+        got = {int(r[0]): int(r[2]) for r in rows if r[2]}
+        assert got == {n: h for n, h in want.items() if h}
