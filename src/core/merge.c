@@ -240,8 +240,10 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
         nmap[i] = SONDE_NO_NODE;
     for (uint32_t t = 0; rc == 0 && t < src->nthreads; t++) {
         const sonde_thread *th = &src->threads[t];
-        int64_t nt = sonde_profile_add_thread(dst, th->ident, th->native_id,
-                                              sonde_profile_str(src, th->name));
+        char name[SONDE_MERGE_LABEL_MAX + 128];
+        snprintf(name, sizeof name, labelled ? "%.127s" : "%.127s in %s",
+                 sonde_profile_str(src, th->name), label);
+        int64_t nt = sonde_profile_add_thread(dst, th->ident, th->native_id, name);
         if (nt < 0 || th->root >= src->nnodes) {
             rc = nt < 0 ? -1 : 0;
             continue;

@@ -4,7 +4,8 @@
  * Each input's part stays under a frame naming its process, the frame
  * record --subprocesses makes: a C function ("~", 0, "process PID
  * (command)") first under each of the input's thread roots, its threads
- * kept apart from the other inputs'.  An input whose roots already start
+ * kept apart from the other inputs' and named after its process
+ * ("MainThread in process 12 (python app.py)").  An input whose roots already start
  * with process frames (a merged file, record --subprocesses) is added as
  * it is, so merging merged files gives what merging their inputs gives.
  * Per function, per caller->callee edge and per call path, the figures

@@ -356,3 +356,25 @@ def test_page_of_merged_lines_shows_all_or_one_process(work, browser):
         tab.close()
         got = {int(r[0]): int(r[2]) for r in rows if r[2]}
         assert got == {n: h for n, h in want.items() if h}
+
+
+def test_sampled_stacks_keep_their_counts_under_their_process(tmp_path):
+    """Sampled profiles (collapsed stacks, pprof): each stack of each file,
+    with its count, under that file's process frame; the same stack of
+    two files counted apart, and together once the frames are left out."""
+    stacks = [{"main (app.py:1);work (app.py:5);spin (app.py:9)": 40, "main (app.py:1)": 3},
+              {"main (app.py:1);work (app.py:5);spin (app.py:9)": 7,
+               "main (app.py:1);idle (app.py:20)": 11}]
+    names = []
+    for i, st in enumerate(stacks):
+        names.append("s%d.collapsed" % i)
+        (tmp_path / names[-1]).write_text("".join("%s %d\n" % kv for kv in st.items()))
+    sonde_ok(["merge"] + names + ["-o", "m.pb.gz"], tmp_path)     # pprof, the fleet's format
+    sonde_ok(["merge", "m.pb.gz", "-o", "m.collapsed"], tmp_path)  # read back, written as stacks
+    got = {}
+    for line in (tmp_path / "m.collapsed").read_text().splitlines():
+        stack, count = line.rsplit(" ", 1)
+        got[stack] = got.get(stack, 0) + int(count)
+    want = {"process %s (~:0);%s" % (name, stack): n
+            for name, st in zip(names, stacks) for stack, n in st.items()}
+    assert got == want
