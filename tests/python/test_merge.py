@@ -297,6 +297,15 @@ def test_diff_takes_several_files_a_side(work):
     assert "leaf" in done.stdout
     data = page_data(work / "d.html")
     assert data["kind"] == "diff"
+    # the same rows as the diff of each side merged first
+    sonde_ok(["merge", "b1.json", "b2.json", "-o", "B.json"], work)
+    sonde_ok(["merge", "a1.json", "a2.json", "-o", "A.json"], work)
+    whole = sonde_ok(["diff", "-o", "d2.html", "B.json", "A.json"], work).stdout
+
+    def rows(text):
+        return sorted(l for l in text.splitlines() if re.search(r"work\.py:\d+\((%s)\)$"
+                                                              % "|".join(MINE), l))
+    assert len(rows(done.stdout)) == 5 and rows(done.stdout) == rows(whole)
     done = run_sonde(["diff", "b1.json", "b2.json", "a1.json"], work)
     assert done.returncode == 2 and "--" in done.stderr
 
