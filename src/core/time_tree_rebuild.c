@@ -582,7 +582,8 @@ static int64_t root_offers(rebuild *r, const double *roots)
         r->offers = o;
         r->offers[n++] = (offer){ .callee = f, .value = roots[f] };
     }
-    qsort(r->offers, n, sizeof *r->offers, by_value_down);
+    if (n > 1) /* qsort takes no NULL array, even empty */
+        qsort(r->offers, n, sizeof *r->offers, by_value_down);
     return n;
 }
 
