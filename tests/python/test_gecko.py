@@ -107,43 +107,56 @@ def rows(table):
             for row in table["data"]]
 
 
-def walk_gecko(doc):
-    """{(name, file): (samples on the stack, samples running)} and the
-    total, each sample counted by its weight (threadCPUDelta where the
-    file has it)."""
-    inclusive, self_, total = Counter(), Counter(), 0
+def gecko_stacks(doc, periods=True):
+    """{stack: weight} of a Gecko file, its threads together, as collapsed
+    stacks count them: a stack is its frames root first, each (name, file,
+    line) with the line sampled (the function's when the frame has none);
+    a sample weighs 1, or its threadCPUDelta in ns where the file has it,
+    counted in sampling periods per stack (as collapsed stacks count
+    record's cpu mode), rounded half up."""
+    sums, cpu = Counter(), False
     for th in doc["threads"]:
         strings, frames, stacks = th["stringTable"], rows(th["frameTable"]), rows(th["stackTable"])
+        cpu = cpu or "threadCPUDelta" in th["samples"]["schema"]
         for s in rows(th["samples"]):
-            if s["stack"] is None:
-                continue
-            w = s.get("threadCPUDelta") if "threadCPUDelta" in th["samples"]["schema"] else 1
-            funcs, k = [], s["stack"]
+            path, k = [], s["stack"]
             while k is not None:
-                funcs.append(function_of(strings[frames[stacks[k]["frame"]]["location"]]))
+                frame = frames[stacks[k]["frame"]]
+                location = strings[frame["location"]]
+                name, file = function_of(location)
+                first = re.search(r":(\d+)\)$", location)
+                line = frame["line"] or (int(first.group(1)) if first and file != "~" else 0)
+                path.append((name, file, line))
                 assert stacks[k]["prefix"] is None or stacks[k]["prefix"] < k
                 k = stacks[k]["prefix"]
-            self_[funcs[0]] += w
-            for f in set(funcs):
-                inclusive[f] += w
-            total += w
-    return inclusive, self_, total
+            sums[tuple(reversed(path))] += s["threadCPUDelta"] if cpu else 1
+    if cpu and periods:
+        rate = 1000.0 / doc["meta"]["interval"]
+        sums = Counter({k: int(v * 1e-9 / (1 / rate) + 0.5) for k, v in sums.items()})
+    return Counter({k: v for k, v in sums.items() if v > 0})
 
 
-def walk_collapsed(text):
-    """The same from collapsed stacks: "NAME (FILE:LINE);... COUNT"."""
-    inclusive, self_, total = Counter(), Counter(), 0
+def collapsed_stacks(text):
+    """The same of collapsed stacks: "NAME (FILE:LINE);... COUNT"."""
+    sums = Counter()
     for line in text.splitlines():
         stack, count = line.rsplit(" ", 1)
-        funcs = []
+        path = []
         for frame in stack.split(";"):
             m = re.match(r"^(.*) \((.*):(-?\d+)\)$", frame)
-            funcs.append((m.group(1), m.group(2)) if m.group(2) != "~" else (m.group(1), "~"))
-        self_[funcs[-1]] += int(count)
-        for f in set(funcs):
-            inclusive[f] += int(count)
-        total += int(count)
-    return inclusive, self_, total
+            path.append((m.group(1), m.group(2), int(m.group(3))))
+        sums[tuple(path)] += int(count)
+    return sums
+
+
+def by_function(stacks):
+    """{(name, file): (weight on the stack, weight running)} and the total."""
+    inclusive, self_ = Counter(), Counter()
+    for path, w in stacks.items():
+        self_[path[-1][:2]] += w
+        for f in {frame[:2] for frame in path}:
+            inclusive[f] += w
+    return inclusive, self_, sum(stacks.values())
 
 
 def check_importer_keys(doc):
@@ -199,11 +212,13 @@ def recording(tmp_path_factory):
 def test_gecko_counts_equal_collapsed_of_the_same_recording(recording):
     with open(str(recording / "w.gecko.json")) as f:
         doc = json.load(f)
-    inc_g, self_g, total_g = walk_gecko(doc)
-    inc_c, self_c, total_c = walk_collapsed((recording / "w.collapsed").read_text())
+    stacks_g = gecko_stacks(doc)
+    stacks_c = collapsed_stacks((recording / "w.collapsed").read_text())
+    assert stacks_g == stacks_c
+    inc_g, self_g, total_g = by_function(stacks_g)
+    inc_c, self_c, total_c = by_function(stacks_c)
     assert total_g == total_c and total_g > 0
-    assert inc_g == inc_c
-    assert self_g == self_c
+    assert inc_g == inc_c and self_g == self_c
     mine = {f: n for f, n in inc_g.items() if f[1].endswith("work.py")}
     assert {name for name, _ in mine} >= {"alpha", "beta", "worker", "main"}, mine
 
@@ -304,12 +319,15 @@ def test_gc_markers_and_cpu_weights_round_trip(tmp_path):
     assert back["meta"]["sampleUnits"]["threadCPUDelta"] == "ns"
     assert [s["threadCPUDelta"] for s in rows(th["samples"])] == cpu
     assert [s["time"] for s in rows(th["samples"])] == times
-    inc, self_, total = walk_gecko(back)
+    assert back["meta"]["interval"] == 1.0
+    inc, self_, total = by_function(gecko_stacks(back, periods=False))
     assert total == sum(cpu) and self_[("<GC>", "~")] == 1500000
     assert inc[("work", "/a.py")] == sum(cpu) - cpu[4] - cpu[5]  # all but main > <GC>
-    rep = run(SONDE, "report", "in.json", "-f", "collapsed", cwd=str(tmp_path))
+    # the table weighs each function's CPU time: work's 4 ms, in all
+    rep = run(SONDE, "report", "in.json", cwd=str(tmp_path))
     assert rep.returncode == 0, rep.stderr
-    assert walk_collapsed(rep.stdout) == (inc, self_, total)
+    work = [line for line in rep.stdout.splitlines() if line.endswith("(work)")]
+    assert len(work) == 1 and re.search(r" 0\.004 +\S+ /a\.py:5\(work\)$", work[0]), rep.stdout
 
 
 def test_labels_that_look_like_code_stay_labels(tmp_path):
@@ -336,7 +354,8 @@ def test_labels_that_look_like_code_stay_labels(tmp_path):
     assert got == want
     (tmp_path / "back.json").write_text(out.stdout)
     col2 = run(SONDE, "report", "back.json", "-f", "collapsed", cwd=str(tmp_path))
-    assert col2.returncode == 0 and sorted(col2.stdout.splitlines()) == sorted(col.stdout.splitlines())
+    assert col2.returncode == 0
+    assert sorted(col2.stdout.splitlines()) == sorted(col.stdout.splitlines())
 
 
 def walk_processed(doc):
