@@ -13,13 +13,14 @@ file written by Python 3.15's own sampler, walked the same way."""
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
 
 import pytest
 
-from conftest import SID, SONDE
+from conftest import HERE, SID, SONDE
 
 WORK = """
 import threading
@@ -107,7 +108,7 @@ def rows(table):
             for row in table["data"]]
 
 
-def gecko_stacks(doc, periods=True):
+def gecko_stacks(doc, periods=True, counted=False):
     """{stack: weight} of a Gecko file, its threads together, as collapsed
     stacks count them: a stack is its frames root first, each (name, file,
     line) with the line sampled (the function's when the frame has none);
@@ -117,7 +118,7 @@ def gecko_stacks(doc, periods=True):
     sums, cpu = Counter(), False
     for th in doc["threads"]:
         strings, frames, stacks = th["stringTable"], rows(th["frameTable"]), rows(th["stackTable"])
-        cpu = cpu or "threadCPUDelta" in th["samples"]["schema"]
+        cpu = cpu or ("threadCPUDelta" in th["samples"]["schema"] and not counted)
         for s in rows(th["samples"]):
             path, k = [], s["stack"]
             while k is not None:
@@ -233,6 +234,38 @@ def test_gecko_file_has_what_the_profiler_imports(recording, name):
     for th in doc["threads"]:
         assert th["samples"]["data"], th["name"]
         assert th["tid"] > 0 and th["pid"] > 0
+
+
+def test_firefox_profilers_own_processing(recording):
+    """The Firefox Profiler's own processGeckoProfile (gecko_process.js runs
+    its TypeScript sources under node) takes the file, and its processed
+    profile has the threads, samples in time order and per function the
+    samples this test's walk of the file counts.  Needs a checkout of the
+    Profiler named by SONDE_FIREFOX_PROFILER, node and the typescript
+    module (Debian's node-typescript)."""
+    root = os.environ.get("SONDE_FIREFOX_PROFILER", "")
+    node = shutil.which("node")
+    tsmod = next((m for m in ("/usr/share/nodejs/typescript", "/usr/lib/node_modules/typescript")
+                  if os.path.isdir(m)), None)
+    if not (os.path.isdir(os.path.join(root, "src", "profile-logic")) and node and tsmod):
+        pytest.skip("needs SONDE_FIREFOX_PROFILER (a checkout of firefox-devtools/profiler), "
+                    "node and node-typescript")
+    out = run(node, os.path.join(HERE, "gecko_process.js"), root, tsmod,
+              str(recording / "w.gecko.json"))
+    assert out.returncode == 0, out.stderr
+    processed = json.loads(out.stdout)
+    with open(str(recording / "w.gecko.json")) as f:
+        doc = json.load(f)
+    inclusive, self_ = Counter(), Counter()
+    for th in processed["threads"]:
+        assert th["sorted"], th["name"]
+        inclusive.update(th["inc"])
+        self_.update(th["self"])
+    assert {th["name"] for th in processed["threads"]} == {th["name"] for th in doc["threads"]}
+    inc_g, self_g, total = by_function(gecko_stacks(doc, counted=True))
+    assert sum(th["samples"] for th in processed["threads"]) == total
+    assert inclusive == Counter({"%s @ %s" % k: n for k, n in inc_g.items()})
+    assert self_ == Counter({"%s @ %s" % k: n for k, n in self_g.items()})
 
 
 def table_rows(text):
