@@ -8,8 +8,10 @@
  *  ("torch_memory": [[node, bytes], ...], with --torch-memory; with a GPU
  *   "torch_device_memory" likewise, and "torch_device_ns": [[node, ns], ...],
  *   each GPU kernel's time on the device)
- *  ("timeline": {"capped": BOOL, "threads": [{"t_ns": [...], "nodes": [...]}]},
- *   a sampled profile's samples in time order, one entry per thread)
+ *  ("timeline": {"capped": BOOL, "threads": [{"t_ns": [...], "nodes": [...]
+ *   (, "weights": [...])}]}, a sampled profile's samples in time order, one
+ *   entry per thread; "weights" where each sample weighed its own time:
+ *   record's cpu mode, its CPU nanoseconds)
  *  "stats": [{"function", "ncalls", "pcalls", "tottime", "cumtime",
  *             "callers": [[function, ncalls, pcalls, tottime, cumtime]]}]}
  * Node 0 is a placeholder; a thread's root node has function -1.  A
@@ -90,55 +92,48 @@ static void put_figures(sonde_buf *b, const sonde_profile *p)
 }
 
 /* The timeline of a sampled profile: for each thread (as "threads" lists
- * them) its samples in time order as two lists of one length, "t_ns" (the
+ * them) its samples in time order as lists of one length, "t_ns" (the
  * first sample's time since the recording began, then each one's distance
- * from the one before) and "nodes" (the innermost frame's node, which names
- * the stack).  "capped": the recording reached SONDE_MAX_SAMPLE_EVENTS and
- * left the later samples out of the timeline (the tree counts them). */
+ * from the one before), "nodes" (the innermost frame's node, which names
+ * the stack) and, when its samples say what they weighed, "weights" (what
+ * each added to its stack, in ns: record's cpu mode weighs CPU time).  "capped": the recording reached
+ * SONDE_MAX_SAMPLE_EVENTS and left the later samples out of the timeline
+ * (the tree counts them). */
 static void put_timeline(sonde_buf *b, const sonde_profile *p)
 {
+    uint64_t *start;
+    uint32_t *order;
     if (!p->nevents || !p->nthreads)
         return;
-    /* each thread's samples together, in time order: a counting sort */
-    uint64_t *start = calloc((size_t)p->nthreads + 1, sizeof *start);
-    uint32_t *order = malloc(p->nevents * sizeof *order);
-    if (!start || !order) {
-        free(start);
-        free(order);
+    if (sonde_profile_events_by_thread(p, &start, &order) < 0) {
         b->oom = 1;
         return;
     }
-    for (uint64_t i = 0; i < p->nevents; i++)
-        if (p->events[i].thread < p->nthreads)
-            start[p->events[i].thread + 1]++;
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        start[t + 1] += start[t];
-    uint64_t *fill = calloc(p->nthreads, sizeof *fill);
-    for (uint64_t i = 0; fill && i < p->nevents; i++)
-        if (p->events[i].thread < p->nthreads) {
-            uint32_t t = p->events[i].thread;
-            order[start[t] + fill[t]++] = (uint32_t)i;
-        }
     sonde_buf_printf(b, "\"timeline\": {\"capped\": %s, \"threads\": [",
                      p->events_dropped ? "true" : "false");
-    for (uint32_t t = 0; fill && t < p->nthreads; t++) {
+    for (uint32_t t = 0; t < p->nthreads; t++) {
         uint64_t last = 0;
+        int weighed = start[t] < start[t + 1];
         sonde_buf_puts(b, t ? ",\n  {\"t_ns\": [" : "\n  {\"t_ns\": [");
         for (uint64_t k = start[t]; k < start[t + 1]; k++) {
             uint64_t at = p->events[order[k]].t_ns;
             sonde_buf_printf(b, "%s%llu", k > start[t] ? "," : "",
                              (unsigned long long)(at >= last ? at - last : 0));
             last = at > last ? at : last;
+            weighed &= p->events[order[k]].weight > 0;
         }
         sonde_buf_puts(b, "], \"nodes\": [");
         for (uint64_t k = start[t]; k < start[t + 1]; k++)
             sonde_buf_printf(b, "%s%u", k > start[t] ? "," : "", p->events[order[k]].node);
+        if (weighed) {
+            sonde_buf_puts(b, "], \"weights\": [");
+            for (uint64_t k = start[t]; k < start[t + 1]; k++)
+                sonde_buf_printf(b, "%s%.0f", k > start[t] ? "," : "",
+                                 (double)p->events[order[k]].weight * p->seconds_per_tick * 1e9);
+        }
         sonde_buf_puts(b, "]}");
     }
     sonde_buf_puts(b, "]},\n");
-    if (!fill)
-        b->oom = 1;
-    free(fill);
     free(start);
     free(order);
 }

@@ -109,9 +109,11 @@ static int read_samples(const sonde_jtree *t, const sonde_jval *th, uint32_t thr
                         size_t errlen)
 {
     const sonde_jval *ts = sonde_json_get(t, th, "t_ns"), *ns = sonde_json_get(t, th, "nodes");
-    if (!ts || !ns || ts->type != SONDE_J_ARR || ns->type != SONDE_J_ARR || ts->len != ns->len) {
+    const sonde_jval *ws = sonde_json_get(t, th, "weights");
+    if (!ts || !ns || ts->type != SONDE_J_ARR || ns->type != SONDE_J_ARR || ts->len != ns->len ||
+        (ws && (ws->type != SONDE_J_ARR || ws->len != ts->len))) {
         snprintf(err, errlen, "\"timeline\" thread %u has no \"t_ns\" and \"nodes\" lists "
-                 "of one length", thread);
+                 "(and \"weights\", when it has one) of one length", thread);
         return -1;
     }
     uint64_t now = 0;
@@ -123,12 +125,29 @@ static int read_samples(const sonde_jtree *t, const sonde_jval *th, uint32_t thr
                      "or no time", i, thread);
             return -1;
         }
+        double w = ws ? item_num(t, ws, i) : 0;
+        if (!(w >= 0 && w < 1e18)) {
+            snprintf(err, errlen, "\"timeline\" sample %u of thread %u has no weight", i, thread);
+            return -1;
+        }
         now += (uint64_t)dt;
-        if (sonde_profile_add_event(p, now, thread, at[(uint32_t)node]) < 0) {
+        if (sonde_profile_add_weighted_event(p, now, thread, at[(uint32_t)node],
+                                             (uint64_t)(w / (p->seconds_per_tick * 1e9) + 0.5)) < 0) {
             snprintf(err, errlen, "out of memory");
             return -1;
         }
     }
+    return 0;
+}
+
+/* 1 when a thread of the timeline weighs its samples ("weights", in ns:
+ * the tree's ticks are then nanoseconds too, as record's cpu mode counts). */
+static int timeline_weighed(const sonde_jtree *t, const sonde_jval *root)
+{
+    const sonde_jval *threads = sonde_json_get(t, sonde_json_get(t, root, "timeline"), "threads");
+    for (uint32_t k = 0; threads && threads->type == SONDE_J_ARR && k < threads->len; k++)
+        if (sonde_json_get(t, sonde_json_item(t, threads, k), "weights"))
+            return 1;
     return 0;
 }
 
@@ -182,7 +201,8 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
         return -1;
     }
     p->sample_rate = rate;
-    p->seconds_per_tick = p->sample_rate > 0 ? 1.0 / p->sample_rate : 1e-9;
+    p->seconds_per_tick = p->sample_rate > 0 && !timeline_weighed(t, root) ? 1.0 / p->sample_rate
+                                                                            : 1e-9;
     double ticks_per_second = 1.0 / p->seconds_per_tick;
     /* where each node of the file went in p */
     uint32_t *at = calloc(nodes->len ? nodes->len : 1, sizeof *at);

@@ -353,6 +353,14 @@ def test_gc_markers_and_cpu_weights_round_trip(tmp_path):
     assert [s["threadCPUDelta"] for s in rows(th["samples"])] == cpu
     assert [s["time"] for s in rows(th["samples"])] == times
     assert back["meta"]["interval"] == 1.0
+    # through sonde's JSON, whose timeline keeps the weights too
+    via = run(SONDE, "report", "in.json", "-f", "json", "-o", "via.json", cwd=str(tmp_path))
+    assert via.returncode == 0, via.stderr
+    via = run(SONDE, "report", "via.json", "-f", "gecko", "-o", "-", cwd=str(tmp_path))
+    assert via.returncode == 0, via.stderr
+    assert samples_of(json.loads(via.stdout)) == samples_of(back)
+    assert [s["threadCPUDelta"] for s in rows(json.loads(via.stdout)["threads"][0]["samples"])] \
+        == cpu
     inc, self_, total = by_function(gecko_stacks(back, periods=False))
     assert total == sum(cpu) and self_[("<GC>", "~")] == 1500000
     assert inc[("work", "/a.py")] == sum(cpu) - cpu[4] - cpu[5]  # all but main > <GC>
