@@ -33,7 +33,6 @@ import concurrent.futures
 import glob
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -146,9 +145,9 @@ def build(python, out):
     newest = max(os.path.getmtime(p) for p in sources)
     if len(made) == 1 and os.path.getmtime(made[0]) > newest:
         return made[0]
-    for old in made:
-        os.remove(old)
-    with tempfile.TemporaryDirectory(prefix="sonde-wheel-") as tmp:
+    os.makedirs(out, exist_ok=True)
+    # Made beside the cache and renamed into it: a wheel there is whole.
+    with tempfile.TemporaryDirectory(prefix=".sonde-wheel-", dir=out) as tmp:
         raw = os.path.join(tmp, "%s-linux_x86_64.whl" % stem)
         assemble(raw, project, "%s-%s-linux_x86_64" % (py_tag, abi_tag), files, command)
         repaired = os.path.join(tmp, "repaired")
@@ -161,9 +160,11 @@ def build(python, out):
             raise SystemExit("make_wheel.py: auditwheel repair failed for %s:\n%s"
                              % (python, proc.stdout[-2000:]))
         (wheel,) = os.listdir(repaired)
-        os.makedirs(out, exist_ok=True)
-        shutil.move(os.path.join(repaired, wheel), os.path.join(out, wheel))
-        return os.path.join(out, wheel)
+        os.replace(os.path.join(repaired, wheel), os.path.join(out, wheel))
+    for old in made:
+        if os.path.basename(old) != wheel:
+            os.remove(old)
+    return os.path.join(out, wheel)
 
 
 def main(argv=None):
