@@ -174,6 +174,19 @@ static uint32_t code_func(reader *r, const char *file, int32_t line, const char 
     return sonde_profile_func(r->p, file, line, name, qualname, kind);
 }
 
+/* Native function f, whose source file the location named, keeps the
+ * library named too as its object (a mapping of no known address). */
+static uint32_t native_object(reader *r, uint32_t f, const char *lib, size_t n)
+{
+    char *object = strndup(lib, n);
+    uint32_t m = object ? sonde_profile_mapping(r->p, object, "", 0, 0, 0) : 0;
+    free(object);
+    if (!m)
+        return SONDE_NO_FUNC;
+    r->p->funcs[f].mapping = m;
+    return f;
+}
+
 /* The function a Gecko location string names (gecko.h). */
 static uint32_t location_func(reader *r, const char *s, size_t n)
 {
@@ -188,6 +201,8 @@ static uint32_t location_func(reader *r, const char *s, size_t n)
     if (loc.form == SONDE_GECKO_NATIVE) {
         const char *name = copy(r, "", loc.name, loc.name_len);
         f = name ? sonde_profile_func(r->p, file, 0, name, name, SONDE_FUNC_NATIVE) : f;
+        if (f != SONDE_NO_FUNC && loc.file != loc.lib && !r->p->funcs[f].mapping)
+            f = native_object(r, f, loc.lib, loc.lib_len);
     } else if (loc.form == SONDE_GECKO_CODE) {
         const char *name = loc.name_len ? copy(r, "", loc.name, loc.name_len)
                                         : copy(r, "(root scope) ", file, strlen(file));

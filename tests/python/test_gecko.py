@@ -375,7 +375,8 @@ def test_labels_that_look_like_code_stay_labels(tmp_path):
     """A label the Profiler would read as code or as a library's function
     is written so that it reads back as what it was."""
     tricky = ["process 12 (python3 x.py:3)", "0x7f00", "thread w:12", "f (in libc.so)",
-              "plain <label>"]
+              "plain <label>", "g (a:1:2)", "b.js:1:2[3]", "h (in libm.so) + 12",
+              "k (in libz.so) (inflate.c:3)", "m (n (o:5))", "(p:1)", "q ( (r:7)", "s (t:x)"]
     strings = ["main (/a.py:1)"] + tricky
     frames = [[0, None]] + [[k + 1, None] for k in range(len(tricky))]
     stacks = [[None, 0]] + [[0, k + 1] for k in range(len(tricky))]
@@ -384,6 +385,14 @@ def test_labels_that_look_like_code_stay_labels(tmp_path):
                                                                    samples)])))
     col = run(SONDE, "report", "in.json", "-f", "collapsed", cwd=str(tmp_path))
     assert col.returncode == 0, col.stderr
+    # sonde names each function as the Profiler does (a library's function
+    # by its name: sonde keeps the file named after the library, if any)
+    leaves = [list(collapsed_stacks(line))[0][-1] for line in col.stdout.splitlines()]
+    for text in tricky:
+        name, file = function_of(text)
+        native = any(rx.match(text) for rx in CPP) and not text.startswith("0x")
+        assert any(leaf[0] == name and (native or leaf[1] == file) for leaf in leaves), \
+            (text, name, file, leaves)
     out = run(SONDE, "report", "in.json", "-f", "gecko", "-o", "-", cwd=str(tmp_path))
     assert out.returncode == 0, out.stderr
     back = json.loads(out.stdout)
