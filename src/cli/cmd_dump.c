@@ -10,15 +10,19 @@
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
+#include "sample_opts.h"
 
 typedef struct dump_opts {
     long pid;
     int native, native_all;
+    cli_sample_opts sample;   /* --mode, --idle, --gil, --thread */
+    int mode;
 } dump_opts;
 
 static const cli_opt option_table[] = {
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(dump_opts, pid), .help = "the running process to read" },
+    CLI_SAMPLE_OPTIONS(dump_opts, sample),
     CLI_NATIVE_OPTIONS(dump_opts, native, native_all,
                        "native frames too, on every thread (each is stopped for the\n"
                        "microseconds its stack takes to copy)"),
@@ -30,14 +34,18 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_dump = {
     .name = "dump",
     .summary = "print every thread's current Python stack (replaces py-spy dump)",
-    .synopsis = "[--native | --native-all] -p PID",
+    .synopsis = "[--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
+                "[--native | --native-all] -p PID",
     .about = "Prints the current Python stack of every thread of a running process,\n"
              "innermost frame first, each with its file:line and the source line.  The\n"
              "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
              "accepted and changes nothing).  A stack deeper than 1024 frames shows its\n"
              "innermost 1024 and says it was truncated.  --native shows every thread's\n"
              "C and C++ frames too, merged with its Python frames, and what could not\n"
-             "be unwound or merged.",
+             "be unwound or merged.  Every thread is shown, with the CPU time it has\n"
+             "used (--mode cpu, the default, and wall), or only the thread holding the\n"
+             "GIL (--mode gil), or only threads handling an exception, with its type\n"
+             "(--mode exception); --thread shows only the threads it names.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -106,9 +114,15 @@ static int snapshot(sonde_walker *w, const sonde_native_ops *ops, void *native, 
     return rc;
 }
 
+/* 1 when the mode shows this thread. */
+static int shown(int mode, const sonde_thread_sample *s)
+{
+    return !s->filtered && (mode != SONDE_MODE_GIL || s->holds_gil) &&
+           (mode != SONDE_MODE_EXCEPTION || s->in_except);
+}
+
 /* One thread's stack, its source lines beside. */
-static void put_thread(sonde_buf *b, const sonde_walker *w, long pid,
-                       const sonde_thread_sample *s)
+static void put_thread(sonde_buf *b, sonde_walker *w, long pid, const sonde_thread_sample *s)
 {
     const sonde_profile *p = w->profile;
     char name[128];
@@ -116,9 +130,16 @@ static void put_thread(sonde_buf *b, const sonde_walker *w, long pid,
         name[0] = '\0';
     sonde_buf_printf(b, "\nThread %llu%s", (unsigned long long)s->native_id, name[0] ? " " : "");
     sonde_buf_text_str(b, name);
-    sonde_buf_printf(b, " (%s%s)%s%s\n",
-                     s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
-                     s->holds_gil ? ", holds the GIL" : "",
+    sonde_buf_printf(b, " (%s%s)", s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
+                     s->holds_gil ? ", holds the GIL" : "");
+    uint64_t cpu;
+    if (sonde_walker_thread_cpu(w, s->native_id, &cpu) == 0)
+        sonde_buf_printf(b, " %.3f CPU-s", (double)cpu * 1e-9);
+    if (s->in_except && s->exc_func != SONDE_NO_FUNC) {
+        sonde_buf_putc(b, ' ');
+        sonde_buf_text_str(b, sonde_profile_str(p, p->funcs[s->exc_func].name));
+    }
+    sonde_buf_printf(b, "%s%s\n",
                      s->torn ? " [stack changed while read: incomplete]" : "",
                      s->truncated ? " [truncated]" : "");
     for (uint32_t k = 0; k < s->depth; k++) {
@@ -148,6 +169,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("dump", "unknown argument '%s'", words.word[0]);
     if (!opts.pid)
         return cli_usage_error("dump", "which process? give -p PID");
+    if ((rc = cli_sample_mode("dump", &opts.sample, &opts.mode)) != 0)
+        return rc;
     opts.native |= opts.native_all;
     if (opts.native && !env->native)
         return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
@@ -177,7 +200,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
         goto out;
     }
-    uint64_t cursor = 0;
+    char why[256];
+    if (!sonde_sample_mode_supported(opts.mode, &w.layout, why, sizeof why)) {
+        rc = cli_fail(SONDE_EXIT_USAGE, "--mode %s: %s", sonde_sample_mode_name(opts.mode), why);
+        goto out;
+    }
+    w.read_exceptions = opts.mode == SONDE_MODE_EXCEPTION;
+    w.filter = opts.sample.threads.n ? &opts.sample.threads : NULL;
+    uint64_t cursor = 0, nshown = 0;
     const uint64_t started = sonde_clock_ns();
     rc = snapshot(&w, env->native, native, &cursor, threads, &n, &tally);
     if (rc == -1 && native) {
@@ -199,7 +229,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf_puts(&b, ")\n");
     for (;;) {
         for (uint32_t i = 0; i < n; i++)
-            put_thread(&b, &w, pid, &threads[i]);
+            if (shown(opts.mode, &threads[i])) {
+                put_thread(&b, &w, pid, &threads[i]);
+                nshown++;
+            }
         if (!cursor)
             break;
         if (sonde_clock_ns() - started > DUMP_MAX_NS) {
@@ -213,6 +246,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
             break;
         }
     }
+    if (nshown == 0 && opts.mode != SONDE_MODE_CPU && opts.mode != SONDE_MODE_WALL)
+        sonde_buf_printf(&b, "\n[no thread %s now]\n", opts.mode == SONDE_MODE_GIL
+                         ? "holds the GIL" : "handles an exception");
     if (native)
         sonde_buf_putc(&b, '\n');
     int written = sonde_buf_finish(&b), e = errno;
@@ -227,6 +263,13 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     rc = written < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot write the standard output: %s",
                                 strerror(e))
                      : 0;
+    if (rc == 0 && w.filter && w.filter->kept == 0) {
+        char names[512];
+        sonde_thread_filter_describe(w.filter, names, sizeof names);
+        rc = cli_fail(SONDE_EXIT_FAILED, "--thread %s: no thread of process %ld has this name "
+                      "or id (names: threading's, or /proc's comm; ids: the kernel's thread ids)",
+                      names, pid);
+    }
 out:
     if (native)
         env->native->close(native);
@@ -234,5 +277,6 @@ out:
     if (w.profile)
         sonde_walker_close(&w);
     sonde_profile_free(&p);
+    sonde_thread_filter_free(&opts.sample.threads);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "launch.h"
 #include "options.h"
 #include "output.h"
+#include "sample_opts.h"
 
 typedef struct record_opts {
     const char *out, *format;
@@ -35,6 +36,7 @@ typedef struct record_opts {
     long pid;
     char **cmd;
     int native;                  /* --native (or --native-all) */
+    cli_sample_opts sample;      /* --mode, --idle, --gil, --thread */
 } record_opts;
 
 /* -d's reader: seconds, more than 0 and less than 1e7, into the double
@@ -66,10 +68,7 @@ static const cli_opt option_table[] = {
       .help = "stop after this long (default: until the process ends)" },
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(record_opts, pid), .help = "the running process to sample" },
-    { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(record_opts, s.idle), .set = 1,
-      .help = "keep threads that are sleeping or blocked too" },
-    { .long_name = "gil", .type = CLI_FLAG, .offset = offsetof(record_opts, s.gil_only),
-      .set = 1, .help = "keep only the thread holding the GIL" },
+    CLI_SAMPLE_OPTIONS(record_opts, sample),
     { .long_name = "threads", .type = CLI_FLAG, .offset = offsetof(record_opts, s.thread_roots),
       .set = 1, .help = "put each thread at the root of its stacks" },
     { .long_name = "subprocesses", .type = CLI_FLAG,
@@ -88,7 +87,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_record = {
     .name = "record",
     .summary = "sample a running Python process from outside (replaces py-spy record)",
-    .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS] [--idle] [--gil]\n"
+    .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS]\n"
+                "[--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
                 "[--threads] [--subprocesses] [--native | --native-all]\n"
                 "(-p PID | -- CMD [ARGS...])",
     .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
@@ -98,7 +98,11 @@ const cli_command cmd_record = {
              "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
              "The target is never stopped: sonde only reads its memory, so py-spy's\n"
              "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
-             "what was gathered.  Stacks deeper than 1024 frames keep their innermost\n"
+             "what was gathered.  --mode cpu (the default) weighs each sample by the\n"
+             "CPU time its thread used since its previous sample, as the kernel\n"
+             "counts it, so times are CPU time and shares hold on a busy machine;\n"
+             "--mode wall samples every thread, running or not (py-spy's --idle).\n"
+             "Stacks deeper than 1024 frames keep their innermost\n"
              "1024 under a \"[truncated]\" frame.  --native adds the C and C++\n"
              "frames of every thread (threads that never ran Python too), each thread\n"
              "stopped alone for the microseconds its stack takes to copy (ptrace).",
@@ -128,6 +132,9 @@ static int parse(int argc, char **argv, record_opts *o)
                                "after --)", words.word[0]);
     o->cmd = words.count > 0 ? words.word : NULL;
     o->native |= o->s.native_all;
+    if ((rc = cli_sample_mode("record", &o->sample, &o->s.mode)) != 0)
+        return rc;
+    o->s.threads = o->sample.threads.n ? &o->sample.threads : NULL;
     if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
     const sonde_format *fmt = sonde_format_find(o->format);
@@ -268,6 +275,22 @@ static int duration_passed(const record_opts *o, const sonde_sampler_counts *c)
     return o->s.duration > 0 && !c->ended && !stop_requested;
 }
 
+/* The summary's line on the mode: which, what a sample of it counts, and
+ * in cpu mode the CPU the profile weighs. */
+static void print_mode(const record_opts *o, const sonde_sampler_counts *c)
+{
+    fprintf(stderr, "sonde: --mode %s: %s", sonde_sample_mode_name(o->s.mode),
+            sonde_sample_mode_meaning(o->s.mode));
+    if (o->s.mode == SONDE_MODE_CPU) {
+        fprintf(stderr, "; %.3f CPU-s in the kept samples (a table's nsamples counts CPU time in "
+                "periods of 1/%.0f s)", (double)c->cpu_ns * 1e-9, o->s.rate);
+        if (c->cpu_unknown)
+            fprintf(stderr, "; %llu samples' CPU could not be read, each weighed one period",
+                    (unsigned long long)c->cpu_unknown);
+    }
+    fprintf(stderr, "\n");
+}
+
 static void print_summary(const record_opts *o, const sonde_sampler_counts *c, const char *path)
 {
     fprintf(stderr, "sonde: %llu samples in %.2f s (%.0f Hz asked, %.0f Hz kept), %llu missed, "
@@ -278,11 +301,17 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
     fprintf(stderr, "sonde: %llu thread stacks read, %llu kept", (unsigned long long)c->read,
             (unsigned long long)c->kept);
     if (c->idle)
-        fprintf(stderr, ", %llu idle ones dropped (--idle keeps them)",
-                (unsigned long long)c->idle);
+        fprintf(stderr, ", %llu with no CPU since their last sample dropped (--mode wall keeps "
+                "them)", (unsigned long long)c->idle);
     if (c->not_gil)
-        fprintf(stderr, ", %llu not holding the GIL dropped (--gil)",
+        fprintf(stderr, ", %llu not holding the GIL dropped (--mode gil)",
                 (unsigned long long)c->not_gil);
+    if (c->not_except)
+        fprintf(stderr, ", %llu handling no exception dropped (--mode exception)",
+                (unsigned long long)c->not_except);
+    if (c->filtered)
+        fprintf(stderr, ", %llu stacks of threads --thread leaves out not read",
+                (unsigned long long)c->filtered);
     fprintf(stderr, ", %llu torn reads skipped\n", (unsigned long long)c->torn);
     if (c->blank)
         fprintf(stderr, "sonde: %llu sample%s read no thread stack: the interpreter was not "
@@ -305,8 +334,9 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 (unsigned long long)c->ticks, c->ticks == 1 ? "" : "s");
     else if (c->kept == 0)
         fprintf(stderr, "sonde: no stack was kept: %s\n",
-                c->idle ? "every thread read was idle (--idle keeps idle threads)"
+                c->idle ? "no thread read used CPU (--mode wall keeps idle threads)"
                         : "no Python code was seen running");
+    print_mode(o, c);
     fprintf(stderr, "sonde: wrote %s (%s)\n", path, o->format);
 }
 
@@ -380,9 +410,19 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         /* sonde-PID.EXT cannot be written: the command runs unsampled */
     } else if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    } else if ((rc = sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts)) < 0) {
+    } else if ((rc = sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts)) == -3) {
+        rc = cli_fail(SONDE_EXIT_USAGE, "%s", counts.error);
+        if (started)
+            kill((pid_t)pid, SIGTERM); /* not sampled: it is not left running unseen */
+    } else if (rc < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", rc == -2 ? counts.error
                                                         : "out of memory while sampling");
+    } else if (o.s.threads && o.s.threads->kept == 0 && counts.processes > 0) {
+        char names[512];
+        sonde_thread_filter_describe(o.s.threads, names, sizeof names);
+        rc = cli_fail(SONDE_EXIT_FAILED, "--thread %s: no thread of the process%s sampled has "
+                      "this name or id (names: threading's, or /proc's comm; ids: the kernel's "
+                      "thread ids): nothing recorded", names, counts.processes > 1 ? "es" : "");
     } else if (counts.processes == 0) {
         print_nothing(&o, family, pid, &counts);
         rc = SONDE_EXIT_FAILED;
@@ -394,6 +434,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_family_free(family);
     free(family);
     sonde_profile_free(&p);
+    sonde_thread_filter_free(&o.sample.threads);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     if (started) {
@@ -402,7 +443,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         int status;
         while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
             ;
-        return rc == SONDE_EXIT_FAILED ? rc : launch_exit_code(status);
+        return rc == SONDE_EXIT_FAILED || rc == SONDE_EXIT_USAGE ? rc : launch_exit_code(status);
     }
     return rc;
 }

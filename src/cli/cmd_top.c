@@ -28,10 +28,11 @@
 #include "../sampler/sampler.h"
 #include "commands.h"
 #include "options.h"
+#include "sample_opts.h"
 
 typedef struct top_opts {
     long pid, rate;
-    int idle;
+    cli_sample_opts sample;   /* --mode, --idle, --gil, --thread */
     int native, native_all;
 } top_opts;
 
@@ -42,8 +43,7 @@ static const cli_opt option_table[] = {
       .offset = offsetof(top_opts, rate), .min = 1, .max = 10000,
       .what = "needs a rate from 1 to 10000 samples per second",
       .help = "samples per second (default 100)" },
-    { .long_name = "idle", .type = CLI_FLAG, .offset = offsetof(top_opts, idle), .set = 1,
-      .help = "count threads that are sleeping or blocked too" },
+    CLI_SAMPLE_OPTIONS(top_opts, sample),
     CLI_NATIVE_OPTIONS(top_opts, native, native_all,
                        "native functions too, on every thread (each is stopped\n"
                        "for the microseconds its stack takes to copy)"),
@@ -55,10 +55,12 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_top = {
     .name = "top",
     .summary = "live view of a running Python process (replaces py-spy top)",
-    .synopsis = "-p PID [-r HZ] [--idle] [--native | --native-all]",
+    .synopsis = "-p PID [-r HZ] [--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
+                "[--native | --native-all]",
     .about = "A live view of a running Python process: functions by the share of\n"
              "samples spent in them (own) and under them (total), refreshed every\n"
-             "second.  Press q or Ctrl-C to quit.  The process is only read, never\n"
+             "second; in --mode cpu (the default) each sample weighs the CPU time its\n"
+             "thread used since its previous one.  Press q or Ctrl-C to quit.  The process is only read, never\n"
              "stopped (py-spy's --nonblocking is accepted and changes nothing); when\n"
              "PID is not Python (a shell, a wrapper), the Python processes it started\n"
              "are shown.  --native adds the C and C++ functions of every thread.",
@@ -70,12 +72,15 @@ const cli_command cmd_top = {
 typedef struct top_state {
     sonde_profile *profile;
     const sonde_family *family;
+    const sonde_sampler_opts *opts;
     double rate;
+    double seconds_per_unit;   /* of own and total: 1/rate, or 1e-9 in cpu mode */
     uint64_t *own, *total;     /* per function id */
     uint32_t ncounts;
     uint32_t *seen_at;         /* per function: the last stack that counted it */
     size_t own_cap, total_cap, seen_cap;
-    uint64_t stacks, gil_ticks, ticks;
+    uint64_t stacks, gil_ticks, ticks;   /* stacks: their weight, in all */
+    uint32_t nstacks;          /* stacks counted (for seen_at) */
     uint32_t threads;          /* in the last snapshot */
     uint32_t reading;          /* in the snapshot being read, so far */
     uint64_t started, drawn;   /* sonde_clock_ns() */
@@ -167,7 +172,8 @@ static void draw(top_state *t)
     printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n", fam->root,
            python, t->rate, elapsed, t->threads, t->threads == 1 ? "" : "s",
            t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0);
-    printf("press q or Ctrl-C to quit\n\n");
+    printf("--mode %s (%s); press q or Ctrl-C to quit\n\n", sonde_sample_mode_name(t->opts->mode),
+           t->opts->mode == SONDE_MODE_CPU ? "times are CPU time" : "a sample is 1/rate s");
     printf("\033[7m%6s %7s %8s %9s  %-*s\033[0m\n", "%Own", "%Total", "OwnTime", "TotalTime",
            width - 35, "Function (file:line)");
     uint32_t n = 0, *ids = malloc((t->ncounts + 1) * sizeof *ids);
@@ -186,7 +192,8 @@ static void draw(top_state *t)
         printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
                100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),
                100.0 * (double)t->total[ids[i]] / (double)(t->stacks ? t->stacks : 1),
-               (double)t->own[ids[i]] / t->rate, (double)t->total[ids[i]] / t->rate,
+               (double)t->own[ids[i]] * t->seconds_per_unit,
+               (double)t->total[ids[i]] * t->seconds_per_unit,
                room > 0 ? room : 0, label);
     }
     free(ids);
@@ -219,19 +226,20 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, in
         t->reading = 0;
     }
     int gil = 0;
-    sonde_sampler_opts keep = { .idle = 0 };
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         gil |= s->holds_gil;
-        if (!sonde_sampler_keeps(&keep, s))
+        if (!sonde_sampler_keeps(t->opts, s))
             continue;
-        uint32_t stack = (uint32_t)t->stacks++;
-        t->own[s->frames[0].func]++;
+        uint64_t wt = sonde_sampler_weight(t->opts, s);
+        uint32_t stack = t->nstacks++;
+        t->stacks += wt;
+        t->own[s->frames[0].func] += wt;
         for (uint32_t k = 0; k < s->depth; k++) {
             uint32_t f = s->frames[k].func;
             if (t->seen_at[f] != stack) { /* count each function once per stack */
                 t->seen_at[f] = stack;
-                t->total[f]++;
+                t->total[f] += wt;
             }
         }
     }
@@ -257,11 +265,15 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (!opts.pid)
         return cli_usage_error("top", "which process? give -p PID");
     long pid = opts.pid, rate = opts.rate;
+    sonde_sampler_opts o = { .rate = (double)rate, .on_tick = on_tick,
+                             .native_all = opts.native_all };
+    if ((rc = cli_sample_mode("top", &opts.sample, &o.mode)) != 0)
+        return rc;
+    o.threads = opts.sample.threads.n ? &opts.sample.threads : NULL;
     if (!isatty(STDOUT_FILENO)) /* as py-spy: the view's escapes mean nothing in a file */
         return cli_fail(SONDE_EXIT_FAILED, "top draws on a terminal, and its output is not one: "
                         "use 'sonde record -p %ld' for a profile, or 'sonde dump -p %ld' for "
                         "the stacks now", pid, pid);
-    int idle = opts.idle;
     opts.native |= opts.native_all;
     if (opts.native && !env->native)
         return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
@@ -282,10 +294,11 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         sonde_profile_free(&p);
         return cli_fail(SONDE_EXIT_FAILED, "%s", err);
     }
-    top_state t = { .profile = &p, .family = family, .rate = (double)rate, .started = sonde_clock_ns() };
-    sonde_sampler_opts o = { .rate = (double)rate, .idle = idle, .on_tick = on_tick,
-                             .tick_ctx = &t, .native = opts.native ? env->native : NULL,
-                             .native_all = opts.native_all };
+    top_state t = { .profile = &p, .family = family, .opts = &o, .rate = (double)rate,
+                    .seconds_per_unit = o.mode == SONDE_MODE_CPU ? 1e-9 : 1.0 / (double)rate,
+                    .started = sonde_clock_ns() };
+    o.tick_ctx = &t;
+    o.native = opts.native ? env->native : NULL;
 
     struct termios saved, raw;
     int tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &saved) == 0;
@@ -312,13 +325,24 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sigaction(SIGTERM, &old_term, NULL);
     if (counts.ended)
         fprintf(stderr, "sonde: process %ld has ended\n", pid);
+    char names[512];
+    int none = rc >= 0 && o.threads && o.threads->kept == 0;
+    if (none)
+        sonde_thread_filter_describe(o.threads, names, sizeof names);
     free(t.own);
     free(t.total);
     free(t.seen_at);
     sonde_family_free(family);
     free(family);
     sonde_profile_free(&p);
+    sonde_thread_filter_free(&opts.sample.threads);
+    if (rc == -3)
+        return cli_fail(SONDE_EXIT_USAGE, "%s", counts.error);
     if (rc == -2)
         return cli_fail(SONDE_EXIT_FAILED, "%s", counts.error);
+    if (none)
+        return cli_fail(SONDE_EXIT_FAILED, "--thread %s: no thread of process %ld has this name "
+                        "or id (names: threading's, or /proc's comm; ids: the kernel's thread "
+                        "ids)", names, pid);
     return rc < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory") : 0;
 }

@@ -57,10 +57,13 @@ static int render_frames(frames *fr, const sonde_profile *p, const sonde_node *n
     return sonde_buf_ok(&fr->text) ? 0 : -1;
 }
 
+/* A stack's count: samples when sampled (ticks are samples, or with
+ * record --mode cpu CPU nanoseconds, counted here in sampling periods),
+ * else microseconds. */
 static uint64_t weight_of(const sonde_profile *p, const sonde_node *n)
 {
     if (p->sample_rate > 0)
-        return n->self;
+        return sonde_profile_ticks_in(p, n->self, 1 / p->sample_rate);
     return sonde_profile_ticks_in(p, n->self, 1e-6);
 }
 

@@ -41,16 +41,17 @@ static uint32_t label_frame(sonde_profile *p, uint32_t node, const char *label)
     return f == SONDE_NO_FUNC ? SONDE_NO_NODE : sonde_profile_child_for(p, node, f, 0);
 }
 
-/* Adds the stack to the tree; its innermost node, or SONDE_NO_NODE. */
+/* Adds the stack to the tree, weighing wt; its innermost node, or
+ * SONDE_NO_NODE. */
 static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process_label,
-                          const sonde_thread_sample *s, const sonde_sampler_opts *o)
+                          const sonde_thread_sample *s, const sonde_sampler_opts *o, uint64_t wt)
 {
     uint32_t node = p->threads[thread].root;
-    p->nodes[node].total++;
+    p->nodes[node].total += wt;
     if (process_label) {
         if ((node = label_frame(p, node, process_label)) == SONDE_NO_NODE)
             return SONDE_NO_NODE;
-        p->nodes[node].total++;
+        p->nodes[node].total += wt;
     }
     if (o->thread_roots) {
         char label[96];
@@ -58,27 +59,49 @@ static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process
                  sonde_profile_str(p, p->threads[thread].name));
         if ((node = label_frame(p, node, label)) == SONDE_NO_NODE)
             return SONDE_NO_NODE;
-        p->nodes[node].total++;
+        p->nodes[node].total += wt;
+    }
+    if (o->mode == SONDE_MODE_EXCEPTION && s->exc_func != SONDE_NO_FUNC) {
+        if ((node = sonde_profile_child_for(p, node, s->exc_func, 0)) == SONDE_NO_NODE)
+            return SONDE_NO_NODE;
+        p->nodes[node].total += wt;
     }
     if (s->truncated) {
         if ((node = label_frame(p, node, SONDE_SAMPLER_TRUNCATED)) == SONDE_NO_NODE)
             return SONDE_NO_NODE;
-        p->nodes[node].total++;
+        p->nodes[node].total += wt;
     }
     for (uint32_t i = s->depth; i-- > 0;) {
         node = sonde_profile_child_for(p, node, s->frames[i].func, s->frames[i].line);
         if (node == SONDE_NO_NODE)
             return SONDE_NO_NODE;
-        p->nodes[node].total++;
+        p->nodes[node].total += wt;
     }
-    p->nodes[node].self++;
+    p->nodes[node].self += wt;
     return node;
 }
 
 int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s)
 {
-    return !s->torn && s->depth > 0 && (!o->gil_only || s->holds_gil) &&
-           (o->idle || s->on_cpu != 0);
+    if (s->torn || s->depth == 0 || s->filtered)
+        return 0;
+    switch (o->mode) {
+    case SONDE_MODE_CPU:
+        return s->on_cpu != 0 && (!s->cpu_read || s->cpu_ns > 0);
+    case SONDE_MODE_GIL:
+        return s->holds_gil;
+    case SONDE_MODE_EXCEPTION:
+        return s->in_except;
+    default:
+        return 1;
+    }
+}
+
+uint64_t sonde_sampler_weight(const sonde_sampler_opts *o, const sonde_thread_sample *s)
+{
+    if (o->mode != SONDE_MODE_CPU)
+        return 1;
+    return s->cpu_read ? s->cpu_ns : (uint64_t)(1e9 / o->rate); /* unknown: one period */
 }
 
 int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, const sonde_walker *w,
@@ -90,7 +113,8 @@ int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, const sonde_
         if (!sonde_sampler_keeps(o, s))
             continue;
         int64_t t = thread_of(p, thread_index, w, s);
-        uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, process_label, s, o);
+        uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, process_label, s, o,
+                                                          sonde_sampler_weight(o, s));
         if (leaf == SONDE_NO_NODE || sonde_profile_add_event(p, t_ns, (uint32_t)t, leaf) < 0)
             return -1;
     }
@@ -160,31 +184,49 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
                     uint64_t *cursor, sonde_thread_sample *threads, uint32_t *n,
                     sonde_sampler_counts *counts)
 {
+    sonde_walker *w = m->walker;
+    int cpu = o->mode == SONDE_MODE_CPU;
+    /* With native frames the native sampler tells idle threads, and each
+     * stack's CPU is taken once it is read (its listing walks every
+     * thread first). */
+    w->skip_idle = w->cpu_time = cpu && !o->native;
+    w->cpu_first_ns = (uint64_t)(1e9 / o->rate);
+    w->read_exceptions = o->mode == SONDE_MODE_EXCEPTION;
+    w->filter = o->threads;
     if (!o->native) {
-        m->walker->skip_idle = !o->idle;
-        int got = sonde_walker_sample(m->walker, cursor, threads, SONDE_WALK_BATCH, n);
-        if (got == 0 && !o->idle)
-            sonde_walker_read_states(m->walker, threads, *n);
+        int got = sonde_walker_sample(w, cursor, threads, SONDE_WALK_BATCH, n);
+        if (got == 0 && cpu)
+            sonde_walker_read_states(w, threads, *n);
+        else if (got == 0)
+            sonde_walker_decide_threads(w, threads, *n);
         return got;
     }
     *cursor = 0;
-    void *state = native_state(ns, o, m->walker, counts);
+    void *state = native_state(ns, o, w, counts);
     if (!state) { /* a process that ended as it was first seen is gone, not a failure */
-        char st = sonde_proc_task_state(m->walker->proc.pid, 0);
+        char st = sonde_proc_task_state(w->proc.pid, 0);
         return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : -2;
     }
-    return o->native->sample(state, m->walker, o->idle, threads, SONDE_WALK_BATCH, n,
-                             &counts->idle, &counts->native);
+    int got = o->native->sample(state, w, !cpu, threads, SONDE_WALK_BATCH, n, &counts->idle,
+                                &counts->native);
+    if (got == 0 && cpu)
+        sonde_walker_read_cpu(w, threads, *n);
+    return got;
 }
 
 /* Counts what one batch of stacks held. */
 static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *threads,
                         uint32_t n, sonde_sampler_counts *counts)
 {
+    int cpu = o->mode == SONDE_MODE_CPU;
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
+        if (s->filtered) {
+            counts->filtered++;
+            continue;
+        }
         counts->torn += s->torn;
-        if (s->depth == 0 && s->on_cpu == 0 && !o->idle) {
+        if (s->depth == 0 && s->on_cpu == 0 && cpu) {
             counts->read++; /* idle: the walker left its frames unread */
             counts->idle++;
             continue;
@@ -195,10 +237,14 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
         if (sonde_sampler_keeps(o, s)) {
             counts->kept++;
             counts->truncated += s->truncated;
-        } else if (!o->idle && s->on_cpu == 0) {
+            counts->cpu_unknown += cpu && !s->cpu_read;
+            counts->cpu_ns += cpu ? sonde_sampler_weight(o, s) : 0;
+        } else if (cpu) {
             counts->idle++;
-        } else {
+        } else if (o->mode == SONDE_MODE_GIL) {
             counts->not_gil++;
+        } else {
+            counts->not_except++;
         }
     }
 }
@@ -213,6 +259,12 @@ static int sample_member(sonde_family_member *m, native_states *ns, sonde_profil
                          sonde_sampler_counts *counts, int *stop_now)
 {
     uint64_t cursor = 0, started = sonde_clock_ns();
+    char why[256];
+    if (!sonde_sample_mode_supported(o->mode, &m->walker->layout, why, sizeof why)) {
+        snprintf(counts->error, sizeof counts->error, "--mode %s: %s",
+                 sonde_sample_mode_name(o->mode), why);
+        return -3;
+    }
     do {
         uint32_t n;
         int got = snapshot(m, ns, o, &cursor, threads, &n, counts);
@@ -312,7 +364,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
 {
     memset(counts, 0, sizeof *counts);
     p->sample_rate = o->rate;
-    p->seconds_per_tick = 1.0 / o->rate;
+    p->seconds_per_tick = o->mode == SONDE_MODE_CPU ? 1e-9 : 1.0 / o->rate;
     p->pid = family->root;
     sonde_thread_sample *threads = malloc(SONDE_WALK_BATCH * sizeof *threads);
     if (!threads)

@@ -1,9 +1,12 @@
 /* sampler.h - samples a process's Python stacks at a fixed rate into a profile.
  *
  * Each tick takes one snapshot of every thread (walker.h), keeps the
- * threads the options ask for, and adds each kept stack to the profile's
- * calling-context tree: every node on the path gains one sample of total,
- * the innermost one a sample of self.  Ticks follow an absolute schedule
+ * threads the mode and the thread filter ask for (mode.h), and adds each
+ * kept stack to the profile's calling-context tree: every node on the
+ * path gains the sample's weight of total, the innermost one of self.
+ * The weight is one tick a sample (ticks are samples, 1/rate s each), or
+ * in cpu mode the CPU nanoseconds the thread used since its previous
+ * sample (ticks are nanoseconds of CPU).  Ticks follow an absolute schedule
  * (CLOCK_MONOTONIC), so a slow snapshot is not made up by sampling twice:
  * it is counted as missed.  Each sample is taken at a point of its period
  * given by the golden-ratio sequence: the rate stays exact, a program that
@@ -26,6 +29,8 @@
 #include "../core/profile.h"
 #include "../core/u64map.h"
 #include "family.h"
+#include "mode.h"
+#include "thread_filter.h"
 #include "walker.h"
 
 /* The root frame of a stack whose outer frames were dropped. */
@@ -62,7 +67,8 @@ typedef struct sonde_native_ops {
      * functions interned in w's profile.  Threads off CPU are counted in
      * *idle and left out unless idle.  0, -ESRCH when the process has
      * gone, -1 on out of memory (a thread that may not be stopped after
-     * open let it is counted as gone). */
+     * open let it is counted as gone).  Threads w->filter leaves out
+     * are never stopped. */
     int (*sample)(void *state, sonde_walker *w, int idle, sonde_thread_sample *out, uint32_t max,
                   uint32_t *n, uint64_t *idle_count, sonde_native_tally *t);
     /* What the tally counted, in a line or two of "sonde: native: ..." */
@@ -72,8 +78,8 @@ typedef struct sonde_native_ops {
 typedef struct sonde_sampler_opts {
     double rate;          /* samples per second */
     double duration;      /* seconds; 0 = until the process ends or stop is set */
-    int idle;             /* keep threads that are not on a CPU */
-    int gil_only;         /* keep only the thread holding the GIL */
+    int mode;             /* enum sonde_sample_mode */
+    sonde_thread_filter *threads;   /* only these threads are read (--thread); NULL: all */
     int thread_roots;     /* put "thread NAME" at the root of each stack */
     int subprocesses;     /* each stack under "process PID (command)" (the
                              family samples every Python descendant) */
@@ -93,7 +99,12 @@ typedef struct sonde_sampler_counts {
     uint64_t read;        /* thread stacks read whole (with a Python frame) */
     uint64_t kept;        /* ... of which added to the profile */
     uint64_t idle;        /* ... dropped: the thread was not on a CPU */
-    uint64_t not_gil;     /* ... dropped: the thread did not hold the GIL (gil_only) */
+    uint64_t not_gil;     /* ... dropped: the thread did not hold the GIL (gil mode) */
+    uint64_t not_except;  /* ... dropped: the thread handled no exception (exception mode) */
+    uint64_t filtered;    /* threads not read: --thread left them out */
+    uint64_t cpu_unknown; /* cpu mode: kept stacks whose CPU could not be read (weighed as
+                             one period each) */
+    uint64_t cpu_ns;      /* cpu mode: the CPU time the kept stacks weigh, in all */
     uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
     uint64_t cut;         /* snapshots whose thread list was not walked to its end in 1 s */
     uint64_t blank;       /* snapshots that read no thread stack, whole or torn: the
@@ -110,12 +121,16 @@ typedef struct sonde_sampler_counts {
  * becomes nonzero, or the family's root ends; the family must be freshly
  * initialised (the caller frees it).  0, or -1 on out of memory, or -2
  * when native frames could not be read or sonde ran out of file
- * descriptors (why in counts->error). */
+ * descriptors, or -3 when a process's interpreter cannot give the mode
+ * (before any sample of it; why in counts->error). */
 int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
 
 /* 1 when the options keep this thread's stack. */
 int sonde_sampler_keeps(const sonde_sampler_opts *o, const sonde_thread_sample *s);
+
+/* What a kept stack weighs: 1 (a sample), or in cpu mode its CPU ns. */
+uint64_t sonde_sampler_weight(const sonde_sampler_opts *o, const sonde_thread_sample *s);
 
 /* Adds one snapshot of w's process, taken t_ns into sampling, to p and to
  * its timeline; process_label (or NULL) becomes each stack's root frame.

@@ -426,7 +426,7 @@ static void find_pthread_tid_offset(sonde_walker *w, const uint64_t *pthreads, u
 static size_t tstate_span(const sonde_py_layout *l)
 {
     const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id,
-                              l->ts_datastack_chunk, l->ts_datastack_top };
+                              l->ts_datastack_chunk, l->ts_datastack_top, l->ts_exc_info };
     return span(offs, sizeof offs / sizeof offs[0]);
 }
 
@@ -489,42 +489,226 @@ static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
     return rc;
 }
 
-/* An open descriptor of the thread's stat file, opened on first use;
- * -1 when it cannot be opened (the thread has ended). */
-static int stat_fd(sonde_walker *w, uint64_t tid)
+/* The thread's /proc files, its stat file opened on first use; NULL
+ * when it cannot be opened (the thread has ended). */
+static struct sonde_stat_fd *task_files(sonde_walker *w, uint64_t tid)
 {
     for (uint32_t i = 0; i < w->nstat_fds; i++)
         if (w->stat_fds[i].tid == tid)
-            return w->stat_fds[i].fd;
+            return &w->stat_fds[i];
     char path[96];
     snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", w->proc.pid, (unsigned long long)tid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return -1;
+        return NULL;
     if (w->nstat_fds == SONDE_WALK_BATCH) {
         /* Full: forget the oldest thread, most likely one that has ended. */
         close(w->stat_fds[0].fd);
+        if (w->stat_fds[0].sched_fd >= 0)
+            close(w->stat_fds[0].sched_fd);
         memmove(w->stat_fds, w->stat_fds + 1, (w->nstat_fds - 1) * sizeof w->stat_fds[0]);
         w->nstat_fds--;
     }
-    w->stat_fds[w->nstat_fds].tid = tid;
-    w->stat_fds[w->nstat_fds++].fd = fd;
-    return fd;
+    struct sonde_stat_fd *e = &w->stat_fds[w->nstat_fds++];
+    *e = (struct sonde_stat_fd){ .tid = tid, .fd = fd, .sched_fd = -1 };
+    return e;
+}
+
+/* The fields of the thread's stat file after its name (see task.h), read
+ * into buf; NULL when it cannot be read. */
+static const char *stat_fields(const struct sonde_stat_fd *e, char *buf, size_t size)
+{
+    ssize_t got = e ? pread(e->fd, buf, size - 1, 0) : -1;
+    if (got <= 0)
+        return NULL;
+    buf[got] = '\0';
+    /* "tid (comm) S ...": the state follows the last ')'. */
+    char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] ? paren + 2 : NULL;
 }
 
 /* 1 when thread tid is running (or waiting for a CPU), 0 when it
  * sleeps or is stopped, -1 when its state cannot be read. */
 static int thread_on_cpu(sonde_walker *w, uint64_t tid)
 {
-    int fd = stat_fd(w, tid);
     char buf[512];
-    ssize_t got = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
-    if (got <= 0)
+    const char *f = stat_fields(task_files(w, tid), buf, sizeof buf);
+    return f ? f[0] == 'R' : -1;
+}
+
+/* The thread's CPU time in ns so far: schedstat's first field (on-CPU
+ * time, exact), else utime + stime from stat (clock ticks).  0, or -1
+ * when neither can be read. */
+static int thread_cpu_ns(sonde_walker *w, struct sonde_stat_fd *e, uint64_t *ns)
+{
+    char buf[512], path[96];
+    if (e->sched_fd == -1) {
+        snprintf(path, sizeof path, "/proc/%d/task/%llu/schedstat", w->proc.pid,
+                 (unsigned long long)e->tid);
+        e->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (e->sched_fd < 0)
+            e->sched_fd = -2;
+    }
+    ssize_t got = e->sched_fd >= 0 ? pread(e->sched_fd, buf, sizeof buf - 1, 0) : -1;
+    unsigned long long v, utime, stime;
+    if (got > 0) {
+        buf[got] = '\0';
+        if (sscanf(buf, "%llu", &v) == 1) {
+            *ns = v;
+            return 0;
+        }
+    }
+    const char *f = stat_fields(e, buf, sizeof buf);
+    long hz = sysconf(_SC_CLK_TCK);
+    /* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+    if (!f || hz <= 0 ||
+        sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
         return -1;
-    buf[got] = '\0';
-    /* "tid (comm) S ...": the state follows the last ')'. */
-    char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] ? paren[2] == 'R' : -1;
+    *ns = (utime + stime) * (1000000000ull / (unsigned long long)hz);
+    return 0;
+}
+
+/* With cpu_time: whether thread tid is to be read, and the CPU it used
+ * since its CPU was last taken into *cpu (see sonde_walker.cpu_time).  1
+ * running and having used CPU (its time taken), 0 not, -1 unknown. */
+static int take_cpu(sonde_walker *w, uint64_t tid, uint64_t *cpu)
+{
+    struct sonde_stat_fd *e = task_files(w, tid);
+    uint64_t now;
+    *cpu = 0;
+    if (!e || thread_cpu_ns(w, e, &now) < 0)
+        return -1;
+    if (!e->cpu_seen) {
+        e->cpu_seen = 1;
+        e->cpu_ns = now > w->cpu_first_ns ? now - w->cpu_first_ns : 0;
+    }
+    if (now <= e->cpu_ns)
+        return 0;
+    char buf[512];
+    const char *f = stat_fields(e, buf, sizeof buf);
+    if (!f)
+        return -1;
+    if (f[0] != 'R')
+        return 0; /* its time goes to the next sample that sees it run */
+    *cpu = now - e->cpu_ns;
+    e->cpu_ns = now;
+    return 1;
+}
+
+/* The thread's state (and with cpu_time its CPU) into s, from its kernel
+ * id. */
+static void read_state(sonde_walker *w, sonde_thread_sample *s)
+{
+    if (w->cpu_time) {
+        s->on_cpu = take_cpu(w, s->native_id, &s->cpu_ns);
+        s->cpu_read = s->on_cpu >= 0;
+    } else {
+        s->on_cpu = thread_on_cpu(w, s->native_id);
+    }
+}
+
+/* What a walk learns of a thread before its frames, once per walk (its
+ * CPU is taken once): whether the filter keeps it, and whether it is
+ * idle, from its kernel id (known here from 3.11). */
+/* Exception items followed outwards, and bytes of a type's name read,
+ * before giving up: the target's memory, untrusted. */
+#define EXC_ITEMS_MAX 16
+#define EXC_NAME_MAX 120   /* a multiple of 8 */
+#define EXC_NONE (SONDE_U64MAP_NONE - 1)   /* in exc_types: NoneType, nothing handled */
+
+/* The function standing for the exception type whose tp_name is at
+ * name_addr ("<except NAME>"), resolved once; EXC_NONE for NoneType,
+ * SONDE_NO_FUNC when it cannot be read. */
+static uint32_t exception_func(sonde_walker *w, uint64_t type, uint64_t name_addr)
+{
+    uint64_t key = type ^ (name_addr * 0x9e3779b97f4a7c15ull);
+    uint32_t known = sonde_u64map_get(&w->exc_types, key);
+    if (known != SONDE_U64MAP_NONE)
+        return known;
+    char name[EXC_NAME_MAX];
+    size_t n = 0;
+    int ended = 0;
+    /* A C string: read in small steps, so as not to run past its mapping. */
+    while (name_addr && n < EXC_NAME_MAX && !ended) {
+        if (sonde_proc_read(&w->proc, name_addr + n, name + n, 8) < 0)
+            return SONDE_NO_FUNC;
+        ended = memchr(name + n, '\0', 8) != NULL;
+        n += 8;
+    }
+    if (!ended)
+        return SONDE_NO_FUNC;
+    uint32_t func = EXC_NONE;
+    if (strcmp(name, "NoneType") != 0) {
+        snprintf(w->exc_name, sizeof w->exc_name, "<except %s>", name);
+        func = sonde_profile_func(w->profile, "~", 0, w->exc_name, w->exc_name, SONDE_FUNC_C);
+        if (func == SONDE_NO_FUNC)
+            return func;
+    }
+    sonde_u64map_slot(&w->exc_types, key, func); /* out of memory: resolved again next time */
+    return func;
+}
+
+/* The exception the thread (its state block ts) handles, as
+ * sys.exc_info() finds it -- the innermost item holding one, not None --
+ * into s->in_except and s->exc_func. */
+static void read_exception(sonde_walker *w, const uint8_t *ts, sonde_thread_sample *s)
+{
+    const sonde_py_layout *l = &w->layout;
+    if (l->ts_exc_info == SONDE_PY_ABSENT || l->type_name == SONDE_PY_ABSENT ||
+        l->exc_item_value >= 64 || l->exc_item_previous >= 64)
+        return;
+    uint64_t item = field_u64(ts, l->ts_exc_info);
+    size_t size = (l->exc_item_value > l->exc_item_previous ? l->exc_item_value
+                                                             : l->exc_item_previous) + 8;
+    uint8_t block[72];
+    for (int i = 0; item && i < EXC_ITEMS_MAX; i++) {
+        if (sonde_proc_read(&w->proc, item, block, size) < 0)
+            return;
+        uint64_t value = field_u64(block, l->exc_item_value), type = 0, name = 0;
+        item = field_u64(block, l->exc_item_previous);
+        if (!value)
+            continue;
+        if (read_ptr(w, value + l->ob_type, &type) < 0 || !type ||
+            read_ptr(w, type + l->type_name, &name) < 0)
+            return;
+        uint32_t func = exception_func(w, type, name);
+        if (func == EXC_NONE)
+            continue;
+        s->in_except = 1;
+        s->exc_func = func;
+        return;
+    }
+}
+
+typedef struct seen_first {
+    int filtered, undecided, on_cpu, cpu_read;
+    uint64_t cpu_ns;
+} seen_first;
+
+/* A later try at the same walk: what first_look learnt stays. */
+static void again(sonde_thread_sample *s, const seen_first *first)
+{
+    s->filtered = first->filtered;
+    s->undecided = first->undecided;
+    s->on_cpu = first->on_cpu;
+    s->cpu_read = first->cpu_read;
+    s->cpu_ns = first->cpu_ns;
+}
+
+static void first_look(sonde_walker *w, sonde_thread_sample *s, seen_first *first)
+{
+    if (w->filter) {
+        uint64_t key = sonde_thread_filter_key(s->tstate, s->thread_id, 0);
+        int keep = sonde_thread_filter_known(w->filter, key);
+        if (keep < 0 && s->native_id)
+            keep = sonde_thread_filter_decide(w->filter, w->proc.pid, key, s->native_id, NULL, 0);
+        s->filtered = keep == 0;
+        s->undecided = keep < 0;
+    }
+    s->on_cpu = -1;
+    if (!s->filtered && (w->skip_idle || w->cpu_time) && s->native_id)
+        read_state(w, s);
+    *first = (seen_first){ s->filtered, s->undecided, s->on_cpu, s->cpu_read, s->cpu_ns };
 }
 
 /* Reads of one thread's stack before it is left torn: a running thread
@@ -543,6 +727,7 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
     size_t n = tstate_span(l);
     uint8_t block[HEADER_MAX];
     stack_copy chunk;
+    seen_first first = { .on_cpu = -1 };   /* what the first try learnt of the thread */
     for (int tries = 0; tries < WALK_TRIES; tries++) {
         int rc = n == 0 ? -EINVAL : 0;
         if (rc == 0 && w->head_fresh && ts == w->head)
@@ -558,9 +743,15 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
         if (l->ts_native_thread_id != SONDE_PY_ABSENT)
             s->native_id = field_u64(block, l->ts_native_thread_id);
         s->holds_gil = ts == holder;
-        s->on_cpu = w->skip_idle && s->native_id ? thread_on_cpu(w, s->native_id) : -1;
-        if (s->on_cpu == 0)
-            break; /* idle, and not wanted: its frames are not read */
+        s->exc_func = SONDE_NO_FUNC;
+        if (tries == 0)
+            first_look(w, s, &first);
+        else
+            again(s, &first);
+        if (s->filtered || s->on_cpu == 0)
+            break; /* not wanted: its frames are not read */
+        if (w->read_exceptions)
+            read_exception(w, block, s);
         uint64_t frame;
         s->torn = read_stack(w, ts, block, &chunk, &frame) < 0;
         if (!s->torn) {
@@ -647,11 +838,57 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
     return read_str(w, name, out, outlen);
 }
 
+/* Decides a thread the filter waited for, now that its kernel id and
+ * its frames (its Python name) are known; one it leaves out loses its
+ * frames. */
+static void decide_late(sonde_walker *w, sonde_thread_sample *s)
+{
+    char name[128];
+    int named = sonde_walker_thread_name(w, s, name, sizeof name) == 0;
+    uint64_t key = sonde_thread_filter_key(s->tstate, s->thread_id, 0);
+    s->undecided = 0;
+    s->filtered = sonde_thread_filter_decide(w->filter, w->proc.pid, key, s->native_id,
+                                             named ? name : NULL, 1) == 0;
+    if (s->filtered)
+        s->depth = 0;
+}
+
+void sonde_walker_decide_threads(sonde_walker *w, sonde_thread_sample *out, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && w->filter; i++)
+        if (out[i].undecided)
+            decide_late(w, &out[i]);
+}
+
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (out[i].native_id && out[i].on_cpu < 0)
-            out[i].on_cpu = thread_on_cpu(w, out[i].native_id);
+    sonde_walker_decide_threads(w, out, n);
+    for (uint32_t i = 0; i < n; i++) {
+        sonde_thread_sample *s = &out[i];
+        if (s->native_id && s->on_cpu < 0 && !s->filtered)
+            read_state(w, s);
+    }
+}
+
+int sonde_walker_thread_cpu(sonde_walker *w, uint64_t tid, uint64_t *ns)
+{
+    struct sonde_stat_fd *e = tid ? task_files(w, tid) : NULL;
+    return e ? thread_cpu_ns(w, e, ns) : -1;
+}
+
+void sonde_walker_read_cpu(sonde_walker *w, sonde_thread_sample *out, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        sonde_thread_sample *s = &out[i];
+        uint64_t cpu;
+        if (!s->native_id || s->cpu_read)
+            continue;
+        int running = take_cpu(w, s->native_id, &cpu);
+        s->cpu_read = running >= 0;
+        s->cpu_ns = cpu;
+        if (running == 0)
+            s->on_cpu = 0;
+    }
 }
 
 int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
@@ -660,6 +897,7 @@ int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
     w->profile = profile;
     w->pthread_tid_offset = -1;
     sonde_u64map_init(&w->code_index);
+    sonde_u64map_init(&w->exc_types);
     w->chunk_buf = malloc(CHUNK_MAX);
     w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
     w->outside = calloc(OUTSIDE_SLOTS, sizeof *w->outside);
@@ -701,8 +939,12 @@ int sonde_walker_open(sonde_walker *w, int pid, sonde_profile *profile, char *er
 
 void sonde_walker_close(sonde_walker *w)
 {
-    for (uint32_t i = 0; i < w->nstat_fds; i++)
+    for (uint32_t i = 0; i < w->nstat_fds; i++) {
         close(w->stat_fds[i].fd);
+        if (w->stat_fds[i].sched_fd >= 0)
+            close(w->stat_fds[i].sched_fd);
+    }
+    sonde_u64map_free(&w->exc_types);
     for (uint32_t i = 0; i < w->ncodes; i++)
         free(w->codes[i].linetable);
     free(w->codes);

@@ -28,6 +28,7 @@
 #include "proc/runtime.h"
 #include "python/layout.h"
 #include "python/unicode.h"
+#include "thread_filter.h"
 
 /* Frames kept per thread, innermost first: a deeper stack keeps its
  * innermost SONDE_WALK_MAX_DEPTH frames and is marked truncated.  Above
@@ -46,7 +47,15 @@ typedef struct sonde_thread_sample {
     uint64_t thread_id;    /* threading.get_ident() (pthread_self) */
     uint64_t native_id;    /* the kernel's thread id, 0 when unknown */
     int holds_gil;         /* 1 when this thread holds the GIL */
-    int on_cpu;            /* 1 running, 0 sleeping or blocked, -1 unknown */
+    int on_cpu;            /* 1 running, 0 sleeping or blocked (or, with cpu_time, no
+                              CPU used since its last sample), -1 unknown */
+    int cpu_read;          /* with cpu_time: cpu_ns was read (else unknown) */
+    uint64_t cpu_ns;       /* with cpu_time: CPU ns the thread used since its CPU was
+                              last taken (see sonde_walker.cpu_time) */
+    int filtered;          /* left out by the walker's filter: not read */
+    int undecided;         /* the filter waits for its Python name (walker.c) */
+    int in_except;         /* with read_exceptions: it handles an exception ... */
+    uint32_t exc_func;     /* ... of this type (a function id; SONDE_NO_FUNC unknown) */
     int torn;              /* the stack could not be read whole this time */
     int truncated;         /* deeper than SONDE_WALK_MAX_DEPTH: outer frames dropped */
     uint64_t outer_frame;  /* the outermost Python frame's address (0 when truncated) */
@@ -95,12 +104,32 @@ typedef struct sonde_walker {
     struct sonde_stat_fd {       /* /proc/PID/task/TID/stat kept open, read with pread */
         uint64_t tid;
         int fd;
+        int sched_fd;            /* its schedstat: -1 not opened yet, -2 none */
+        int cpu_seen;            /* cpu_ns holds a reading */
+        uint64_t cpu_ns;         /* the thread's CPU time when it was last taken */
     } stat_fds[SONDE_WALK_BATCH];   /* the most recently used ones */
     uint32_t nstat_fds;
     /* Set by the caller: a thread whose /proc state says it is not on a
      * CPU is not walked (depth 0, on_cpu 0); its state is read from /proc
      * first, where the thread state gives its native id (3.11+). */
     int skip_idle;
+    /* Set by the caller: each thread's CPU time (schedstat's on-CPU ns,
+     * else stat's utime + stime) is read instead of its state alone; a
+     * thread that is running and used CPU since its CPU was last taken
+     * gets that time in cpu_ns (on_cpu 1), and it is taken; any other
+     * is left unread (on_cpu 0) and its time stays for the next sample
+     * that sees it run.  A thread's first sight takes at most
+     * cpu_first_ns. */
+    int cpu_time;
+    uint64_t cpu_first_ns;
+    /* Set by the caller: only the threads this filter keeps are read
+     * (the others: filtered); NULL reads every thread. */
+    struct sonde_thread_filter *filter;
+    /* Set by the caller: each thread's handled exception is read
+     * (in_except, exc_func), where the layout has it. */
+    int read_exceptions;
+    char exc_name[136];          /* "<except NAME>" while it is resolved */
+    sonde_u64map exc_types;      /* type object address -> function id */
 } sonde_walker;
 
 /* Prepares an unattached walker that interns functions into profile
@@ -137,7 +166,21 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
                              size_t outlen);
 
 /* Fills on_cpu of each sample from /proc where it is not known yet (needs
- * native ids). */
+ * native ids): with cpu_time, cpu_ns too; with a filter, decides the
+ * threads it waited for (now that their ids and names are known). */
 void sonde_walker_read_states(sonde_walker *w, sonde_thread_sample *out, uint32_t n);
+
+/* With a filter: decides each thread it has not decided yet (a thread it
+ * leaves out: filtered, its frames dropped). */
+void sonde_walker_decide_threads(sonde_walker *w, sonde_thread_sample *out, uint32_t n);
+
+/* Takes each sample's CPU (cpu_ns, cpu_read), as cpu_time does, where it
+ * was not taken yet: for stacks read otherwise (native frames).  A
+ * thread with no CPU since gets on_cpu 0. */
+void sonde_walker_read_cpu(sonde_walker *w, sonde_thread_sample *out, uint32_t n);
+
+/* The CPU time thread tid has used since it started, in ns, into *ns (as
+ * cpu_time reads it).  0, or -1 when it cannot be read. */
+int sonde_walker_thread_cpu(sonde_walker *w, uint64_t tid, uint64_t *ns);
 
 #endif

@@ -53,8 +53,9 @@ def test_report_of_a_sampled_profile_counts_samples(tmp_path):
     (tmp_path / "work.py").write_text(WORK)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)
-    rec = subprocess.run([SONDE, "record", "-f", "json", "-o", "w.json", "--", sys.executable,
-                          "work.py"], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+    # Samples counted (--mode wall): cpu mode would weigh them by CPU time.
+    rec = subprocess.run([SONDE, "record", "--mode", "wall", "-f", "json", "-o", "w.json", "--",
+                          sys.executable, "work.py"], cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     assert rec.returncode == 0, rec.stderr
     with open(str(tmp_path / "w.json")) as f:

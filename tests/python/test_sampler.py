@@ -265,8 +265,10 @@ def close_enough(got, truth):
 def test_record_known_shares(python, tmp_path):
     python = need(python)
     out = tmp_path / "p.txt"
-    rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", str(out), "--",
-                python, str(tmp_path / "prog.py"), "3", cwd=str(tmp_path)) \
+    # --mode wall: the truth is the program's own wall clock (cpu mode is
+    # checked against the kernel's CPU times in test_sampler_modes.py).
+    rec = sonde("record", "--mode", "wall", "-r", "1000", "-f", "collapsed", "-o", str(out),
+                "--", python, str(tmp_path / "prog.py"), "3", cwd=str(tmp_path)) \
         if (tmp_path / "prog.py").write_text(SHARES_PROGRAM) else None
     assert rec.returncode == 0, rec.stderr
     close_enough(shares(out.read_text()), measured(rec.stdout))
@@ -284,8 +286,8 @@ def test_record_known_shares_with_the_jit(version, tmp_path):
                          env=dict(os.environ, PYTHON_JIT="1"), stdout=subprocess.PIPE,
                          universal_newlines=True, timeout=60).stdout.strip()
     assert jit == "True"
-    rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", str(out), "--", python,
-                str(tmp_path / "prog.py"), "3", cwd=str(tmp_path),
+    rec = sonde("record", "--mode", "wall", "-r", "1000", "-f", "collapsed", "-o", str(out),
+                "--", python, str(tmp_path / "prog.py"), "3", cwd=str(tmp_path),
                 env=dict(os.environ, PYTHON_JIT="1"))
     assert rec.returncode == 0, rec.stderr
     close_enough(shares(out.read_text()), measured(rec.stdout))
@@ -433,7 +435,9 @@ def svg_frames(path):
 
 def test_record_default_is_a_flame_graph(tmp_path):
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
-    rec = sonde("record", "-r", "1000", "--", sys.executable, "prog.py", "2", cwd=str(tmp_path))
+    # The default format (shares against the program's wall clock: --mode wall).
+    rec = sonde("record", "--mode", "wall", "-r", "1000", "--", sys.executable, "prog.py", "2",
+                cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     (svg,) = list(tmp_path.glob("sonde-*.svg"))
     # The frames' shares of all samples against the program's own wall
@@ -476,8 +480,10 @@ def test_shares_agree_with_py_spy(tmp_path):
                                    "--rate", "1000", "--format", "raw", "--nonblocking",
                                    "-o", str(tmp_path / "py-spy.txt")],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        ours = sonde("record", "-p", str(proc.pid), "-d", "5", "-r", "1000", "-f", "collapsed",
-                     "-o", str(tmp_path / "sonde.txt"))
+        # Samples counted, as py-spy counts them (--mode wall; cpu mode
+        # would weigh each by the CPU it stands for).
+        ours = sonde("record", "--mode", "wall", "-p", str(proc.pid), "-d", "5", "-r", "1000",
+                     "-f", "collapsed", "-o", str(tmp_path / "sonde.txt"))
         theirs.communicate(timeout=60)
     finally:
         stop_ready(proc)
@@ -597,8 +603,8 @@ if __name__ == "__main__":
 def test_record_follows_subprocesses(tmp_path):
     (tmp_path / "prog.py").write_text(MULTI_PROGRAM)
     out = tmp_path / "p.txt"
-    rec = sonde("record", "--subprocesses", "-f", "collapsed", "-o", str(out), "--",
-                sys.executable, "prog.py", cwd=str(tmp_path))
+    rec = sonde("record", "--mode", "wall", "--subprocesses", "-f", "collapsed", "-o", str(out),
+                "--", sys.executable, "prog.py", cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     found = {}
     for line in out.read_text().splitlines():
@@ -626,8 +632,8 @@ def test_record_follows_exec(tmp_path):
         "    e = time.perf_counter() + 1.0\\n    while time.perf_counter() < e: pass\\n"
         "after_exec()'])\n")
     out = tmp_path / "p.txt"
-    rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", sys.executable, "prog.py",
-                cwd=str(tmp_path))
+    rec = sonde("record", "--mode", "wall", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, "prog.py", cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     counts = {"before_exec": 0, "after_exec": 0}
     for line in out.read_text().splitlines():
@@ -831,8 +837,9 @@ def test_idle_gil_and_thread_options(tmp_path):
              for opts, text in summaries.items()}
     assert min(ticks.values()) >= 20, summaries
     busy, idle = leaf_counts(runs[()]), leaf_counts(runs[("--idle",)])
-    # By default only threads on a CPU count: the sleeper barely shows.
-    assert busy["spinner"] >= 0.8 * ticks[()] and busy.get("sleeper", 0) <= 0.1 * ticks[()]
+    # By default (--mode cpu) only threads that used CPU count, each sample
+    # weighed by that CPU: the sleeper, which uses none, is not there.
+    assert busy["spinner"] > 0 and busy.get("sleeper", 0) <= 0.02 * busy["spinner"]
     # --idle keeps the sleeping thread too, sample for sample.
     assert idle["sleeper"] >= 0.8 * ticks[("--idle",)] and idle["spinner"] >= 0.8 * ticks[("--idle",)]
     # --gil keeps only the GIL holder: mostly the spinner, never both at once.
@@ -845,12 +852,15 @@ def test_idle_gil_and_thread_options(tmp_path):
     assert "thread spinner-thread (~:0)" in roots
     # The summary counts the stacks read and those kept (what the file
     # holds); the sleeper's idle stacks are the ones dropped.
-    found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) idle ones dropped "
-                      r"\(--idle keeps them\)", summaries[()])
+    found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) with no CPU since their last "
+                      r"sample dropped \(--mode wall keeps them\)", summaries[()])
     assert found, summaries[()]
     read, kept, dropped = map(int, found.groups())
-    assert read == kept + dropped and kept == total_count(runs[()])
-    assert dropped >= 0.8 * ticks[()]
+    assert read == kept + dropped and dropped >= 0.8 * ticks[()]
+    # ... and the file counts the CPU they weigh in sampling periods (100 Hz).
+    cpu = float(re.search(r"([\d.]+) CPU-s in the kept samples", summaries[()]).group(1))
+    lines = len(runs[()].read_text().splitlines())
+    assert abs(total_count(runs[()]) - 100 * cpu) <= 0.5 * lines + 1, summaries[()]
     found = re.search(r"(\d+) thread stacks read, (\d+) kept, \d+ torn", summaries[("--idle",)])
     assert found and int(found.group(1)) == int(found.group(2)) == total_count(runs[("--idle",)])
     found = re.search(r"(\d+) thread stacks read, (\d+) kept, (\d+) not holding the GIL dropped",
@@ -910,7 +920,7 @@ def test_record_follows_a_shell_to_python(python, tmp_path):
     python = need(python)
     (tmp_path / "prog.py").write_text(BURN_PROGRAM)
     out = tmp_path / "p.txt"
-    rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", "sh", "-c",
+    rec = sonde("record", "--mode", "wall", "-f", "collapsed", "-o", str(out), "--", "sh", "-c",
                 '"$0" prog.py 1.0; echo done; exit 3', python, cwd=str(tmp_path))
     assert rec.returncode == 3, rec.stderr
     assert rec.stdout.endswith("done\n")
@@ -938,15 +948,16 @@ def test_record_follows_wrappers(tmp_path):
         cases.append((["make", "-s"], 0, 2))
     for cmd, code, processes in cases:
         out = tmp_path / "p.txt"
-        rec = sonde("record", "-f", "collapsed", "-o", str(out), "--", *cmd, cwd=str(tmp_path))
+        rec = sonde("record", "--mode", "wall", "-f", "collapsed", "-o", str(out), "--", *cmd,
+                    cwd=str(tmp_path))
         assert rec.returncode == code, (cmd, rec.stderr)
         assert rec.stdout.count("burned") == processes, (cmd, rec.stdout)
         check_burned(rec, out)
         assert "of %d process" % processes in rec.stderr, (cmd, rec.stderr)
     # --subprocesses under a shell: each stack under its process.
     out = tmp_path / "p.txt"
-    rec = sonde("record", "--subprocesses", "-f", "collapsed", "-o", str(out), "--", "sh", "-c",
-                '"$0" prog.py 0.5; true', py, cwd=str(tmp_path))
+    rec = sonde("record", "--mode", "wall", "--subprocesses", "-f", "collapsed", "-o", str(out),
+                "--", "sh", "-c", '"$0" prog.py 0.5; true', py, cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     roots = check_burned(rec, out)
     assert len(roots) == 1 and re.match(r"process \d+ \(.*prog\.py 0\.5\) \(~:0\)$", roots.pop())
@@ -996,7 +1007,8 @@ def test_deep_stacks_keep_their_innermost_frames(python, tmp_path):
     try:
         expected = [tuple(e) for e in json.loads((tmp_path / "stack.json").read_text())][:1024]
         dump = dump_at(proc, expected[0][1])
-        rec = sonde("record", "-p", str(proc.pid), "-d", "1", "-f", "collapsed", "-o", str(out))
+        rec = sonde("record", "--mode", "wall", "-p", str(proc.pid), "-d", "1", "-f", "collapsed",
+                    "-o", str(out))
     finally:
         stop_ready(proc)
     assert dump.returncode == 0, dump.stderr
@@ -1025,8 +1037,8 @@ def test_record_json_reads_back_as_samples_at_their_lines(tmp_path):
     def line)."""
     prog = tmp_path / "burn.py"
     prog.write_text(BURN_PROGRAM)
-    rec = sonde("record", "-r", "200", "-f", "json", "-o", str(tmp_path / "r.json"), "--",
-                sys.executable, str(prog), "0.5")
+    rec = sonde("record", "--mode", "wall", "-r", "200", "-f", "json", "-o",
+                str(tmp_path / "r.json"), "--", sys.executable, str(prog), "0.5")
     assert rec.returncode == 0, rec.stderr
     kept = int(re.search(r"(\d+) thread stacks read, (\d+) kept", rec.stderr).group(2))
     back = sonde("report", str(tmp_path / "r.json"), "-f", "collapsed")

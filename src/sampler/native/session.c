@@ -226,6 +226,7 @@ static int list_pythons(session *s, sonde_walker *w, uint64_t started, uint32_t 
             return rc;
         if (rc < 0)
             return 0; /* not initialised yet: no thread runs Python */
+        sonde_walker_decide_threads(w, s->batch, nb);
         for (uint32_t i = 0; i < nb; i++) {
             python_thread *grown = sonde_grow(s->pythons, &s->pythons_cap, (size_t)*npython + 1,
                                               sizeof *s->pythons, UINT32_MAX - 1);
@@ -487,6 +488,17 @@ static void close_ended(session *s)
     }
 }
 
+/* 1 when the walker's thread filter (--thread) keeps thread tid (its
+ * Python thread state, or NULL): only those are ever stopped. */
+static int wanted(const session *s, sonde_walker *w, int tid, const python_thread *python)
+{
+    if (!w->filter)
+        return 1;
+    uint64_t key = python ? sonde_thread_filter_key(python->tstate, python->thread_id, 0)
+                          : sonde_thread_filter_key(0, 0, (uint64_t)tid);
+    return sonde_thread_filter_decide(w->filter, s->pid, key, (uint64_t)tid, NULL, 1);
+}
+
 static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_sample *out,
                           uint32_t max, uint32_t *n, uint64_t *idle_count, sonde_native_tally *t)
 {
@@ -508,6 +520,8 @@ static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_s
         char st = sonde_proc_task_state(s->pid, tid);
         uint32_t k = sonde_u64map_get(&s->python_of, (uint64_t)tid);
         const python_thread *python = k == SONDE_U64MAP_NONE ? NULL : &s->pythons[k];
+        if (!wanted(s, w, tid, python))
+            continue;
         /* A thread without Python: the kernel's samples of its CPU time
          * (it is stopped only when idle ones are kept and it is idle). */
         stream *perf = s->perf && !python && st ? stream_of(s, tid) : NULL;

@@ -25,7 +25,7 @@
     X(co_size) X(co_filename) X(co_name) X(co_qualname) X(co_linetable) X(co_firstlineno)        \
     X(co_code_adaptive)                                                                          \
     X(ob_size) X(ob_type)                                                                        \
-    X(tp_size) X(tp_flags) X(tp_basicsize) X(tp_dictoffset)                                      \
+    X(tp_size) X(tp_name) X(tp_flags) X(tp_basicsize) X(tp_dictoffset)                           \
     X(ht_size) X(ht_cached_keys)                                                                 \
     X(dict_size) X(dict_keys) X(dict_values)                                                     \
     X(bytes_size) X(bytes_ob_size) X(bytes_sval)                                                 \
@@ -41,6 +41,8 @@ typedef struct debug_version {
     uint64_t status_holds_gil_bit; /* _status.holds_gil (3.13) */
     uint64_t code_tag_bits;        /* f_executable's tag bits: Py_TAG_BITS (3.14+) */
     uint64_t cached_keys;          /* PyHeapTypeObject.ht_cached_keys (<= 3.14) */
+    uint64_t exc_info;             /* PyThreadState.exc_info (3.15 publishes exc_state, the
+                                      thread's own item, not the innermost handler's) */
 } debug_version;
 
 static const debug_version versions[] = {
@@ -54,10 +56,11 @@ static const debug_version versions[] = {
         .fr_executable = 30, .fr_instr_ptr = 31, .fr_localsplus = 32, .fr_owner = 33,
         .co_size = 34, .co_filename = 35, .co_name = 36, .co_qualname = 37, .co_linetable = 38,
         .co_firstlineno = 39, .co_code_adaptive = 43, .ob_size = 44, .ob_type = 45, .tp_size = 46,
-        .tp_flags = 49, .dict_size = 56, .dict_keys = 57, .dict_values = 58, .bytes_size = 64,
+        .tp_name = 47, .tp_flags = 49, .dict_size = 56, .dict_keys = 57, .dict_values = 58,
+        .bytes_size = 64,
         .bytes_ob_size = 65, .bytes_sval = 66, .str_size = 67, .str_state = 68, .str_length = 69,
         .str_ascii_size = 70,
-        .status_holds_gil_bit = 5, .code_tag_bits = 0, .cached_keys = 880,
+        .status_holds_gil_bit = 5, .code_tag_bits = 0, .cached_keys = 880, .exc_info = 120,
     },
     {
         .minor = 14,
@@ -69,10 +72,12 @@ static const debug_version versions[] = {
         .fr_executable = 33, .fr_instr_ptr = 34, .fr_localsplus = 35, .fr_owner = 36,
         .co_size = 39, .co_filename = 40, .co_name = 41, .co_qualname = 42, .co_linetable = 43,
         .co_firstlineno = 44, .co_code_adaptive = 48, .ob_size = 50, .ob_type = 51, .tp_size = 52,
-        .tp_flags = 55, .dict_size = 66, .dict_keys = 67, .dict_values = 68, .bytes_size = 74,
+        .tp_name = 53, .tp_flags = 55, .dict_size = 66, .dict_keys = 67, .dict_values = 68,
+        .bytes_size = 74,
         .bytes_ob_size = 75, .bytes_sval = 76, .str_size = 77, .str_state = 78, .str_length = 79,
         .str_ascii_size = 80,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3, .cached_keys = 880,
+        .exc_info = 120,
     },
     {
         .minor = 15,
@@ -84,12 +89,13 @@ static const debug_version versions[] = {
         .fr_previous = 40, .fr_executable = 41, .fr_instr_ptr = 42, .fr_localsplus = 43,
         .fr_owner = 44, .co_size = 47, .co_filename = 48, .co_name = 49, .co_qualname = 50,
         .co_linetable = 51, .co_firstlineno = 52, .co_code_adaptive = 56, .ob_size = 58,
-        .ob_type = 59, .tp_size = 60, .tp_flags = 63, .tp_basicsize = 64, .tp_dictoffset = 65,
+        .ob_type = 59, .tp_size = 60, .tp_name = 61, .tp_flags = 63, .tp_basicsize = 64,
+        .tp_dictoffset = 65,
         .ht_size = 66, .ht_cached_keys = 67, .dict_size = 78, .dict_keys = 79, .dict_values = 80,
         .bytes_size = 86, .bytes_ob_size = 87, .bytes_sval = 88, .str_size = 89, .str_state = 90,
         .str_length = 91, .str_ascii_size = 92, .str_compact_size = 93,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3,
-        .cached_keys = SONDE_PY_ABSENT,
+        .cached_keys = SONDE_PY_ABSENT, .exc_info = 144,
     },
 };
 
@@ -237,6 +243,11 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .dict_values = field(b, v->dict_values, v->dict_size, 8),
         .attrs = SONDE_PY_ATTRS_INLINE_313,
         .keys_311 = 1,
+        .ts_exc_info = v->exc_info + 8 <= word(b, v->ts_size) ? v->exc_info : SONDE_PY_ABSENT,
+        /* _PyErr_StackItem is {exc_value, previous_item} in every version that publishes. */
+        .exc_item_value = 0,
+        .exc_item_previous = 8,
+        .type_name = field(b, v->tp_name, v->tp_size, 8),
     };
 
     /* The GIL fields are given from the interpreter state (its embedded _gil); the walker

@@ -150,6 +150,14 @@ typedef struct sonde_py_layout {
     uint64_t dict_values;                /* values array *ma_values (split tables) */
     uint64_t attrs;                      /* enum sonde_py_attrs */
     uint64_t keys_311;                   /* 1: 3.11's keys layout (log2 sizes, kinds) */
+
+    /* The exception a thread handles (sampling --mode exception), as sys.exc_info() finds it */
+    uint64_t ts_exc_info;                /* _PyErr_StackItem *exc_info in PyThreadState: the
+                                            innermost handler's item */
+    uint64_t exc_item_value;             /* PyObject *exc_value in _PyErr_StackItem: the
+                                            exception, or NULL / None where none is handled */
+    uint64_t exc_item_previous;          /* _PyErr_StackItem *previous_item: the next outer */
+    uint64_t type_name;                  /* const char *tp_name in PyTypeObject */
 } sonde_py_layout;
 
 /* The fixed tables, one per layout_3X.c; reach them through sonde_py_layout_for(). */

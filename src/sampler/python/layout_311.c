@@ -62,4 +62,8 @@ const sonde_py_layout sonde_py_layout_311 = {
     .dict_values = 40,
     .attrs = SONDE_PY_ATTRS_VALUES_311,
     .keys_311 = 1,
+    .ts_exc_info = 120,
+    .exc_item_value = 0,
+    .exc_item_previous = 8,
+    .type_name = 24,
 };

@@ -62,4 +62,8 @@ const sonde_py_layout sonde_py_layout_312 = {
     .dict_values = 40,
     .attrs = SONDE_PY_ATTRS_TAGGED_312,
     .keys_311 = 1,
+    .ts_exc_info = 104,
+    .exc_item_value = 0,
+    .exc_item_previous = 8,
+    .type_name = 24,
 };

@@ -62,4 +62,8 @@ const sonde_py_layout sonde_py_layout_39 = {
     .dict_values = 40,
     .attrs = SONDE_PY_ATTRS_DICT,
     .keys_311 = 0,
+    .ts_exc_info = 144,
+    .exc_item_value = 8,
+    .exc_item_previous = 24,
+    .type_name = 24,
 };

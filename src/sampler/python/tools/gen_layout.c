@@ -247,6 +247,10 @@ static void print_headers(void)
     put("attrs", SONDE_PY_ATTRS_INLINE_313);
 #endif
     put("keys_311", PY_VERSION_HEX >= 0x030b0000);
+    put("ts_exc_info", offsetof(PyThreadState, exc_info));
+    put("exc_item_value", offsetof(_PyErr_StackItem, exc_value));
+    put("exc_item_previous", offsetof(_PyErr_StackItem, previous_item));
+    put("type_name", offsetof(PyTypeObject, tp_name));
 }
 
 #define FIELD(f) {#f, offsetof(sonde_py_layout, f)}
@@ -270,7 +274,8 @@ static const struct {
     FIELD(str_ascii_bit), FIELD(str_ascii_size), FIELD(str_compact_size), FIELD(bytes_size),
     FIELD(bytes_sval), FIELD(ob_type), FIELD(frame_localsplus), FIELD(type_basicsize),
     FIELD(type_flags), FIELD(type_dictoffset), FIELD(heaptype_cached_keys), FIELD(dict_keys),
-    FIELD(dict_values), FIELD(attrs), FIELD(keys_311),
+    FIELD(dict_values), FIELD(attrs), FIELD(keys_311), FIELD(ts_exc_info),
+    FIELD(exc_item_value), FIELD(exc_item_previous), FIELD(type_name),
 };
 
 static int print_table(void)
@@ -347,6 +352,7 @@ static void print_debug_offsets(void)
     DO("ob_size", pyobject, size);
     DO("ob_type", pyobject, ob_type);
     DO("tp_size", type_object, size);
+    DO("tp_name", type_object, tp_name);
     DO("tp_flags", type_object, tp_flags);
 #if PY_VERSION_HEX >= 0x030f0000
     DO("tp_basicsize", type_object, tp_basicsize);

@@ -1,0 +1,373 @@
+"""sonde record/top/dump --mode cpu|wall|gil|exception and --thread, on every
+interpreter, against independent references: the kernel's own CPU time of
+each thread (/proc/PID/task/TID/schedstat, read by the test), shares known
+by construction (units of work that cost the same), the program's own
+clock for its GIL-releasing and exception-handling phases, and the kernel
+thread ids the program reports of itself."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import SONDE, need, one_line, start_ready, stop_ready, version_params
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from load import Load  # noqa: E402  (tests/load.py: a busy process per CPU)
+
+
+def sonde(*args, **kw):
+    return subprocess.run([SONDE] + [str(a) for a in args], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True,
+                          timeout=kw.pop("timeout", 180), **kw)
+
+
+def leaf_counts(text):
+    """{innermost function name: count} of a collapsed file's text."""
+    counts = {}
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        leaf = stack.split(";")[-1].split(" (")[0]
+        counts[leaf] = counts.get(leaf, 0) + int(n)
+    return counts
+
+
+def shares_of(counts, names):
+    total = sum(counts.get(n, 0) for n in names)
+    assert total > 0, counts
+    return {n: 100.0 * counts.get(n, 0) / total for n in names}, total
+
+
+def cpu_ns(pid, tid):
+    """The kernel's on-CPU time of thread tid so far (schedstat's first field)."""
+    with open("/proc/%d/task/%d/schedstat" % (pid, tid)) as f:
+        return int(f.read().split()[0])
+
+
+# Threads that burn CPU in hashlib, which lets go of the GIL while it hashes
+# a large buffer, so that the kernel's scheduler, not the GIL, shares the
+# CPUs out: two at the usual priority, one at nice 19.  Each reports its
+# kernel thread id; "ready" once all run.
+NICE_PROGRAM = r'''
+import hashlib, os, sys, threading, time
+block = b"x" * (1 << 24)
+ids = {}
+def busy_a():
+    ids["busy_a"] = threading.get_native_id(); spin_a()
+def spin_a():
+    while True:
+        hashlib.sha256(block).digest()
+def busy_b():
+    ids["busy_b"] = threading.get_native_id(); spin_b()
+def spin_b():
+    while True:
+        hashlib.sha256(block).digest()
+def niced():
+    me = threading.get_native_id()
+    os.setpriority(os.PRIO_PROCESS, me, 19)
+    with open("/proc/self/task/%d/comm" % me, "w") as f:
+        f.write("kgamma")  # its kernel name, which --thread matches too
+    ids["niced"] = me; spin_niced()
+def spin_niced():
+    while True:
+        hashlib.sha256(block).digest()
+for f, name in ((busy_a, "alpha"), (busy_b, "beta"), (niced, "gamma")):
+    threading.Thread(target=f, name=name, daemon=True).start()
+while len(ids) < 3:
+    time.sleep(0.01)
+print(" ".join("%s=%d" % kv for kv in sorted(ids.items())), flush=True)
+print("ready", flush=True)
+threading.Event().wait()
+'''
+
+SPINS = ("spin_a", "spin_b", "spin_niced")
+
+
+def start_nice(python, tmp_path):
+    """NICE_PROGRAM running; its threads' kernel ids by function."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(NICE_PROGRAM)
+    proc = subprocess.Popen([python, str(prog)], stdout=subprocess.PIPE,
+                            universal_newlines=True)
+    ids = dict(kv.split("=") for kv in proc.stdout.readline().split())
+    assert proc.stdout.readline() == "ready\n"
+    return proc, {k: int(v) for k, v in ids.items()}
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_cpu_mode_weighs_a_niced_thread_by_the_cpu_it_got(python, tmp_path):
+    python = need(python)
+    proc, ids = start_nice(python, tmp_path)
+    thread_of = {"spin_a": ids["busy_a"], "spin_b": ids["busy_b"],
+                 "spin_niced": ids["niced"]}
+    try:
+        with Load():
+            runs = {}
+            for mode in ("cpu", "wall"):
+                out = tmp_path / ("%s.txt" % mode)
+                before = {f: cpu_ns(proc.pid, t) for f, t in thread_of.items()}
+                rec = sonde("record", "--mode", mode, "-r", "1000", "-d", "4", "-f", "collapsed",
+                            "-o", out, "-p", proc.pid)
+                after = {f: cpu_ns(proc.pid, t) for f, t in thread_of.items()}
+                assert rec.returncode == 0, rec.stderr
+                assert "--mode %s:" % mode in rec.stderr
+                runs[mode] = (leaf_counts(out.read_text()),
+                              {f: after[f] - before[f] for f in thread_of}, rec.stderr)
+    finally:
+        proc.kill()
+        proc.wait()
+    counts, kernel, summary = runs["cpu"]
+    got, _ = shares_of(counts, SPINS)
+    truth = {f: 100.0 * kernel[f] / sum(kernel.values()) for f in SPINS}
+    for f in SPINS:  # the kernel's figure, within 2 points
+        assert abs(got[f] - truth[f]) <= 2, (f, got, truth, summary)
+    # It got less CPU than the others (the GIL it takes between hashes lends it
+    # some: a thread preempted while holding the GIL makes the others wait).
+    assert truth["spin_niced"] < 20, truth
+    # The CPU the profile weighs is the CPU the three threads used while sampled.
+    weighed = float(re.search(r"([\d.]+) CPU-s in the kept samples", summary).group(1))
+    assert weighed <= sum(kernel.values()) * 1e-9 * 1.02 + 0.01, (weighed, kernel)
+    # Wall mode gives the niced thread a third of the samples: it is always runnable.
+    wall, _ = shares_of(runs["wall"][0], SPINS)
+    assert wall["spin_niced"] > truth["spin_niced"] + 10, (wall, truth)
+
+
+# Units of work that cost the same (one pure-Python loop of small ints),
+# 50, 30 and 20 of them a round in three functions: 50/30/20 by
+# construction.  A round is long (some 100 ms of CPU), so that a sample
+# rarely straddles two functions; the program runs whole rounds until it
+# has used argv[1] CPU-seconds, so that a loaded machine makes it last
+# longer, never sample less.
+UNITS_PROGRAM = r'''
+import sys, time
+def unit():
+    t = 0
+    for i in range(20000):
+        t += i & 7
+    return t
+def half():
+    for _ in range(50):
+        unit()
+def third():
+    for _ in range(30):
+        unit()
+def fifth():
+    for _ in range(20):
+        unit()
+print("ready", flush=True)
+while time.process_time() < float(sys.argv[1]):
+    half(); third(); fifth()
+'''
+
+
+def parent_counts(text, names):
+    """{name: count} of the stacks under each of names (the caller of unit)."""
+    counts = dict.fromkeys(names, 0)
+    for line in text.splitlines():
+        stack, n = line.rsplit(" ", 1)
+        frames = [f.split(" (")[0] for f in stack.split(";")]
+        for name in reversed(frames):
+            if name in counts:
+                counts[name] += int(n)
+                break
+    return counts
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_cpu_mode_known_shares_with_both_cores_loaded(python, tmp_path):
+    python = need(python)
+    (tmp_path / "prog.py").write_text(UNITS_PROGRAM)
+    out = tmp_path / "p.txt"
+    with Load() as load:
+        rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", out, "--", python,
+                    tmp_path / "prog.py", "4", cwd=str(tmp_path), timeout=600)
+        assert load.running() == load.n  # the load ran all along
+    assert rec.returncode == 0, rec.stderr
+    assert "--mode cpu:" in rec.stderr  # the default
+    got, total = shares_of(parent_counts(out.read_text(), ("half", "third", "fifth")),
+                           ("half", "third", "fifth"))
+    for name, truth in (("half", 50), ("third", 30), ("fifth", 20)):
+        assert abs(got[name] - truth) <= 2, (got, total, rec.stderr)
+
+
+# One thread that holds the GIL in a pure-Python loop (holds) and lets go of
+# it while hashlib hashes a large buffer (releases), both on the CPU all
+# along, timing each by its own clock; it prints the share of its time
+# that held the GIL when it has done its rounds.
+GIL_PROGRAM = r'''
+import hashlib, sys, time
+block = b"x" * (1 << 20)
+def holds():
+    t = 0
+    for i in range(30000):
+        t += i & 7
+    return t
+def releases():
+    hashlib.sha256(block).digest()
+spent = {"holds": 0.0, "releases": 0.0}
+print("ready", flush=True)
+end = time.perf_counter() + float(sys.argv[1])
+while time.perf_counter() < end:
+    for f in (holds, releases):
+        start = time.perf_counter(); f(); spent[f.__name__] += time.perf_counter() - start
+total = sum(spent.values())
+print("measured holds=%.3f releases=%.3f" % (100 * spent["holds"] / total,
+                                              100 * spent["releases"] / total), flush=True)
+'''
+
+
+def measured(stdout):
+    line = [l for l in stdout.splitlines() if l.startswith("measured ")][-1]
+    return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
+
+
+def tolerance(share, n):
+    """Three standard deviations of a share sampled n times, at least 2 points."""
+    p = share / 100
+    return max(2.0, 300 * (p * (1 - p) / n) ** 0.5)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_gil_mode_keeps_the_phases_that_hold_the_gil(python, tmp_path):
+    python = need(python)
+    (tmp_path / "prog.py").write_text(GIL_PROGRAM)
+    runs = {}
+    for mode in ("gil", "wall"):
+        out = tmp_path / ("%s.txt" % mode)
+        rec = sonde("record", "--mode", mode, "-r", "500", "-f", "collapsed", "-o", out, "--",
+                    python, tmp_path / "prog.py", "3", cwd=str(tmp_path))
+        assert rec.returncode == 0, rec.stderr
+        runs[mode] = (leaf_counts(out.read_text()), measured(rec.stdout))
+    # gil: the GIL holder only, so the hashing phase is (almost) never there.
+    gil, n = shares_of(runs["gil"][0], ("holds", "releases"))
+    assert gil["holds"] >= 98, (gil, n)
+    # wall: both phases, as long as the program's own clock says each took.
+    wall, n = shares_of(runs["wall"][0], ("holds", "releases"))
+    truth = runs["wall"][1]
+    assert abs(wall["holds"] - truth["holds"]) <= tolerance(truth["holds"], n), (wall, truth)
+
+
+# Spends a known part of its time inside except blocks (the handler calls
+# handled(), the rest is outside()), timed by its own clock; a class of its
+# own among the types.
+EXCEPTION_PROGRAM = r'''
+import sys, time
+class Oops(Exception):
+    pass
+def work(n):
+    t = 0
+    for i in range(n):
+        t += i & 7
+    return t
+def handled():
+    work(20000)
+def outside():
+    work(30000)
+spent = {"handled": 0.0, "outside": 0.0}
+print("ready", flush=True)
+end = time.perf_counter() + float(sys.argv[1])
+rounds = 0
+while time.perf_counter() < end:
+    start = time.perf_counter()
+    try:
+        raise (Oops if rounds % 2 else KeyError)("x")
+    except (Oops, KeyError):
+        handled()
+    mid = time.perf_counter()
+    outside()
+    spent["handled"] += mid - start; spent["outside"] += time.perf_counter() - mid
+    rounds += 1
+total = sum(spent.values())
+print("measured handled=%.3f" % (100 * spent["handled"] / total), flush=True)
+'''
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_exception_mode_keeps_threads_in_except_blocks(python, tmp_path):
+    python = need(python)
+    (tmp_path / "prog.py").write_text(EXCEPTION_PROGRAM)
+    out = tmp_path / "p.txt"
+    rec = sonde("record", "--mode", "exception", "-r", "500", "-f", "collapsed", "-o", out,
+                "--", python, tmp_path / "prog.py", "3", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    by_root, under = {}, {}
+    for line in out.read_text().splitlines():
+        stack, n = line.rsplit(" ", 1)
+        frames = [f.split(" (")[0] for f in stack.split(";")]
+        by_root[frames[0]] = by_root.get(frames[0], 0) + int(n)
+        for name in ("handled", "outside"):
+            if name in frames:
+                under[name] = under.get(name, 0) + int(n)
+    # Only stacks inside a handler, each under its exception's type.
+    assert set(by_root) <= {"<except Oops>", "<except KeyError>"}, by_root
+    assert by_root.get("<except Oops>") and by_root.get("<except KeyError>"), by_root
+    assert under.get("outside", 0) <= 0.02 * sum(by_root.values()), under
+    # As many samples as the time the program says it spent in handlers.
+    kept = int(re.search(r"(\d+) kept", rec.stderr).group(1))
+    read = int(re.search(r"(\d+) thread stacks read", rec.stderr).group(1))
+    truth = measured(rec.stdout)["handled"]
+    share = 100.0 * kept / read
+    assert abs(share - truth) <= tolerance(truth, read), (share, truth, rec.stderr)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_thread_option_reads_only_the_threads_named(python, tmp_path):
+    python = need(python)
+    proc, ids = start_nice(python, tmp_path)
+    try:
+        runs = {}
+        for pick in ("alpha", str(ids["busy_b"]), "kgamma"):
+            out = tmp_path / "t.txt"
+            rec = sonde("record", "--mode", "wall", "--thread", pick, "-r", "200", "-d", "1",
+                        "-f", "collapsed", "-o", out, "-p", proc.pid)
+            assert rec.returncode == 0, rec.stderr
+            runs[pick] = set(leaf_counts(out.read_text()))
+        # Threading's name, a kernel thread id, and the kernel's name all pick one.
+        assert runs["alpha"] == {"spin_a"}, runs
+        assert runs[str(ids["busy_b"])] == {"spin_b"}, runs
+        assert runs["kgamma"] == {"spin_niced"}, runs
+        dumped = sonde("dump", "--thread", "alpha", "--thread", "gamma", "-p", proc.pid)
+        assert dumped.returncode == 0, dumped.stderr
+        assert dumped.stdout.count("\nThread ") == 2 and "spin_a" in dumped.stdout \
+            and "spin_niced" in dumped.stdout and "spin_b" not in dumped.stdout, dumped.stdout
+        # None named: one line.
+        none = sonde("record", "--thread", "nosuch", "-d", "0.5", "-o", tmp_path / "n.txt",
+                     "-f", "collapsed", "-p", proc.pid)
+        assert "--thread nosuch: no thread" in one_line(none, 1)
+        none = sonde("dump", "--thread", "nosuch", "-p", proc.pid)
+        assert none.returncode == 1 and "--thread nosuch: no thread" in none.stderr
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_native_thread_option_stops_only_that_thread(tmp_path):
+    proc, ids = start_nice(sys.executable, tmp_path)
+    try:
+        out = tmp_path / "t.txt"
+        rec = sonde("record", "--native", "--mode", "wall", "--thread", "alpha", "-r", "100",
+                    "-d", "1", "-f", "collapsed", "-o", out, "-p", proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    if rec.returncode and "ptrace" in rec.stderr:
+        pytest.skip(rec.stderr.strip())
+    assert rec.returncode == 0, rec.stderr
+    ticks = int(re.search(r"(\d+) samples", rec.stderr).group(1))
+    stops = int(re.search(r"(\d+) by ptrace stops", rec.stderr).group(1))
+    # One thread of five stopped per tick at most (a tick may stop none).
+    assert 0 < stops <= ticks, rec.stderr
+    names = {f for line in out.read_text().splitlines()
+             for f in (x.split(" (")[0] for x in line.rsplit(" ", 1)[0].split(";"))}
+    assert "spin_a" in names and not names & {"spin_b", "spin_niced"}, names
+
+
+def test_modes_bad_input(tmp_path):
+    for args in (("--mode", "bogus"), ("--mode", "cpu", "--idle"), ("--mode", "wall", "--gil")):
+        for cmd in ("record", "dump", "top"):
+            r = sonde(cmd, *args, "-p", os.getpid())
+            line = one_line(r, 2)
+            assert "mode" in line, line
