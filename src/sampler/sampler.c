@@ -113,9 +113,13 @@ int sonde_sampler_add(sonde_profile *p, sonde_u64map *thread_index, const sonde_
         if (!sonde_sampler_keeps(o, s))
             continue;
         int64_t t = thread_of(p, thread_index, w, s);
+        uint64_t weight = sonde_sampler_weight(o, s);
         uint32_t leaf = t < 0 ? SONDE_NO_NODE : add_stack(p, (uint32_t)t, process_label, s, o,
-                                                          sonde_sampler_weight(o, s));
-        if (leaf == SONDE_NO_NODE || sonde_profile_add_event(p, t_ns, (uint32_t)t, leaf) < 0)
+                                                          weight);
+        /* The timeline keeps a CPU-weighed sample's ns (gecko's threadCPUDelta). */
+        if (leaf == SONDE_NO_NODE ||
+            sonde_profile_add_weighted_event(p, t_ns, (uint32_t)t, leaf,
+                                             o->mode == SONDE_MODE_CPU ? weight : 0) < 0)
             return -1;
     }
     return 0;
