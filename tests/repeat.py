@@ -28,7 +28,7 @@ sys.path.insert(0, HERE)
 from load import Load  # noqa: E402
 
 TESTS = ["test_view.py", "test_view_fixes.py", "test_report.py", "test_diff.py",
-         "test_sampler.py", "test_native.py", "test_timeit.py"]
+         "test_sampler.py", "test_sampler_modes.py", "test_native.py", "test_timeit.py"]
 # A skip whose reason says the machine was busy, loaded, short of CPU.
 LOAD_REASON = re.compile(r"busy|load average|\bload\b|loaded|waiting for a CPU|waited .* for a CPU"
                          r"|CPU wait|ticks missed|the machine (?:was|is|changed)", re.I)
