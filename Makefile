@@ -223,7 +223,7 @@ test: all $(BUILD)/tests/unit $(BUILD)/tests/fuzz_pstats $(BUILD)/tests/fuzz_wal
 sid-extension: $(EXT)
 
 # Manylinux wheels into $(BUILD)/wheels, one per interpreter with headers
-# (pyenv's 3.8-3.13, the Debian root's 3.14 and 3.15; Debian's
+# (pyenv's interpreters, the Debian root's; Debian's
 # /usr/bin/python3 has pyenv 3.11's tag): the C command as the wheel's
 # `sonde` script, the package and its extension, repaired by auditwheel
 # (packaging/make_wheel.py; a wheel newer than its inputs is kept).

@@ -169,7 +169,7 @@ def _definition_source(filename, first, last_hit):
 
 
 def _function_entry(key, entries, unit, sources=_definition_source):
-    """A function of sonde's lines document (README, "Formats") from a
+    """A function of sonde's lines document (docs/formats.md) from a
     timings entry, times in ns: the lines of its definition (as far as its
     source is at hand) and every line that ran.  sources(file, first,
     last): {line: text}."""

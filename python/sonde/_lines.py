@@ -1,7 +1,7 @@
 """Per-line profiling: sonde.LineProfiler and what `sonde lines` prints.
 
 The counting is C (_sonde.LineTracer), and so are the JSON document of
-`sonde lines -o` (README, "Formats") and the table (_sonde.lines_table);
+`sonde lines -o` (docs/formats.md) and the table (_sonde.lines_table);
 this module chooses which code objects to trace, and gives the document
 what only Python knows: each line's source and the instructions as dis
 shows them.

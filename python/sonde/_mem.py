@@ -3,7 +3,7 @@ prints and writes.
 
 The bookkeeping is C (_sonde.LineTracer with memory=True, hooked into the
 Python allocators and, under `sonde mem`, the C allocator); so are the JSON
-document of `sonde mem -o` (README, "Formats"), the table (_sonde.mem_table)
+document of `sonde mem -o` (docs/formats.md), the table (_sonde.mem_table)
 and the timeline picture (_sonde.mem_plot).
 """
 

@@ -8,7 +8,7 @@ are started from Python rather than from the C command so that the
 command line and sonde.timeit() share one implementation, and because an
 interpreter's start dominates a worker's cost whoever forks it.
 
-Method (README, "sonde timeit"): per statement (and interpreter), one
+Method (docs/commands/timeit.md): per statement (and interpreter), one
 calibration process finds the loop count whose value lasts the mode's
 minimum time, and the empty loop's cost; then rounds of one process per
 statement, in rotating order so that a change of the machine's load

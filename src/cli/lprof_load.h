@@ -4,7 +4,7 @@
  * Python (python/sonde/_line_stats.py, the reader LineStats.from_files
  * uses: an unpickler that lets through that class and nothing else, so a
  * file from anywhere runs no code; every field checked), which turns it
- * into sonde's lines document (README, Formats); the command draws that
+ * into sonde's lines document (docs/formats.md); the command draws that
  * as it draws `sonde lines -o FILE.json`. */
 #ifndef SONDE_LPROF_LOAD_H
 #define SONDE_LPROF_LOAD_H

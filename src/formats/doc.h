@@ -1,7 +1,7 @@
 /* doc.h - the keys of sonde's JSON documents, defined once: the envelope
  * every document has ({"sonde": 1, "mode": ...}) and every member of the
  * lines and mem documents (what sonde lines -o and sonde mem -o write,
- * README "Formats").  Their writers (lines_doc.c, mem_doc.c) and their
+ * docs/formats.md).  Their writers (lines_doc.c, mem_doc.c) and their
  * readers (the tables, the plot, the page, the loader) name members only
  * through these (the page's script, src/page/viewer.js, spells them again). */
 #ifndef SONDE_DOC_H

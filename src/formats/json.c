@@ -1,4 +1,4 @@
-/* json.c - sonde's own JSON profile (documented in README.md, "Formats").
+/* json.c - sonde's own JSON profile (documented in docs/formats.md).
  *
  * {"sonde": 1, "mode": "run", ("about": {...}, what was profiled, json_about.h)
  *  "unit": "seconds", ("sample_rate": HZ, when sampled)

@@ -1,5 +1,5 @@
 /* lines_doc.h - the lines document (what sonde lines -o writes and
- * sonde.LineProfiler.results() reads back; README "Formats"), written
+ * sonde.LineProfiler.results() reads back; docs/formats.md), written
  * from its figures.
  *
  * {"sonde": 1, "mode": "lines", "functions": [{"file", "name",

@@ -1,5 +1,5 @@
 /* mem_doc.h - the mem document (what sonde mem -o writes and
- * sonde.MemoryProfiler.results() reads back; README "Formats"), written
+ * sonde.MemoryProfiler.results() reads back; docs/formats.md), written
  * from its figures.
  *
  * {"sonde": 1, "mode": "mem", "sample_bytes", "native", "line_events",

@@ -307,7 +307,7 @@ static PyMethodDef tracer_methods[] = {
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
     { "document", (PyCFunction)(void (*)(void))tracer_document, METH_VARARGS | METH_KEYWORDS,
       "document(source_of, instructions_of=None) -> bytes: the JSON document of `sonde lines "
-      "-o`, or with memory=True of `sonde mem -o` (README, \"Formats\"); source_of(file, "
+      "-o`, or with memory=True of `sonde mem -o` (docs/formats.md); source_of(file, "
       "line) gives a line's text, instructions_of(code) the (offset, opname, arg, line) of "
       "its instructions when they were counted." },
     { NULL, NULL, 0, NULL },

@@ -42,7 +42,7 @@ void mem_set_floor(mem_data *m, PyObject *code);
 int mem_start(mem_data *m);
 void mem_stop(mem_data *m);
 
-/* The document `sonde mem -o` writes (README, "Formats"), as bytes;
+/* The document `sonde mem -o` writes (docs/formats.md), as bytes;
  * source_of(file, line) gives a line's text.  m is stopped.  NULL with an
  * exception. */
 PyObject *mem_document(mem_data *m, PyObject *source_of);
