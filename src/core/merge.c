@@ -49,6 +49,13 @@ static int sampled(const sonde_profile *p, const sonde_stats *s)
     return p->sample_rate > 0 || (s && s->sampled);
 }
 
+/* 1 when a sampled profile's ticks are CPU time (record's cpu mode: a
+ * tick is a nanosecond, not a sampling period). */
+static int cpu_weighed(const sonde_profile *p)
+{
+    return p->sample_rate > 0 && fabs(p->seconds_per_tick * p->sample_rate - 1) > 1e-6;
+}
+
 const char *sonde_merge_unit_clash(const sonde_profile *dst, const sonde_stats *ds,
                                    const sonde_profile *src, const sonde_stats *ss,
                                    char *why, size_t whylen)
@@ -62,6 +69,12 @@ const char *sonde_merge_unit_clash(const sonde_profile *dst, const sonde_stats *
              fabs(dst->sample_rate - src->sample_rate) > 1e-6 * dst->sample_rate)
         snprintf(why, whylen, "is sampled at %g Hz and the other at %g Hz: their samples "
                  "weigh different times", dst->sample_rate, src->sample_rate);
+    else if (a && dst->sample_rate > 0 && src->sample_rate > 0 &&
+             cpu_weighed(dst) != cpu_weighed(src))
+        snprintf(why, whylen, "weighs its samples by %s and the other by %s: CPU time and "
+                 "wall time cannot be summed (record both with the same --mode)",
+                 cpu_weighed(dst) ? "CPU time (--mode cpu)" : "wall time",
+                 cpu_weighed(src) ? "CPU time (--mode cpu)" : "wall time");
     else
         return NULL;
     return why;
@@ -162,9 +175,10 @@ static void about_add(sonde_profile *dst, const sonde_profile *src, int first)
 }
 
 /* src's samples into dst's timeline, each at its time since dst's start
- * (when both starts are known; the earlier start becomes dst's). */
-static int add_events(sonde_profile *dst, const sonde_profile *src, const uint32_t *tmap,
-                      const uint32_t *nmap, int first)
+ * (when both starts are known; the earlier start becomes dst's), a
+ * CPU-weighed sample's weight in dst's ticks (scale). */
+static int add_events(sonde_profile *dst, const sonde_profile *src, double scale,
+                      const uint32_t *tmap, const uint32_t *nmap, int first)
 {
     uint64_t shift = 0;
     if (!first && dst->about.start_ns && src->about.start_ns) {
@@ -180,7 +194,10 @@ static int add_events(sonde_profile *dst, const sonde_profile *src, const uint32
         const sonde_sample_event *e = &src->events[i];
         if (e->thread >= src->nthreads || e->node >= src->nnodes || nmap[e->node] == SONDE_NO_NODE)
             continue;
-        if (sonde_profile_add_event(dst, e->t_ns + shift, tmap[e->thread], nmap[e->node]) < 0)
+        /* A CPU-weighed sample keeps its weight (never 0: "not recorded"). */
+        uint64_t weight = e->weight ? in_dst(e->weight, scale) : 0;
+        if (sonde_profile_add_weighted_event(dst, e->t_ns + shift, tmap[e->thread],
+                                             nmap[e->node], e->weight && !weight ? 1 : weight) < 0)
             return -1;
     }
     if (src->events_dropped)
@@ -244,11 +261,13 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
         snprintf(name, sizeof name, labelled ? "%.127s" : "%.127s in %s",
                  sonde_profile_str(src, th->name), label);
         int64_t nt = sonde_profile_add_thread(dst, th->ident, th->native_id, name);
-        if (nt < 0 || th->root >= src->nnodes) {
-            rc = nt < 0 ? -1 : 0;
+        if (nt < 0) {
+            rc = -1;
             continue;
         }
         tmap[t] = (uint32_t)nt;
+        if (th->root >= src->nnodes)
+            continue;
         uint32_t root = dst->threads[nt].root, top = root;
         uint64_t total = in_dst(thread_total(src, th->root), scale);
         dst->nodes[root].total += total;
@@ -266,7 +285,7 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
     if (rc == 0)
         rc = add_nodes(dst, src, fmap, nmap, scale);
     if (rc == 0)
-        rc = add_events(dst, src, tmap, nmap, first);
+        rc = add_events(dst, src, scale, tmap, nmap, first);
     if (rc == 0)
         about_add(dst, src, first);
     free(fmap);
@@ -335,11 +354,11 @@ static void add_fstat(sonde_fstat *d, const sonde_fstat *s)
  * the calls of each that no caller edge accounts for, the time it ran as
  * a root (roots).  0, or -1 on out of memory. */
 static int add_root_edges(sonde_stats *ds, uint32_t process, const sonde_stats *ss,
-                          const double *roots, const uint32_t *fmap, const sonde_fstat *in,
-                          const uint8_t *callers)
+                          uint32_t nf, const double *roots, const uint32_t *fmap,
+                          const sonde_fstat *in, const uint8_t *callers)
 {
     double all = 0;
-    for (uint32_t f = 0; f < ss->nfuncs; f++) {
+    for (uint32_t f = 0; f < nf; f++) {
         const sonde_fstat *s = &ss->funcs[f];
         if (!is_root(ss, f, in, callers) || fmap[f] == SONDE_NO_FUNC)
             continue;
@@ -412,7 +431,7 @@ int sonde_merge_stats(sonde_profile *dst, sonde_stats *ds, const sonde_profile *
         d->cumtime += se->cumtime;
     }
     if (rc == 0 && process != SONDE_NO_FUNC)
-        rc = add_root_edges(ds, process, ss, roots, fmap, in, callers);
+        rc = add_root_edges(ds, process, ss, nf, roots, fmap, in, callers);
     free(in);
     free(callers);
     free(roots);
@@ -420,15 +439,7 @@ int sonde_merge_stats(sonde_profile *dst, sonde_stats *ds, const sonde_profile *
     return rc;
 }
 
-static int by_time(const void *a, const void *b)
-{
-    const sonde_sample_event *x = a, *y = b;
-    return x->t_ns < y->t_ns ? -1 : x->t_ns > y->t_ns;
-}
-
 int sonde_merge_finish(sonde_profile *dst)
 {
-    if (dst->nevents > 1)
-        qsort(dst->events, dst->nevents, sizeof *dst->events, by_time);
-    return 0;
+    return sonde_profile_sort_events(dst);
 }

@@ -58,7 +58,8 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
 int sonde_merge_stats(sonde_profile *dst, sonde_stats *ds, const sonde_profile *src,
                       const sonde_stats *ss, const char *label);
 
-/* After the last input: the timeline put in time order.  0. */
+/* After the last input: the timeline put in time order (a stable sort:
+ * samples of one time keep their order).  0, or -1 on out of memory. */
 int sonde_merge_finish(sonde_profile *dst);
 
 #endif

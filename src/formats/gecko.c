@@ -116,9 +116,11 @@ static int64_t frame_of(tables *tb, const sonde_node *n)
     if (at == tb->nframes) {
         uint64_t *f = sonde_grow(tb->frames, &tb->frames_cap, tb->nframes + 1, sizeof *f,
                                  UINT32_MAX - 1);
-        if (!f || string_of(tb, n->func) < 0)
+        if (!f)
             return -1;
         tb->frames = f;
+        if (string_of(tb, n->func) < 0)
+            return -1;
         tb->frames[tb->nframes++] = key;
     }
     return at;

@@ -69,7 +69,7 @@ typedef struct sonde_gecko_location {
     int32_t line;         /* CODE: LINE; NATIVE: LINE when given; else 0 */
 } sonde_gecko_location;
 
-/* Splits the location s[0..n) as the Profiler does (gecko_read.c), in
+/* Splits the location s[0..n) as the Profiler does (gecko_location.c), in
  * time linear in n.  Never fails. */
 void sonde_gecko_location_parse(const char *s, size_t n, sonde_gecko_location *out);
 

@@ -373,6 +373,11 @@ static int add_events(reader *r, thread_in *in, double offset_ms)
         uint64_t ns = (uint64_t)sonde_num_to_int((now + offset_ms) * 1e6 + 0.5, 0, MAX_NS), weight;
         if (sample_weight(r, in, i, &weight) < 0)
             return -1;
+        /* A sample that weighed nothing (no CPU since the last: an idle
+         * thread) made no node and is no event: record's cpu mode keeps
+         * none either, and an event's weight 0 means "not recorded". */
+        if (in->node[s] == SONDE_NO_NODE || (r->cpu_scale && weight == 0))
+            continue;
         if (sonde_profile_add_weighted_event(r->p, ns, in->index, in->node[s],
                                              r->cpu_scale ? weight : 0) < 0)
             return fail(r, "out of memory");

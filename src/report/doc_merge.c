@@ -190,7 +190,8 @@ static long gather(merger *m, const fentry *g, uint32_t ng, const char *key, con
             m->scratch[k++].obj = o;
         }
     }
-    qsort(m->scratch, k, sizeof *m->scratch, by_line);
+    if (k > 1)
+        qsort(m->scratch, k, sizeof *m->scratch, by_line);
     return (long)k;
 }
 

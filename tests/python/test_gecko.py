@@ -371,6 +371,32 @@ def test_gc_markers_and_cpu_weights_round_trip(tmp_path):
     assert len(work) == 1 and re.search(r" 0\.004 +\S+ /a\.py:5\(work\)$", work[0]), rep.stdout
 
 
+def test_samples_that_used_no_cpu_are_left_out(tmp_path):
+    """A Firefox file's idle samples (threadCPUDelta 0, here every sample of
+    one stack) weigh nothing: they are no samples of the profile (as record's
+    cpu mode keeps none), so its JSON reads back and the table weighs only
+    the CPU the others used."""
+    strings = ["main (/a.py:1)", "work (/a.py:5)", "idle (/a.py:9)"]
+    frames = [[0, 2], [1, 6], [2, 10]]
+    stacks = [[None, 0], [0, 1], [0, 2]]
+    rows_in = [[1, 1.0, None, 2000000], [2, 2.0, None, 0], [1, 3.0, None, 1000000],
+               [2, 4.0, None, 0]]
+    doc = gecko_doc([thread(strings, frames, stacks, rows_in, cpu=True)],
+                    {"sampleUnits": {"time": "ms", "eventDelay": "ms", "threadCPUDelta": "ns"}})
+    (tmp_path / "in.json").write_text(json.dumps(doc))
+    out = run(SONDE, "report", "in.json", "-f", "json", "-o", "via.json", cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    back = run(SONDE, "report", "via.json", "-f", "gecko", "-o", "-", cwd=str(tmp_path))
+    assert back.returncode == 0, back.stderr
+    th = json.loads(back.stdout)["threads"][0]
+    assert [(s["time"], s["threadCPUDelta"]) for s in rows(th["samples"])] == \
+        [(1.0, 2000000), (3.0, 1000000)]
+    rep = run(SONDE, "report", "via.json", cwd=str(tmp_path))
+    assert rep.returncode == 0, rep.stderr
+    assert "(idle)" not in rep.stdout and re.search(r" 0\.003 +\S+ /a\.py:5\(work\)$",
+                                                    rep.stdout, re.M), rep.stdout
+
+
 def test_labels_that_look_like_code_stay_labels(tmp_path):
     """A label the Profiler would read as code or as a library's function
     is written so that it reads back as what it was."""

@@ -387,3 +387,36 @@ def test_sampled_stacks_keep_their_counts_under_their_process(tmp_path):
     want = {"process %s (~:0);%s" % (name, stack): n
             for name, st in zip(names, stacks) for stack, n in st.items()}
     assert got == want
+
+
+SPIN = "s = 0\nfor i in range(2000000):\n    s += i\n"
+
+
+def cpu_deltas(path):
+    """Every sample's threadCPUDelta (ns) in a Gecko file, read by schema."""
+    doc = json.loads(path.read_text())
+    deltas = []
+    for thread in doc["threads"]:
+        column = thread["samples"]["schema"]["threadCPUDelta"]
+        deltas += [row[column] for row in thread["samples"]["data"]]
+    return deltas
+
+
+def test_cpu_weighed_samples_keep_their_weights_and_are_not_summed_with_wall(work):
+    """record's cpu mode (the default) weighs each sample by its thread's
+    CPU ns: merged, every sample keeps its weight (the Gecko file's
+    threadCPUDelta of a file merged with itself is the original's twice
+    over); a wall-mode recording at the same rate is refused beside it."""
+    (work / "spin.py").write_text(SPIN)
+    for mode in ("cpu", "wall"):
+        sonde_ok(["record", "--mode", mode, "-r", "200", "-f", "json", "-o", mode + ".json",
+                  "--", sys.executable, "spin.py"], work)
+    sonde_ok(["report", "cpu.json", "-f", "gecko", "-o", "one.gecko.json"], work)
+    sonde_ok(["report", "cpu.json", "cpu.json", "-f", "gecko", "-o", "two.gecko.json"], work)
+    one, two = cpu_deltas(work / "one.gecko.json"), cpu_deltas(work / "two.gecko.json")
+    assert one and all(d > 0 for d in one)
+    assert sorted(two) == sorted(one + one)
+    done = run_sonde(["merge", "cpu.json", "wall.json", "-o", "x.json"], work)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "'cpu.json'" in done.stderr and "'wall.json'" in done.stderr
+    assert "CPU time" in done.stderr and not (work / "x.json").exists()
