@@ -34,7 +34,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_dump = {
     .name = "dump",
     .summary = "print every thread's current Python stack (replaces py-spy dump)",
-    .synopsis = "[--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
+    .synopsis = "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
                 "[--native | --native-all] -p PID",
     .about = "Prints the current Python stack of every thread of a running process,\n"
              "innermost frame first, each with its file:line and the source line.  The\n"

@@ -88,7 +88,7 @@ const cli_command cmd_record = {
     .name = "record",
     .summary = "sample a running Python process from outside (replaces py-spy record)",
     .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS]\n"
-                "[--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
+                "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
                 "[--threads] [--subprocesses] [--native | --native-all]\n"
                 "(-p PID | -- CMD [ARGS...])",
     .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
@@ -102,8 +102,8 @@ const cli_command cmd_record = {
              "CPU time its thread used since its previous sample, as the kernel\n"
              "counts it, so times are CPU time and shares hold on a busy machine;\n"
              "--mode wall samples every thread, running or not (py-spy's --idle).\n"
-             "Stacks deeper than 1024 frames keep their innermost\n"
-             "1024 under a \"[truncated]\" frame.  --native adds the C and C++\n"
+             "Stacks deeper than 1024 frames keep their innermost 1024 under a\n"
+             "\"[truncated]\" frame.  --native adds the C and C++\n"
              "frames of every thread (threads that never ran Python too), each thread\n"
              "stopped alone for the microseconds its stack takes to copy (ptrace).",
     .words = CLI_WORDS_ANYWHERE,
@@ -301,8 +301,8 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
     fprintf(stderr, "sonde: %llu thread stacks read, %llu kept", (unsigned long long)c->read,
             (unsigned long long)c->kept);
     if (c->idle)
-        fprintf(stderr, ", %llu with no CPU since their last sample dropped (--mode wall keeps "
-                "them)", (unsigned long long)c->idle);
+        fprintf(stderr, ", %llu idle ones dropped (not running, or no CPU since their last "
+                "sample; --mode wall keeps them)", (unsigned long long)c->idle);
     if (c->not_gil)
         fprintf(stderr, ", %llu not holding the GIL dropped (--mode gil)",
                 (unsigned long long)c->not_gil);

@@ -55,7 +55,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_top = {
     .name = "top",
     .summary = "live view of a running Python process (replaces py-spy top)",
-    .synopsis = "-p PID [-r HZ] [--mode cpu|wall|gil|exception] [--thread NAME|TID]...\n"
+    .synopsis = "-p PID [-r HZ] [--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
                 "[--native | --native-all]",
     .about = "A live view of a running Python process: functions by the share of\n"
              "samples spent in them (own) and under them (total), refreshed every\n"

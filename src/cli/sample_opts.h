@@ -31,11 +31,11 @@ int cli_take_thread(const char *cmd, void *dest, const char *value);
       .help = "--mode wall (py-spy's spelling)" },                                           \
     { .long_name = "gil", .type = CLI_FLAG, .offset = offsetof(T, field.gil), .set = 1,      \
       .help = "--mode gil (py-spy's spelling)" },                                            \
-    { .long_name = "thread", .arg = "NAME|TID", .type = CLI_CALL,                            \
+    { .long_name = "thread", .arg = "THREAD", .type = CLI_CALL,                            \
       .offset = offsetof(T, field.threads), .call = cli_take_thread,                         \
-      .help = "read only this thread (again for more): its kernel id, or\n"                  \
-              "its name (threading's, or the kernel's comm); with --native\n"                \
-              "only these threads are ever stopped" }
+      .help = "read only this thread (again for more): its name\n"                         \
+              "(threading's, or the kernel's comm) or kernel id; with\n"                      \
+              "--native only these threads are ever stopped" }
 
 /* The mode the options ask for into *mode (cpu when none): --mode, else
  * --gil, else --idle; --mode with a spelling that says otherwise is an

@@ -309,6 +309,13 @@ static void put_source(sonde_buf *b, char *text, size_t len)
     sonde_buf_putc(b, ']');
 }
 
+/* Ticks as samples: ticks are samples, or (record --mode cpu) CPU ns,
+ * counted here in sampling periods. */
+static uint64_t samples_in(const sonde_profile *p, uint64_t ticks)
+{
+    return sonde_profile_ticks_in(p, ticks, 1 / p->sample_rate);
+}
+
 /* One file's entry, its cells c[0..n); *budget the source bytes the page
  * may still take. */
 static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *own, uint32_t func,
@@ -319,7 +326,8 @@ static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *ow
     sonde_buf_printf(b, "{\"func\": %u, \"lines\": [", func);
     for (uint32_t i = 0; i < n; i++)
         sonde_buf_printf(b, "%s[%d,%llu,%llu]", i ? "," : "", c[i].line,
-                         (unsigned long long)c[i].self, (unsigned long long)c[i].total);
+                         (unsigned long long)samples_in(p, c[i].self),
+                         (unsigned long long)samples_in(p, c[i].total));
     sonde_buf_putc(b, ']');
     size_t len = 0;
     char *text = !is_library(path) && (real = own_file(own, path, real_path, &why))
@@ -357,7 +365,7 @@ int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p)
         for (uint32_t i = 1; i < p->nnodes; i++)
             samples += p->nodes[i].self;
         sonde_buf_printf(b, ",\n\"heatmap\": {\"samples\": %llu, \"max_bytes\": %u, \"files\": [",
-                         (unsigned long long)samples, SONDE_VIEW_SOURCE_MAX_BYTES);
+                         (unsigned long long)samples_in(p, samples), SONDE_VIEW_SOURCE_MAX_BYTES);
         size_t budget = SONDE_VIEW_SOURCES_MAX_BYTES;
         own_folders own;
         find_folders(&p->about, &own);

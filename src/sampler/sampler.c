@@ -255,8 +255,9 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
 
 /* One snapshot of one member into p, batch after batch until its thread
  * list ends or SNAPSHOT_MAX_NS has passed.  -ESRCH when the process has
- * gone; -1 on out of memory; -2 when native frames cannot be read; else 0
- * (stop set when on_tick asked to stop). */
+ * gone; -1 on out of memory; -2 when native frames cannot be read; -3
+ * when its interpreter cannot give the mode (nothing read, why in
+ * counts->error); else 0 (stop set when on_tick asked to stop). */
 static int sample_member(sonde_family_member *m, native_states *ns, sonde_profile *p,
                          sonde_u64map *index, const sonde_sampler_opts *o,
                          sonde_thread_sample *threads, uint64_t t_ns,

@@ -607,9 +607,6 @@ static void read_state(sonde_walker *w, sonde_thread_sample *s)
     }
 }
 
-/* What a walk learns of a thread before its frames, once per walk (its
- * CPU is taken once): whether the filter keeps it, and whether it is
- * idle, from its kernel id (known here from 3.11). */
 /* Exception items followed outwards, and bytes of a type's name read,
  * before giving up: the target's memory, untrusted. */
 #define EXC_ITEMS_MAX 16
@@ -679,7 +676,7 @@ static void read_exception(sonde_walker *w, const uint8_t *ts, sonde_thread_samp
         return;
     }
 }
-
+/* What the first try at a walk learnt of the thread (first_look). */
 typedef struct seen_first {
     int filtered, undecided, on_cpu, cpu_read;
     uint64_t cpu_ns;
@@ -695,6 +692,9 @@ static void again(sonde_thread_sample *s, const seen_first *first)
     s->cpu_ns = first->cpu_ns;
 }
 
+/* What a walk learns of a thread before its frames, once per walk (its
+ * CPU is taken once): whether the filter keeps it, and whether it is
+ * idle, from its kernel id (known here from 3.11). */
 static void first_look(sonde_walker *w, sonde_thread_sample *s, seen_first *first)
 {
     if (w->filter) {

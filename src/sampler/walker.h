@@ -14,8 +14,12 @@
  * sample costs three or four system calls per thread, not one per frame.  Everything read is untrusted: depths,
  * thread counts and string lengths are capped, and a read that fails
  * because the target was mid-update marks that thread's sample torn
- * instead of failing the whole snapshot.  A walker is used from one thread
- * at a time: it owns every buffer it reads into. */
+ * instead of failing the whole snapshot.  What the caller asks beyond
+ * frames is read in the same walk: each thread's CPU time from /proc
+ * (cpu_time), the exception it handles (read_exceptions), and whether a
+ * thread filter keeps it (filter: one it leaves out is not read).  A
+ * walker is used from one thread at a time: it owns every buffer it reads
+ * into. */
 #ifndef SONDE_WALKER_H
 #define SONDE_WALKER_H
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "sampler/mode.h"
 #include "sampler/python/layout.h"
 #include "sampler/python/linetable.h"
 #include "sampler/python/unicode.h"
@@ -1283,6 +1284,10 @@ static void test_debug_offsets_314_315(void)
         {"dict_values", offsetof(sonde_py_layout, dict_values), 40, 40},
         {"attrs", offsetof(sonde_py_layout, attrs), 4, 4},
         {"keys_311", offsetof(sonde_py_layout, keys_311), 1, 1},
+        {"ts_exc_info", offsetof(sonde_py_layout, ts_exc_info), 120, 144},
+        {"exc_item_value", offsetof(sonde_py_layout, exc_item_value), 0, 0},
+        {"exc_item_previous", offsetof(sonde_py_layout, exc_item_previous), 8, 8},
+        {"type_name", offsetof(sonde_py_layout, type_name), 24, 24},
     };
     sonde_py_layout l314, l315;
     char err[200] = "";
@@ -1442,8 +1447,37 @@ static void test_str_decode(void)
     check(sonde_py_str_decode(1, NULL, 0, out, sizeof out) == 0 && out[0] == 0, "empty");
 }
 
+/* Which sampling modes each version's layout gives, and the one line
+ * saying why where one cannot be had. */
+static void test_modes_by_layout(void)
+{
+    char why[256];
+    for (int minor = 8; minor <= 12; minor++) {
+        const sonde_py_layout *l = sonde_py_layout_for(3, minor);
+        for (int mode = SONDE_MODE_CPU; mode <= SONDE_MODE_EXCEPTION; mode++)
+            check(sonde_sample_mode_supported(mode, l, why, sizeof why), "3.%d gives --mode %s",
+                  minor, sonde_sample_mode_name(mode));
+    }
+    sonde_py_layout l = *sonde_py_layout_for(3, 8);
+    l.ts_exc_info = SONDE_PY_ABSENT;
+    check(!sonde_sample_mode_supported(SONDE_MODE_EXCEPTION, &l, why, sizeof why),
+          "no exc_info: no exception mode");
+    check_str(why, "Python 3.8 does not say which exception a thread handles where sonde can "
+                   "read it");
+    check(sonde_sample_mode_supported(SONDE_MODE_GIL, &l, why, sizeof why), "3.8 gives gil");
+    l.rt_gilstate_tstate_current = SONDE_PY_ABSENT;
+    check(!sonde_sample_mode_supported(SONDE_MODE_GIL, &l, why, sizeof why),
+          "no GIL holder: no gil mode");
+    check(sonde_sample_mode_supported(SONDE_MODE_CPU, &l, why, sizeof why) &&
+          sonde_sample_mode_supported(SONDE_MODE_WALL, &l, why, sizeof why),
+          "cpu and wall need nothing of the layout");
+    check_u64(sonde_sample_mode_parse("exception"), SONDE_MODE_EXCEPTION);
+    check(sonde_sample_mode_parse("idle") == -1, "py-spy's spellings are options, not modes");
+}
+
 void test_sampler_python(void)
 {
+    test_modes_by_layout();
     test_tables();
     test_debug_offsets();
     test_debug_offsets_314_315();

@@ -216,7 +216,7 @@ def test_record_profile_in_go_pprof(tmp_path):
     """A recording (as JSON, made pprof by sonde report): go tool pprof's
     samples and CPU time per function and per stack are the report's."""
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
-    rec = run_sonde(["record", "-r", "500", "-f", "json", "-o", "rec.json", "--",
+    rec = run_sonde(["record", "--mode", "wall", "-r", "500", "-f", "json", "-o", "rec.json", "--",
                      sys.executable, "prog.py", "1"], tmp_path)
     assert rec.returncode == 0, rec.stderr
     proc = run_sonde(["report", "rec.json", "-f", "pprof", "-o", "rec.pb.gz"], tmp_path)

@@ -7,9 +7,9 @@ thread ids the program reports of itself."""
 
 import os
 import re
+import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -183,7 +183,7 @@ def test_cpu_mode_known_shares_with_both_cores_loaded(python, tmp_path):
     out = tmp_path / "p.txt"
     with Load() as load:
         rec = sonde("record", "-r", "1000", "-f", "collapsed", "-o", out, "--", python,
-                    tmp_path / "prog.py", "4", cwd=str(tmp_path), timeout=600)
+                    tmp_path / "prog.py", "8", cwd=str(tmp_path), timeout=600)
         assert load.running() == load.n  # the load ran all along
     assert rec.returncode == 0, rec.stderr
     assert "--mode cpu:" in rec.stderr  # the default
@@ -220,6 +220,7 @@ print("measured holds=%.3f releases=%.3f" % (100 * spent["holds"] / total,
 
 
 def measured(stdout):
+    """{name: share in %} of the program's last "measured" line."""
     line = [l for l in stdout.splitlines() if l.startswith("measured ")][-1]
     return {k: float(v) for k, v in (kv.split("=") for kv in line.split()[1:])}
 
@@ -244,17 +245,20 @@ def test_gil_mode_keeps_the_phases_that_hold_the_gil(python, tmp_path):
     # gil: the GIL holder only, so the hashing phase is (almost) never there.
     gil, n = shares_of(runs["gil"][0], ("holds", "releases"))
     assert gil["holds"] >= 98, (gil, n)
-    # wall: both phases, as long as the program's own clock says each took.
+    # wall: both phases, about as long as the program's own clock says each
+    # took (within 5 points: beside other work, seen off by up to 3.8).
     wall, n = shares_of(runs["wall"][0], ("holds", "releases"))
     truth = runs["wall"][1]
-    assert abs(wall["holds"] - truth["holds"]) <= tolerance(truth["holds"], n), (wall, truth)
+    assert abs(wall["holds"] - truth["holds"]) <= max(5, tolerance(truth["holds"], n)), \
+        (wall, truth)
 
 
 # Spends a known part of its time inside except blocks (the handler calls
-# handled(), the rest is outside()), timed by its own clock; a class of its
-# own among the types.
+# handled(), the rest is outside()), timed by its own clock from SIGUSR1
+# (which starts the count again) to SIGUSR2 (which prints it); a class of
+# its own among the types.
 EXCEPTION_PROGRAM = r'''
-import sys, time
+import signal, sys, time
 class Oops(Exception):
     pass
 def work(n):
@@ -267,10 +271,16 @@ def handled():
 def outside():
     work(30000)
 spent = {"handled": 0.0, "outside": 0.0}
+def restart(*_):
+    spent.update(handled=0.0, outside=0.0)
+def report(*_):
+    total = sum(spent.values())
+    print("measured handled=%.3f" % (100 * spent["handled"] / total), flush=True)
+signal.signal(signal.SIGUSR1, restart)
+signal.signal(signal.SIGUSR2, report)
 print("ready", flush=True)
-end = time.perf_counter() + float(sys.argv[1])
 rounds = 0
-while time.perf_counter() < end:
+while True:
     start = time.perf_counter()
     try:
         raise (Oops if rounds % 2 else KeyError)("x")
@@ -280,18 +290,22 @@ while time.perf_counter() < end:
     outside()
     spent["handled"] += mid - start; spent["outside"] += time.perf_counter() - mid
     rounds += 1
-total = sum(spent.values())
-print("measured handled=%.3f" % (100 * spent["handled"] / total), flush=True)
 '''
 
 
 @pytest.mark.parametrize("python", version_params())
 def test_exception_mode_keeps_threads_in_except_blocks(python, tmp_path):
     python = need(python)
-    (tmp_path / "prog.py").write_text(EXCEPTION_PROGRAM)
+    proc = start_ready(python, tmp_path, EXCEPTION_PROGRAM)
     out = tmp_path / "p.txt"
-    rec = sonde("record", "--mode", "exception", "-r", "500", "-f", "collapsed", "-o", out,
-                "--", python, tmp_path / "prog.py", "3", cwd=str(tmp_path))
+    try:
+        proc.send_signal(signal.SIGUSR1)
+        rec = sonde("record", "--mode", "exception", "-r", "500", "-d", "3", "-f", "collapsed",
+                    "-o", out, "-p", proc.pid)
+        proc.send_signal(signal.SIGUSR2)
+        truth = measured(proc.stdout.readline())["handled"]
+    finally:
+        stop_ready(proc)
     assert rec.returncode == 0, rec.stderr
     by_root, under = {}, {}
     for line in out.read_text().splitlines():
@@ -308,7 +322,6 @@ def test_exception_mode_keeps_threads_in_except_blocks(python, tmp_path):
     # As many samples as the time the program says it spent in handlers.
     kept = int(re.search(r"(\d+) kept", rec.stderr).group(1))
     read = int(re.search(r"(\d+) thread stacks read", rec.stderr).group(1))
-    truth = measured(rec.stdout)["handled"]
     share = 100.0 * kept / read
     assert abs(share - truth) <= tolerance(truth, read), (share, truth, rec.stderr)
 

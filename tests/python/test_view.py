@@ -780,8 +780,10 @@ def recorded_page(tmp_path_factory, name, source):
     into sonde's JSON (NAME.json, beside it)."""
     tmp = tmp_path_factory.mktemp(name)
     (tmp / (name + ".py")).write_text(source)
-    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", name + ".json", "--",
-                      sys.executable, name + ".py"], tmp)
+    # Samples counted (--mode wall): the pages' checks compare them with the
+    # program's own wall clock.
+    proc = run_sonde(["record", "--mode", "wall", "-r", "500", "-f", "json", "-o",
+                      name + ".json", "--", sys.executable, name + ".py"], tmp)
     assert proc.returncode == 0, proc.stderr
     return view(tmp, name + ".json")
 
