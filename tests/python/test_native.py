@@ -139,8 +139,10 @@ def test_record_native_known_shares_callers_and_lines(python, tmp_path):
     python = need(python)
     (tmp_path / "prog.py").write_text(SHARES_PROGRAM)
     out = tmp_path / "p.txt"
-    rec = sonde("record", "--native", "-r", "1000", "-f", "collapsed", "-o", str(out), "--",
-                python, str(tmp_path / "prog.py"), SHARE_LIB, "3", cwd=str(tmp_path))
+    # --mode wall: the truth below is the program's own wall clock.
+    rec = sonde("record", "--native", "--mode", "wall", "-r", "1000", "-f", "collapsed", "-o",
+                str(out), "--", python, str(tmp_path / "prog.py"), SHARE_LIB, "3",
+                cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     assert "sonde: native:" in rec.stderr, rec.stderr
     # Only a capture without Python frames may merge ambiguously: a thread
@@ -224,7 +226,8 @@ def record_spinners(python, tmp_path, env=None):
         assert starts and ("start_thread" in names or "clone3" in names or
                            all(f[1].endswith("/libc.so.6") for f in frames[1:len(starts)])), frames
     assert len(threads) == 2, threads  # both threads, each its own root
-    # The main thread sleeps: dropped as idle, and said so.
+    # The main thread sleeps: dropped as idle (--mode cpu, the default:
+    # no CPU since its last sample), and said so.
     assert "idle ones dropped" in rec.stderr, rec.stderr
     return rec
 

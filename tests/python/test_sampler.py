@@ -344,8 +344,9 @@ def test_record_attached_at_100hz(tmp_path):
     out = tmp_path / "p.txt"
     try:
         proc.send_signal(signal.SIGUSR1)  # measure from here...
-        rec = sonde("record", "--nonblocking", "-p", str(proc.pid), "-d", "8", "-f", "collapsed",
-                    "-o", str(out))
+        # --mode wall: the truth is the program's own wall clock.
+        rec = sonde("record", "--mode", "wall", "--nonblocking", "-p", str(proc.pid), "-d", "8",
+                    "-f", "collapsed", "-o", str(out))
         proc.send_signal(signal.SIGUSR2)  # ...to here
         truth = measured(proc.stdout.readline())
     finally:
@@ -358,8 +359,10 @@ def test_record_attached_at_100hz(tmp_path):
 
 def test_record_passes_exit_code_and_writes_speedscope(tmp_path):
     prog = tmp_path / "ends.py"
-    prog.write_text("import sys, time\ndef work():\n    t = time.perf_counter() + 0.5\n"
-                    "    while time.perf_counter() < t: pass\nwork()\nsys.exit(4)\n")
+    # Half a second of CPU (thread_time: what --mode cpu, the default,
+    # weighs), however long a busy machine makes it last.
+    prog.write_text("import sys, time\ndef work():\n    t = time.thread_time() + 0.5\n"
+                    "    while time.thread_time() < t: pass\nwork()\nsys.exit(4)\n")
     out = tmp_path / "p.json"
     rec = sonde("record", "-f", "speedscope", "-o", str(out), "--", sys.executable, str(prog),
                 cwd=str(tmp_path))
