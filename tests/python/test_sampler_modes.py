@@ -195,14 +195,15 @@ def test_cpu_mode_known_shares_with_both_cores_loaded(python, tmp_path):
 
 # One thread that holds the GIL in a pure-Python loop (holds) and lets go of
 # it while hashlib hashes a large buffer (releases), both on the CPU all
-# along, timing each by its own clock; it prints the share of its time
-# that held the GIL when it has done its rounds.
+# along and each many sampling periods long, timing each by its own clock;
+# it prints the share of its time that held the GIL when it has done its
+# rounds.
 GIL_PROGRAM = r'''
 import hashlib, sys, time
-block = b"x" * (1 << 20)
+block = b"x" * (1 << 23)
 def holds():
     t = 0
-    for i in range(30000):
+    for i in range(300000):
         t += i & 7
     return t
 def releases():
@@ -254,7 +255,8 @@ def test_gil_mode_keeps_the_phases_that_hold_the_gil(python, tmp_path):
 
 
 # Spends a known part of its time inside except blocks (the handler calls
-# handled(), the rest is outside()), timed by its own clock from SIGUSR1
+# handled(), the rest is outside(), each many sampling periods long),
+# timed by its own clock from SIGUSR1
 # (which starts the count again) to SIGUSR2 (which prints it); a class of
 # its own among the types.
 EXCEPTION_PROGRAM = r'''
@@ -267,9 +269,9 @@ def work(n):
         t += i & 7
     return t
 def handled():
-    work(20000)
+    work(200000)
 def outside():
-    work(30000)
+    work(300000)
 spent = {"handled": 0.0, "outside": 0.0}
 def restart(*_):
     spent.update(handled=0.0, outside=0.0)
