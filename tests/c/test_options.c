@@ -277,7 +277,7 @@ static void test_help(void)
  * short and long spellings and the value's name, on the option's line. */
 static void test_every_command_help(void)
 {
-    check(cli_ncommands == 10, "ten commands");
+    check(cli_ncommands == 11, "eleven commands");
     for (size_t i = 0; i < cli_ncommands; i++) {
         const cli_command *cmd = cli_commands[i];
         sonde_buf b;
