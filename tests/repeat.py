@@ -5,7 +5,8 @@ here however the run ends).
 usage: repeat.py [--rounds N] [--pythons "PY1 PY2 ..."] [--load-procs K] [TEST...]
 
 Each round is one pytest run of the files named (by default the page
-tests, test_sampler.py, test_native.py and test_timeit.py) with the
+tests, test_sampler.py, test_sampler_modes.py, test_native.py and
+test_timeit.py) with the
 interpreters `make test` uses.  The last line counts the tests of all
 rounds: N passed, N failed, N skipped, and how many of the skips give the
 machine's load as their reason, which must be none: a skip that names the
