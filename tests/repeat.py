@@ -6,8 +6,7 @@ usage: repeat.py [--rounds N] [--pythons "PY1 PY2 ..."] [--load-procs K] [TEST..
 
 Each round is one pytest run of the files named (by default the page
 tests, test_sampler.py, test_sampler_modes.py, test_native.py and
-test_timeit.py) with the
-interpreters `make test` uses.  The last line counts the tests of all
+test_timeit.py) with the interpreters `make test` uses.  The last line counts the tests of all
 rounds: N passed, N failed, N skipped, and how many of the skips give the
 machine's load as their reason, which must be none: a skip that names the
 load is a check that a busy machine leaves undone.  Exit 1 if any test
