@@ -1,6 +1,6 @@
 """sonde's wheels (packaging/make_wheel.py, make wheels), each installed by
-pip, without network, into a fresh venv of its interpreter (3.8-3.13 of
-pyenv, 3.14 and 3.15 in the Debian root, run there as a container runs
+pip, without network, into a fresh venv of its interpreter (pyenv's,
+and the Debian root's, run there as a container runs
 them), and used from that venv's bin/ as a user would: `sonde` is the C
 command (run, record --native, lines, mem, view), launching the venv's
 own python by default; python -m sonde and import sonde work as from the
