@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../core/grow.h"
@@ -568,21 +569,41 @@ static int thread_cpu_ns(sonde_walker *w, struct sonde_stat_fd *e, uint64_t *ns)
     return 0;
 }
 
-/* With cpu_time: whether thread tid is to be read, and the CPU it used
- * since its CPU was last taken into *cpu (see sonde_walker.cpu_time).  1
- * running and having used CPU (its time taken), 0 not, -1 unknown. */
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* With cpu_time: whether thread tid is to be read, and the CPU this
+ * sample weighs into *cpu (see sonde_walker.cpu_time).  1 running with
+ * CPU not yet weighed (some of it taken), 0 not, -1 unknown.
+ *
+ * The kernel moves a running thread's figure only at its scheduler tick
+ * (often every 4 ms), in steps.  Given whole to the sample that first
+ * saw each step, the thread would be sampled at the tick's rate and in
+ * step with it (a program whose phases lasted whole ticks came out 5
+ * points off); so each sample of a running thread takes at most the time
+ * since its previous one from what the steps brought, and a busy
+ * thread's samples each weigh their interval, as in wall mode. */
 static int take_cpu(sonde_walker *w, uint64_t tid, uint64_t *cpu)
 {
     struct sonde_stat_fd *e = task_files(w, tid);
-    uint64_t now;
+    uint64_t now, at = monotonic_ns();
     *cpu = 0;
     if (!e || thread_cpu_ns(w, e, &now) < 0)
         return -1;
     if (!e->cpu_seen) {
         e->cpu_seen = 1;
         e->cpu_ns = now > w->cpu_first_ns ? now - w->cpu_first_ns : 0;
+        e->taken_at = at > w->cpu_first_ns ? at - w->cpu_first_ns : 0;
     }
-    if (now <= e->cpu_ns)
+    if (now > e->cpu_ns) {
+        e->cpu_credit += now - e->cpu_ns;
+        e->cpu_ns = now;
+    }
+    if (!e->cpu_credit)
         return 0;
     char buf[512];
     const char *f = stat_fields(e, buf, sizeof buf);
@@ -590,8 +611,12 @@ static int take_cpu(sonde_walker *w, uint64_t tid, uint64_t *cpu)
         return -1;
     if (f[0] != 'R')
         return 0; /* its time goes to the next sample that sees it run */
-    *cpu = now - e->cpu_ns;
-    e->cpu_ns = now;
+    uint64_t since = at > e->taken_at ? at - e->taken_at : 0;
+    *cpu = e->cpu_credit < since ? e->cpu_credit : since;
+    if (!*cpu)
+        return 0;
+    e->cpu_credit -= *cpu;
+    e->taken_at = at;
     return 1;
 }
 

@@ -110,7 +110,9 @@ typedef struct sonde_walker {
         int fd;
         int sched_fd;            /* its schedstat: -1 not opened yet, -2 none */
         int cpu_seen;            /* cpu_ns holds a reading */
-        uint64_t cpu_ns;         /* the thread's CPU time when it was last taken */
+        uint64_t cpu_ns;         /* the thread's CPU time when it was last read */
+        uint64_t cpu_credit;     /* CPU it used that no sample has weighed yet */
+        uint64_t taken_at;       /* CLOCK_MONOTONIC ns of its last weighed sample */
     } stat_fds[SONDE_WALK_BATCH];   /* the most recently used ones */
     uint32_t nstat_fds;
     /* Set by the caller: a thread whose /proc state says it is not on a
@@ -119,11 +121,13 @@ typedef struct sonde_walker {
     int skip_idle;
     /* Set by the caller: each thread's CPU time (schedstat's on-CPU ns,
      * else stat's utime + stime) is read instead of its state alone; a
-     * thread that is running and used CPU since its CPU was last taken
-     * gets that time in cpu_ns (on_cpu 1), and it is taken; any other
-     * is left unread (on_cpu 0) and its time stays for the next sample
-     * that sees it run.  A thread's first sight takes at most
-     * cpu_first_ns. */
+     * thread that is running and used CPU no sample has weighed yet gets
+     * some of it in cpu_ns (on_cpu 1): at most the time since its last
+     * weighed sample, so that the steps the kernel's figure moves by at
+     * its scheduler tick are spread over the samples that saw the thread
+     * run; any other is left unread (on_cpu 0) and its time stays for
+     * the next sample that sees it run.  A thread's first sight takes at
+     * most cpu_first_ns. */
     int cpu_time;
     uint64_t cpu_first_ns;
     /* Set by the caller: only the threads this filter keeps are read
