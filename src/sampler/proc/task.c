@@ -90,7 +90,15 @@ static int runs_now(int pid)
         int tid = atoi(t->d_name);
         if (tid <= 0)
             continue; /* the leader too: the exec'ing thread may have taken its id since */
+        errno = 0;
         state = sonde_proc_task_state(pid, tid);
+        if (!state && out_of_descriptors()) {
+            /* sonde's shortage (the open directory took a descriptor of
+             * its own), which says nothing of the thread */
+            int err = errno;
+            closedir(tasks);
+            return -err;
+        }
         runs = state && state != 'Z' && state != 'X';
     }
     closedir(tasks);
