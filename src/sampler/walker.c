@@ -384,9 +384,10 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
     return 0;
 }
 
-/* The thread state holding the GIL, or 0; the GIL struct's address
- * into w->gil (3.12+). */
-static uint64_t gil_holder(sonde_walker *w, uint64_t interp)
+/* The thread state holding interpreter interp's GIL, or 0; the GIL
+ * struct's address into *gil_at (3.12+, where each interpreter names its
+ * own). */
+static uint64_t gil_holder(sonde_walker *w, uint64_t interp, uint64_t *gil_at)
 {
     const sonde_py_layout *l = &w->layout;
     uint64_t holder = 0;
@@ -397,10 +398,10 @@ static uint64_t gil_holder(sonde_walker *w, uint64_t interp)
     }
     uint64_t gil;
     int32_t locked;
-    w->gil = 0;
+    *gil_at = 0;
     if (l->interp_ceval_gil == SONDE_PY_ABSENT || read_ptr(w, interp + l->interp_ceval_gil, &gil) < 0)
         return 0;
-    w->gil = gil;
+    *gil_at = gil;
     if (!gil || sonde_proc_read(&w->proc, gil + l->gil_locked, &locked, sizeof locked) < 0 ||
         locked <= 0 || read_ptr(w, gil + l->gil_last_holder, &holder) < 0)
         return 0;
@@ -433,8 +434,9 @@ static size_t tstate_span(const sonde_py_layout *l)
 
 /* threads_head in one scatter read, from where the last snapshot found
  * the interpreter (w->interp), its GIL (w->gil) and its first thread
- * state (w->head), whose block it reads into w->head_state too.  0, or
- * -1 when one of them has moved (or a read failed): nothing is kept. */
+ * state (w->head), whose block it reads into w->head_state too, and the
+ * interpreter after it (w->head_next).  0, or -1 when one of them has
+ * moved (or a read failed): nothing is kept. */
 static int threads_head_again(sonde_walker *w, uint64_t *ts, uint64_t *holder)
 {
     const sonde_py_layout *l = &w->layout;
@@ -445,10 +447,11 @@ static int threads_head_again(sonde_walker *w, uint64_t *ts, uint64_t *holder)
         return -1;
     uint64_t interp = 0, head = 0, gil = 0, last = 0;
     int32_t locked = 0;
-    sonde_proc_range r[6];
+    sonde_proc_range r[7];
     uint32_t k = 0;
     r[k++] = (sonde_proc_range){ w->runtime.addr + l->rt_interpreters_head, &interp, 8 };
     r[k++] = (sonde_proc_range){ w->interp + l->interp_threads_head, &head, 8 };
+    r[k++] = (sonde_proc_range){ w->interp + l->interp_next, &w->head_next, 8 };
     if (l->rt_gilstate_tstate_current != SONDE_PY_ABSENT)
         r[k++] = (sonde_proc_range){ w->runtime.addr + l->rt_gilstate_tstate_current, &last, 8 };
     if (via_gil) {
@@ -482,8 +485,10 @@ static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
         return -EAGAIN;
     if (rc == 0)
         rc = read_ptr(w, interp + l->interp_threads_head, ts);
+    if (rc == 0)
+        rc = read_ptr(w, interp + l->interp_next, &w->head_next);
     if (rc == 0) {
-        *holder = gil_holder(w, interp);
+        *holder = gil_holder(w, interp, &w->gil);
         w->interp = interp;
         w->head = *ts;
     }
@@ -790,17 +795,66 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
     return 0;
 }
 
+/* The next interpreter after interp with a thread (its id, first thread
+ * and GIL holder into *id, *ts and *holder), within the snapshot's bound
+ * on interpreters.  1, or 0 when there is none to walk. */
+static int next_interp(sonde_walker *w, uint64_t *interp, int64_t *id, uint64_t *ts,
+                       uint64_t *holder)
+{
+    const sonde_py_layout *l = &w->layout;
+    uint64_t at = *interp, next = 0, gil;
+    *ts = 0;
+    while (!*ts) {
+        if (at == w->interp)
+            next = w->head_next; /* read with the first interpreter */
+        else if (read_ptr(w, at + l->interp_next, &next) < 0)
+            return 0;
+        if (!next || next == at || ++w->interps_walked >= SONDE_WALK_MAX_INTERPS ||
+            read_ptr(w, next + l->interp_threads_head, ts) < 0 ||
+            read_ptr(w, next + l->interp_id, (uint64_t *)id) < 0) {
+            *ts = 0;
+            return 0;
+        }
+        at = next;
+    }
+    *interp = at;
+    *holder = gil_holder(w, at, &gil);
+    return 1;
+}
+
+/* The id of interpreter interp (the main one's is 0; it is the last in
+ * the list); -1 when it cannot be read. */
+static int64_t interp_id_of(sonde_walker *w, uint64_t interp)
+{
+    uint64_t id;
+    if (interp == w->interp && !w->head_next)
+        return 0;
+    return read_ptr(w, interp + w->layout.interp_id, &id) < 0 ? -1 : (int64_t)id;
+}
+
 int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *out, uint32_t max,
                         uint32_t *count)
 {
     const sonde_py_layout *l = &w->layout;
     *count = 0;
-    uint64_t ts, holder;
+    uint64_t ts, holder, gil;
     int rc = threads_head(w, &ts, &holder);
     if (rc < 0)
         return rc;
-    if (*cursor)
+    uint64_t interp = w->interp;
+    int64_t id;
+    if (*cursor) {
         ts = *cursor;
+        interp = w->cursor_interp;
+        id = w->cursor_interp_id;
+        if (interp != w->interp)
+            holder = gil_holder(w, interp, &gil);
+    } else {
+        w->interps_walked = 1;
+        id = interp_id_of(w, interp);
+        if (!ts) /* an interpreter without threads yet (one being made) */
+            next_interp(w, &interp, &id, &ts, &holder);
+    }
     *cursor = 0;
     uint64_t pthreads[SONDE_WALK_BATCH];
     if (max > SONDE_WALK_BATCH)
@@ -809,10 +863,15 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
         uint64_t next;
         if ((rc = walk_thread(w, ts, holder, &out[*count], &next)) < 0)
             return rc == -ESRCH ? rc : 0; /* a torn list: keep what was read */
+        out[*count].interp_id = id;
         pthreads[*count] = out[*count].thread_id;
         (*count)++;
         ts = next == ts ? 0 : next;
+        if (!ts && !next_interp(w, &interp, &id, &ts, &holder))
+            break;
     }
+    w->cursor_interp = interp;
+    w->cursor_interp_id = id;
     *cursor = ts;
     if (l->ts_native_thread_id == SONDE_PY_ABSENT) {
         if (w->pthread_tid_offset < 0)
@@ -834,7 +893,7 @@ int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sa
     return rc < 0 ? rc : walk_thread(w, tstate, holder, out, &next);
 }
 
-int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
+static int python_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
                              size_t outlen)
 {
     if (s->native_id && s->native_id == (uint64_t)w->proc.pid) {
@@ -861,6 +920,18 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
         sonde_py_attr(&w->layout, proc_reader, (void *)w, self, "_name", &name) < 0)
         return -1;
     return read_str(w, name, out, outlen);
+}
+
+int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
+                             size_t outlen)
+{
+    int named = python_thread_name(w, s, out, outlen) == 0;
+    if (!s->interp_id || !outlen)
+        return named ? 0 : -1;
+    size_t n = named ? strlen(out) : 0;
+    snprintf(out + n, outlen - n, "%sinterpreter %lld%s", named ? " (" : "",
+             (long long)s->interp_id, named ? ")" : "");
+    return 0;
 }
 
 /* Decides a thread the filter waited for, now that its kernel id and

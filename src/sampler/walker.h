@@ -39,6 +39,7 @@
  * Python's default recursion limit (1000), and at most one scatter read
  * (SONDE_PROC_SCATTER_MAX) of code objects. */
 #define SONDE_WALK_MAX_DEPTH 1024
+#define SONDE_WALK_MAX_INTERPS 1024  /* interpreters one snapshot walks */
 #define SONDE_WALK_BATCH 256   /* threads walked per call: a snapshot takes as many calls as it needs */
 
 typedef struct sonde_frame_sample {
@@ -50,6 +51,7 @@ typedef struct sonde_thread_sample {
     uint64_t tstate;       /* the thread state's address: stable while the thread lives */
     uint64_t thread_id;    /* threading.get_ident() (pthread_self) */
     uint64_t native_id;    /* the kernel's thread id, 0 when unknown */
+    int64_t interp_id;     /* its interpreter's id: 0 the main one, else a subinterpreter */
     int holds_gil;         /* 1 when this thread holds the GIL */
     int on_cpu;            /* 1 running, 0 sleeping or blocked (or, with cpu_time, no
                               CPU used since its last sample), -1 unknown */
@@ -96,6 +98,14 @@ typedef struct sonde_walker {
      * read found it, while head_fresh. */
     uint64_t interp, gil, head;
     int head_fresh;
+    /* Subinterpreters: the interpreter after the first in the list (0
+     * when it is the only one), read with it; the interpreter of the
+     * thread state a batch stopped at, and its id; how many interpreters
+     * this snapshot has reached (their list is the target's). */
+    uint64_t head_next;
+    uint64_t cursor_interp;
+    int64_t cursor_interp_id;
+    uint32_t interps_walked;
     uint8_t head_state[SONDE_WALK_STATE_MAX];
     /* Per thread, the frames its last walk read outside its stack chunk
      * (every frame up to 3.10; shim and base frames from 3.12), read
@@ -154,9 +164,11 @@ void sonde_walker_close(sonde_walker *w);
 /* Walks the threads from *cursor (0: the first) into out[0 .. *n), at
  * most max and at most SONDE_WALK_BATCH of them, and leaves in *cursor
  * the thread state to go on from (0 once the list's end was reached): a
- * snapshot of every thread is calls until *cursor is 0 again.  The list
- * is the target's, and untrusted: it may be cyclic, so the caller bounds
- * how many calls (or how long) one snapshot takes.  0 (some threads may
+ * snapshot of every thread is calls until *cursor is 0 again.  Every
+ * interpreter's threads are walked, the newest interpreter's first (at
+ * most SONDE_WALK_MAX_INTERPS of them).  The lists are the target's, and
+ * untrusted: a thread list may be cyclic, so the caller bounds how many
+ * calls (or how long) one snapshot takes.  0 (some threads may
  * be torn), or -ESRCH when the process has gone, or another negative
  * errno when even the interpreter could not be read (nothing walked). */
 int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *out,
@@ -169,7 +181,8 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
 int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sample *out);
 
 /* The thread's name: "MainThread", or a threading.Thread's name read from
- * its Thread object.  0, or -1 when it has none that can be read. */
+ * its Thread object; in a subinterpreter followed by " (interpreter N)",
+ * or "interpreter N" alone when it has no name.  0, or -1 when it has none that can be read. */
 int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,
                              size_t outlen);
 

@@ -42,6 +42,7 @@ typedef struct named {         /* what one address (as a pc or a return address)
 /* A thread that runs Python, as the walk before the stops saw it. */
 typedef struct python_thread {
     uint64_t native_id, tstate, thread_id;
+    int64_t interp_id;
 } python_thread;
 
 /* How long the walk of the thread list before the stops may take, and the
@@ -230,12 +231,21 @@ static int list_pythons(session *s, sonde_walker *w, uint64_t started, uint32_t 
         for (uint32_t i = 0; i < nb; i++) {
             python_thread *grown = sonde_grow(s->pythons, &s->pythons_cap, (size_t)*npython + 1,
                                               sizeof *s->pythons, UINT32_MAX - 1);
-            if (!grown || !sonde_u64map_slot(&s->python_of, s->batch[i].native_id, *npython))
+            uint32_t *slot = grown ? sonde_u64map_slot(&s->python_of, s->batch[i].native_id,
+                                                       *npython) : NULL;
+            if (!slot)
                 return -1;
             s->pythons = grown;
+            /* A kernel id several thread states give keeps the main
+             * interpreter's: a subinterpreter's may carry the id of the
+             * thread that made it, not of the one running it (3.8-3.12). */
+            if (*slot != *npython && s->batch[i].interp_id == 0 &&
+                s->pythons[*slot].interp_id != 0)
+                *slot = *npython;
             s->pythons[(*npython)++] = (python_thread){ s->batch[i].native_id,
                                                         s->batch[i].tstate,
-                                                        s->batch[i].thread_id };
+                                                        s->batch[i].thread_id,
+                                                        s->batch[i].interp_id };
         }
         if (cursor && sonde_clock_ns() - started > LIST_MAX_NS)
             *cut = 1;
@@ -254,6 +264,7 @@ static void held(void *ctx)
         s->during.thread_id != s->current_python->thread_id)
         return;
     s->during.native_id = (uint64_t)s->current_tid;
+    s->during.interp_id = s->current_python->interp_id;
     s->current = &s->during;
 }
 
@@ -377,6 +388,7 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
     t->merges[result]++;
     if (py) {
         out->thread_id = py->thread_id;
+        out->interp_id = py->interp_id;
         out->holds_gil = py->holds_gil;
         out->outer_frame = py->outer_frame;
     }
