@@ -193,22 +193,24 @@ def test_cpu_mode_known_shares_with_both_cores_loaded(python, tmp_path):
         assert abs(got[name] - truth) <= 2, (got, total, rec.stderr)
 
 
-# Phases of whole scheduler ticks: 10, 6 and 4 ms by the wall clock, the
-# CPU each took measured by the thread's own clock (thread_time, which the
-# kernel keeps exact for the thread itself) and printed at the end: the
-# truth, whatever the load.  The kernel moves another thread's CPU figure
-# only at its tick (4 ms here), in steps: weighing each step whole on the
-# sample that first saw it sampled at the tick's rate, in step with phases
-# like these (measured before 'take_cpu' spread the steps: 3 runs in 4 off
-# by 2.3-5.2 points on a quiet machine; after: at most 1.2 in 4).
+# Phases of whole scheduler ticks: 10, 6 and 4 ms of the thread's own CPU
+# time (thread_time, which the kernel keeps exact for the thread itself),
+# the CPU each took summed and printed at the end: the truth, whatever the
+# load.  (Phases by the wall clock are not: on a busy machine a phase the
+# thread spends waiting for a CPU ends with little CPU in it, and the next
+# one begins as the thread runs again.)  The kernel moves another thread's
+# CPU figure only at its tick (4 ms here), in steps: weighing each step
+# whole on the sample that first saw it sampled at the tick's rate, in step
+# with phases like these (measured before 'take_cpu' spread the steps: 3
+# runs in 4 off by 2.3-5.2 points on a quiet machine; after: at most 1.2
+# in 4).
 TICKS_PROGRAM = r'''
 import sys, time
 spent = {"half": 0.0, "third": 0.0, "fifth": 0.0}
-gaps = [0.0]
 def burn(seconds):
-    now = time.perf_counter(); end = now + seconds
-    while now < end:
-        t = time.perf_counter(); gaps[0] += (t - now) ** 2 if t - now > 0.0002 else 0.0; now = t
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
 def half():
     burn(0.010)
 def third():
