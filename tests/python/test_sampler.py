@@ -222,22 +222,22 @@ def kept_its_rate(rec):
     return samples_taken(rec)
 
 
-def share_tolerance(share, samples, frozen):
+def share_tolerance(share, samples, frozen, sigmas=3):
     """How far a sampled share (in points) may be from the truth: three
-    standard deviations, or 2 points if that is more.  The variance is
+    standard deviations (or sigmas), or 2 points if that is more.  The variance is
     p(1-p) times 1/samples (random sampling, for the samples sonde took in
     this run: a busy machine makes it miss ticks) plus the program's own
     `frozen` figure, the sum of its stretches off the CPU squared over its
     time squared (while it waits for a CPU it stays in one function, and
     every sample of that stretch falls there together: the stretch counts
     as one draw of its length).  Both grow with load, and their sum is
-    bounded: asserted at most 0.0043, so the tolerance never exceeds 9.9
-    points and a bias of 10 points still fails."""
+    bounded: asserted at most 0.0043, so the tolerance at three never
+    exceeds 9.9 points and a bias of 10 points still fails."""
     spread = 1 / samples + frozen
     assert spread <= 0.0043, ("too few samples, or too long off the CPU at a time, to check a"
                               " share: %d samples, frozen %g" % (samples, frozen))
     p = share / 100
-    return max(2, 300 * (p * (1 - p) * spread) ** 0.5)
+    return max(2, 100 * sigmas * (p * (1 - p) * spread) ** 0.5)
 
 
 def close_enough(got, truth):
