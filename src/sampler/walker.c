@@ -936,15 +936,18 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
 
 /* Decides a thread the filter waited for, now that its kernel id and
  * its frames (its Python name) are known; one it leaves out loses its
- * frames. */
+ * frames.  Only a whole stack tells for good that a thread has no
+ * Python name: one read torn, cut, or before its first frame is left out
+ * this time and decided again at the next. */
 static void decide_late(sonde_walker *w, sonde_thread_sample *s)
 {
     char name[128];
     int named = sonde_walker_thread_name(w, s, name, sizeof name) == 0;
+    int whole = s->depth > 0 && !s->torn && !s->truncated && s->outer_frame;
     uint64_t key = sonde_thread_filter_key(s->tstate, s->thread_id, 0);
     s->undecided = 0;
     s->filtered = sonde_thread_filter_decide(w->filter, w->proc.pid, key, s->native_id,
-                                             named ? name : NULL, 1) == 0;
+                                             named ? name : NULL, whole) != 1;
     if (s->filtered)
         s->depth = 0;
 }

@@ -14,6 +14,7 @@
 #include "core/profile.h"
 #include "harness.h"
 #include "sampler/python/attr.h"
+#include "sampler/thread_filter.h"
 #include "sampler/walker.h"
 #include "sampler_tests.h"
 
@@ -205,9 +206,47 @@ static void built_stacks(void)
     walk_built(3000, 2000, 1990, SONDE_WALK_MAX_DEPTH, 1, 0); /* a loop beyond the cap: unseen */
 }
 
+/* --thread NAME: a thread whose stack is read cut at the cap has a name
+ * that cannot be read yet (threading's is in the outermost frame), so it
+ * stays undecided, to be decided when a whole stack shows it; a whole
+ * stack without one is decided for good. */
+static void filter_waits_for_a_whole_stack(uint32_t depth, int want_known)
+{
+    const sonde_py_layout *l = sonde_py_layout_for(3, 10);
+    fake_stack f;
+    build_stack(&f, l, depth, -1, 0);
+    sonde_profile p;
+    sonde_profile_init(&p);
+    sonde_walker w;
+    sonde_thread_filter filter;
+    sonde_thread_filter_init(&filter);
+    sonde_thread_filter_add(&filter, "worker");
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
+    w.proc.pid = getpid();
+    w.layout = *l;
+    w.runtime.addr = at(&f, W_RUNTIME);
+    w.filter = &filter;
+    sonde_thread_sample *out = malloc(sizeof *out);
+    uint32_t n = 0;
+    int rc = sonde_walker_sample(&w, &(uint64_t){ 0 }, out, 1, &n);
+    check(rc == 0 && n == 1 && out->undecided, "%u frames: rc %d, %u threads, undecided", depth,
+          rc, n);
+    sonde_walker_decide_threads(&w, out, n);
+    int known = sonde_thread_filter_known(&filter, sonde_thread_filter_key(at(&f, W_TS), 1, 0));
+    check(n == 1 && out->filtered && known == want_known,
+          "%u frames: filtered %d, decided %d (want %d)", depth, out->filtered, known, want_known);
+    free(out);
+    sonde_walker_close(&w);
+    sonde_thread_filter_free(&filter);
+    sonde_profile_free(&p);
+    free(f.words);
+}
+
 void test_walker(void)
 {
     built_stacks();
+    filter_waits_for_a_whole_stack(3000, -1);   /* cut: undecided (was: left out for good) */
+    filter_waits_for_a_whole_stack(10, 0);      /* whole, and no thread name: left out */
     uint64_t *arena = malloc(ARENA_WORDS * sizeof *arena);
     for (int minor = 8; minor <= 12; minor++) {
         walk_garbage(sonde_py_layout_for(3, minor), arena, 300);

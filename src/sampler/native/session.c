@@ -501,14 +501,16 @@ static void close_ended(session *s)
 }
 
 /* 1 when the walker's thread filter (--thread) keeps thread tid (its
- * Python thread state, or NULL): only those are ever stopped. */
+ * Python thread state, or NULL): only those are ever stopped.  A Python
+ * thread the walk left undecided (its name not read yet) waits. */
 static int wanted(const session *s, sonde_walker *w, int tid, const python_thread *python)
 {
     if (!w->filter)
         return 1;
     uint64_t key = python ? sonde_thread_filter_key(python->tstate, python->thread_id, 0)
                           : sonde_thread_filter_key(0, 0, (uint64_t)tid);
-    return sonde_thread_filter_decide(w->filter, s->pid, key, (uint64_t)tid, NULL, 1);
+    return sonde_thread_filter_decide(w->filter, s->pid, key, (uint64_t)tid, NULL,
+                                      python == NULL) == 1;
 }
 
 static int session_sample(void *state, sonde_walker *w, int idle, sonde_thread_sample *out,
