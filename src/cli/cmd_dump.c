@@ -114,6 +114,17 @@ static int snapshot(sonde_walker *w, const sonde_native_ops *ops, void *native, 
     return rc;
 }
 
+/* The process's heading, once (*headed). */
+static void put_heading(sonde_buf *b, const sonde_walker *w, long pid, int *headed)
+{
+    if (*headed)
+        return;
+    *headed = 1;
+    sonde_buf_printf(b, "Process %ld: Python %d.%d (", pid, w->runtime.major, w->runtime.minor);
+    sonde_buf_text_str(b, w->runtime.path);
+    sonde_buf_puts(b, ")\n");
+}
+
 /* 1 when the mode shows this thread. */
 static int shown(int mode, const sonde_thread_sample *s)
 {
@@ -224,12 +235,13 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
      * shown escaped, never sent to the terminal. */
     sonde_buf b;
     sonde_buf_init_stream(&b, stdout);
-    sonde_buf_printf(&b, "Process %ld: Python %d.%d (", pid, w.runtime.major, w.runtime.minor);
-    sonde_buf_text_str(&b, w.runtime.path);
-    sonde_buf_puts(&b, ")\n");
+    /* The heading comes with the first thread shown: a --thread that
+     * names none prints its one line and nothing else. */
+    int headed = 0;
     for (;;) {
         for (uint32_t i = 0; i < n; i++)
             if (shown(opts.mode, &threads[i])) {
+                put_heading(&b, &w, pid, &headed);
                 put_thread(&b, &w, pid, &threads[i]);
                 nshown++;
             }
@@ -246,7 +258,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
             break;
         }
     }
-    if (nshown == 0 && opts.mode != SONDE_MODE_CPU && opts.mode != SONDE_MODE_WALL)
+    if (!w.filter || w.filter->kept > 0)
+        put_heading(&b, &w, pid, &headed);
+    if (nshown == 0 && headed && opts.mode != SONDE_MODE_CPU && opts.mode != SONDE_MODE_WALL)
         sonde_buf_printf(&b, "\n[no thread %s now]\n", opts.mode == SONDE_MODE_GIL
                          ? "holds the GIL" : "handles an exception");
     if (native)
