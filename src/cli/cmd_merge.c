@@ -79,11 +79,14 @@ static int write_profile(const merge_opts *o, cli_inputs *in, const cli_output *
     if (!fmt)
         return cli_usage_error("merge", "unknown format '%s' (use %s)", name,
                                sonde_format_names());
-    if (fmt->needs_timeline)
-        return cli_usage_error("merge", "-f %s draws a timeline, which a merge does not keep "
-                               "in order across machines: use json, pprof or pstats", name);
+    /* A timeline (gecko, chrome) keeps each file's samples at their time
+     * since the earliest start (core/merge.c); files without one have none. */
+    if (fmt->needs_timeline && !in->p.nevents)
+        return cli_fail(SONDE_EXIT_FAILED, "the files have no timeline, so they cannot become "
+                        "'%s': record them with sonde record (or sonde run -f %s -o FILE)", name,
+                        name);
     int cut = 0;
-    if (fmt->needs_tree && !sonde_load_has_tree(&in->p) &&
+    if (fmt->needs_tree && !fmt->needs_timeline && !sonde_load_has_tree(&in->p) &&
         sonde_time_tree_graft(&in->p, &in->s, &cut) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     if (cut)

@@ -416,6 +416,14 @@ def test_cpu_weighed_samples_keep_their_weights_and_are_not_summed_with_wall(wor
     one, two = cpu_deltas(work / "one.gecko.json"), cpu_deltas(work / "two.gecko.json")
     assert one and all(d > 0 for d in one)
     assert sorted(two) == sorted(one + one)
+    # merge writes the same timeline as report of the same files (it
+    # refused -f gecko before); files without a timeline are refused.
+    sonde_ok(["merge", "cpu.json", "cpu.json", "-f", "gecko", "-o", "merged.gecko.json"], work)
+    assert sorted(cpu_deltas(work / "merged.gecko.json")) == sorted(one + one)
+    sonde_ok(["run", "-o", "spin.prof", "spin.py"], work)
+    done = run_sonde(["merge", "spin.prof", "spin.prof", "-f", "gecko", "-o", "p.json"], work)
+    assert done.returncode == 1 and "no timeline" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and not (work / "p.json").exists()
     done = run_sonde(["merge", "cpu.json", "wall.json", "-o", "x.json"], work)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "'cpu.json'" in done.stderr and "'wall.json'" in done.stderr
