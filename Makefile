@@ -4,7 +4,8 @@
 #   make PYTHON=python3.X     add the extension for another interpreter
 #   make test                 build for every interpreter here, run all tests
 #   make demo                 profile examples/julia.py and show what it wrote
-#   make test-asan            C tests, the command and the extension under ASan/UBSan
+#   make test-asan            C tests, the command (with the hostile-program tests)
+#                             and the extension under ASan/UBSan
 #   make test-valgrind        C tests, fuzzers and the command under valgrind
 #   make test-repeat N=5      page, sampler, native and timeit tests N times under
 #                             a load on every CPU: no failure, no skip for load
@@ -235,7 +236,17 @@ wheels: all $(VENV)/.ready
 
 ASAN_CFLAGS := -O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer \
                -fno-sanitize-recover=all
-test-asan:
+# The hostile-program tests (issue 23), run again with the sanitizer build
+# of the command under make's interpreter: threads past 256, exec from a
+# thread, subinterpreters, a demangling bomb, a profile naming files
+# outside the program, --serve's hostile clients.
+HOSTILE_TESTS := tests/python/test_sampler.py tests/python/test_subinterpreters.py \
+                 tests/python/test_native_demangle.py tests/python/test_view_sources.py \
+                 tests/python/test_serve.py
+HOSTILE_SELECT := 256_threads or exec_from_a_thread or thread_that_execs or subinterpreter or \
+                  bomb or embeds or cwd or host or dribbled or slow_clients
+
+test-asan: $(VENV)/.ready
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan CFLAGS="$(ASAN_CFLAGS)" \
 	  $(BUILD)/asan/bin/sonde $(BUILD)/asan/tests/unit $(BUILD)/asan/tests/fuzz_pstats \
 	  $(BUILD)/asan/tests/fuzz_walker $(BUILD)/asan/tests/fuzz_json $(BUILD)/asan/tests/fuzz_pprof
@@ -245,6 +256,9 @@ test-asan:
 	$(BUILD)/asan/tests/fuzz_json 20000 $(JSON_CORPUS)
 	$(BUILD)/asan/tests/fuzz_pprof 20000 $(PPROF_CORPUS)
 	SONDE_BIN=$(BUILD)/asan/bin/sonde sh tests/cli_report_check.sh
+	SONDE_TEST_BIN=$(abspath $(BUILD))/asan/bin/sonde \
+	  SONDE_TEST_PYTHONS="$$($(PYTHON) -c 'import sys; print(sys.executable)')" \
+	  $(VENV)/bin/python -m pytest -q -p no:cacheprovider $(HOSTILE_TESTS) -k "$(HOSTILE_SELECT)"
 	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan PYTHON=$(PYTHON) CFLAGS="$(ASAN_CFLAGS)" \
 	  python-package
 	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so) $$($(CC) -print-file-name=libubsan.so)" \

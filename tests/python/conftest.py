@@ -12,7 +12,9 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-SONDE = os.path.join(ROOT, "build", "bin", "sonde")
+# The command under test: make's, or another build of it (make test-asan
+# runs the hostile-program tests with the sanitizer build: SONDE_TEST_BIN).
+SONDE = os.environ.get("SONDE_TEST_BIN") or os.path.join(ROOT, "build", "bin", "sonde")
 PKG = os.path.join(ROOT, "build", "python")
 
 sys.path.insert(0, HERE)
