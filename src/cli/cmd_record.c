@@ -322,6 +322,11 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 "frames are kept, under \"%s\"\n",
                 (unsigned long long)c->truncated, SONDE_WALK_MAX_DEPTH, SONDE_WALK_MAX_DEPTH,
                 SONDE_SAMPLER_TRUNCATED);
+    if (c->denied)
+        fprintf(stderr, "sonde: at %.2f s sonde lost the right to read process %d (it made "
+                "itself undumpable, or changed its user: run sonde as root to follow it); its "
+                "samples end there%s\n", c->denied_at, c->denied_pid,
+                c->denied > 1 ? ", as do those of other processes" : "");
     if (c->cut)
         fprintf(stderr, "sonde: %llu snapshots were cut after 1 s of walking the process's "
                 "thread list (its threads after that point were not read that time)\n",
@@ -410,13 +415,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         /* sonde-PID.EXT cannot be written: the command runs unsampled */
     } else if (!started && sonde_family_attach(family, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
-    } else if ((rc = sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts)) == -3) {
+    } else if ((rc = sonde_sampler_run(family, &p, &o.s, &stop_requested, &counts)) ==
+               SONDE_SAMPLER_NO_MODE) {
         rc = cli_fail(SONDE_EXIT_USAGE, "%s", counts.error);
         if (started)
             kill((pid_t)pid, SIGTERM); /* not sampled: it is not left running unseen */
     } else if (rc < 0) {
-        rc = cli_fail(SONDE_EXIT_FAILED, "%s", rc == -2 ? counts.error
-                                                        : "out of memory while sampling");
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", rc == SONDE_SAMPLER_FAILED
+                      ? counts.error : "out of memory while sampling");
     } else if (o.s.threads && o.s.threads->kept == 0 && counts.processes > 0) {
         char names[512];
         sonde_thread_filter_describe(o.s.threads, names, sizeof names);

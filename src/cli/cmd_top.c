@@ -336,9 +336,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     free(family);
     sonde_profile_free(&p);
     sonde_thread_filter_free(&opts.sample.threads);
-    if (rc == -3)
+    if (rc == SONDE_SAMPLER_NO_MODE)
         return cli_fail(SONDE_EXIT_USAGE, "%s", counts.error);
-    if (rc == -2)
+    if (rc == SONDE_SAMPLER_FAILED)
         return cli_fail(SONDE_EXIT_FAILED, "%s", counts.error);
     if (none)
         return cli_fail(SONDE_EXIT_FAILED, "--thread %s: no thread of process %ld has this name "

@@ -175,6 +175,12 @@ static void native_forget(native_states *ns, const sonde_sampler_opts *o, int pi
         }
 }
 
+/* Why a snapshot stops sampling, beside the walker's errno values (-ESRCH
+ * the process has gone, -EPERM or -EACCES sonde may not read it): below
+ * every errno, so that none is taken for another; sonde_sampler_run
+ * returns them as enum sonde_sampler_stop. */
+enum { STOP_NO_MEMORY = -4097, STOP_FAILED = -4098, STOP_NO_MODE = -4099 };
+
 /* How long one snapshot of one process may take: a thread list longer
  * than can be walked in that time (or cyclic: it is the target's memory)
  * is cut there, and counted. */
@@ -209,13 +215,13 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
     void *state = native_state(ns, o, w, counts);
     if (!state) { /* a process that ended as it was first seen is gone, not a failure */
         char st = sonde_proc_task_state(w->proc.pid, 0);
-        return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : -2;
+        return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : STOP_FAILED;
     }
     int got = o->native->sample(state, w, !cpu, threads, SONDE_WALK_BATCH, n, &counts->idle,
                                 &counts->native);
     if (got == 0 && cpu)
         sonde_walker_read_cpu(w, threads, *n);
-    return got;
+    return got == -1 ? STOP_NO_MEMORY : got;
 }
 
 /* Counts what one batch of stacks held. */
@@ -255,9 +261,9 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
 
 /* One snapshot of one member into p, batch after batch until its thread
  * list ends or SNAPSHOT_MAX_NS has passed.  -ESRCH when the process has
- * gone; -1 on out of memory; -2 when native frames cannot be read; -3
- * when its interpreter cannot give the mode (nothing read, why in
- * counts->error); else 0 (stop set when on_tick asked to stop). */
+ * gone; -EPERM or -EACCES when sonde may no longer read it; a STOP_
+ * code (STOP_NO_MODE: nothing read, why in counts->error); else 0 (stop
+ * set when on_tick asked to stop). */
 static int sample_member(sonde_family_member *m, native_states *ns, sonde_profile *p,
                          sonde_u64map *index, const sonde_sampler_opts *o,
                          sonde_thread_sample *threads, uint64_t t_ns,
@@ -268,19 +274,19 @@ static int sample_member(sonde_family_member *m, native_states *ns, sonde_profil
     if (!sonde_sample_mode_supported(o->mode, &m->walker->layout, why, sizeof why)) {
         snprintf(counts->error, sizeof counts->error, "--mode %s: %s",
                  sonde_sample_mode_name(o->mode), why);
-        return -3;
+        return STOP_NO_MODE;
     }
     do {
         uint32_t n;
         int got = snapshot(m, ns, o, &cursor, threads, &n, counts);
-        if (got == -ESRCH || got == -1 || got == -2)
+        if (got == -ESRCH || got == -EPERM || got == -EACCES || got <= STOP_NO_MEMORY)
             return got;
         if (got < 0)
             return 0; /* not initialised yet, or torn: the next tick will tell */
         count_batch(o, threads, n, counts);
         if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads,
                               n, o, t_ns) < 0)
-            return -1;
+            return STOP_NO_MEMORY;
         if (o->on_tick && o->on_tick(o->tick_ctx, threads, n, cursor != 0)) {
             *stop_now = 1;
             return 0;
@@ -328,9 +334,9 @@ static void explain_shortage(int err, int pid, sonde_sampler_counts *counts)
                  : "memory", err == -ENFILE ? "ENFILE" : "ENOMEM", pid);
 }
 
-/* One snapshot of every member into p; -1 on out of memory, -2 when
- * native frames cannot be read, else 0 (with *stop_now set when the root
- * ended or on_tick asked to stop). */
+/* One snapshot of every member into p; a STOP_ code, else 0 (with
+ * *stop_now set when the root ended or may no longer be read, or on_tick
+ * asked to stop). */
 static int sample_family(sonde_family *family, native_states *ns, sonde_profile *p,
                          sonde_u64map *index, const sonde_sampler_opts *o,
                          sonde_thread_sample *threads, uint64_t t_ns,
@@ -353,6 +359,19 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
             *stop_now = 1;
             return 0;
         }
+        if (got == -EPERM || got == -EACCES) {
+            /* It made itself undumpable, or changed its user: what was
+             * read stays, and is said. */
+            if (!counts->denied++) {
+                counts->denied_pid = m->pid;
+                counts->denied_at = (double)t_ns * 1e-9;
+            }
+            if (m->pid == family->root) {
+                *stop_now = 1;
+                return 0;
+            }
+            got = -ESRCH;
+        }
         if (got == -ESRCH) {
             sonde_family_drop(family, i);
             continue;
@@ -373,7 +392,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     p->pid = family->root;
     sonde_thread_sample *threads = malloc(SONDE_WALK_BATCH * sizeof *threads);
     if (!threads)
-        return -1;
+        return SONDE_SAMPLER_NO_MEMORY;
     sonde_u64map index;
     sonde_u64map_init(&index);
     native_states ns = { .n = 0 };
@@ -394,7 +413,7 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
         }
         if (looked < 0) {
             explain_shortage(looked, family->root, counts);
-            rc = -2;
+            rc = STOP_FAILED;
             break;
         }
         counts->ticks++;
@@ -424,5 +443,6 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
         o->native->close(ns.of[i].state);
     sonde_u64map_free(&index);
     free(threads);
-    return rc;
+    return rc == STOP_NO_MEMORY ? SONDE_SAMPLER_NO_MEMORY : rc == STOP_FAILED ? SONDE_SAMPLER_FAILED
+           : rc == STOP_NO_MODE ? SONDE_SAMPLER_NO_MODE : rc;
 }

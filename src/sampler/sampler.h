@@ -50,6 +50,7 @@ typedef struct sonde_native_tally {
     uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
     uint64_t merges[8];       /* merges by result: native/merge.h's enum */
     uint64_t unmapped;        /* frames at an address in no mapped object (unmapped, JIT) */
+    uint64_t maps_reads;      /* /proc/PID/maps read again for an address in no known object */
     uint64_t stopped_ns;      /* time threads were held stopped, in all */
     uint64_t stopped_max_ns;  /* ... the longest one stop */
 } sonde_native_tally;
@@ -112,17 +113,29 @@ typedef struct sonde_sampler_counts {
                              Python code */
     double seconds;       /* how long sampling ran */
     int ended;            /* the root process ended while sampled */
+    uint32_t denied;      /* processes whose memory sonde lost the right to read (the
+                             process made itself undumpable, or changed its user):
+                             their samples end there */
+    int denied_pid;       /* the first of them, ... */
+    double denied_at;     /* ... and when, in seconds of sampling */
     uint32_t processes;   /* processes sampled, in all */
     sonde_native_tally native;   /* with opts.native */
     char error[512];      /* why sampling stopped early (sonde_sampler_run returned -2) */
 } sonde_sampler_counts;
 
+/* Why sonde_sampler_run stopped early: its negative returns. */
+enum sonde_sampler_stop {
+    SONDE_SAMPLER_NO_MEMORY = -1,     /* out of memory */
+    SONDE_SAMPLER_FAILED = -2,        /* native frames could not be read, or sonde ran out of
+                                         file descriptors: why in counts->error */
+    SONDE_SAMPLER_NO_MODE = -3        /* a process's interpreter cannot give the mode (before
+                                         any sample of it): why in counts->error */
+};
+
 /* Samples the family's processes into p until the duration passes, *stop
- * becomes nonzero, or the family's root ends; the family must be freshly
- * initialised (the caller frees it).  0, or -1 on out of memory, or -2
- * when native frames could not be read or sonde ran out of file
- * descriptors, or -3 when a process's interpreter cannot give the mode
- * (before any sample of it; why in counts->error). */
+ * becomes nonzero, the family's root ends, or sonde may no longer read
+ * the root (counts->denied); the family must be freshly initialised (the
+ * caller frees it).  0, or an enum sonde_sampler_stop. */
 int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts);
 

@@ -6,10 +6,12 @@ ended" while the program ran on), and a thread another tracer holds is
 one such thread, not a thread "gone" at every sample."""
 
 import os
+import re
 import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -115,3 +117,62 @@ def test_thread_held_by_another_tracer_is_counted_once(tmp_path):
             strace.wait()
         target.kill()
         target.wait()
+
+
+# Burns half a CPU-second in before(), makes itself undumpable (as a
+# program that handles secrets does: only root may read it then), says
+# so, and burns another half in after().
+UNDUMPABLE = r'''
+import ctypes, time
+def before():
+    end = time.process_time() + 0.5
+    while time.process_time() < end:
+        pass
+def after():
+    end = time.process_time() + 0.5
+    while time.process_time() < end:
+        pass
+before()
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE: 0
+print("undumpable", flush=True)
+after()
+'''
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv") or
+                    not os.path.exists("/usr/bin/python3"),
+                    reason="needs root, setpriv and /usr/bin/python3 to run both as nobody")
+def test_lost_right_to_read_keeps_what_was_read_and_says_so():
+    """sonde as a user who may read the program until it makes itself
+    undumpable: what was read is written, and one line says when and why
+    the samples end (it said "out of memory while sampling", exit 1, and
+    wrote nothing: the sampler took the walker's -EPERM for its own -1)."""
+    work = tempfile.mkdtemp(prefix="sonde-undumpable-")
+    try:
+        os.chmod(work, 0o777)
+        prog = os.path.join(work, "prog.py")
+        with open(prog, "w") as f:
+            f.write(UNDUMPABLE)
+        os.chmod(prog, 0o644)
+        if subprocess.run(NOBODY + [SONDE, "--version"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL).returncode != 0:
+            pytest.skip("the sonde command here cannot be run by nobody")
+        out = os.path.join(work, "p.txt")
+        rec = subprocess.run(NOBODY + [SONDE, "record", "-f", "collapsed", "-o", out, "--",
+                                       "/usr/bin/python3", prog],
+                             cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True, timeout=HANG_GUARD)
+        assert rec.returncode == 0 and rec.stdout == "undumpable\n", rec.stderr
+        assert re.search(r"lost the right to read process \d+ \(it made itself undumpable",
+                         rec.stderr), rec.stderr
+        leaves = {}
+        with open(out) as f:
+            for line in f:
+                stack, n = line.rsplit(" ", 1)
+                leaf = stack.split(";")[-1].split(" (")[0]
+                leaves[leaf] = leaves.get(leaf, 0) + int(n)
+        # Every sample of before() is kept; none of after() can be read.
+        assert leaves.get("before", 0) > 0 and "after" not in leaves, leaves
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
