@@ -14,5 +14,7 @@ void test_native(void);
 void test_native_merge(void);
 /* The bounded C++ demangler, a demangling bomb (test_native_demangle.c). */
 void test_native_demangle(void);
+/* When the object cache reads the maps again; dlopen after it (test_native_objects.c). */
+void test_native_objects(void);
 
 #endif

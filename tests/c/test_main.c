@@ -83,6 +83,7 @@ int main(void)
     test_walker();
     test_native_merge();
     test_native_demangle();
+    test_native_objects();
     test_native();
     return harness_report();
 }

@@ -137,6 +137,41 @@ static int wait_for_mapping(pid_t pid, const char *needle)
 
 /* ---- /proc/PID/maps ---- */
 
+/* sonde_maps_bases against sonde_maps_find_base, mapping by mapping, on
+ * 3,000 mappings of 97 paths in a scrambled order, a third at offset 0. */
+static void test_maps_bases_many(void)
+{
+    enum { N = 3000 };
+    char *text = malloc(N * 96);
+    size_t len = 0;
+    for (unsigned i = 0; text && i < N; i++) {
+        unsigned k = (i * 7919u) % 97u, off = (i * 31u) % 3u;
+        len += (size_t)sprintf(text + len, "%x000-%x000 r-xp %x000 08:01 %u /lib/l%u.so\n",
+                               0x10000 + 2 * i, 0x10001 + 2 * i, off, k + 1, k);
+    }
+    sonde_maps m;
+    uint32_t *base = malloc(N * sizeof *base);
+    if (!text || !base || sonde_maps_parse(&m, text, len) < 0) {
+        check(0, "building 3000 mappings");
+        free(text);
+        free(base);
+        return;
+    }
+    check_u64(m.count, N);
+    check_u64(sonde_maps_bases(&m, base), 0);
+    unsigned wrong = 0, found = 0;
+    for (size_t i = 0; i < m.count; i++) {
+        const sonde_map *b = sonde_maps_find_base(&m, m.v[i].path);
+        wrong += b ? base[i] != (uint32_t)(b - m.v) : base[i] != SONDE_MAPS_NO_BASE;
+        found += b != NULL;
+    }
+    check_u64(wrong, 0);
+    check_u64(found, N);
+    sonde_maps_free(&m);
+    free(text);
+    free(base);
+}
+
 static void test_maps_parse(void)
 {
     static const char text[] =
@@ -168,7 +203,16 @@ static void test_maps_parse(void)
     check_u64(m.v[2].inode, 42);
     check(sonde_maps_find_base(&m, "/tmp/with space/lib.so") == &m.v[3], "offset-0 mapping");
     check(sonde_maps_find_base(&m, "/nope") == NULL, "no mapping for /nope");
+    uint32_t base[6];
+    check_u64(sonde_maps_bases(&m, base), 0);
+    check_u64(base[0], 0);
+    check_u64(base[1], SONDE_MAPS_NO_BASE);   /* anonymous */
+    check_u64(base[2], 3);                    /* its offset-0 mapping lies after it */
+    check_u64(base[3], 3);
+    check_u64(base[4], 4);
+    check_u64(base[5], 5);                    /* [stack], at offset 0 */
     sonde_maps_free(&m);
+    test_maps_bases_many();
 
     check_u64(sonde_maps_parse(&m, "", 0), 0);
     check_u64(m.count, 0);

@@ -8,17 +8,17 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include "../../core/clock.h"
 #include "../proc/maps.h"
 #include "guard.h"
 #include "symbols.h"
 
-/* Where the file's first byte is mapped (its offset-0 mapping), or, when
- * that is not mapped, where it would be for executable mapping m: what
- * tells two loads of one file apart. */
-static uint64_t anchor_of(const sonde_maps *maps, const sonde_map *m)
+/* Where the file's first byte is mapped (its offset-0 mapping: base, or
+ * SONDE_MAPS_NO_BASE), or, when that is not mapped, where it would be for
+ * executable mapping m: what tells two loads of one file apart. */
+static uint64_t anchor_of(const sonde_maps *maps, const sonde_map *m, uint32_t base)
 {
-    const sonde_map *base = sonde_maps_find_base(maps, m->path);
-    return base ? base->start : m->start - m->offset;
+    return base != SONDE_MAPS_NO_BASE ? maps->v[base].start : m->start - m->offset;
 }
 
 #define VDSO "[vdso]"
@@ -48,9 +48,12 @@ static int open_vdso(sonde_elf *e, int pid, uint64_t start, uint64_t end)
 static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t anchor)
 {
     const char *path = m->path;
-    for (uint32_t i = 0; i < o->nobjects; i++)
+    uint32_t known = sonde_u64map_get(&o->by_anchor, anchor);
+    if (known < o->nobjects && strcmp(o->objects[known].path, path) == 0)
+        return known;
+    for (uint32_t i = 0; known != SONDE_U64MAP_NONE && i < o->nobjects; i++)
         if (o->objects[i].anchor == anchor && strcmp(o->objects[i].path, path) == 0)
-            return i;
+            return i;   /* another file was mapped there since: rare */
     if (o->nobjects == SONDE_NATIVE_MAX_OBJECTS)
         return -1;
     if (o->nobjects == o->objects_cap) {
@@ -71,6 +74,13 @@ static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t 
         free(ob->file);
         return -1;
     }
+    uint32_t *slot = sonde_u64map_slot(&o->by_anchor, anchor, o->nobjects);
+    if (!slot) {
+        free(ob->path);
+        free(ob->file);
+        return -1;
+    }
+    *slot = o->nobjects;   /* the newest with this anchor, usable or not */
     const char *slash = strrchr(ob->path, '/');
     ob->name = slash ? slash + 1 : ob->path;
     ob->anchor = anchor;
@@ -100,24 +110,68 @@ int sonde_native_objects_refresh(sonde_native_objects *o)
     if (rc < 0)
         return rc;
     o->refreshes++;
-    sonde_native_range *ranges = calloc(maps.count ? maps.count : 1, sizeof *ranges);
-    uint32_t n = 0;
-    for (size_t i = 0; ranges && i < maps.count; i++) {
+    o->read_ns = sonde_clock_ns();
+    size_t cap = maps.count ? maps.count : 1;
+    sonde_native_range *ranges = calloc(cap, sizeof *ranges);
+    sonde_native_span *mapped = calloc(cap, sizeof *mapped);
+    uint32_t *base = calloc(cap, sizeof *base);
+    uint32_t n = 0, nm = 0;
+    if (!ranges || !mapped || !base || sonde_maps_bases(&maps, base) < 0) {
+        free(ranges);
+        free(mapped);
+        free(base);
+        sonde_maps_free(&maps);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < maps.count; i++) {
         const sonde_map *m = &maps.v[i];
+        if (nm && mapped[nm - 1].end == m->start)
+            mapped[nm - 1].end = m->end;
+        else
+            mapped[nm++] = (sonde_native_span){ m->start, m->end };
         int vdso = strcmp(m->path, VDSO) == 0;
         if (m->perms[2] != 'x' || (m->path[0] != '/' && !vdso))
             continue;
-        int64_t ob = object_for(o, m, vdso ? m->start : anchor_of(&maps, m));
+        int64_t ob = object_for(o, m, vdso ? m->start : anchor_of(&maps, m, base[i]));
         if (ob >= 0)
             ranges[n++] = (sonde_native_range){ m->start, m->end, m->offset, (uint32_t)ob };
     }
+    free(base);
     sonde_maps_free(&maps);
-    if (!ranges)
-        return -ENOMEM;
     free(o->ranges);
     o->ranges = ranges;   /* the kernel lists mappings by address: sorted */
     o->nranges = n;
+    free(o->mapped);
+    o->mapped = mapped;
+    o->nmapped = nm;
     return 0;
+}
+
+/* 1 when addr was in a mapping at the last read. */
+static int was_mapped(const sonde_native_objects *o, uint64_t addr)
+{
+    uint32_t lo = 0, hi = o->nmapped;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (o->mapped[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && addr < o->mapped[lo - 1].end;
+}
+
+int sonde_native_objects_stale(sonde_native_objects *o, uint64_t addr, uint64_t now_ns)
+{
+    if (addr < 65536 || addr >> 57)   /* below mmap_min_addr, or no user address */
+        return 0;
+    if (was_mapped(o, addr))
+        return now_ns >= o->read_ns + SONDE_NATIVE_RECHECK_NS;
+    uint64_t tau = (SONDE_NATIVE_HOLE_BURST - 1) * SONDE_NATIVE_HOLE_GAP_NS;
+    if (o->hole_due_ns > now_ns + tau)
+        return 0;
+    o->hole_due_ns = (o->hole_due_ns > now_ns ? o->hole_due_ns : now_ns) + SONDE_NATIVE_HOLE_GAP_NS;
+    return 1;
 }
 
 int sonde_native_objects_init(sonde_native_objects *o, int pid)
@@ -142,6 +196,8 @@ void sonde_native_objects_free(sonde_native_objects *o)
     }
     free(o->objects);
     free(o->ranges);
+    free(o->mapped);
+    sonde_u64map_free(&o->by_anchor);
     memset(o, 0, sizeof *o);
 }
 

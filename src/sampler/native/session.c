@@ -369,9 +369,11 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
         return 1;
     }
     uint32_t nn = 0;
+    sonde_native_counts counts = { 0 };
     int end = sonde_native_unwind(&s->objects, &s->st, s->frames, SONDE_NATIVE_MAX_DEPTH, &nn,
-                                  &(sonde_native_counts){ 0 });
+                                  &counts);
     t->ends[end]++;
+    t->maps_reads += counts.refreshes;
     for (uint32_t i = 0; i < nn; i++) {
         uint32_t k = name_of(s, w, &s->frames[i], (int)i);
         if (k == SONDE_U64MAP_NONE)
@@ -613,6 +615,9 @@ static void session_summary(FILE *f, const sonde_native_tally *t)
     if (t->unmapped)
         fprintf(f, "; %llu frames in no mapped object (unmapped, or JIT code)",
                 (unsigned long long)t->unmapped);
+    if (t->maps_reads)
+        fprintf(f, "; the maps read again %llu time%s for an address in no known object",
+                (unsigned long long)t->maps_reads, t->maps_reads == 1 ? "" : "s");
     fprintf(f, "\n");
 }
 

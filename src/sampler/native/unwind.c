@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "../../core/clock.h"
 #include "expr.h"
 #include "guard.h"
 
@@ -137,7 +138,7 @@ static int unwind(sonde_native_objects *o, const sonde_native_stack *st,
          * does not return): look up the call instruction instead. */
         uint64_t at = exact ? pc : pc - 1;
         sonde_native_object *ob = sonde_native_objects_find(o, at);
-        if (!ob && !refreshed) {
+        if (!ob && !refreshed && sonde_native_objects_stale(o, at, sonde_clock_ns())) {
             refreshed = 1;
             c->refreshes++;
             if (sonde_native_objects_refresh(o) == 0)

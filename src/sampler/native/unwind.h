@@ -71,7 +71,8 @@ typedef struct sonde_native_counts {   /* totals over many unwinds */
 } sonde_native_counts;
 
 /* Unwinds st into frames[0 .. *n), innermost first.  A pc that falls in
- * no known mapping makes one refresh of o per call.  Returns how the
+ * no known object makes at most one refresh of o per call, and only when
+ * sonde_native_objects_stale says the maps are worth reading again.  Returns how the
  * stack ended (enum sonde_native_end); counts are added to c.  An object
  * whose file shrank under sonde while its CFI was read is given up
  * (guard.h), and the stack ends there, as at code without unwind info. */

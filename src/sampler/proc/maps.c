@@ -245,3 +245,44 @@ const sonde_map *sonde_maps_find_base(const sonde_maps *m, const char *path)
             return &m->v[i];
     return NULL;
 }
+
+static uint64_t hash_path(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/* The slot of path in the table of nslots (a power of two, never full):
+ * the one holding an offset-0 mapping of path, or the empty one it would go in. */
+static uint32_t slot_of(const sonde_maps *m, const uint32_t *table, uint32_t nslots,
+                        const char *path)
+{
+    uint32_t mask = nslots - 1, i = (uint32_t)hash_path(path) & mask;
+    while (table[i] != SONDE_MAPS_NO_BASE && strcmp(m->v[table[i]].path, path) != 0)
+        i = (i + 1) & mask;
+    return i;
+}
+
+int sonde_maps_bases(const sonde_maps *m, uint32_t *base)
+{
+    uint32_t nslots = 64;   /* at least twice the mappings: count <= SONDE_MAPS_MAX_ENTRIES */
+    while (nslots < 2 * m->count)
+        nslots *= 2;
+    uint32_t *table = malloc(nslots * sizeof *table);
+    if (!table)
+        return -ENOMEM;
+    memset(table, 0xff, nslots * sizeof *table);   /* SONDE_MAPS_NO_BASE */
+    for (size_t i = 0; i < m->count; i++)          /* the first one of each path */
+        if (m->v[i].offset == 0 && m->v[i].path[0]) {
+            uint32_t s = slot_of(m, table, nslots, m->v[i].path);
+            if (table[s] == SONDE_MAPS_NO_BASE)
+                table[s] = (uint32_t)i;
+        }
+    for (size_t i = 0; i < m->count; i++)
+        base[i] = m->v[i].path[0] ? table[slot_of(m, table, nslots, m->v[i].path)]
+                                  : SONDE_MAPS_NO_BASE;
+    free(table);
+    return 0;
+}

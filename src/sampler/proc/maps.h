@@ -50,7 +50,16 @@ void sonde_maps_free(sonde_maps *m);
 int sonde_maps_file(int pid, const sonde_map *m, char *out, size_t outlen);
 
 /* The first mapping of path at file offset 0 (where the file's ELF header
- * is mapped), or NULL. */
+ * is mapped), or NULL.  Linear: for one path (sonde_maps_bases: all). */
 const sonde_map *sonde_maps_find_base(const sonde_maps *m, const char *path);
+
+#define SONDE_MAPS_NO_BASE UINT32_MAX
+
+/* For every mapping i, base[i]: the index of the first mapping of its path
+ * at file offset 0 (where the file's ELF header is mapped), or
+ * SONDE_MAPS_NO_BASE (none, or anonymous memory).  base holds m->count
+ * entries.  One pass through a hash of the paths: linear in the mappings.
+ * 0, or -ENOMEM. */
+int sonde_maps_bases(const sonde_maps *m, uint32_t *base);
 
 #endif
