@@ -58,7 +58,9 @@ def source_line(filename, line):
 
 
 def instructions(code):
-    """(offset, opname, argument, line) of each instruction, as dis shows them."""
+    """(offset, opname, argument, line) of each instruction, as dis shows them:
+    the argument as dis.dis prints it, its number and what it means in
+    parentheses ("CALL 2", "LOAD_FAST 0 (a)"), or nothing."""
     starts = sorted((off, line) for off, line in dis.findlinestarts(code) if line is not None)
     out, k, line = [], 0, code.co_firstlineno
     kwargs = {"adaptive": False} if sys.version_info >= (3, 12) else {}
@@ -66,7 +68,9 @@ def instructions(code):
         while k < len(starts) and starts[k][0] <= ins.offset:
             line = starts[k][1]
             k += 1
-        out.append((ins.offset, ins.opname, ins.argrepr, line))
+        arg = "" if ins.arg is None else "%d (%s)" % (ins.arg, ins.argrepr) if ins.argrepr \
+            else str(ins.arg)
+        out.append((ins.offset, ins.opname, arg, line))
     return out
 
 

@@ -2,6 +2,8 @@
 line events on every interpreter; times land on the right lines; the
 command line selects, prints and writes as documented."""
 
+import dis
+import io
 import json
 import os
 import subprocess
@@ -30,6 +32,38 @@ def test_instruction_hits_equal_opcode_events(python):
                          check=True).stdout
     got = json.loads(out)
     assert got["sonde"] == got["reference"] and len(got["sonde"]) > 50
+
+
+BYTECODE_SCRIPT = """
+def f(a, b):
+    return max(a, b) + len([a, b]) + a * 2
+
+for i in range(3):
+    f(i, 2)
+"""
+
+
+def test_bytecode_arguments_as_dis_prints_them(tmp_path):
+    """Each instruction's argument as dis.dis prints it (its number and,
+    in parentheses, what it means): `CALL 2`, not `CALL` (issue 24)."""
+    (tmp_path / "bc.py").write_text(BYTECODE_SCRIPT)
+    proc = run_sonde(["lines", "--bytecode", "-o", "bc.json", "bc.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (f,) = json.load(open(str(tmp_path / "bc.json")))["functions"]
+    code = compile(BYTECODE_SCRIPT, str(tmp_path / "bc.py"), "exec").co_consts[0]
+    printed = io.StringIO()
+    dis.dis(code, file=printed, **({"show_offsets": True} if sys.version_info >= (3, 13) else {}))
+    # dis's lines, each from its offset on, spaces collapsed: "22 CALL 2".
+    said = set()
+    for row in printed.getvalue().splitlines():
+        words = row.replace(">>", "").split()
+        for k, word in enumerate(words[:-1]):
+            if word.isdigit() and words[k + 1].isupper():
+                said.add(" ".join(words[k:]))
+                break
+    mine = ["%d %s %s" % (i["offset"], i["opname"], i["arg"]) for i in f["instructions"]]
+    assert mine and all(m.strip() in said for m in mine), (mine, sorted(said))
+    assert any(i["opname"].startswith("CALL") and i["arg"].strip() for i in f["instructions"])
 
 
 KERNPROF_SCRIPT = """
