@@ -150,9 +150,14 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
                          u->involuntary_switches);
     } else if (waited[most] >= 0.1 * u->wall && top != SONDE_NO_FUNC) {
         sonde_buf_printf(b, "waiting on %s: the CPU was busy only %.0f%% of the wall time; "
-                         "%.3f s went to %s calls, most in %s\n", wait_names[most],
-                         util * 100, waited[most], wait_call_names[most],
-                         sonde_profile_str(p, p->funcs[top].name));
+                         "%.3f s went to %s calls", wait_names[most], util * 100, waited[most],
+                         wait_call_names[most]);
+        /* Threads wait at once: their waits add up past the wall time. */
+        if (p->nthreads > 1)
+            sonde_buf_printf(b, " (its %u threads' added up)", p->nthreads);
+        else if (waited[most] > u->wall)
+            sonde_buf_puts(b, " (its threads' added up)");
+        sonde_buf_printf(b, ", most in %s\n", sonde_profile_str(p, p->funcs[top].name));
     } else if (queued >= 0.1 * u->wall) {
         sonde_buf_printf(b, "waiting: the CPU was busy only %.0f%% of the wall time, and the "
                          "program waited %.0f%% (%.3f s) for a CPU that other processes had; "

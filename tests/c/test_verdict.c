@@ -97,6 +97,13 @@ static void test_verdicts(void)
                   "6.000 s went to lock calls, most in <method 'acquire' of '_thread.lock' "
                   "objects>\n", __LINE__);
 
+    /* Waits past the wall time: threads waiting at once, said so. */
+    add_func(&p, &s, "~", "<method 'recv' of '_socket.socket' objects>", 27.25);
+    check_verdict(&idle, &p, &s,
+                  "verdict:   waiting on I/O: the CPU was busy only 5% of the wall time; "
+                  "27.500 s went to I/O calls (its threads' added up), most in <method 'recv' "
+                  "of '_socket.socket' objects>\n", __LINE__);
+
     /* Many major faults while the machine stalled for memory or swapped:
      * memory pressure, whatever the CPU did. */
     sonde_usage swapping = { .wall = 10.0, .user = 9.0, .sys = 0.5, .major_faults = 5000,
