@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler/native/cython_name.h"
 #include "sampler/native/demangle.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
@@ -40,8 +41,40 @@ static void check_ordinary(const char *name, const char *want)
     free(reference);
 }
 
+/* Cython's function symbols (as scikit-learn, pandas and numpy's wheels
+ * have them) and what sonde names them; NULL: left as they are. */
+static void check_cython(const char *sym, const char *want)
+{
+    char out[256] = "untouched";
+    int named = sonde_cython_name(sym, out, sizeof out);
+    check(named == (want != NULL), "%s: named %d", sym, named);
+    check_str(out, want ? want : "untouched");
+}
+
+static void cython_names(void)
+{
+    check_cython("__pyx_fuse_0__pyx_f_7sklearn_5utils_8_sorting_introsort_3way",
+                 "sklearn.utils._sorting.introsort_3way");
+    check_cython("__pyx_pw_6pandas_5_libs_3lib_15maybe_convert_objects",
+                 "pandas._libs.lib.maybe_convert_objects");
+    check_cython("__pyx_pf_5numpy_6random_6mtrand_11RandomState_26random_sample",
+                 "numpy.random.mtrand.RandomState.random_sample");
+    check_cython("__pyx_fuse_1_0__pyx_pw_7sklearn_9neighbors_10_quad_tree_1f",
+                 "sklearn.neighbors._quad_tree.f");
+    check_cython("__pyx_gb_4lxml_5etree_9_Document_2generator", "lxml.etree._Document.generator");
+    /* Not a Cython function: a module's init, a type slot, plain C, a
+     * prefix with nothing after it, lengths that run past the end. */
+    check_cython("__pyx_pymod_exec_lib", NULL);
+    check_cython("__pyx_tp_dealloc_6pandas_5_libs_3lib_Seen", NULL);
+    check_cython("PyObject_Call", NULL);
+    check_cython("__pyx_f_", NULL);
+    check_cython("__pyx_f_99sklearn_x", NULL);
+    check_cython("__pyx_fuse__pyx_f_3abc_1f", NULL);
+}
+
 void test_native_demangle(void)
 {
+    cython_names();
     char out[1024], bomb[256];
     check_ordinary("_ZN2ns6helperE1PIiiE", "ns::helper(P<int, int>)");
     check_ordinary("_ZNSt6vectorIiSaIiEE9push_backERKi",

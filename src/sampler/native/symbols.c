@@ -1,6 +1,7 @@
 /* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
 #include "symbols.h"
 
+#include "cython_name.h"
 #include "demangle.h"
 #include "guard.h"
 #include "libdw_dl.h"
@@ -331,15 +332,16 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
     out->line = lineno;
 }
 
-/* out's name: name demangled (demangle.h), within its bounds.  name lies
- * in a mapping that may shrink under sonde: it is copied first, under the
- * guard, so that a fault never comes while the demangler's helper is
- * being asked. */
+/* out's name: name demangled (demangle.h), within its bounds, or a
+ * Cython function's Python name (cython_name.h).  name lies in a mapping
+ * that may shrink under sonde: it is copied first, under the guard, so
+ * that a fault never comes while the demangler's helper is being asked. */
 static void set_name(sonde_native_symbol *out, const char *name)
 {
     char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
     snprintf(mangled, sizeof mangled, "%s", name);
-    sonde_native_demangle(mangled, out->name, sizeof out->name);
+    if (!sonde_native_demangle(mangled, out->name, sizeof out->name))
+        sonde_cython_name(mangled, out->name, sizeof out->name);
 }
 
 /* sonde_native_symbolize's work, guarded by it. */
