@@ -3,8 +3,9 @@
  *
  * Samples continuously (sampler.h) and redraws once a second: a header
  * with the process, rate, thread count and how often a thread held the
- * GIL, then functions by their own share of the samples, with their
- * total share (anywhere on the stack).  Files are named as py-spy names
+ * GIL, the busiest threads with their CPU share (the kernel's count) and
+ * GIL share, then functions by their own share of the samples, with
+ * their total share (anywhere on the stack).  Files are named as py-spy names
  * them: below site-packages, the standard library or the process's
  * working directory, so that line numbers stay on screen.  The view fits
  * the terminal's width, uses the alternate screen, and gives the terminal
@@ -69,6 +70,20 @@ const cli_command cmd_top = {
     .run = cmd_main,
 };
 
+/* What top shows of each thread: its CPU share (the kernel's count for
+ * the thread, since top first saw it) and how often it held the GIL. */
+#define TOP_THREADS_KEPT 256   /* threads followed; more are counted, not shown */
+#define TOP_THREADS_SHOWN 4    /* the busiest, on the screen */
+
+typedef struct top_thread {
+    uint64_t tid;
+    char name[64];
+    uint64_t first_ns, first_cpu_ns;   /* when top first saw it, and its CPU then */
+    int cpu_known;
+    uint64_t seen, gil;                /* snapshots that read it, and held the GIL */
+    double cpu_share;                  /* at the last redraw */
+} top_thread;
+
 typedef struct top_state {
     sonde_profile *profile;
     const sonde_family *family;
@@ -84,6 +99,8 @@ typedef struct top_state {
     uint32_t threads;          /* in the last snapshot */
     uint32_t reading;          /* in the snapshot being read, so far */
     uint64_t started, drawn;   /* sonde_clock_ns() */
+    top_thread thread[TOP_THREADS_KEPT];
+    uint32_t nthread, more_threads;   /* followed; seen past TOP_THREADS_KEPT */
     int quit;
 } top_state;
 
@@ -158,6 +175,76 @@ static int by_own(const void *a, const void *b, void *ctx)
     return tx > ty ? -1 : tx < ty;
 }
 
+/* The thread with kernel id tid, followed from its first sight (its
+ * name read then); NULL past TOP_THREADS_KEPT. */
+static top_thread *followed_thread(top_state *t, sonde_walker *w, const sonde_thread_sample *s)
+{
+    for (uint32_t i = 0; i < t->nthread; i++)
+        if (t->thread[i].tid == s->native_id)
+            return &t->thread[i];
+    if (t->nthread == TOP_THREADS_KEPT) {
+        t->more_threads++;
+        return NULL;
+    }
+    top_thread *th = &t->thread[t->nthread++];
+    memset(th, 0, sizeof *th);
+    th->tid = s->native_id;
+    if (!w || sonde_walker_thread_name(w, s, th->name, sizeof th->name) < 0)
+        snprintf(th->name, sizeof th->name, "thread %llu", (unsigned long long)s->native_id);
+    th->first_ns = sonde_clock_ns();
+    th->cpu_known = w && sonde_walker_thread_cpu(w, th->tid, &th->first_cpu_ns) == 0;
+    return th;
+}
+
+/* Busiest first (a qsort comparator). */
+static int by_cpu(const void *a, const void *b)
+{
+    double x = ((const top_thread *)a)->cpu_share, y = ((const top_thread *)b)->cpu_share;
+    return x > y ? -1 : x < y;
+}
+
+/* The busiest threads' lines: CPU share since first seen, GIL share of
+ * the snapshots that read them (threads that ended are forgotten).  The
+ * number of lines drawn. */
+static int draw_threads(top_state *t, int width)
+{
+    sonde_walker *w = t->family->count > 0 ? t->family->members[0].walker : NULL;
+    uint64_t now = sonde_clock_ns();
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < t->nthread; i++) {
+        top_thread *th = &t->thread[i];
+        uint64_t cpu;
+        th->cpu_share = 0;
+        if (!w || sonde_walker_thread_cpu(w, th->tid, &cpu) < 0)
+            continue; /* it has ended: forgotten */
+        t->thread[kept++] = *th;
+        th = &t->thread[kept - 1];
+        if (!th->cpu_known) {
+            th->cpu_known = 1;
+            th->first_ns = now;
+            th->first_cpu_ns = cpu;
+        } else if (now > th->first_ns && cpu >= th->first_cpu_ns) {
+            th->cpu_share = (double)(cpu - th->first_cpu_ns) / (double)(now - th->first_ns);
+        }
+    }
+    t->nthread = kept;
+    qsort(t->thread, t->nthread, sizeof t->thread[0], by_cpu);
+    int lines = 0;
+    for (uint32_t i = 0; i < t->nthread && i < TOP_THREADS_SHOWN; i++, lines++) {
+        const top_thread *th = &t->thread[i];
+        printf("  %-*.*s %5.1f%% CPU %5.1f%% GIL\n", width - 26 > 0 ? width - 26 : 0,
+               width - 26 > 0 ? width - 26 : 0, th->name, 100.0 * th->cpu_share,
+               th->seen ? 100.0 * (double)th->gil / (double)th->seen : 0.0);
+    }
+    uint32_t rest = t->nthread + t->more_threads;
+    if (rest > TOP_THREADS_SHOWN) {
+        printf("  (and %u more thread%s)\n", rest - TOP_THREADS_SHOWN,
+               rest - TOP_THREADS_SHOWN == 1 ? "" : "s");
+        lines++;
+    }
+    return lines;
+}
+
 static void draw(top_state *t)
 {
     int width = terminal_width(), rows = terminal_height() - 6;
@@ -172,8 +259,10 @@ static void draw(top_state *t)
     printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n", fam->root,
            python, t->rate, elapsed, t->threads, t->threads == 1 ? "" : "s",
            t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0);
-    printf("--mode %s (%s); press q or Ctrl-C to quit\n\n", sonde_sample_mode_name(t->opts->mode),
+    printf("--mode %s (%s); press q or Ctrl-C to quit\n", sonde_sample_mode_name(t->opts->mode),
            t->opts->mode == SONDE_MODE_CPU ? "times are CPU time" : "a sample is 1/rate s");
+    rows -= draw_threads(t, width);
+    putchar('\n');
     printf("\033[7m%6s %7s %8s %9s  %-*s\033[0m\n", "%Own", "%Total", "OwnTime", "TotalTime",
            width - 35, "Function (file:line)");
     uint32_t n = 0, *ids = malloc((t->ncounts + 1) * sizeof *ids);
@@ -226,9 +315,15 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, in
         t->reading = 0;
     }
     int gil = 0;
+    sonde_walker *w = t->family->count > 0 ? t->family->members[0].walker : NULL;
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         gil |= s->holds_gil;
+        top_thread *th = s->native_id && !s->filtered ? followed_thread(t, w, s) : NULL;
+        if (th) {
+            th->seen++;
+            th->gil += (uint64_t)s->holds_gil;
+        }
         if (!sonde_sampler_keeps(t->opts, s))
             continue;
         uint64_t wt = sonde_sampler_weight(t->opts, s);
