@@ -671,12 +671,12 @@ static void test_shrunk_file(void)
         sonde_native_counts c = { 0 };
         int end = sonde_native_unwind(&o, &st, frames, 8, &n, &c);
         check(end == SONDE_NATIVE_NO_UNWIND_INFO, "unwinding in the cut copy ends: %d", end);
-        check(obs[0] && !obs[0]->usable && obs[0]->shrunk && !sonde_native_objects_find(&o, pcs[0]),
+        check(obs[0] && !obs[0]->f->usable && obs[0]->f->shrunk && !sonde_native_objects_find(&o, pcs[0]),
               "the copy whose CFI faulted is given up");
         sonde_native_symbol sym;
         check(obs[1] && sonde_native_symbolize(obs[1], getpid(), pcs[1], 0, 1, &sym) == -EIO,
               "naming in the cut copy fails");
-        check(obs[1] && !obs[1]->usable && obs[1]->shrunk,
+        check(obs[1] && !obs[1]->f->usable && obs[1]->f->shrunk,
               "the copy whose symbols faulted is given up");
         sonde_native_objects_free(&o);
     }

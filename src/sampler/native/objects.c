@@ -5,13 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/uio.h>
 
 #include "../../core/clock.h"
 #include "../proc/maps.h"
-#include "guard.h"
-#include "symbols.h"
 
 /* Where the file's first byte is mapped (its offset-0 mapping: base, or
  * SONDE_MAPS_NO_BASE), or, when that is not mapped, where it would be for
@@ -22,26 +18,6 @@ static uint64_t anchor_of(const sonde_maps *maps, const sonde_map *m, uint32_t b
 }
 
 #define VDSO "[vdso]"
-#define VDSO_MAX (1u << 20)   /* the kernel's is two to four pages */
-
-/* The vdso mapped at [start, end) of process pid, copied out of it: the
- * kernel's own small ELF image (clock_gettime, gettimeofday ...), with
- * symbols and CFI like any library's but no file behind it. */
-static int open_vdso(sonde_elf *e, int pid, uint64_t start, uint64_t end)
-{
-    size_t size = (size_t)(end - start);
-    if (end <= start || size > VDSO_MAX)
-        return -ENOEXEC;
-    void *image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (image == MAP_FAILED)
-        return -ENOMEM;
-    struct iovec local = { image, size }, remote = { (void *)(uintptr_t)start, size };
-    if (process_vm_readv(pid, &local, 1, &remote, 1, 0) != (ssize_t)size) {
-        munmap(image, size);
-        return -EIO;
-    }
-    return sonde_elf_adopt(e, image, size);
-}
 
 /* The objects[] index of path anchored at anchor (its mapping ends at
  * end), opened on first sight; -1 when the table is full or out of memory. */
@@ -66,40 +42,22 @@ static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t 
     }
     sonde_native_object *ob = &o->objects[o->nobjects];
     memset(ob, 0, sizeof *ob);
+    int vdso = strcmp(path, VDSO) == 0;
     char file[4200];
-    if (strcmp(path, VDSO) == 0 || sonde_maps_file(o->pid, m, file, sizeof file) < 0)
+    if (vdso || sonde_maps_file(o->pid, m, file, sizeof file) < 0)
         file[0] = '\0';
-    if (!(ob->path = strdup(path)) || !(ob->file = strdup(file))) {
-        free(ob->path);
-        free(ob->file);
+    if (!(ob->path = strdup(path)))
         return -1;
-    }
     uint32_t *slot = sonde_u64map_slot(&o->by_anchor, anchor, o->nobjects);
-    if (!slot) {
+    if (!slot || !(ob->f = sonde_native_files_get(file, vdso, o->pid, anchor, m->end))) {
         free(ob->path);
-        free(ob->file);
         return -1;
     }
     *slot = o->nobjects;   /* the newest with this anchor, usable or not */
     const char *slash = strrchr(ob->path, '/');
     ob->name = slash ? slash + 1 : ob->path;
     ob->anchor = anchor;
-    uint64_t link = 0;
-    sonde_native_guard g;
-    if (sigsetjmp(g.jump, 1)) {   /* the file shrank while its headers were read */
-        sonde_native_guard_end(&g);
-        ob->usable = 0;
-        ob->shrunk = 1;
-        return o->nobjects++;
-    }
-    sonde_native_guard_begin(&g);
-    int opened = strcmp(path, VDSO) == 0 ? open_vdso(&ob->elf, o->pid, anchor, m->end)
-                 : file[0]               ? sonde_elf_open(&ob->elf, file)
-                                         : -ENAMETOOLONG;
-    ob->usable = opened == 0 && sonde_elf_load_base(&ob->elf, &link) == 0 &&
-                 sonde_cfi_init(&ob->cfi, &ob->elf) == 0;
-    sonde_native_guard_end(&g);
-    ob->bias = anchor - link;
+    ob->bias = anchor - ob->f->link;
     return o->nobjects++;
 }
 
@@ -187,12 +145,8 @@ int sonde_native_objects_init(sonde_native_objects *o, int pid)
 void sonde_native_objects_free(sonde_native_objects *o)
 {
     for (uint32_t i = 0; i < o->nobjects; i++) {
-        sonde_native_object *ob = &o->objects[i];
-        sonde_native_symbols_free(ob->symbols);
-        sonde_cfi_free(&ob->cfi);
-        sonde_elf_close(&ob->elf);
-        free(ob->path);
-        free(ob->file);
+        sonde_native_files_put(o->objects[i].f);
+        free(o->objects[i].path);
     }
     free(o->objects);
     free(o->ranges);
@@ -219,20 +173,21 @@ sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, ui
 {
     const sonde_native_range *r = sonde_native_objects_range(o, addr);
     sonde_native_object *ob = r ? &o->objects[r->object] : NULL;
-    return ob && ob->usable ? ob : NULL;
+    return ob && ob->f->usable ? ob : NULL;
 }
 
 void sonde_native_objects_shrunk(sonde_native_objects *o, const void *fault,
                                  sonde_native_object *blamed)
 {
     const uint8_t *at = fault;
+    sonde_native_file *f = blamed ? blamed->f : NULL;
     for (uint32_t i = 0; i < o->nobjects; i++) {
-        sonde_native_object *ob = &o->objects[i];
-        if (ob->elf.data && at >= ob->elf.data && at < ob->elf.data + ob->elf.size)
-            blamed = ob;
+        sonde_native_file *g = o->objects[i].f;
+        if (g->elf.data && at >= g->elf.data && at < g->elf.data + g->elf.size)
+            f = g;
     }
-    if (blamed) {
-        blamed->usable = 0;
-        blamed->shrunk = 1;
+    if (f) {
+        f->usable = 0;
+        f->shrunk = 1;
     }
 }

@@ -11,6 +11,8 @@
  * (same path, mapped at the same place).  The vdso, which has no file, is
  * copied out of the process's memory.  The symbols and line tables of an
  * object are loaded on first use (symbols.h); its CFI when it is opened.
+ * What is read of the file is its sonde_native_file, which the processes
+ * of a recording that map the same file share (files.h).
  *
  * An address in no object does not make each unwind read the maps again
  * (a read of 10,000 mappings costs milliseconds): sonde_native_objects_stale
@@ -25,28 +27,19 @@
 #include <stdint.h>
 
 #include "../../core/u64map.h"
-#include "../proc/elf.h"
-#include "cfi.h"
+#include "files.h"
 
 #define SONDE_NATIVE_MAX_OBJECTS 4096   /* distinct objects per process */
 #define SONDE_NATIVE_RECHECK_NS 1000000000ull   /* an address mapped at the last read */
 #define SONDE_NATIVE_HOLE_GAP_NS 50000000ull    /* an address in no mapping then ... */
 #define SONDE_NATIVE_HOLE_BURST 16              /* ... after a quiet time */
 
-typedef struct sonde_native_symbols sonde_native_symbols;   /* symbols.h */
-
 typedef struct sonde_native_object {
     char *path;             /* as /proc/PID/maps names it (owned) */
-    char *file;             /* where sonde opens it (maps.h's sonde_maps_file; owned) */
     const char *name;       /* its last component */
     uint64_t anchor;        /* where its first byte is mapped: with path, its key */
     uint64_t bias;          /* process address = link-time address + bias */
-    int usable;             /* 1 when the file was opened and is ELF, and has not
-                               shrunk under sonde since (guard.h) */
-    int shrunk;             /* 1 when a read of it faulted: the file changed on disk */
-    sonde_elf elf;
-    sonde_cfi cfi;
-    sonde_native_symbols *symbols;   /* NULL until first asked (owned) */
+    sonde_native_file *f;   /* its file, maybe shared with other processes (files.h) */
 } sonde_native_object;
 
 typedef struct sonde_native_range {   /* one executable file mapping */

@@ -279,7 +279,7 @@ static int place(session *s, sonde_profile *p, const sonde_native_object *ob, ui
     const sonde_native_range *r = sonde_native_objects_range(&s->objects, addr);
     unsigned char id[64];
     char hex[2 * sizeof id + 1] = "";
-    size_t n = sonde_elf_build_id(&ob->elf, id, sizeof id);
+    size_t n = sonde_elf_build_id(&ob->f->elf, id, sizeof id);
     for (size_t i = 0; i < n; i++)
         snprintf(hex + 2 * i, 3, "%02x", id[i]);
     uint32_t m = r ? sonde_profile_mapping(p, ob->path, hex, r->start, r->end, r->offset) : 0;
@@ -618,6 +618,11 @@ static void session_summary(FILE *f, const sonde_native_tally *t)
     if (t->maps_reads)
         fprintf(f, "; the maps read again %llu time%s for an address in no known object",
                 (unsigned long long)t->maps_reads, t->maps_reads == 1 ? "" : "s");
+    const sonde_native_files_counts *fc = &sonde_native_files_count;
+    if (fc->shared)   /* several processes: what they shared */
+        fprintf(f, "; %llu object files opened, %llu times one shared with a process that "
+                "mapped it before, %llu symbol tables loaded", (unsigned long long)fc->opened,
+                (unsigned long long)fc->shared, (unsigned long long)fc->symbols);
     fprintf(f, "\n");
 }
 

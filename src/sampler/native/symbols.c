@@ -111,7 +111,7 @@ static int by_start(const void *a, const void *b)
 static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, int pid)
 {
     unsigned char id[64];
-    size_t n = sonde_elf_build_id(&ob->elf, id, sizeof id);
+    size_t n = sonde_elf_build_id(&ob->f->elf, id, sizeof id);
     if (n < 2)
         return;
     char hex[2 * sizeof id + 1];
@@ -151,12 +151,12 @@ static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, i
 static int add_split_parts(sonde_native_symbols *s, uint32_t *cap, const sonde_native_object *ob)
 {
     uint64_t fn, size;
-    if (sonde_elf_symbol(&ob->elf, EVAL, &fn, &size) < 0 || size < 6 || size > (1u << 24))
+    if (sonde_elf_symbol(&ob->f->elf, EVAL, &fn, &size) < 0 || size < 6 || size > (1u << 24))
         return 0;
     const unsigned char *code = NULL;
     sonde_elf_sect sec;
-    for (uint64_t i = 1; i < ob->elf.shnum && !code; i++)
-        if (sonde_elf_section_at(&ob->elf, i, &sec) == 0 && sec.data && fn >= sec.addr &&
+    for (uint64_t i = 1; i < ob->f->elf.shnum && !code; i++)
+        if (sonde_elf_section_at(&ob->f->elf, i, &sec) == 0 && sec.data && fn >= sec.addr &&
             fn - sec.addr <= sec.size && size <= sec.size - (fn - sec.addr))
             code = sec.data + (fn - sec.addr);
     uint64_t found[MAX_SPLIT_PARTS];
@@ -174,7 +174,7 @@ static int add_split_parts(sonde_native_symbols *s, uint32_t *cap, const sonde_n
             continue;
         }
         uint64_t target = fn + next + (uint64_t)(int64_t)rel, start, end;
-        if (target - fn < size || sonde_cfi_range_at(&ob->cfi, target, &start, &end) != 0 ||
+        if (target - fn < size || sonde_cfi_range_at(&ob->f->cfi, target, &start, &end) != 0 ||
             start != target)
             continue;
         int known = 0;
@@ -191,7 +191,7 @@ static int add_split_parts(sonde_native_symbols *s, uint32_t *cap, const sonde_n
     return 0;
 }
 
-/* ob's symbols, read into ob->symbols: set before anything is read, so a
+/* ob's symbols, read into ob->f->symbols: set before anything is read, so a
  * read that faults (guard.h) leaves them ob's to free.  0, or -ENOMEM. */
 static int load(sonde_native_object *ob, int pid)
 {
@@ -199,13 +199,14 @@ static int load(sonde_native_object *ob, int pid)
     if (!s)
         return -ENOMEM;
     s->dwarf_fd = -1;
-    ob->symbols = s;
+    ob->f->symbols = s;
+    sonde_native_files_count.symbols++;
     open_debug(s, ob, pid);
     uint32_t cap = 0;
-    if (add_tables(s, &cap, &ob->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0) ||
+    if (add_tables(s, &cap, &ob->f->elf) < 0 || (s->has_debug && add_tables(s, &cap, &s->debug) < 0) ||
         add_split_parts(s, &cap, ob) < 0) {
         sonde_native_symbols_free(s);
-        ob->symbols = NULL;
+        ob->f->symbols = NULL;
         return -ENOMEM;
     }
     if (s->n)
@@ -248,8 +249,8 @@ static sonde_dw *dwarf_of(const sonde_libdw *dw, sonde_native_symbols *s,
     s->dwarf_tried = 1;
     sonde_elf_sect sec;
     char path[4200];
-    if (sonde_elf_section_find(&ob->elf, ".debug_line", &sec) == 0)
-        snprintf(path, sizeof path, "%s", ob->file);
+    if (sonde_elf_section_find(&ob->f->elf, ".debug_line", &sec) == 0)
+        snprintf(path, sizeof path, "%s", ob->f->file);
     else if (s->has_debug && sonde_elf_section_find(&s->debug, ".debug_line", &sec) == 0)
         snprintf(path, sizeof path, "%s", s->debug_path);
     else
@@ -348,9 +349,9 @@ static void set_name(sonde_native_symbol *out, const char *name)
 static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_address,
                      int with_line, sonde_native_symbol *out)
 {
-    if (!ob->symbols && load(ob, pid) < 0)
+    if (!ob->f->symbols && load(ob, pid) < 0)
         return -ENOMEM;
-    sonde_native_symbols *s = ob->symbols;
+    sonde_native_symbols *s = ob->f->symbols;
     uint64_t addr = pc - ob->bias, at = return_address ? addr - 1 : addr;
     const symbol *sym = covering(s, at);
     if (sym) {
@@ -361,7 +362,7 @@ static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_a
         /* No symbol: the code's start as its unwind entry gives it names the
          * function, so its samples stay together; else the address itself. */
         uint64_t start = addr, end;
-        if (sonde_cfi_range_at(&ob->cfi, at, &start, &end) != 0)
+        if (sonde_cfi_range_at(&ob->f->cfi, at, &start, &end) != 0)
             start = addr;
         snprintf(out->name, sizeof out->name, "%s+0x%llx", ob->name, (unsigned long long)start);
         out->offset = addr - start;
@@ -375,7 +376,7 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
                            int with_line, sonde_native_symbol *out)
 {
     memset(out, 0, sizeof *out);
-    if (ob->shrunk)
+    if (ob->f->shrunk)
         return -EIO;
     sonde_native_guard g;
     if (sigsetjmp(g.jump, 1)) {
@@ -383,10 +384,10 @@ int sonde_native_symbolize(sonde_native_object *ob, int pid, uint64_t pc, int re
          * given up, and libdw's state over it, caught mid-read, is left
          * alone for good (never ended). */
         sonde_native_guard_end(&g);
-        ob->usable = 0;
-        ob->shrunk = 1;
-        if (ob->symbols)
-            ob->symbols->dwarf = NULL;
+        ob->f->usable = 0;
+        ob->f->shrunk = 1;
+        if (ob->f->symbols)
+            ob->f->symbols->dwarf = NULL;
         memset(out, 0, sizeof *out);
         return -EIO;
     }

@@ -146,7 +146,7 @@ static int unwind(sonde_native_objects *o, const sonde_native_stack *st,
         }
         sonde_cfi_row row;
         int signal = 0, rc;
-        if (ob && sonde_cfi_row_at(&ob->cfi, at - ob->bias, &row) == 0) {
+        if (ob && sonde_cfi_row_at(&ob->f->cfi, at - ob->bias, &row) == 0) {
             rc = step_cfi(st, &f, &row, &signal);
         } else {
             rc = step_fp(st, &f);

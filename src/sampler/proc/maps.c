@@ -283,6 +283,18 @@ int sonde_maps_bases(const sonde_maps *m, uint32_t *base)
     for (size_t i = 0; i < m->count; i++)
         base[i] = m->v[i].path[0] ? table[slot_of(m, table, nslots, m->v[i].path)]
                                   : SONDE_MAPS_NO_BASE;
+    /* The nearest one before, where there is one: the file mapped again
+     * read-only (by a reader of it, as sonde itself) is another load. */
+    memset(table, 0xff, nslots * sizeof *table);
+    for (size_t i = 0; i < m->count; i++) {
+        if (!m->v[i].path[0])
+            continue;
+        uint32_t s = slot_of(m, table, nslots, m->v[i].path);
+        if (m->v[i].offset == 0)
+            table[s] = (uint32_t)i;
+        if (table[s] != SONDE_MAPS_NO_BASE)
+            base[i] = table[s];
+    }
     free(table);
     return 0;
 }

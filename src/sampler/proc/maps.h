@@ -55,9 +55,10 @@ const sonde_map *sonde_maps_find_base(const sonde_maps *m, const char *path);
 
 #define SONDE_MAPS_NO_BASE UINT32_MAX
 
-/* For every mapping i, base[i]: the index of the first mapping of its path
- * at file offset 0 (where the file's ELF header is mapped), or
- * SONDE_MAPS_NO_BASE (none, or anonymous memory).  base holds m->count
+/* For every mapping i, base[i]: the index of the nearest mapping of its
+ * path at file offset 0 (where the file's ELF header is mapped) at or
+ * before it, else the first after it, or SONDE_MAPS_NO_BASE (none, or
+ * anonymous memory).  base holds m->count
  * entries.  One pass through a hash of the paths: linear in the mappings.
  * 0, or -ENOMEM. */
 int sonde_maps_bases(const sonde_maps *m, uint32_t *base);
