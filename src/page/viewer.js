@@ -46,11 +46,19 @@
 
   function pct(x) { return (100 * x).toFixed(1) + "%"; }
 
-  function fmtValue(v) { /* seconds (of samples, for sampled profiles); the unit by size */
+  /* Seconds (of samples, for sampled profiles), the unit by size; a
+   * sampled time to no finer a digit than its sampling period (716 ms at
+   * 100 Hz, not 716.000 ms). */
+  var PERIOD = D.sampled && D.about && D.about.rate > 0 ? 1 / D.about.rate : 0;
+  function fmtValue(v) {
     var a = Math.abs(v);
-    if (a >= 1) return v.toFixed(3) + " s";
-    if (a >= 1e-3) return (v * 1e3).toFixed(3) + " ms";
-    return (v * 1e6).toFixed(1) + " us";
+    function shown(scale, unit, most) {
+      var digits = PERIOD ? Math.ceil(-Math.log10(PERIOD * scale) - 1e-9) : most;
+      return (v * scale).toFixed(Math.max(0, Math.min(most, digits))) + unit;
+    }
+    if (a >= 1) return shown(1, " s", 3);
+    if (a >= 1e-3) return shown(1e3, " ms", 3);
+    return shown(1e6, " us", 1);
   }
 
   function fmtBytes(b) {
