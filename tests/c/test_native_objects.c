@@ -2,9 +2,10 @@
  * (sampler/native/objects.h): never for an address mapped at the last
  * read until a second has passed, at once for one in no mapping then, in a
  * bounded burst; a library dlopened after the read is found after a
- * refresh.  This process's own memory is the reference: a heap block
- * (mapped, no object), a page it unmapped before the read (a hole), and
- * libshare.so's sl_a, loaded after it. */
+ * refresh; a second reader of the process shares the first's files.  This
+ * process's own memory is the reference: a heap block (mapped, no
+ * object), a page it unmapped before the read (a hole), and libshare.so's
+ * sl_a, loaded after it. */
 #include "harness.h"
 #include "sampler_tests.h"
 
@@ -58,6 +59,23 @@ void test_native_objects(void)
         const sonde_native_object *ob = sonde_native_objects_find(&o, pc);
         check(ob && strcmp(ob->name, "libshare.so") == 0, "libshare.so found after a refresh");
         check_u64(o.refreshes, 2);
+    }
+    /* A second reader of the same process shares every file (files.h):
+     * none is opened again, and each object's file is the first's. */
+    uint64_t opened = sonde_native_files_count.opened;
+    sonde_native_objects again;
+    if (sonde_native_objects_init(&again, getpid()) == 0) {
+        unsigned same = 0;
+        for (uint32_t i = 0; i < again.nobjects; i++)
+            for (uint32_t j = 0; j < o.nobjects; j++)
+                same += again.objects[i].f == o.objects[j].f &&
+                        strcmp(again.objects[i].path, "[vdso]") != 0;
+        check_u64(sonde_native_files_count.opened, opened);
+        check(same + 1 >= again.nobjects && same > 2, "%u of %u objects share a file", same,
+              again.nobjects);
+        sonde_native_objects_free(&again);
+    } else {
+        check(0, "reading this process's objects again");
     }
     sonde_native_objects_free(&o);
     if (lib)
