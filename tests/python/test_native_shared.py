@@ -8,14 +8,15 @@ files than that however many workers it samples."""
 import re
 import sys
 
-from test_native import sonde
+from test_native import SHARE_LIB, collapsed, sonde
 
 PROGRAM = r'''
-import hashlib, multiprocessing, os
+import ctypes, hashlib, multiprocessing, os, sys
 
 def work(n):
     for _ in range(n):
         hashlib.sha1(b"y" * 50000).digest()
+    ctypes.CDLL(sys.argv[1]).sl_a(30000000)  # loaded by each worker, not by the parent
     return n
 
 if __name__ == "__main__":
@@ -35,7 +36,8 @@ def test_pool_workers_share_their_object_files(tmp_path):
     prog = tmp_path / "pool.py"
     prog.write_text(PROGRAM)
     rec = sonde("record", "--native", "--subprocesses", "-r", "100", "-f", "collapsed", "-o",
-                str(tmp_path / "p.txt"), "--", sys.executable, str(prog), cwd=str(tmp_path))
+                str(tmp_path / "p.txt"), "--", sys.executable, str(prog), SHARE_LIB,
+                cwd=str(tmp_path))
     assert rec.returncode == 0, rec.stderr
     total, mapped = map(int, rec.stdout.split())
     assert total == 16000
@@ -44,9 +46,16 @@ def test_pool_workers_share_their_object_files(tmp_path):
     assert said, rec.stderr
     opened, shared, tables = map(int, said.groups())
     # Each file opened once (the workers were forked: they map what the
-    # parent maps, and one worker may load libgcc_s to end a thread), its
-    # symbols loaded at most once: not once per process.  A worker runs
-    # about 80 ms of CPU: sonde reads it, and its files are the parent's.
-    assert opened <= mapped + 1, (opened, mapped, rec.stderr)
+    # parent maps, and libshare, which each loads; one may load libgcc_s to
+    # end a thread), its symbols loaded at most once: not once per
+    # process.  A worker runs 100 ms or so of CPU: sonde reads it, and its
+    # files are the parent's.
+    assert opened <= mapped + 2, (opened, mapped, rec.stderr)
     assert tables <= opened, rec.stderr
     assert shared >= 1, rec.stderr
+    # libshare's lines are read by the file's name, which may be the one a
+    # worker that has ended reached it by: each sl_a frame has its line.
+    rows = [f for f, _ in collapsed(tmp_path / "p.txt") if f[-1][0] == "sl_a"]
+    assert rows, rec.stderr
+    for frames in rows:
+        assert frames[-1][1].endswith("sharelib.c") and frames[-1][2] > 0, frames

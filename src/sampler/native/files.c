@@ -94,6 +94,14 @@ sonde_native_file *sonde_native_files_get(const char *file, int vdso, int pid, u
             sonde_native_file *f = registry[i];
             if (f->ino == (uint64_t)st.st_ino && f->dev == (uint64_t)st.st_dev &&
                 f->size == (uint64_t)st.st_size && f->mtime_ns == mtime && !f->shrunk) {
+                /* Named as the newest holder reaches it: the line tables are
+                 * opened by name later, maybe after the first holder ended
+                 * (its /proc/PID/root is gone then). */
+                char *newer = strcmp(f->file, file) ? strdup(file) : NULL;
+                if (newer) {
+                    free(f->file);
+                    f->file = newer;
+                }
                 if (f->refs++ == 0)
                     nidle--;
                 sonde_native_files_count.shared++;
