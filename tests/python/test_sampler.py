@@ -628,9 +628,14 @@ def test_record_follows_subprocesses(tmp_path):
                 found.setdefault(name, {}).setdefault(pid, 0)
                 found[name][pid] += int(n)
     # Two spawned workers of about 1.5 s each and one subprocess of 1.0 s,
-    # each in its own process, found within the 0.2 s rediscovery period.
-    assert len(found["worker_burn"]) == 2 and min(found["worker_burn"].values()) >= 100
-    assert len(found["child_burn"]) == 1 and 60 <= list(found["child_burn"].values())[0] <= 105
+    # each in its own process, found within the 0.2 s rediscovery period:
+    # each tick samples every live process, or is a tick the summary counts
+    # missed (a busy machine makes sonde miss some: 97 of 100 was seen).
+    missed = int(re.search(r"\), (\d+) missed, of ", rec.stderr).group(1))
+    assert len(found["worker_burn"]) == 2
+    assert min(found["worker_burn"].values()) + missed >= 100, (found, rec.stderr)
+    (child,) = found["child_burn"].values()
+    assert child <= 105 and child + missed >= 60, (found, rec.stderr)
     # The parent, multiprocessing's resource tracker, two workers, the child.
     assert "of 5 processes" in rec.stderr
 
