@@ -44,7 +44,8 @@ uint64_t sonde_thread_filter_key(uint64_t tstate, uint64_t thread_id, uint64_t t
 {
     if (!tstate)
         return tid;   /* kernel ids stay below 2^32 */
-    return (tstate ^ (thread_id * 0x9e3779b97f4a7c15ull)) | (1ull << 63);
+    return (tstate ^ (thread_id * 0x9e3779b97f4a7c15ull) ^ (tid * 0xc2b2ae3d27d4eb4full)) |
+           (1ull << 63);
 }
 
 int sonde_thread_filter_known(const sonde_thread_filter *f, uint64_t key)

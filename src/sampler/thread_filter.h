@@ -36,9 +36,12 @@ void sonde_thread_filter_free(sonde_thread_filter *f);
  * already or the name is empty. */
 int sonde_thread_filter_add(sonde_thread_filter *f, const char *name);
 
-/* The key a thread is decided under: its thread state and pthread id
- * (both known before its frames are read), or for a thread without
- * Python state its kernel id. */
+/* The key a thread is decided under: its thread state, pthread id and
+ * kernel id (all known before its frames are read: give tid 0 where the
+ * interpreter keeps no kernel id, up to 3.10), or for a thread without
+ * Python state its kernel id.  A new thread that reuses an ended one's
+ * thread state and pthread (glibc and CPython reuse both) has another
+ * kernel id, so it is decided anew. */
 uint64_t sonde_thread_filter_key(uint64_t tstate, uint64_t thread_id, uint64_t tid);
 
 /* What was decided for the thread with this key: 1 kept, 0 left out, -1

@@ -722,13 +722,21 @@ static void again(sonde_thread_sample *s, const seen_first *first)
     s->cpu_ns = first->cpu_ns;
 }
 
+/* The thread filter's key of a thread (thread_filter.h): with its kernel
+ * id where the thread state keeps one (3.11+), known before its frames. */
+static uint64_t filter_key(const sonde_walker *w, const sonde_thread_sample *s)
+{
+    int has_tid = w->layout.ts_native_thread_id != SONDE_PY_ABSENT;
+    return sonde_thread_filter_key(s->tstate, s->thread_id, has_tid ? s->native_id : 0);
+}
+
 /* What a walk learns of a thread before its frames, once per walk (its
  * CPU is taken once): whether the filter keeps it, and whether it is
  * idle, from its kernel id (known here from 3.11). */
 static void first_look(sonde_walker *w, sonde_thread_sample *s, seen_first *first)
 {
     if (w->filter) {
-        uint64_t key = sonde_thread_filter_key(s->tstate, s->thread_id, 0);
+        uint64_t key = filter_key(w, s);
         int keep = sonde_thread_filter_known(w->filter, key);
         if (keep < 0 && s->native_id)
             keep = sonde_thread_filter_decide(w->filter, w->proc.pid, key, s->native_id, NULL, 0);
@@ -944,7 +952,7 @@ static void decide_late(sonde_walker *w, sonde_thread_sample *s)
     char name[128];
     int named = sonde_walker_thread_name(w, s, name, sizeof name) == 0;
     int whole = s->depth > 0 && !s->torn && !s->truncated && s->outer_frame;
-    uint64_t key = sonde_thread_filter_key(s->tstate, s->thread_id, 0);
+    uint64_t key = filter_key(w, s);
     s->undecided = 0;
     s->filtered = sonde_thread_filter_decide(w->filter, w->proc.pid, key, s->native_id,
                                              named ? name : NULL, whole) != 1;

@@ -242,9 +242,30 @@ static void filter_waits_for_a_whole_stack(uint32_t depth, int want_known)
     free(f.words);
 }
 
+/* A thread decided under its thread state, pthread and kernel id: a new
+ * thread that reuses the first two (glibc and CPython do) is decided
+ * anew, by its own name. */
+static void filter_decides_a_reused_thread_state_anew(void)
+{
+    sonde_thread_filter filter;
+    sonde_thread_filter_init(&filter);
+    sonde_thread_filter_add(&filter, "worker");
+    uint64_t first = sonde_thread_filter_key(0x7f0000001000, 0x7f0000200000, 4242);
+    uint64_t reused = sonde_thread_filter_key(0x7f0000001000, 0x7f0000200000, 4250);
+    check(sonde_thread_filter_decide(&filter, getpid(), first, 4242, "worker", 1) == 1,
+          "the worker is kept");
+    check(sonde_thread_filter_known(&filter, reused) == -1,
+          "a thread reusing its state and pthread is not decided yet");
+    check(sonde_thread_filter_decide(&filter, getpid(), reused, 4250, "other", 1) == 0,
+          "and is left out by its own name");
+    check(sonde_thread_filter_known(&filter, first) == 1, "the first decision stays");
+    sonde_thread_filter_free(&filter);
+}
+
 void test_walker(void)
 {
     built_stacks();
+    filter_decides_a_reused_thread_state_anew();
     filter_waits_for_a_whole_stack(3000, -1);   /* cut: undecided (was: left out for good) */
     filter_waits_for_a_whole_stack(10, 0);      /* whole, and no thread name: left out */
     uint64_t *arena = malloc(ARENA_WORDS * sizeof *arena);

@@ -509,7 +509,10 @@ static int wanted(const session *s, sonde_walker *w, int tid, const python_threa
 {
     if (!w->filter)
         return 1;
-    uint64_t key = python ? sonde_thread_filter_key(python->tstate, python->thread_id, 0)
+    /* The key the walk decided it under (walker.c's filter_key). */
+    int has_tid = w->layout.ts_native_thread_id != SONDE_PY_ABSENT;
+    uint64_t key = python ? sonde_thread_filter_key(python->tstate, python->thread_id,
+                                                    has_tid ? python->native_id : 0)
                           : sonde_thread_filter_key(0, 0, (uint64_t)tid);
     return sonde_thread_filter_decide(w->filter, s->pid, key, (uint64_t)tid, NULL,
                                       python == NULL) == 1;
