@@ -83,11 +83,26 @@ static void evict_one(void)
     nidle--;
 }
 
+/* file's name without its /proc/PID/root prefix where that names the same
+ * file (st): a name that outlives the process, for the line tables opened
+ * by name later, maybe after every process that maps the file has ended. */
+static const char *durable_name(const char *file, const struct stat *st)
+{
+    struct stat plain;
+    const char *root = strncmp(file, "/proc/", 6) == 0 ? strstr(file + 6, "/root/") : NULL;
+    if (root && stat(root + 5, &plain) == 0 && plain.st_dev == st->st_dev &&
+        plain.st_ino == st->st_ino)
+        return root + 5;
+    return file;
+}
+
 sonde_native_file *sonde_native_files_get(const char *file, int vdso, int pid, uint64_t start,
                                           uint64_t end)
 {
     struct stat st;
     int keyed = !vdso && file && file[0] && stat(file, &st) == 0 && S_ISREG(st.st_mode);
+    if (keyed)
+        file = durable_name(file, &st);
     if (keyed) {
         uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
         for (uint32_t i = 0; i < nregistry; i++) {
