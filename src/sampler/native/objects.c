@@ -2,6 +2,7 @@
 #include "objects.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,18 +106,32 @@ int sonde_native_objects_refresh(sonde_native_objects *o)
     return 0;
 }
 
-/* 1 when addr was in a mapping at the last read. */
-static int was_mapped(const sonde_native_objects *o, uint64_t addr)
+_Static_assert(offsetof(sonde_native_range, start) == 0 && offsetof(sonde_native_span, start) == 0,
+               "starting_by reads start first");
+
+/* How many of the n entries of v (each size bytes, sorted by a uint64_t
+ * start as their first member: sonde_native_range, sonde_native_span)
+ * start at or below addr: the one that may hold addr is the last of them. */
+static uint32_t starting_by(const void *v, uint32_t n, size_t size, uint64_t addr)
 {
-    uint32_t lo = 0, hi = o->nmapped;
+    uint32_t lo = 0, hi = n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (o->mapped[mid].start <= addr)
+        uint64_t start;
+        memcpy(&start, (const char *)v + (size_t)mid * size, sizeof start);
+        if (start <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo > 0 && addr < o->mapped[lo - 1].end;
+    return lo;
+}
+
+/* 1 when addr was in a mapping at the last read. */
+static int was_mapped(const sonde_native_objects *o, uint64_t addr)
+{
+    uint32_t k = starting_by(o->mapped, o->nmapped, sizeof *o->mapped, addr);
+    return k > 0 && addr < o->mapped[k - 1].end;
 }
 
 int sonde_native_objects_stale(sonde_native_objects *o, uint64_t addr, uint64_t now_ns)
@@ -158,15 +173,8 @@ void sonde_native_objects_free(sonde_native_objects *o)
 const sonde_native_range *sonde_native_objects_range(const sonde_native_objects *o,
                                                      uint64_t addr)
 {
-    uint32_t lo = 0, hi = o->nranges;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (o->ranges[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo == 0 || addr >= o->ranges[lo - 1].end ? NULL : &o->ranges[lo - 1];
+    uint32_t k = starting_by(o->ranges, o->nranges, sizeof *o->ranges, addr);
+    return k == 0 || addr >= o->ranges[k - 1].end ? NULL : &o->ranges[k - 1];
 }
 
 sonde_native_object *sonde_native_objects_find(const sonde_native_objects *o, uint64_t addr)
