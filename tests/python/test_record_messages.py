@@ -48,7 +48,11 @@ def test_too_short_a_duration_says_so(tmp_path, through_shell):
     p = record(["-d", "0.000001", "-o", "r.json", "--"] + cmd, tmp_path)
     # Python's own start may be caught by the one sample (not through a
     # shell, which has yet to exec it): then a stack is kept, rightly.
-    if through_shell or " 0 kept" in p.stderr or "nothing recorded" in p.stderr:
+    if re.search(r" 0 kept, [1-9]\d* idle ones dropped", p.stderr):
+        # A late start (a busy machine) let the one sample find Python
+        # already asleep: that is what it says.
+        assert "no thread read used CPU" in p.stderr, p.stderr
+    elif through_shell or " 0 kept" in p.stderr or "nothing recorded" in p.stderr:
         assert "-d 1e-06 s" in p.stderr and "(give a longer -d)" in p.stderr, p.stderr
     assert "ran no Python process" not in p.stderr
     assert "no Python code was seen running" not in p.stderr
