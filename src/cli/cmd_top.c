@@ -100,7 +100,7 @@ typedef struct top_state {
     uint32_t reading;          /* in the snapshot being read, so far */
     uint64_t started, drawn;   /* sonde_clock_ns() */
     top_thread thread[TOP_THREADS_KEPT];
-    uint32_t nthread, more_threads;   /* followed; seen past TOP_THREADS_KEPT */
+    uint32_t nthread;          /* followed (at most TOP_THREADS_KEPT) */
     int quit;
 } top_state;
 
@@ -182,10 +182,8 @@ static top_thread *followed_thread(top_state *t, sonde_walker *w, const sonde_th
     for (uint32_t i = 0; i < t->nthread; i++)
         if (t->thread[i].tid == s->native_id)
             return &t->thread[i];
-    if (t->nthread == TOP_THREADS_KEPT) {
-        t->more_threads++;
+    if (t->nthread == TOP_THREADS_KEPT)
         return NULL;
-    }
     top_thread *th = &t->thread[t->nthread++];
     memset(th, 0, sizeof *th);
     th->tid = s->native_id;
@@ -236,7 +234,7 @@ static int draw_threads(top_state *t, int width)
                width - 26 > 0 ? width - 26 : 0, th->name, 100.0 * th->cpu_share,
                th->seen ? 100.0 * (double)th->gil / (double)th->seen : 0.0);
     }
-    uint32_t rest = t->nthread + t->more_threads;
+    uint32_t rest = t->threads > t->nthread ? t->threads : t->nthread; /* the last snapshot's */
     if (rest > TOP_THREADS_SHOWN) {
         printf("  (and %u more thread%s)\n", rest - TOP_THREADS_SHOWN,
                rest - TOP_THREADS_SHOWN == 1 ? "" : "s");

@@ -153,7 +153,7 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
                          "%.3f s went to %s calls", wait_names[most], util * 100, waited[most],
                          wait_call_names[most]);
         /* Threads wait at once: their waits add up past the wall time. */
-        if (p->nthreads > 1)
+        if (waited[most] > u->wall && p->nthreads > 1)
             sonde_buf_printf(b, " (its %u threads' added up)", p->nthreads);
         else if (waited[most] > u->wall)
             sonde_buf_puts(b, " (its threads' added up)");

@@ -345,6 +345,22 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
     for (uint32_t i = 0; i < family->count;) {
         sonde_family_member *m = &family->members[i];
         int got = sample_member(m, ns, p, index, o, threads, t_ns, counts, stop_now);
+        if (got == -EPERM || got == -EACCES) {
+            /* It made itself undumpable, or changed its user: what was
+             * read stays, and is said; it is sampled no more. */
+            if (!counts->denied++) {
+                counts->denied_pid = m->pid;
+                counts->denied_at = (double)t_ns * 1e-9;
+            }
+            if (m->pid == family->root) {
+                *stop_now = 1;
+                return 0;
+            }
+            if (o->native)
+                native_forget(ns, o, m->pid);
+            sonde_family_drop(family, i);
+            continue;
+        }
         if (got == -ESRCH && o->native)
             native_forget(ns, o, m->pid);
         if (got == -ESRCH && sonde_proc_alive(m->pid)) {
@@ -358,19 +374,6 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
             counts->ended = 1;
             *stop_now = 1;
             return 0;
-        }
-        if (got == -EPERM || got == -EACCES) {
-            /* It made itself undumpable, or changed its user: what was
-             * read stays, and is said. */
-            if (!counts->denied++) {
-                counts->denied_pid = m->pid;
-                counts->denied_at = (double)t_ns * 1e-9;
-            }
-            if (m->pid == family->root) {
-                *stop_now = 1;
-                return 0;
-            }
-            got = -ESRCH;
         }
         if (got == -ESRCH) {
             sonde_family_drop(family, i);

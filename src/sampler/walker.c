@@ -934,7 +934,7 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
                              size_t outlen)
 {
     int named = python_thread_name(w, s, out, outlen) == 0;
-    if (!s->interp_id || !outlen)
+    if (s->interp_id <= 0 || !outlen) /* the main interpreter, or an id not read */
         return named ? 0 : -1;
     size_t n = named ? strlen(out) : 0;
     snprintf(out + n, outlen - n, "%sinterpreter %lld%s", named ? " (" : "",
@@ -950,7 +950,7 @@ int sonde_walker_thread_name(const sonde_walker *w, const sonde_thread_sample *s
 static void decide_late(sonde_walker *w, sonde_thread_sample *s)
 {
     char name[128];
-    int named = sonde_walker_thread_name(w, s, name, sizeof name) == 0;
+    int named = python_thread_name(w, s, name, sizeof name) == 0; /* no interpreter label */
     int whole = s->depth > 0 && !s->torn && !s->truncated && s->outer_frame;
     uint64_t key = filter_key(w, s);
     s->undecided = 0;

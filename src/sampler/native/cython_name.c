@@ -44,8 +44,9 @@ int sonde_cython_name(const char *sym, char *out, size_t outlen)
     for (;;) {
         char *end;
         unsigned long len = strtoul(p, &end, 10);
-        size_t digits = (size_t)(end - p);
-        if (!digits || len == 0 || len + 1 >= left - digits || end[len] != '_')
+        size_t digits = (size_t)(end - p), rest = left - digits;
+        /* len characters, '_', and something after */
+        if (!digits || len == 0 || rest < 2 || len > rest - 2 || end[len] != '_')
             break;
         if (at + len + 1 >= sizeof name)
             return 0;

@@ -49,8 +49,15 @@ static int64_t object_for(sonde_native_objects *o, const sonde_map *m, uint64_t 
         file[0] = '\0';
     if (!(ob->path = strdup(path)))
         return -1;
+    if (!(ob->f = sonde_native_files_get(file, vdso, o->pid, anchor, m->end))) {
+        free(ob->path);
+        return -1;
+    }
+    /* Indexed once it is whole: a failure leaves no index to a slot a
+     * later object takes. */
     uint32_t *slot = sonde_u64map_slot(&o->by_anchor, anchor, o->nobjects);
-    if (!slot || !(ob->f = sonde_native_files_get(file, vdso, o->pid, anchor, m->end))) {
+    if (!slot) {
+        sonde_native_files_put(ob->f);
         free(ob->path);
         return -1;
     }

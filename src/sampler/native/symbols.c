@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct symbol {
@@ -129,7 +130,13 @@ static void open_debug(sonde_native_symbols *s, const sonde_native_object *ob, i
         /* A debug file of another build would name wrong functions. */
         if (sonde_elf_build_id(&s->debug, again, sizeof again) == n && memcmp(again, id, n) == 0) {
             s->has_debug = 1;
-            snprintf(s->debug_path, sizeof s->debug_path, "%s", tries[t]);
+            /* Its lines are opened by name later, maybe after this process
+             * has ended (the symbols are shared): the host's name when it
+             * is the same file. */
+            struct stat mine, host;
+            int same = t == 0 && stat(tries[0], &mine) == 0 && stat(tries[1], &host) == 0 &&
+                       mine.st_dev == host.st_dev && mine.st_ino == host.st_ino;
+            snprintf(s->debug_path, sizeof s->debug_path, "%s", same ? tries[1] : tries[t]);
         } else {
             sonde_elf_close(&s->debug);
         }
