@@ -475,15 +475,20 @@ def test_flame_graph_escapes_names(tmp_path):
 
 def test_shares_agree_with_py_spy(tmp_path):
     """sonde and py-spy sample the same process at the same time; their
-    shares of the three functions agree within 3 points.  At 1000 Hz for
-    5 s each share's sampling error is under 1 point, so 3 points is about
-    three standard deviations of the difference."""
+    shares of the three functions agree within three standard deviations
+    of the difference of two samplings (share_tolerance's model for each,
+    twice over: the samples each took, and the stretches the program
+    spent off the CPU, which a busy machine lengthens and which fall whole
+    on one function for either sampler), and 3 points at least: at 1000
+    Hz for 5 s on a quiet machine each share's error is under 1 point.
+    (A fixed 3 points failed at load 7: 4.1 apart.)"""
     import shutil
     py_spy = shutil.which("py-spy") or os.path.join(os.path.dirname(sys.executable), "py-spy")
     if not os.path.exists(py_spy):
         pytest.skip("py-spy is not installed")
     proc = start_ready(sys.executable, tmp_path, SHARES_PROGRAM, 30)
     try:
+        proc.send_signal(signal.SIGUSR1)  # the program measures from here...
         theirs = subprocess.Popen([py_spy, "record", "--pid", str(proc.pid), "--duration", "5",
                                    "--rate", "1000", "--format", "raw", "--nonblocking",
                                    "-o", str(tmp_path / "py-spy.txt")],
@@ -493,12 +498,17 @@ def test_shares_agree_with_py_spy(tmp_path):
         ours = sonde("record", "--mode", "wall", "-p", str(proc.pid), "-d", "5", "-r", "1000",
                      "-f", "collapsed", "-o", str(tmp_path / "sonde.txt"))
         theirs.communicate(timeout=60)
+        proc.send_signal(signal.SIGUSR2)  # ...to here
+        frozen = measured(proc.stdout.readline())["frozen"]
     finally:
         stop_ready(proc)
     assert ours.returncode == 0 and theirs.returncode == 0, ours.stderr
     a, b = shares((tmp_path / "sonde.txt").read_text()), shares((tmp_path / "py-spy.txt").read_text())
+    spread = 1 / min(a["samples"], b["samples"]) + frozen
     for name in ("half", "third", "fifth"):
-        assert abs(a[name] - b[name]) <= 3, (a, b)
+        p = (a[name] + b[name]) / 200
+        tol = max(3, 300 * (2 * p * (1 - p) * spread) ** 0.5)
+        assert abs(a[name] - b[name]) <= tol, (a, b, tol, frozen)
 
 
 def test_top_under_a_terminal_quits_on_q(tmp_path):
