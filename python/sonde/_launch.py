@@ -42,6 +42,7 @@ nothing: its KeyboardInterrupt unwinds through the launcher.
 """
 
 import _signal  # imported by every interpreter at start-up: nothing new for the program
+import _thread
 import os
 import sys
 
@@ -55,6 +56,8 @@ _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
 _APPEND, _TRUNC = os.O_APPEND, os.O_TRUNC
 _display = sys.__excepthook__  # the interpreter's own printer of a traceback
 _set_handler, _get_handler = _signal.signal, _signal.getsignal
+_sigmask, _SIG_BLOCK, _SIG_SETMASK = _signal.pthread_sigmask, _signal.SIG_BLOCK, _signal.SIG_SETMASK
+_thread_id = _thread.get_ident
 _raise_signal = _signal.raise_signal
 _SIG_DFL = _signal.SIG_DFL
 _ENDING_SIGNALS = (_signal.SIGTERM, _signal.SIGHUP)  # their default action ends the process
@@ -410,18 +413,34 @@ class _Ending:
     def catch_signals(self):
         """Catches the ending signals the program left to their default
         action; a child the program forks gets the default back at once
-        (it ends as a bare child would, even inside C code)."""
+        (it ends as a bare child would, even inside C code).  The forking
+        thread holds them back across the fork: one that came to the child
+        before its default was back would be taken by the handler's C half
+        and then dropped, the Python handler gone (a pool's worker
+        terminated just after it was forked lived on, and its parent waited
+        for ever); held back, it comes once the default is in place."""
         caught = [sig for sig in _ENDING_SIGNALS if _get_handler(sig) == _SIG_DFL]
         for sig in caught:
             _set_handler(sig, self.handler)
+
+        masks = {}  # the forking thread's own mask, by thread (its id is the child's too)
+
+        def hold():
+            masks[_thread_id()] = _sigmask(_SIG_BLOCK, caught)
+
+        def release_in_parent():
+            if _thread_id() in masks:
+                _sigmask(_SIG_SETMASK, masks.pop(_thread_id()))
 
         def default_in_child():
             for sig in caught:
                 if _get_handler(sig) is self.handler:
                     _set_handler(sig, _SIG_DFL)
+            release_in_parent()
 
         if caught:
-            os.register_at_fork(after_in_child=default_in_child)
+            os.register_at_fork(before=hold, after_in_parent=release_in_parent,
+                                after_in_child=default_in_child)
 
     def _signal_arrived(self, signum, frame):
         """The handler of catch_signals' signals: the profile is written
