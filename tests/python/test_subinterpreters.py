@@ -24,7 +24,7 @@ try:
     import _interpreters as interpreters   # 3.13 and later
     run = interpreters.exec
 except ImportError:
-    import _xxsubinterpreters as interpreters   # 3.8 to 3.12
+    import _xxsubinterpreters as interpreters   # before 3.13
     run = interpreters.run_string
 
 started, started_w = os.pipe()

@@ -238,7 +238,7 @@ static int list_pythons(session *s, sonde_walker *w, uint64_t started, uint32_t 
             s->pythons = grown;
             /* A kernel id several thread states give keeps the main
              * interpreter's: a subinterpreter's may carry the id of the
-             * thread that made it, not of the one running it (3.8-3.12). */
+             * thread that made it, not of the one running it (before 3.13). */
             if (*slot != *npython && s->batch[i].interp_id == 0 &&
                 s->pythons[*slot].interp_id != 0)
                 *slot = *npython;
