@@ -40,6 +40,76 @@ def test_get_stats_hits_equal_line_events(python):
     assert got["sonde"]["Shapes.area:40"] == 6
 
 
+@pytest.mark.parametrize("python", version_params())
+def test_profilers_enabled_at_once_each_count_their_own_windows(python):
+    """Two profilers whose windows overlap, threads inside them: each one's
+    hits are the interpreter's line events of its functions in its windows."""
+    python = need(python)
+    out = subprocess.run([python, os.path.join(HERE, "lp_many_driver.py")], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    got = json.loads(out)
+    assert got["A"] == got["reference_A"] and got["B"] == got["reference_B"]
+    # loop ran in both windows: 10 + 20 iterations for A, 20 + 30 + 7 for B
+    assert got["A"]["loop:9"] == 30 + 2 and got["B"]["loop:9"] == 57 + 3
+
+
+MEMORY_AND_LINES = r"""
+import sonde
+def f():
+    return 1
+mem, lines = sonde.MemoryProfiler(f), sonde.LineProfiler(f)
+for first, second in ((mem, lines), (lines, mem)):
+    with first:
+        try:
+            second.enable()
+        except RuntimeError as e:
+            print(e)
+    assert f() == 1
+"""
+
+
+def test_the_memory_profiler_records_alone():
+    """Line profilers share the line events; sonde's memory profiler,
+    which follows every allocation, does not: one clear error either way."""
+    out = subprocess.run([sys.executable, "-c", MEMORY_AND_LINES], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    assert out.splitlines() == ["sonde's memory profiler records alone: another sonde line "
+                                "tracer is enabled"] * 2
+
+
+HOT_DECORATED = r"""
+import sonde
+lp = sonde.LineProfiler()
+
+@lp
+def f(x):
+    return x + 1
+
+def rss_kib():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 // 1024
+
+for i in range(2000):
+    f(i)
+before = rss_kib()
+for i in range(100000):
+    f(i)
+print(rss_kib() - before, lp.get_stats().timings[next(iter(lp.get_stats().timings))][0][1])
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_decorated_function_called_often_keeps_its_memory(python):
+    """The decorator turns the profiler on and off at each call: what it
+    keeps per thread is found again, not made anew (each call used to
+    leave about 700 bytes behind: 70 MB over these calls)."""
+    python = need(python)
+    out = subprocess.run([python, "-c", HOT_DECORATED], env=with_pkg_env(),
+                         stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    grown_kib, hits = map(int, out.split())
+    assert hits == 102000 and grown_kib < 4096, out
+
+
 def _profiled():
     import lp_api_workloads as w
     import sonde

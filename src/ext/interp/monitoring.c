@@ -7,12 +7,14 @@
 
 PyObject *sonde_mon_attr(const char *name)
 {
-    PyObject *sys = PyImport_ImportModule("sys");
-    PyObject *mon = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
-    PyObject *attr = mon ? PyObject_GetAttrString(mon, name) : NULL;
-    Py_XDECREF(mon);
-    Py_XDECREF(sys);
-    return attr;
+    PyObject *mon = PySys_GetObject("monitoring"); /* borrowed; no import: a profiler that
+                                                      turns on and off at each call of a
+                                                      decorated function calls this often */
+    if (!mon) {
+        PyErr_SetString(PyExc_RuntimeError, "sys.monitoring is missing");
+        return NULL;
+    }
+    return PyObject_GetAttrString(mon, name);
 }
 
 int sonde_mon_call(const char *name, const char *fmt, ...)
@@ -29,13 +31,28 @@ int sonde_mon_call(const char *name, const char *fmt, ...)
     return r ? 0 : -1;
 }
 
+/* The events' bits, by name: constants of sys.monitoring, looked up once.
+ * The names are the callers' string constants.  GIL. */
+static struct {
+    const char *name;
+    long bit;
+} known_events[24];
+
 long sonde_mon_event(const char *name)
 {
+    size_t i = 0;
+    for (; i < sizeof known_events / sizeof known_events[0] && known_events[i].name; i++)
+        if (known_events[i].name == name)
+            return known_events[i].bit;
     PyObject *events = sonde_mon_attr("events");
     PyObject *v = events ? PyObject_GetAttrString(events, name) : NULL;
     long bit = v ? PyLong_AsLong(v) : -1;
     Py_XDECREF(v);
     Py_XDECREF(events);
+    if (bit >= 0 && i < sizeof known_events / sizeof known_events[0]) {
+        known_events[i].name = name;
+        known_events[i].bit = bit;
+    }
     return bit;
 }
 

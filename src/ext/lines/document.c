@@ -81,7 +81,7 @@ static int add_function(sonde_lines_doc_function *f, const line_code *lc, double
 
 PyObject *lines_document(lines_tracer *t, PyObject *source_of, PyObject *instructions_of)
 {
-    sonde_clock_mark end = lines_active == t ? sonde_clock_mark_now() : t->end;
+    sonde_clock_mark end = t->slot >= 0 ? sonde_clock_mark_now() : t->end;
     double ns_per_tick = 1e9 * sonde_clock_seconds_per_tick(t->start, end);
     sonde_lines_doc_function *fns = calloc(t->ncodes ? t->ncodes : 1, sizeof *fns);
     PyObject *keep = PyList_New(0), *out = NULL;

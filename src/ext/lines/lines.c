@@ -4,7 +4,7 @@
  * document in document.c; with memory=True the memory profiler
  * (../mem/memory.h) is driven from here and from the counting.
  *
- * Protected by the GIL: every callback, and the one active tracer. */
+ * Protected by the GIL: every callback, and the enabled tracers. */
 #include "lines.h"
 
 #include <string.h>
@@ -12,23 +12,34 @@
 #include "lines_state.h"
 #include "../interp/pyerr.h"
 
-lines_tracer *lines_active; /* see lines_state.h; protected by the GIL */
-uint64_t lines_generation;  /* see lines_state.h; protected by the GIL */
+lines_tracer *lines_on[LINES_MAX_ON]; /* see lines_state.h; protected by the GIL */
+int lines_non;                        /* see lines_state.h; protected by the GIL */
 /* Thread-local, each read and written by its own thread only (lines_state.h). */
-_Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
-_Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));
+_Thread_local lines_cached lines_tls[LINES_MAX_ON] __attribute__((tls_model("initial-exec")));
+
+static uint64_t last_serial; /* protected by the GIL */
+
+/* The calling thread's key: the address of its own cache, unique among
+ * the threads alive. */
+static uintptr_t thread_key(void)
+{
+    return (uintptr_t)&lines_tls;
+}
 
 line_thread *lines_attach(lines_tracer *t)
 {
-    line_thread *th = calloc(1, sizeof *th);
-    if (th) {
+    uintptr_t key = thread_key();
+    line_thread *th = t->threads;
+    while (th && th->owner != key)
+        th = th->next;
+    if (!th && (th = calloc(1, sizeof *th))) {
+        th->owner = key;
         th->next = t->threads;
         t->threads = th;
-    } else {
-        t->failed = 1;
     }
-    lines_tls_thread = th;
-    lines_tls_generation = lines_generation;
+    if (!th)
+        t->failed = 1;
+    lines_tls[t->slot] = (lines_cached){ .serial = th ? t->serial : 0, .th = th };
     return th;
 }
 
@@ -57,6 +68,8 @@ static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return NULL;
     sonde_u64map_init(&t->by_code);
     sonde_clock_setup();
+    t->slot = -1;
+    t->serial = ++last_serial;
     t->line_events = line_events || !memory;
     if (memory && !(t->mem = mem_new(sample_bytes, (uint64_t)(interval_ms * 1e6),
                                      t->line_events))) {
@@ -66,12 +79,32 @@ static PyObject *tracer_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)t;
 }
 
+/* Takes t out of lines_on, its cache slot freed. */
+static void take_off(lines_tracer *t)
+{
+    for (int i = 0; i < lines_non; i++)
+        if (lines_on[i] == t)
+            lines_on[i] = lines_on[--lines_non];
+    t->slot = -1;
+}
+
+/* Switches the events of t's code to what the tracers still enabled ask. */
+static int rewatch(const lines_tracer *t)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < t->ncodes; i++)
+        if (lines_watch(t->codes[i]->code) < 0)
+            rc = -1;
+    return rc;
+}
+
 static void stop(lines_tracer *t)
 {
-    if (lines_active != t)
+    if (t->slot < 0)
         return;
+    take_off(t);
     saved_error saved = error_save();
-    if (t->line_events && lines_uninstall(t) < 0)
+    if (t->line_events && (lines_non == 0 ? lines_uninstall(t) : rewatch(t)) < 0)
         PyErr_Clear();
     error_restore(saved);
     uint64_t now = sonde_clock_ticks();
@@ -82,8 +115,6 @@ static void stop(lines_tracer *t)
     if (t->mem)
         mem_stop(t->mem); /* closes its own open activations */
     t->end = sonde_clock_mark_now();
-    lines_active = NULL;
-    lines_generation++;
 }
 
 static void free_code(line_code *lc)
@@ -216,33 +247,57 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds
     }
     t->codes[t->ncodes++] = lc;
     Py_INCREF(code);
-    if (lines_active == t && t->line_events && lines_watch(lc) < 0)
+    if (t->slot >= 0 && t->line_events && lines_watch(code) < 0)
         return NULL;
     Py_RETURN_TRUE;
+}
+
+/* A free cache slot (lines_tls), or -1. */
+static int free_slot(void)
+{
+    for (int slot = 0; slot < LINES_MAX_ON; slot++) {
+        int used = 0;
+        for (int i = 0; i < lines_non; i++)
+            used |= lines_on[i]->slot == slot;
+        if (!used)
+            return slot;
+    }
+    return -1;
 }
 
 static PyObject *tracer_enable(lines_tracer *t, PyObject *unused)
 {
     (void)unused;
-    if (lines_active == t)
+    if (t->slot >= 0)
         Py_RETURN_NONE;
-    if (lines_active) {
-        PyErr_SetString(PyExc_RuntimeError, "another sonde line tracer is enabled");
+    if (lines_non > 0 && (t->mem || lines_mem())) {
+        PyErr_SetString(PyExc_RuntimeError, "sonde's memory profiler records alone: another "
+                                            "sonde line tracer is enabled");
+        return NULL;
+    }
+    int slot = free_slot();
+    if (slot < 0) {
+        PyErr_Format(PyExc_RuntimeError, "%d sonde line profilers are enabled already: "
+                                         "disable one first", LINES_MAX_ON);
         return NULL;
     }
     if (t->start.ns == 0)
         t->start = sonde_clock_mark_now();
-    lines_active = t;
-    lines_generation++;
+    t->slot = slot;
+    lines_on[lines_non++] = t;
     int rc = t->mem ? mem_start(t->mem) : 0;
-    if (rc == 0 && t->line_events && (rc = lines_install(t)) < 0 && t->mem) {
+    if (rc == 0 && t->line_events && (rc = lines_non == 1 ? lines_install() : rewatch(t)) < 0 &&
+        t->mem) {
         saved_error saved = error_save();
         mem_stop(t->mem);
         error_restore(saved);
     }
     if (rc < 0) {
-        lines_active = NULL; /* nothing was left installed */
-        lines_generation++;
+        take_off(t); /* lines_install left nothing installed; the others' events stay */
+        saved_error saved = error_save();
+        if (t->line_events && lines_non > 0 && rewatch(t) < 0)
+            PyErr_Clear();
+        error_restore(saved);
         return NULL;
     }
     Py_RETURN_NONE;
@@ -268,7 +323,7 @@ static PyObject *tracer_document(lines_tracer *t, PyObject *args, PyObject *kwds
         return NULL;
     if (!t->mem)
         return lines_document(t, source_of, instructions_of);
-    if (lines_active == t) {
+    if (t->slot >= 0) {
         PyErr_SetString(PyExc_RuntimeError, "disable the tracer before reading its memory figures");
         return NULL;
     }

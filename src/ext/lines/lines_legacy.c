@@ -10,9 +10,9 @@
 #include "../interp/legacy.h"
 
 /* Every code object's events come through the one hook already. */
-int lines_watch(const line_code *lc)
+int lines_watch(PyObject *code)
 {
-    (void)lc;
+    (void)code;
     return 0;
 }
 
@@ -53,13 +53,12 @@ static void trace_opcodes(PyFrameObject *frame)
 #endif
 }
 
+/* Each event goes to every enabled tracer (see lines_state.h). */
 static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 {
+    (void)obj;
     (void)arg;
-    lines_tracer *t = (lines_tracer *)obj;
-    if (t != lines_active || t->failed)
-        return 0;
-    if (t->mem)
+    if (lines_mem())
         mem_event();
     switch (what) {
     case PyTrace_CALL: {
@@ -67,27 +66,41 @@ static int trace(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
         /* 3.11 makes frame objects lazily, and this one for the hook.  A
          * frame is a GC object: its block starts with the collector's
          * header, two words before the object. */
-        if (t->mem)
+        if (lines_mem())
             mem_forget((char *)frame - 2 * sizeof(void *));
 #endif
-        line_code *lc = lines_lookup(t, sonde_frame_code(frame));
-        if (lc) {
-            lines_enter(t, lc, frame);
-            if (lc->ninstr)
-                trace_opcodes(frame);
-        } else {
-            no_line_events(frame);
+        int traced = 0, opcodes = 0;
+        for (int i = 0; i < lines_non; i++) {
+            lines_tracer *t = lines_on[i];
+            line_code *lc = t->failed ? NULL : lines_lookup(t, sonde_frame_code(frame));
+            if (lc) {
+                lines_enter(t, lc, frame);
+                traced = 1;
+                opcodes |= lc->ninstr != 0;
+            }
         }
+        if (opcodes)
+            trace_opcodes(frame);
+        if (!traced)
+            no_line_events(frame);
         break;
     }
     case PyTrace_OPCODE:
-        lines_on_instruction(t, frame, sonde_frame_code(frame), frame_unit(frame));
+        for (int i = 0; i < lines_non; i++)
+            if (!lines_on[i]->failed)
+                lines_on_instruction(lines_on[i], frame, sonde_frame_code(frame),
+                                     frame_unit(frame));
         break;
     case PyTrace_LINE:
-        lines_on_line(t, frame, sonde_frame_code(frame), PyFrame_GetLineNumber(frame));
+        for (int i = 0; i < lines_non; i++)
+            if (!lines_on[i]->failed)
+                lines_on_line(lines_on[i], frame, sonde_frame_code(frame),
+                              PyFrame_GetLineNumber(frame));
         break;
     case PyTrace_RETURN:
-        lines_leave(t, frame);
+        for (int i = 0; i < lines_non; i++)
+            if (!lines_on[i]->failed)
+                lines_leave(lines_on[i], frame);
         break;
     }
     return 0;
@@ -113,14 +126,16 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 }
 
 /* Installs the hooks in thread ts: the trace function, and in memory mode
- * the profile function where no other profiler has that slot. */
+ * the profile function where no other profiler has that slot.  What
+ * sys.gettrace() answers is an enabled tracer (lines_non > 0 here). */
 static int hook_thread(PyThreadState *ts, void *arg)
 {
-    lines_tracer *t = arg;
-    if (sonde_legacy_set(ts, 1, trace, (PyObject *)t) < 0)
+    (void)arg;
+    PyObject *obj = (PyObject *)lines_on[0];
+    if (sonde_legacy_set(ts, 1, trace, obj) < 0)
         return -1;
-    if (t->mem && !ts->c_profilefunc)
-        return sonde_legacy_set(ts, 0, profile, (PyObject *)t);
+    if (lines_mem() && !ts->c_profilefunc)
+        return sonde_legacy_set(ts, 0, profile, obj);
     return 0;
 }
 
@@ -140,14 +155,14 @@ static int unhook_thread(PyThreadState *ts, void *arg)
 static PyObject *on_thread_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!lines_active || nargs != 3) {
+    if (lines_non == 0 || nargs != 3) {
         PyEval_SetTrace(NULL, NULL);
         Py_RETURN_NONE;
     }
-    if (hook_thread(PyThreadState_Get(), lines_active) < 0)
+    if (hook_thread(PyThreadState_Get(), NULL) < 0)
         return NULL;
     if (PyUnicode_Check(args[1]) && PyUnicode_CompareWithASCIIString(args[1], "call") == 0)
-        trace((PyObject *)lines_active, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
+        trace(Py_None, (PyFrameObject *)args[0], PyTrace_CALL, Py_None);
     Py_RETURN_NONE;
 }
 
@@ -157,16 +172,17 @@ static PyMethodDef thread_start_def = {
     "Installs sonde's line hook in a new thread."
 };
 
-int lines_install(lines_tracer *t)
+int lines_install(void)
 {
     PyObject *hook = PyCFunction_New(&thread_start_def, NULL);
-    int rc = hook ? sonde_legacy_install(1, hook, hook_thread, unhook_thread, t) : -1;
+    int rc = hook ? sonde_legacy_install(1, hook, hook_thread, unhook_thread, NULL) : -1;
     Py_XDECREF(hook);
     return rc;
 }
 
-int lines_uninstall(lines_tracer *t)
+int lines_uninstall(const lines_tracer *last)
 {
-    return sonde_legacy_remove(1, unhook_thread, t);
+    (void)last;
+    return sonde_legacy_remove(1, unhook_thread, NULL);
 }
 #endif

@@ -14,22 +14,26 @@
  * ints is a new int made for the call: not the program's memory. */
 static void forget_int_arg(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t i)
 {
-    if (!lines_active || !lines_active->mem || i >= nargs)
+    if (!lines_mem() || i >= nargs)
         return;
     long v = PyLong_AsLong(args[i]);
     if (v > 256 || v < -5)
         mem_forget(args[i]);
 }
 
-/* Activations are told apart by depth on the thread's stack: monitoring
+/* Each event goes to every enabled tracer (see lines_state.h).
+ * Activations are told apart by depth on the thread's stack: monitoring
  * callbacks get no frame, so the frame key is the code object. */
 static PyObject *m_start(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    line_code *lc = lines_active && nargs >= 1 ? lines_lookup(lines_active, args[0]) : NULL;
     forget_int_arg(args, nargs, 1);
-    if (lc && !lines_active->failed)
-        lines_enter(lines_active, lc, args[0]);
+    for (int i = 0; i < lines_non && nargs >= 1; i++) {
+        lines_tracer *t = lines_on[i];
+        line_code *lc = lines_lookup(t, args[0]);
+        if (lc && !t->failed)
+            lines_enter(t, lc, args[0]);
+    }
     Py_RETURN_NONE;
 }
 
@@ -37,16 +41,20 @@ static PyObject *m_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     forget_int_arg(args, nargs, 1);
-    if (lines_active && !lines_active->failed && nargs >= 2)
-        lines_on_line(lines_active, args[0], args[0], (int)PyLong_AsLong(args[1]));
+    int line = nargs >= 2 ? (int)PyLong_AsLong(args[1]) : -1;
+    for (int i = 0; i < lines_non && nargs >= 2; i++)
+        if (!lines_on[i]->failed)
+            lines_on_line(lines_on[i], args[0], args[0], line);
     Py_RETURN_NONE;
 }
 
 static PyObject *m_instruction(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (lines_active && !lines_active->failed && nargs >= 2)
-        lines_on_instruction(lines_active, args[0], args[0], PyLong_AsLong(args[1]) / 2);
+    long unit = nargs >= 2 ? PyLong_AsLong(args[1]) / 2 : -1;
+    for (int i = 0; i < lines_non && nargs >= 2; i++)
+        if (!lines_on[i]->failed)
+            lines_on_instruction(lines_on[i], args[0], args[0], unit);
     Py_RETURN_NONE;
 }
 
@@ -58,7 +66,7 @@ static PyObject *disable_event; /* sys.monitoring.DISABLE; set once, GIL */
 static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
-    if (!lines_active || lines_active->failed || nargs < 3 || !PyCode_Check(args[0]))
+    if (lines_non == 0 || nargs < 3 || !PyCode_Check(args[0]))
         Py_RETURN_NONE;
     forget_int_arg(args, nargs, 1);
     forget_int_arg(args, nargs, 2);
@@ -69,11 +77,14 @@ static PyObject *m_jump(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     /* Lines from the table made once per code object: PyCode_Addr2Line
      * walks the location table from its start on every call. */
-    line_code *lc = lines_lookup(lines_active, args[0]);
     long u_from = from / 2, u_to = to / 2;
-    if (lc && u_to >= 0 && u_from < lc->nunits && lc->unit_lines[u_to] &&
-        lc->unit_lines[u_to] == lc->unit_lines[u_from])
-        lines_on_line(lines_active, args[0], args[0], lc->unit_lines[u_to]);
+    for (int i = 0; i < lines_non; i++) {
+        lines_tracer *t = lines_on[i];
+        line_code *lc = t->failed ? NULL : lines_lookup(t, args[0]);
+        if (lc && u_to >= 0 && u_from < lc->nunits && lc->unit_lines[u_to] &&
+            lc->unit_lines[u_to] == lc->unit_lines[u_from])
+            lines_on_line(t, args[0], args[0], lc->unit_lines[u_to]);
+    }
     Py_RETURN_NONE;
 }
 
@@ -81,8 +92,8 @@ static PyObject *m_leave(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 {
     (void)self;
     forget_int_arg(args, nargs, 1);
-    if (lines_active && nargs >= 1)
-        lines_leave(lines_active, args[0]);
+    for (int i = 0; i < lines_non && nargs >= 1; i++)
+        lines_leave(lines_on[i], args[0]);
     Py_RETURN_NONE;
 }
 
@@ -107,14 +118,20 @@ static PyMethodDef m_callbacks[] = {
 static long events_mask;      /* the local events of m_callbacks, once installed; GIL */
 static long instruction_bit;  /* only for code whose instructions are counted; GIL */
 
-/* Switches the events on for one code object. */
-int lines_watch(const line_code *lc)
+/* Switches a code object's events to what the enabled tracers ask of it:
+ * none where none traces it, instructions where one counts them. */
+int lines_watch(PyObject *code)
 {
-    long mask = lc->ninstr ? events_mask : events_mask & ~instruction_bit;
-    return sonde_mon_call("set_local_events", "(iOl)", TOOL_ID, lc->code, mask);
+    long mask = 0;
+    for (int i = 0; i < lines_non; i++) {
+        const line_code *lc = lines_lookup(lines_on[i], code);
+        if (lc)
+            mask |= lc->ninstr ? events_mask : events_mask & ~instruction_bit;
+    }
+    return sonde_mon_call("set_local_events", "(iOl)", TOOL_ID, code, mask);
 }
 
-int lines_install(lines_tracer *t)
+int lines_install(void)
 {
     if (!disable_event && !(disable_event = sonde_mon_attr("DISABLE")))
         return -1;
@@ -128,26 +145,27 @@ int lines_install(lines_tracer *t)
                      sonde_mon_call("set_events", "(il)", TOOL_ID, global_mask) < 0
                  ? -1
                  : 0;
-    for (uint32_t i = 0; i < t->ncodes && rc == 0; i++)
-        rc = lines_watch(t->codes[i]);
+    const lines_tracer *first = lines_on[0];
+    for (uint32_t i = 0; i < first->ncodes && rc == 0; i++)
+        rc = lines_watch(first->codes[i]->code);
     if (rc < 0) {
         saved_error saved = error_save();
-        if (lines_uninstall(t) < 0)
+        if (lines_uninstall(first) < 0)
             PyErr_Clear();
         error_restore(saved);
     }
     return rc;
 }
 
-int lines_uninstall(lines_tracer *t)
+int lines_uninstall(const lines_tracer *last)
 {
     long mask;
     if (sonde_mon_call("set_events", "(ii)", TOOL_ID, 0) < 0)
         PyErr_Clear();
     if (sonde_mon_call("restart_events", "()") < 0) /* undo DISABLE for the next tracer */
         PyErr_Clear();
-    for (uint32_t i = 0; i < t->ncodes; i++)
-        if (sonde_mon_call("set_local_events", "(iOi)", TOOL_ID, t->codes[i]->code, 0) < 0)
+    for (uint32_t i = 0; i < last->ncodes; i++)
+        if (sonde_mon_call("set_local_events", "(iOi)", TOOL_ID, last->codes[i]->code, 0) < 0)
             PyErr_Clear();
     if (sonde_mon_register(TOOL_ID, m_callbacks, NCALLBACKS, 0, &mask) < 0)
         PyErr_Clear();

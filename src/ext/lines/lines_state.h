@@ -4,7 +4,12 @@
  * memory mode (sonde mem) the memory profiler is told of each activation
  * and line (../mem/memory.h), and keeps its own figures.
  *
- * Protected by the GIL: every callback, and the one active tracer. */
+ * Several tracers may be enabled at once (line_profiler lets several
+ * LineProfiler objects count the same calls): each event goes to every
+ * enabled tracer, which counts it only for the code registered with it.
+ * A memory-mode tracer is only ever enabled alone.
+ *
+ * Protected by the GIL: every callback, and the enabled tracers. */
 #ifndef SONDE_LINES_STATE_H
 #define SONDE_LINES_STATE_H
 
@@ -46,10 +51,13 @@ typedef struct line_frame {
     uint64_t istart;
 } line_frame;
 
+/* One thread's open frames, for one tracer: made the first time the
+ * thread runs traced code, kept (and found again) until the tracer goes. */
 typedef struct line_thread {
     line_frame *stack;
     uint32_t depth;
     size_t cap;
+    uintptr_t owner;         /* the thread's key (lines_thread_key) */
     struct line_thread *next;
 } line_thread;
 
@@ -66,24 +74,40 @@ typedef struct lines_tracer {
     PyObject *floor;         /* memory mode: the code held as mem->floor, or NULL */
     int line_events;         /* the event source is installed (always, unless a
                                 memory mode reads stacks instead) */
+    int slot;                /* while enabled: its cache slot in each thread
+                                (lines_tls), else -1 */
+    uint64_t serial;         /* this process's number for it, never reused */
 } lines_tracer;
 
-/* The enabled tracer, or NULL: whether one is, in one place.  GIL. */
-extern lines_tracer *lines_active;
-/* Bumped at each enable and disable.  GIL. */
-extern uint64_t lines_generation;
-/* Thread-local: the calling thread's record, valid while
- * lines_tls_generation is lines_generation. */
-extern _Thread_local line_thread *lines_tls_thread __attribute__((tls_model("initial-exec")));
-extern _Thread_local uint64_t lines_tls_generation __attribute__((tls_model("initial-exec")));
+/* At most this many tracers are enabled at once. */
+#define LINES_MAX_ON 32
 
-/* The calling thread's record, created for the active tracer (NULL on
- * out of memory, which marks the tracer failed). */
+/* The enabled tracers: lines_on[0 .. lines_non - 1].  GIL. */
+extern lines_tracer *lines_on[LINES_MAX_ON];
+extern int lines_non;
+
+/* The memory profiler of the enabled memory-mode tracer, or NULL. */
+static inline mem_data *lines_mem(void)
+{
+    return lines_non == 1 ? lines_on[0]->mem : NULL;
+}
+
+/* Thread-local: each thread's record for the tracer in a slot, valid while
+ * its serial is that tracer's. */
+typedef struct lines_cached {
+    uint64_t serial;
+    line_thread *th;
+} lines_cached;
+extern _Thread_local lines_cached lines_tls[LINES_MAX_ON] __attribute__((tls_model("initial-exec")));
+
+/* The calling thread's record for an enabled tracer, found or made (NULL
+ * on out of memory, which marks the tracer failed). */
 line_thread *lines_attach(lines_tracer *t);
 
 static inline line_thread *lines_current(lines_tracer *t)
 {
-    return lines_tls_generation == lines_generation ? lines_tls_thread : lines_attach(t);
+    const lines_cached *c = &lines_tls[t->slot];
+    return c->serial == t->serial ? c->th : lines_attach(t);
 }
 
 static inline line_code *lines_lookup(lines_tracer *t, const void *code)
@@ -193,10 +217,12 @@ static inline void lines_leave(lines_tracer *t, const void *frame)
 /* The lines document (document.c): bytes, or NULL with an exception. */
 PyObject *lines_document(lines_tracer *t, PyObject *source_of, PyObject *instructions_of);
 
-/* The event source: installs it for t / removes it / switches its events
- * on for one more code object.  0, or -1 with an exception. */
-int lines_install(lines_tracer *t);
-int lines_uninstall(lines_tracer *t);
-int lines_watch(const line_code *lc);
+/* The event source, shared by the enabled tracers: installs it for the
+ * first (lines_on[0], with its code) / removes it after the last; switches
+ * a code object's events to what the enabled tracers ask of it (none where
+ * none traces it).  0, or -1 with an exception. */
+int lines_install(void);
+int lines_uninstall(const lines_tracer *last);
+int lines_watch(PyObject *code);
 
 #endif
