@@ -56,7 +56,8 @@ typedef struct sonde_native_tally {
 } sonde_native_tally;
 
 /* Native frames, as the sonde command provides them (src/sampler/native,
- * linked into the command only: it needs libdw; the extension has none).
+ * linked into the command only, with libstdc++ for C++ names: the
+ * extension has none; sources.mk).
  * One state per sampled process. */
 typedef struct sonde_native_ops {
     /* A state for w's process, sampled at rate Hz (0: once, by dump);

@@ -51,9 +51,9 @@ int sonde_thread_filter_known(const sonde_thread_filter *f, uint64_t key);
 /* Decides the thread of process pid with this key from its kernel id
  * tid (0 when unknown) and its Python name (NULL when it has none, or it
  * is not known yet: then a thread that matches neither id nor kernel
- * name is left undecided while Python names count, -1).  1 kept, 0 left
- * out, -1 undecided; an answer is kept (out of memory: it is decided
- * again next time). */
+ * name is left undecided while Python names count, -1, unless final: it
+ * has no Python name to wait for).  1 kept, 0 left out, -1 undecided;
+ * an answer is kept (out of memory: it is decided again next time). */
 int sonde_thread_filter_decide(sonde_thread_filter *f, int pid, uint64_t key, uint64_t tid,
                                const char *python_name, int final);
 

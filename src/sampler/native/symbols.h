@@ -7,16 +7,19 @@
  * sorted by address, loaded on the object's first lookup.  An address
  * takes a symbol's name only when it lies within the symbol's size: an
  * address no symbol covers (a static function of a stripped library) is
- * named "object+0xADDR" (its link-time address), never after the symbol
- * before it.  C++ names are demangled with libstdc++'s __cxa_demangle
- * (the demangler g++ itself uses; its output is the reference users
- * compare with), bounded in time and memory (demangle.h: a name past the
- * bounds keeps its mangled form).  File and line come from the DWARF line table
- * (.debug_line) of the object or its debug file, read by elfutils' libdw,
- * which handles DWARF 2-5 and compressed sections; it is opened on the
- * first address that asks for a line.  Code inlined into a function is
- * given the line of the call in that function, as a debugger shows the
- * frame of the function itself; inlined frames are not listed apart.
+ * named "object+0xADDR", ADDR the link-time start of the unwind entry
+ * (FDE) covering it, else its own link-time address; never after the
+ * symbol before it.  C++ names are demangled with libstdc++'s
+ * __cxa_demangle (the demangler g++ itself uses; its output is the
+ * reference users compare with), bounded in time and memory (demangle.h:
+ * a name past the bounds keeps its mangled form); a Cython function is
+ * given its Python name (cython_name.h).  File and line come from the
+ * DWARF line table (.debug_line) of the object or its debug file, read
+ * by elfutils' libdw, which handles DWARF 2-5 and compressed sections;
+ * it is opened on the first address that asks for a line.  Code inlined
+ * into a function is given the line of the call in that function, as a
+ * debugger shows the frame of the function itself; inlined frames are
+ * not listed apart.
  *
  * Lookups are not cached here: each costs a binary search plus, for
  * lines, libdw's own per-unit cache; callers that see one address many

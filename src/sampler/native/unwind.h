@@ -32,11 +32,13 @@
  * captures.  libdw is used only where speed does not matter and DWARF is
  * large: line tables (symbols.h), read once per address.
  *
- * Captures: perf (perf.h) for on-CPU samples in record and top: nothing
- * stops, the kernel copies 16 KiB of stack in the timer interrupt (deeper
- * stacks come back cut, counted as SONDE_NATIVE_OUT_OF_COPY); ptrace
- * (ptrace.h) for `dump`, for threads off CPU (a task-clock event does not
- * fire for a blocked thread), and where perf_event_open is refused.  A
+ * Captures (session.h says which thread gets which): perf (perf.h) for
+ * the threads that run no Python, in record and top: nothing stops, the
+ * kernel copies 32 KiB of stack in the timer interrupt (deeper stacks come
+ * back cut, counted as SONDE_NATIVE_OUT_OF_COPY); ptrace (ptrace.h) for
+ * the threads that run Python (their Python frames are read during the
+ * same stop), for `dump`, for idle threads kept (a task-clock event does
+ * not fire for a blocked thread), and where perf_event_open is refused.  A
  * ptrace stop waits for the scheduler: with 8 spinning threads on 2 CPUs
  * a capture took 20-50 ms, where perf still cost nothing. */
 #ifndef SONDE_NATIVE_UNWIND_H

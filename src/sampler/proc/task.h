@@ -1,5 +1,6 @@
 /* task.h - a process's or a thread's scheduling state and a process's
- * parent, as /proc/PID/stat (or /proc/PID/task/TID/stat) gives them. */
+ * parent, as /proc/PID/stat (or /proc/PID/task/TID/stat) gives them; a
+ * thread's tracer (its status file); whether a process still runs. */
 #ifndef SONDE_PROC_TASK_H
 #define SONDE_PROC_TASK_H
 
