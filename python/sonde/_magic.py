@@ -9,13 +9,13 @@ was written), `lines` the hits and times per line of the -f functions as
 `sonde lines` (and %lprun), `mem` the memory per line as `sonde mem` (and
 %mprun), with %memit's peak and increment.
 
-
-The line magic times a statement, the cell magic a cell (its first line,
-after the options, is the setup, as %%timeit takes it), in the notebook's
-own namespace: the objects a notebook defines cannot travel to fresh
-processes, so the values come from the kernel's process (the warnings say
-so) while calibration, warmups, the statistics and the line are those of
-`sonde timeit`.  -o returns the result object, as %timeit -o does.
+%sonde_timeit (or %sonde timeit) times a statement, %%sonde_timeit a
+cell (its first line, after the options, is the setup, as %%timeit takes
+it), in the notebook's own namespace: the objects a notebook defines
+cannot travel to fresh processes, so the values come from the kernel's
+process (the warnings say so) while calibration, warmups, the statistics
+and the line are those of `sonde timeit`.  -o returns the result
+object, as %timeit -o does.
 """
 
 import os

@@ -34,7 +34,7 @@ preempted value does not leave the loop count short.  When
 the user's code fails, the result is {"error": "the user's traceback",
 "where": "setup" | "statement", "index": the variant's}; this file's own
 frames are left out.
-Runs on every interpreter sonde supports (3.8 and later).
+Runs on every interpreter sonde supports (src/core/pyversions.h).
 """
 
 import itertools

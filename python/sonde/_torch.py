@@ -4,8 +4,9 @@ torch's own profiler machinery (RecordFunction and Kineto, through
 torch.autograd's _enable_profiler / _disable_profiler, what
 torch.profiler.profile calls) records every operator and record_function
 region with its thread and its start and end; meanwhile sonde's tracer
-logs its calls as spans.  When both stop, the engine (_torch_place, in
-src/ext/tracer/torch_ops.c) puts each operator beneath the call that was
+logs its calls as spans.  When both stop, the engine (the profiler's
+_torch_place, in src/ext/tracer/profiler.c, which hands them to
+torch_ops_place in torch_ops.c) puts each operator beneath the call that was
 running it, nested as torch nests them, so that names, counts and self
 times are torch.profiler's key_averages() figures, each under its Python
 caller.
