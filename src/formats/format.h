@@ -5,9 +5,10 @@
  * its stats into a buffer, which may stream to a file (buf.h), so the same
  * code serves files, the terminal, the Python API and the tests.  Each
  * says what it needs: the calling-context tree (a profile read back from a
- * .prof file has only the stats), a timeline of samples (only sonde record
- * has one), the stats.  A writer whose output would be unreasonably large
- * refuses: it returns -1 with the reason in b->why. */
+ * .prof file has only the stats), a timeline (sonde record's samples in
+ * time order, sonde run --torch's calls and operators, or one read back
+ * from a file that keeps it), the stats.  A writer whose output would be
+ * unreasonably large refuses: it returns -1 with the reason in b->why. */
 #ifndef SONDE_FORMAT_H
 #define SONDE_FORMAT_H
 
@@ -31,7 +32,8 @@ typedef struct sonde_format {
     const char *name;
     const char *summary;
     int needs_tree;       /* the calling-context tree */
-    int needs_timeline;   /* samples in time order */
+    int needs_timeline;   /* a timeline: samples in time order (p->events), or for
+                             run --torch, slices (p->slices) */
     int needs_stats;      /* the stats; a writer without this flag takes s == NULL */
     int keeps_about;      /* it has room for what was profiled (p->about) */
     /* Returns 0, or -1 when out of memory (b->oom is then set too) or when

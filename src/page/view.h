@@ -41,9 +41,10 @@
 #include "../report/diff.h"
 #include "../formats/json_read.h"
 
-/* The page of a run or record profile.  has_tree: p's calling-context tree
- * is real (sonde's JSON); else (a .prof file) the tree is rebuilt from the
- * callers in s, as snakeviz does.  0, or -1 on out of memory. */
+/* The page of a profile of calls.  has_tree: p's calling-context tree is
+ * real (load.h's sonde_load_has_tree); else (a .prof file) the tree is
+ * rebuilt from the callers in s, as snakeviz does.  0, or -1 on out of
+ * memory. */
 int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
                        const sonde_stats *s, int has_tree);
 
