@@ -1,9 +1,10 @@
 /* cmd_record.c - sonde record: sample a Python process from outside.
  *
- * With -p it reads a running process's stacks without stopping or
- * changing it; with -- CMD it starts the command and samples it until it
- * exits, passing its exit code on.  A command that is not Python (a
- * shell, make, tox, env, a wrapper script) is followed to the Python
+ * With -p it reads a running process's stacks without stopping or changing
+ * it (--native stops the threads that run Python for a moment each sample:
+ * native/session.h); with -- CMD it starts the command and samples it
+ * until it exits, passing its exit code on.  A command that is not Python
+ * (a shell, make, tox, env, a wrapper script) is followed to the Python
  * processes it starts (family.h).  The profile goes through the same
  * writers as sonde run's, saying what was sampled (core/about.h: the
  * command line, the interpreter, when, the span sampled, the CPU the

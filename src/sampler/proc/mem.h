@@ -29,10 +29,11 @@ typedef struct sonde_proc {
 } sonde_proc;
 
 /* Checks that pid exists and that its memory can be read (one word from
- * its first readable mapping); p reads the live process.  0, or a negative errno with one line in
- * err saying why and what to do: -ESRCH no such process, -EPERM not
- * allowed, -EINVAL a bad pid, -EFAULT nothing readable (a zombie or a
- * kernel thread), others as from the system. */
+ * its first readable mapping); p reads the live process.  0, or a negative
+ * errno with one line in err saying why and what to do: -ESRCH no such
+ * process, -EPERM not allowed, -EINVAL a bad pid, -EFAULT nothing readable
+ * (a zombie or a kernel thread), -ENOENT /proc is not mounted, others as
+ * from the system. */
 int sonde_proc_open(sonde_proc *p, int pid, char *err, size_t errlen);
 
 /* Reads len bytes at addr in the process into buf.  0 when all len bytes
