@@ -7,9 +7,9 @@
  * signalled, and sonde reads the samples from the ring afterwards.  The
  * kernel bounds the copy to 65528 bytes, so deep stacks are cut at their
  * outer end (the unwind reports SONDE_NATIVE_OUT_OF_COPY).  The Python
- * frames of the same moment are not in the sample: they are read
- * separately by the walker, so a consumer must treat a disagreement as a
- * merge to check (merge.h), not assume the two agree.  Needs
+ * frames of the same moment are not in the sample, nor can they be read
+ * at that moment: so the sampler takes perf samples only of threads that
+ * run no Python (session.h), whose stacks are native alone.  Needs
  * perf_event_open to be allowed: root, CAP_PERFMON, or
  * /proc/sys/kernel/perf_event_paranoid <= 2 for one's own processes. */
 #ifndef SONDE_NATIVE_PERF_H
