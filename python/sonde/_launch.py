@@ -266,7 +266,8 @@ class _RunTool:
     def save(self):
         if self.out_format and not (self.torch and self.torch.nothing_recorded()
                                     and self.options.get("max_events")):  # (an empty trace)
-            self.prof.write(self.folder.file("out.part"), self.out_format)
+            self.prof.write(self.folder.file("out.part"), self.out_format,
+                            all_calls=bool(self.options.get("all_calls")))
             self.folder.publish("out.part", "out")
         self.prof.write(self.folder.file("stats.part"), "pstats")
         self.folder.publish("stats.part", "stats")

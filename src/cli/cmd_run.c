@@ -32,7 +32,7 @@
 typedef struct run_opts {
     const char *out, *format, *sort;
     long limit, max_events;
-    int torch, torch_shapes, torch_memory;
+    int torch, torch_shapes, torch_memory, torch_all_calls;
     const char *torch_steps;     /* --torch-steps [WAIT:]ACTIVE[:REPEAT] as given */
     long steps[3];               /* ... read: wait, active, repeat (0: every cycle) */
     cli_program prog;
@@ -83,6 +83,10 @@ static const cli_opt option_table[] = {
               "the end), as torch.profiler.schedule(wait=W,\n"
               "active=A, repeat=R); outside them torch's profiler\n"
               "is off; -f tensorboard: all cycles in one file" },
+    { .long_name = "torch-all-calls", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, torch_all_calls),
+      .help = "--torch -f chrome: every Python call in the trace,\n"
+              "not only those that hold an operator or region" },
     { .long_name = "max-events", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, max_events), .min = 1, .max = SONDE_MAX_SLICES,
       .what = "takes a number of events from 1 to 100000000",
@@ -100,7 +104,7 @@ const cli_command cmd_run = {
     .summary = "profile every call of a Python program (replaces cProfile)",
     .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
                 "[--torch [--torch-shapes] [--torch-memory] [--torch-steps SPEC]\n"
-                " [-f chrome|tensorboard [--max-events N]]]\n"
+                " [-f chrome|tensorboard [--max-events N] [--torch-all-calls]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program, records every call of every thread (Python and C\n"
              "functions, as cProfile names them), then prints the pstats-style table\n"
@@ -202,6 +206,9 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
     int torch = o->torch || o->torch_shapes;
     if (o->torch_memory && !torch)
         return cli_usage_error("run", "--torch-memory records operators' memory: add --torch");
+    if (o->torch_all_calls && !torch)
+        return cli_usage_error("run", "--torch-all-calls chooses the Python calls of a PyTorch "
+                               "trace: add --torch");
     if (o->torch_steps && !torch)
         return cli_usage_error("run", "--torch-steps chooses the steps whose operators are "
                                "recorded: add --torch");
@@ -366,14 +373,16 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int rc = parse(argc, argv, &o, &out);
     if (rc != 0)
         return cli_exit(rc);
-    char options[256] = "{}", steps[96] = "null";
+    char options[288] = "{}", steps[96] = "null";
     if (o.torch_steps)
         snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
     if (o.torch || o.torch_shapes)
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
-                 "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\"}",
+                 "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\", "
+                 "\"all_calls\": %s}",
                  o.torch_shapes ? "true" : "false", o.torch_memory ? "true" : "false",
-                 o.max_events, steps, o.torch_steps ? o.torch_steps : "");
+                 o.max_events, steps, o.torch_steps ? o.torch_steps : "",
+                 o.torch_all_calls ? "true" : "false");
     /* a format with room for what was profiled is written here from the
      * launcher's JSON, once the run's figures are known */
     const sonde_format *fmt = sonde_format_find(o.format);

@@ -7,7 +7,9 @@
  * stream's; training steps (ProfilerStep#N, run --torch) on a track of
  * their own, "steps" (tid 0: a step's ends fall inside the calls of its
  * thread, which would not nest); otherData says how many the budget kept
- * and how many it dropped.
+ * and how many it dropped.  Of the Python calls, only those that hold an
+ * operator or region are written (torch_holders.h) unless every one is
+ * asked for (opts' all_calls); otherData's "python_calls" says which.
  *
  * Each thread's samples are replayed in time order: frames that leave the
  * stack between two samples end ("E") at the later sample's time, frames
@@ -18,6 +20,7 @@
 #include <stdlib.h>
 
 #include "format.h"
+#include "torch_holders.h"
 
 /* The frames from the thread root down to node, root first, into path;
  * their number. */
@@ -137,14 +140,17 @@ static void put_steps(sonde_buf *b, const sonde_profile *p, int *first)
     }
 }
 
-/* A deterministic profile's slices, each thread and stream named first. */
-static int write_slices(sonde_buf *b, const sonde_profile *p)
+/* A deterministic profile's slices, each thread and stream named first:
+ * the Python calls all of them, or (keep not NULL) those keep marks. */
+static int write_slices(sonde_buf *b, const sonde_profile *p, const uint8_t *keep)
 {
     int first = 1;
     sonde_buf_printf(b, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"exporter\": \"sonde\", "
-                     "\"budget\": %llu, \"events\": %llu, \"dropped\": %llu},\n"
-                     "\"traceEvents\": [", (unsigned long long)p->slices_budget,
-                     (unsigned long long)p->nslices, (unsigned long long)p->slices_dropped);
+                     "\"budget\": %llu, \"events\": %llu, \"dropped\": %llu, "
+                     "\"python_calls\": \"%s\"},\n\"traceEvents\": [",
+                     (unsigned long long)p->slices_budget, (unsigned long long)p->nslices,
+                     (unsigned long long)p->slices_dropped,
+                     keep ? "holding an operator or region" : "all");
     for (uint32_t t = 0; t < p->nthreads; t++)
         put_thread_name(b, p, &p->threads[t], &first);
     for (uint32_t t = 0; t < p->ndevice_tracks; t++)
@@ -154,7 +160,7 @@ static int write_slices(sonde_buf *b, const sonde_profile *p)
         const sonde_slice *sl = &p->slices[i];
         if (sl->node >= p->nnodes)
             continue;
-        if (sl->thread < p->nthreads)
+        if (sl->thread < p->nthreads && (!keep || keep[i]))
             put_slice(b, p, sl);
         else if ((sl->thread & SONDE_SLICE_DEVICE) &&
                  (sl->thread & ~SONDE_SLICE_DEVICE) < p->ndevice_tracks)
@@ -164,13 +170,32 @@ static int write_slices(sonde_buf *b, const sonde_profile *p)
     return sonde_buf_ok(b) ? 0 : -1;
 }
 
+/* Whether p's timeline holds a PyTorch operator or region. */
+static int has_torch(const sonde_profile *p)
+{
+    for (uint64_t i = 0; i < p->nslices; i++)
+        if (p->slices[i].thread < p->nthreads && p->slices[i].node < p->nnodes &&
+            p->nodes[p->slices[i].node].func < p->nfuncs && sonde_slice_is_torch(p, &p->slices[i]))
+            return 1;
+    return 0;
+}
+
 int sonde_chrome_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                        const sonde_format_opts *o)
 {
     (void)s;
-    (void)o;
-    if (p->slices_budget)
-        return write_slices(b, p);
+    if (p->slices_budget) {
+        if ((o && o->all_calls) || !has_torch(p))
+            return write_slices(b, p, NULL);
+        sonde_torch_holders h;
+        if (sonde_torch_holders_mark(p, &h) < 0) {
+            b->oom = 1;
+            return -1;
+        }
+        int rc = write_slices(b, p, h.keep);
+        sonde_torch_holders_free(&h);
+        return rc;
+    }
     uint32_t cap = 4096;
     uint32_t *open_path = malloc(cap * sizeof *open_path), *next_path = malloc(cap * sizeof *next_path);
     if (!open_path || !next_path) {

@@ -26,6 +26,8 @@ typedef struct sonde_format_opts {
     uint64_t min_count;   /* collapsed: stacks counting less are left out */
     double node_thres;    /* dot: functions under this percent of the time are left out */
     double edge_thres;    /* dot: calls under this percent are left out */
+    int all_calls;        /* chrome, of a run --torch timeline: every Python call, not only
+                             those holding an operator or region (torch_holders.h) */
 } sonde_format_opts;
 
 typedef struct sonde_format {

@@ -8,9 +8,7 @@
  * "user_annotation" named "ProfilerStep#N", GPU kernels "kernel", Python
  * calls "python_function" (with "Python id" and "Python parent id", as
  * torch's with_stack traces have them).  A Python call is written only
- * when it holds an operator or a region: the calls that hold none (most
- * of a program's) would make the trace a hundred times torch's size and
- * tell the plugin nothing.
+ * when it holds an operator or a region (torch_holders.h).
  *
  * A step ends at the end of the optimizer.step() call that ended it,
  * inside torch's own "Optimizer.step#..." region; the plugin nests
@@ -21,49 +19,7 @@
 
 #include "../core/short_path.h"
 #include "format.h"
-
-/* Per slice: whether it is written, and the Python call holding it. */
-typedef struct holders {
-    uint8_t *keep;
-    uint32_t *python_parent;   /* UINT32_MAX: none */
-} holders;
-
-static int is_torch(const sonde_profile *p, const sonde_slice *sl)
-{
-    return p->funcs[p->nodes[sl->node].func].kind == SONDE_FUNC_TORCH;
-}
-
-/* A thread's slice that the writer can read (not a kernel, a real node). */
-static int on_thread(const sonde_profile *p, const sonde_slice *sl, uint32_t t)
-{
-    return sl->thread == t && sl->node < p->nnodes && p->nodes[sl->node].func != SONDE_NO_FUNC &&
-           p->nodes[sl->node].func < p->nfuncs;
-}
-
-/* Marks thread t's operators and regions, and the Python calls that hold
- * one, to be kept; notes each slice's innermost enclosing Python call.
- * The thread's slices nest exactly and come in start order (timeline.h). */
-static void mark_thread(const sonde_profile *p, uint32_t t, holders *h, uint32_t *open)
-{
-    uint32_t depth = 0;
-    for (uint64_t i = 0; i < p->nslices; i++) {
-        const sonde_slice *s = &p->slices[i];
-        if (!on_thread(p, s, t))
-            continue;
-        while (depth && p->slices[open[depth - 1]].end_ns <= s->start_ns &&
-               p->slices[open[depth - 1]].end_ns < s->end_ns)
-            depth--;
-        uint32_t up = depth ? open[depth - 1] : UINT32_MAX;
-        h->python_parent[i] = up == UINT32_MAX || !is_torch(p, &p->slices[up])
-                                  ? up : h->python_parent[up];
-        if (is_torch(p, s)) {
-            h->keep[i] = 1;
-            for (uint32_t k = depth; k > 0 && !h->keep[open[k - 1]]; k--)
-                h->keep[open[k - 1]] = 1;
-        }
-        open[depth++] = (uint32_t)i;
-    }
-}
+#include "torch_holders.h"
 
 static void put_head(sonde_buf *b, const char *kind, const char *name, double us,
                      double dur_us, int pid, unsigned long long tid)
@@ -76,7 +32,8 @@ static void put_head(sonde_buf *b, const char *kind, const char *name, double us
                      us, dur_us);
 }
 
-static void put_slice(sonde_buf *b, const sonde_profile *p, const holders *h, uint64_t i,
+static void put_slice(sonde_buf *b, const sonde_profile *p, const sonde_torch_holders *h,
+                      uint64_t i,
                       const sonde_format_opts *o)
 {
     const sonde_slice *sl = &p->slices[i];
@@ -125,11 +82,11 @@ static uint64_t step_end(const sonde_profile *p, const sonde_step *st, uint64_t 
     uint64_t end = st->end_ns;
     for (; *cursor < p->nslices; ++*cursor) {
         const sonde_slice *s = &p->slices[*cursor];
-        if (!on_thread(p, s, st->thread))
+        if (!sonde_slice_on_thread(p, s, st->thread))
             continue;
         if (s->start_ns >= st->end_ns)
             break;
-        if (is_torch(p, s) && s->start_ns >= from && s->end_ns > end)
+        if (sonde_slice_is_torch(p, s) && s->start_ns >= from && s->end_ns > end)
             end = s->end_ns;
     }
     return end;
@@ -200,19 +157,11 @@ int sonde_tensorboard_write(sonde_buf *b, const sonde_profile *p, const sonde_st
                             const sonde_format_opts *o)
 {
     (void)s;
-    holders h = { calloc((size_t)p->nslices + 1, 1),
-                  malloc(((size_t)p->nslices + 1) * sizeof *h.python_parent) };
-    uint32_t *open = malloc(((size_t)p->nslices + 1) * sizeof *open);
-    if (!h.keep || !h.python_parent || !open || p->nslices >= UINT32_MAX) {
-        free(h.keep);
-        free(h.python_parent);
-        free(open);
+    sonde_torch_holders h;
+    if (sonde_torch_holders_mark(p, &h) < 0) {
         b->oom = 1;
         return -1;
     }
-    for (uint32_t t = 0; t < p->nthreads; t++)
-        mark_thread(p, t, &h, open);
-    free(open);
     sonde_buf_printf(b, "{\"schemaVersion\": 1, \"deviceProperties\": [], "
                      "\"displayTimeUnit\": \"ms\", \"otherData\": {\"exporter\": \"sonde\", "
                      "\"budget\": %llu, \"events\": %llu, \"dropped\": %llu},\n"
@@ -231,7 +180,6 @@ int sonde_tensorboard_write(sonde_buf *b, const sonde_profile *p, const sonde_st
             put_kernel(b, p, sl);
     }
     sonde_buf_puts(b, "]}\n");
-    free(h.keep);
-    free(h.python_parent);
+    sonde_torch_holders_free(&h);
     return sonde_buf_ok(b) ? 0 : -1;
 }

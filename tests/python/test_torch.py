@@ -504,9 +504,24 @@ def test_chrome_trace_nests_operators_under_their_callers(tmp_path, workload):
     ref = reference(tmp_path, workload, "chrome")
     trace, _side, r = sonde_torch(tmp_path, workload, "chrome")
     doc, slices = trace_slices(trace)
-    assert doc["otherData"]["dropped"] == 0 and doc["otherData"]["events"] == len(slices)
+    assert doc["otherData"]["dropped"] == 0 and doc["otherData"]["events"] >= len(slices)
+    assert doc["otherData"]["python_calls"] == "holding an operator or region"
     assert "dropped" not in r.stderr
     pairs = enclosing(slices)
+    # Of the Python calls, only those that hold an operator are written:
+    # the trace stays within 10 times the size of torch's own.
+    holder = {id(e): up for e, up in pairs}
+    holding = set()
+    for e, _up in pairs:
+        if e["cat"] == "torch":
+            up = holder[id(e)]
+            while up is not None:
+                holding.add(id(up))
+                up = holder[id(up)]
+    assert all(id(e) in holding for e, _up in pairs if e["cat"] == "python")
+    theirs = tmp_path / ("ref-%s-chrome.json.trace.json" % workload)
+    assert trace.stat().st_size <= 10 * theirs.stat().st_size, (trace.stat().st_size,
+                                                                theirs.stat().st_size)
     counts = {}
     for e, _up in pairs:
         if e["cat"] == "torch":
@@ -525,8 +540,9 @@ def test_chrome_trace_nests_operators_under_their_callers(tmp_path, workload):
 def test_chrome_trace_keeps_its_budget(tmp_path):
     """--max-events N: exactly N slices, the first ones (the operators kept
     are the run's first ones in order), still nested; what it dropped is
-    said in the trace and in one stderr line."""
-    full, _side, _r = sonde_torch(tmp_path, "mlp", "chrome")
+    said in the trace and in one stderr line.  --torch-all-calls: every
+    call recorded is in the trace."""
+    full, _side, _r = sonde_torch(tmp_path, "mlp", "chrome", "--torch-all-calls")
     _doc, everything = trace_slices(full)
     ordered = sorted(everything, key=lambda e: (e["start"], -e["end"]))
     order = [e["name"] for e in ordered if e["cat"] == "torch"]
@@ -538,9 +554,11 @@ def test_chrome_trace_keeps_its_budget(tmp_path):
     first = [i for i, e in enumerate(ordered) if e["cat"] == "torch"][0]
     budget = first + (len(ordered) - first) // 2
     for _attempt in range(3):
-        out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget))
+        out, _side, r = sonde_torch(tmp_path, "mlp", "chrome", "--max-events", str(budget),
+                                    "--torch-all-calls")
         doc, slices = trace_slices(out)
         assert len(slices) == budget == doc["otherData"]["events"] == doc["otherData"]["budget"]
+        assert doc["otherData"]["python_calls"] == "all"
         kept = [e["name"] for e, _up in enclosing(slices) if e["cat"] == "torch"]
         if kept:
             break
@@ -564,6 +582,8 @@ def test_chrome_trace_keeps_its_budget(tmp_path):
      "--max-events bounds a timeline: use it with --torch -f chrome or -f tensorboard"),
     (["--torch", "-f", "chrome"], "-f chrome needs -o FILE (the trace is a file for Perfetto "
      "or chrome://tracing)"),
+    (["-f", "chrome", "-o", "t.json", "--torch-all-calls"], "--torch-all-calls chooses the "
+     "Python calls of a PyTorch trace: add --torch"),
 ])
 def test_chrome_trace_bad_input(tmp_path, args, why):
     prog = tmp_path / "plain.py"

@@ -217,11 +217,12 @@ static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
 
 static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "path", "format", NULL }; /* constant */
+    static char *kwlist[] = { "path", "format", "all_calls", NULL }; /* constant */
     PyObject *path_obj;
     const char *format = "pstats";
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|s:write", kwlist,
-                                     PyUnicode_FSConverter, &path_obj, &format))
+    sonde_format_opts opts = *sonde_format_opts_or_default(NULL);
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|sp:write", kwlist,
+                                     PyUnicode_FSConverter, &path_obj, &format, &opts.all_calls))
         return NULL;
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
@@ -234,7 +235,7 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
     } else if (check_ready(self) && build_stats(self, &s) == 0) {
         char err[512];
         if (sonde_format_write_file(fmt, PyBytes_AS_STRING(path_obj), &self->t.profile, &s,
-                                    NULL, err, sizeof err) < 0)
+                                    &opts, err, sizeof err) < 0)
             PyErr_SetString(PyExc_OSError, err);
         sonde_stats_free(&s);
     }
@@ -355,8 +356,10 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                           "The stats as pstats' marshal bytes (what a .prof file holds)." },
     [PROFILER_WRITE] = { "write", (PyCFunction)(void (*)(void))profiler_write,
                          METH_VARARGS | METH_KEYWORDS,
-                         "write(path, format='pstats'): write the profile (pstats, collapsed, "
-                         "json)." },
+                         "write(path, format='pstats', all_calls=False): write the profile "
+                         "(pstats, collapsed, json, ...; with torch, chrome and tensorboard "
+                         "traces); all_calls: a chrome trace of torch's operators keeps every "
+                         "Python call, not only those holding an operator or region." },
     [PROFILER_TABLE] = { "table", (PyCFunction)(void (*)(void))profiler_table,
                          METH_VARARGS | METH_KEYWORDS,
                          "table(sort='cumtime', limit=0, callers=None, callees=None): the text "
