@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -105,12 +106,26 @@ static int runs_now(int pid)
     return runs;
 }
 
+/* 1 when pid is a child of sonde's that has not exited, as the kernel
+ * tells its parent (a group whose leader is a zombie while another thread
+ * exec's has not), else 0.  Never reaps it. */
+static int child_runs(int pid)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    return waitid(P_PID, (id_t)pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+           info.si_pid == 0;
+}
+
 int sonde_proc_alive(int pid)
 {
     /* The moment the exec'ing thread takes the leader's id, /proc can
      * show nothing alive (stat unreadable, or a zombie leader and no
-     * other thread): an end is believed only when three looks 2 ms apart
-     * agree.  A process that has ended stays ended. */
+     * other thread).  sonde's own child is asked of the kernel, whatever
+     * the load; of another process, an end is believed only when three
+     * looks 2 ms apart agree.  A process that has ended stays ended. */
+    if (child_runs(pid))
+        return 1;
     for (int look = 0; look < 3; look++) {
         int runs = runs_now(pid);
         if (runs != 0)
