@@ -13,11 +13,13 @@ when the user's code fails, for the same reason:
    [, "subtract_wait"]}
       -> {"results": [{"warmups": [ns per loop...], "values": [ns per loop...],
       "waits": [ns per loop each value waited for a CPU...]}...]}, one per
-      variant: their values alternate (round j runs each variant once, in
-      an order rotated by j), so that statements compared share the
+      variant: their values alternate (each round runs each variant once,
+      in an order drawn at random), so that statements compared share the
       process and the moment, and what differs between processes (this
       machine's speed varies by up to a third from one process to the
-      next) falls on each of them alike
+      next) falls on each of them alike; the order drawn, not rotated,
+      leaves nothing a load that comes and goes in step with the rounds
+      could give one statement over another
   {"stmt", "setup", "calibrate": min_ns, "result"} -> {"loops", "empty"}:
       the loop count whose value lasts at least min_ns (or "loops" when
       the task gives it), and the cost of the empty loop (ns per loop)
@@ -39,6 +41,7 @@ Runs on every interpreter sonde supports (src/core/pyversions.h).
 
 import itertools
 import marshal
+import os
 import sys
 import time
 import timeit
@@ -139,6 +142,17 @@ def calibrate(timer, min_ns):
             loops = max(loops + 1, min(loops * 10, int(loops * min_ns * 1.05 / t) + 1))
 
 
+def _shuffled(n):
+    """0 .. n-1 in a random order (Fisher-Yates on the kernel's random
+    bytes: random would cost the process's start an import)."""
+    order = list(range(n))
+    draws = os.urandom(4 * n)
+    for k in range(n - 1, 0, -1):
+        j = int.from_bytes(draws[4 * k:4 * k + 4], "little") % (k + 1)
+        order[k], order[j] = order[j], order[k]
+    return order
+
+
 def measure(task, user_globals=None):
     """The result for one task (see the module's comment); raises
     _UserError when the user's code fails."""
@@ -161,8 +175,7 @@ def measure(task, user_globals=None):
     results = [{"warmups": [], "values": [], "waits": []} for _ in variants]
     for kind, rounds in (("warmups", task["warmups"]), ("values", task["values"])):
         for j in range(rounds):
-            for k in range(len(variants)):
-                i = (j + k) % len(variants)
+            for i in _shuffled(len(variants)):
                 loops = variants[i]["loops"]
                 waits = results[i]["waits"] if kind == "values" else None
                 try:

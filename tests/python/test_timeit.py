@@ -323,7 +323,10 @@ def test_identical_statements_not_significant(tmp_path):
     # 19 times in 20: at most 5 of 100 comparisons called significant (the
     # test's level is 1%).  With 20 comparisons and at most one, chance
     # alone failed it 1.7% of the time (a CI run saw 2 of 20; 1 of 60
-    # here after it, as the level says).
+    # here after it, as the level says).  Load cannot move this: each
+    # process runs the two in an order drawn at random round by round, so
+    # whatever a load does to one position falls on either statement alike
+    # (with the order rotated, a make test-repeat round at load 7 saw 6).
     timeit_mod = sonde_module("sonde._timeit")
     called = 0
     for _ in range(100):
