@@ -79,7 +79,9 @@ static const cli_opt option_table[] = {
     CLI_NATIVE_OPTIONS(record_opts, native, s.native_all,
                        "native frames too: the C/C++ functions of extensions and\n"
                        "libraries, under the Python lines that called them, on every\n"
-                       "thread (each is stopped for some microseconds per sample)"),
+                       "thread (a thread running Python is stopped for some\n"
+                       "microseconds per sample; others are read by perf where\n"
+                       "the kernel allows it)"),
     { 0 },
 };
 
@@ -97,16 +99,18 @@ const cli_command cmd_record = {
              "with its exit code.  When CMD (or PID) is not Python itself -- a shell,\n"
              "make, tox, env, a script that runs python -- the Python processes it\n"
              "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
-             "The target is never stopped: sonde only reads its memory, so py-spy's\n"
-             "--nonblocking is accepted and changes nothing.  Ctrl-C stops and writes\n"
-             "what was gathered.  --mode cpu (the default) weighs each sample by the\n"
-             "CPU time its thread used since its previous sample, as the kernel\n"
-             "counts it, so times are CPU time and shares hold on a busy machine;\n"
-             "--mode wall samples every thread, running or not (py-spy's --idle).\n"
-             "Stacks deeper than 1024 frames keep their innermost 1024 under a\n"
-             "\"[truncated]\" frame.  --native adds the C and C++\n"
-             "frames of every thread (threads that never ran Python too), each thread\n"
-             "stopped alone for the microseconds its stack takes to copy (ptrace).",
+             "Without --native the target is never stopped: sonde only reads its\n"
+             "memory, so py-spy's --nonblocking is accepted and changes nothing.\n"
+             "Ctrl-C stops and writes what was gathered.  --mode cpu (the default)\n"
+             "weighs each sample by the CPU time its thread used since its previous\n"
+             "sample, as the kernel counts it, so times are CPU time and shares hold\n"
+             "on a busy machine; --mode wall samples every thread, running or not\n"
+             "(py-spy's --idle).  Stacks deeper than 1024 frames keep their innermost\n"
+             "1024 under a \"[truncated]\" frame.  --native adds the C and C++ frames\n"
+             "of every thread (threads that never ran Python too): a thread running\n"
+             "Python is stopped alone for the microseconds its stack takes to copy\n"
+             "(ptrace); the others are read by perf without a stop where the kernel\n"
+             "allows it.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,

@@ -46,8 +46,9 @@ static const cli_opt option_table[] = {
       .help = "samples per second (default 100)" },
     CLI_SAMPLE_OPTIONS(top_opts, sample),
     CLI_NATIVE_OPTIONS(top_opts, native, native_all,
-                       "native functions too, on every thread (each is stopped\n"
-                       "for the microseconds its stack takes to copy)"),
+                       "native functions too, on every thread (one running\n"
+                       "Python is stopped for the microseconds its stack takes\n"
+                       "to copy; others are read by perf where the kernel allows)"),
     { 0 },
 };
 
