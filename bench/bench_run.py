@@ -101,7 +101,11 @@ def build_floor(python):
         include, suffix = info.split()
         os.makedirs(out, exist_ok=True)
         cc = os.environ.get("CC", "cc")
-        done = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-I" + include,
+        # Compiled by a compiler the interpreter itself starts: one in a
+        # root of its own (tests/sid) has its headers and C library there.
+        done = subprocess.run([python, "-c", "import subprocess, sys; "
+                               "sys.exit(subprocess.call(sys.argv[1:]))",
+                               cc, "-O2", "-shared", "-fPIC", "-I" + include,
                                os.path.join(harness.BENCH, "noop_hook.c"),
                                "-o", os.path.join(out, "noop_hook" + suffix)])
         if done.returncode == 0:
