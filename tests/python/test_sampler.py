@@ -255,9 +255,16 @@ def close_enough(got, truth):
     beside it: within 0.5 points (3000 samples, 1-2% of the ticks
     missed).  With a load average of 10-12 (other test runs beside the
     load) the stretches frozen can keep the spread above its bound even
-    after 12 s: the check then fails saying so; it never skips."""
+    after 12 s: the check then fails saying so; it never skips.
+
+    Four standard deviations, not three: the page, sampler and native
+    tests assert about a hundred shares a run, and at three a model that
+    is right still fails one of them in a run or two out of ten (a
+    make test-repeat round at load 7 saw two shares of the 100 Hz -p test,
+    800 samples, 3.0 deviations off).  At four that is about one run in
+    two hundred; a bias of 14 points still fails."""
     for name in ("half", "third", "fifth"):
-        tol = share_tolerance(truth[name], got["samples"], truth["frozen"])
+        tol = share_tolerance(truth[name], got["samples"], truth["frozen"], sigmas=4)
         assert abs(got[name] - truth[name]) <= tol, (name, tol, got, truth)
 
 
