@@ -689,14 +689,28 @@
     return cut;
   }
 
+  /* The function with the most own time among the frames drawn (T, after
+   * fold imports and only my code), or -1. */
+  function busiestDrawn() {
+    var own = new Map(), best = -1, most = -1;
+    for (var i = 1; i < T.n; i++) own.set(T.func[i], (own.get(T.func[i]) || 0) + T.self[i]);
+    own.forEach(function (v, f) { if (v > most) { most = v; best = f; } });
+    return best;
+  }
+
   /* The selected function's sandwich; without a selection, the function
-   * with the most own time. */
+   * with the most own time in the frames drawn (the stats' busiest may be
+   * one that fold imports hides: a sandwich of no call path). */
   function drawSandwich(box) {
-    var f = S.select;
-    if (f < 0 && D.stats && D.stats.length) f = D.stats.reduce(function (a, b) { return b[3] > a[3] ? b : a; })[0];
+    var f = S.select >= 0 ? S.select : busiestDrawn();
     sandwiched = [];
     if (f < 0) { box.appendChild(el("p", "select a function (in a picture or the table)", "note")); return; }
     var sw = sandwich(f), half = Math.max(120, Math.floor(box.clientHeight / 2) - 40);
+    if (sw.paths === 0) {
+      box.appendChild(el("p", funcLabel(f) + " is in none of the frames drawn: fold imports or " +
+                         "only my code hides it (clear them to see its sandwich)", "note"));
+      return;
+    }
     /* each half of the pane scrolls alone; the callers' opens on f, at its bottom */
     [["callers of " + funcLabel(f) + " (merged over " + sw.paths + " call paths; each as wide as the time spent calling it)",
       "callers", sw.callers, true],

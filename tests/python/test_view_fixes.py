@@ -184,3 +184,27 @@ def test_sandwich_hover_and_click_name_the_same_frame(browser, tmp_path):
     tab.mouse.click(x, y)
     assert tab.evaluate("document.querySelector('#side h2').textContent") == target["name"]
     tab.close()
+
+
+def test_sandwich_without_a_selection_shows_a_function_drawn(browser, tmp_path):
+    """Without a selection the sandwich shows the function with the most own
+    time among the frames drawn.  Before, it took the busiest of all, which
+    here is the import machinery's _call_with_frames_removed (it calls
+    compile() on a large module), folded away by fold imports: a sandwich
+    "merged over 0 call paths" with nothing in it."""
+    big = "".join("v%d = %d * 2\n" % (i, i) for i in range(40000))
+    (tmp_path / "bigmod.py").write_text(big)
+    (tmp_path / "prog.py").write_text("import sys\nsys.dont_write_bytecode = True\n"
+                                      "import bigmod\n")
+    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "p.json", "--", sys.executable,
+                      "prog.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = page_data(view(tmp_path, "p.json"))
+    busiest = max(data["stats"], key=lambda row: row[3])
+    assert data["funcs"][busiest[0]][0] == "_call_with_frames_removed", busiest  # folded
+    tab = open_page(browser, tmp_path / "p.html", "view=sandwich")
+    frames = tab.evaluate("window.sondeView.sandwich()")
+    title = tab.evaluate("document.querySelector('#view .fn').textContent")
+    assert frames and "merged over 0 call paths" not in title, title
+    assert "_call_with_frames_removed" not in title, title
+    tab.close()
