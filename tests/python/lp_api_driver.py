@@ -11,6 +11,7 @@ import json
 import sys
 
 import lp_api_workloads as w
+from line_events import line_events
 import sonde
 
 CODES = {f.__code__: f.__qualname__ for f in w.FUNCTIONS}
@@ -36,20 +37,7 @@ def area(k):
 
 
 def reference():
-    hits = {}
-
-    def local(frame, event, arg):
-        if event == "line":
-            key = "%s:%d" % (CODES[frame.f_code], frame.f_lineno)
-            hits[key] = hits.get(key, 0) + 1
-        return local
-
-    sys.settrace(lambda frame, event, arg: local if frame.f_code in CODES else None)
-    try:
-        run_all(w.loop, w.gen, w.coro, w.agen, area)
-    finally:
-        sys.settrace(None)
-    return hits
+    return line_events(lambda: run_all(w.loop, w.gen, w.coro, w.agen, area), CODES)
 
 
 def profiled():

@@ -7,10 +7,10 @@ functions during its own windows.  Prints {"A": ..., "B": ...,
 
 import asyncio
 import json
-import sys
 import threading
 
 import lp_api_workloads as w
+from line_events import line_events
 import sonde
 
 CODES = {f.__code__: f.__qualname__ for f in w.FUNCTIONS}
@@ -37,26 +37,8 @@ PHASES = [
 
 def settrace_hits(phases, wanted):
     """The line events of the functions named in wanted during phases."""
-    hits = {}
-
-    def local(frame, event, arg):
-        if event == "line":
-            key = "%s:%d" % (CODES[frame.f_code], frame.f_lineno)
-            hits[key] = hits.get(key, 0) + 1
-        return local
-
-    def hook(frame, event, arg):
-        return local if CODES.get(frame.f_code) in wanted else None
-
-    sys.settrace(hook)
-    threading.settrace(hook)
-    try:
-        for phase in phases:
-            phase()
-    finally:
-        sys.settrace(None)
-        threading.settrace(None)
-    return hits
+    return line_events(lambda: [phase() for phase in phases],
+                       {c: n for c, n in CODES.items() if n in wanted})
 
 
 def hits_of(lp):
