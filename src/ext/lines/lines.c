@@ -15,7 +15,7 @@
 lines_tracer *lines_on[LINES_MAX_ON]; /* see lines_state.h; protected by the GIL */
 int lines_non;                        /* see lines_state.h; protected by the GIL */
 /* Thread-local, each read and written by its own thread only (lines_state.h). */
-_Thread_local lines_cached lines_tls[LINES_MAX_ON] __attribute__((tls_model("initial-exec")));
+_Thread_local lines_cached lines_tls[LINES_TLS_CACHED] __attribute__((tls_model("initial-exec")));
 
 static uint64_t last_serial; /* protected by the GIL */
 
@@ -39,7 +39,8 @@ line_thread *lines_attach(lines_tracer *t)
     }
     if (!th)
         t->failed = 1;
-    lines_tls[t->slot] = (lines_cached){ .serial = th ? t->serial : 0, .th = th };
+    lines_tls[t->slot % LINES_TLS_CACHED] = (lines_cached){ .serial = th ? t->serial : 0,
+                                                          .th = th };
     return th;
 }
 
@@ -252,7 +253,7 @@ static PyObject *tracer_add_code(lines_tracer *t, PyObject *args, PyObject *kwds
     Py_RETURN_TRUE;
 }
 
-/* A free cache slot (lines_tls), or -1. */
+/* A free slot (its cache entry: lines_tls), or -1. */
 static int free_slot(void)
 {
     for (int slot = 0; slot < LINES_MAX_ON; slot++) {

@@ -126,8 +126,10 @@ static int profile(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 }
 
 /* Installs the hooks in thread ts: the trace function, and in memory mode
- * the profile function where no other profiler has that slot.  What
- * sys.gettrace() answers is an enabled tracer (lines_non > 0 here). */
+ * the profile function where no other profiler has that slot.  The hooks'
+ * object (what sys.gettrace() answers) is the first tracer enabled when
+ * they went in: it stays referenced, enabled or not, until the last
+ * tracer is disabled and the hooks come out. */
 static int hook_thread(PyThreadState *ts, void *arg)
 {
     (void)arg;

@@ -74,8 +74,9 @@ typedef struct lines_tracer {
     PyObject *floor;         /* memory mode: the code held as mem->floor, or NULL */
     int line_events;         /* the event source is installed (always, unless a
                                 memory mode reads stacks instead) */
-    int slot;                /* while enabled: its cache slot in each thread
-                                (lines_tls), else -1 */
+    int slot;                /* while enabled: its number among the enabled (0 to
+                                LINES_MAX_ON - 1; its cache entry in each thread:
+                                lines_tls), else -1 */
     uint64_t serial;         /* this process's number for it, never reused */
 } lines_tracer;
 
@@ -92,13 +93,18 @@ static inline mem_data *lines_mem(void)
     return lines_non == 1 ? lines_on[0]->mem : NULL;
 }
 
-/* Thread-local: each thread's record for the tracer in a slot, valid while
- * its serial is that tracer's. */
+/* Thread-local: each thread's record for the tracer of a slot, valid while
+ * its serial is that tracer's.  Slots share LINES_TLS_CACHED entries (slot
+ * modulo their number): initial-exec TLS comes from the few hundred bytes
+ * glibc keeps for libraries loaded at run time, and a fifth tracer enabled
+ * at once only looks its record up more often. */
+#define LINES_TLS_CACHED 4
 typedef struct lines_cached {
     uint64_t serial;
     line_thread *th;
 } lines_cached;
-extern _Thread_local lines_cached lines_tls[LINES_MAX_ON] __attribute__((tls_model("initial-exec")));
+extern _Thread_local lines_cached lines_tls[LINES_TLS_CACHED]
+    __attribute__((tls_model("initial-exec")));
 
 /* The calling thread's record for an enabled tracer, found or made (NULL
  * on out of memory, which marks the tracer failed). */
@@ -106,7 +112,7 @@ line_thread *lines_attach(lines_tracer *t);
 
 static inline line_thread *lines_current(lines_tracer *t)
 {
-    const lines_cached *c = &lines_tls[t->slot];
+    const lines_cached *c = &lines_tls[t->slot % LINES_TLS_CACHED];
     return c->serial == t->serial ? c->th : lines_attach(t);
 }
 
