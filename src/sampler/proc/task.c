@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../core/clock.h"
+
 const char *sonde_proc_task_fields(int pid, int tid, char *buf, size_t size)
 {
     char path[96];
@@ -117,15 +119,37 @@ static int child_runs(int pid)
            info.si_pid == 0;
 }
 
+/* How long the kernel's word that a child runs outweighs /proc showing no
+ * thread alive: an exec takes far less, even on a loaded machine; a zombie
+ * thread that a tracer has not reaped yet keeps the group from ending, and
+ * must not keep sonde waiting for ever. */
+#define CHILD_TRUSTED_NS (10 * 1000000000ull)
+
 int sonde_proc_alive(int pid)
 {
     /* The moment the exec'ing thread takes the leader's id, /proc can
      * show nothing alive (stat unreadable, or a zombie leader and no
      * other thread).  sonde's own child is asked of the kernel, whatever
-     * the load; of another process, an end is believed only when three
-     * looks 2 ms apart agree.  A process that has ended stays ended. */
-    if (child_runs(pid))
-        return 1;
+     * the load (for at most CHILD_TRUSTED_NS while /proc disagrees); of
+     * another process, an end is believed only when three looks 2 ms
+     * apart agree.  A process that has ended stays ended.  (One sampler
+     * thread calls this: the disagreement's start is static.) */
+    static int disagreeing_pid;
+    static uint64_t disagreeing_since;
+    if (child_runs(pid)) {
+        int runs = runs_now(pid);
+        if (runs != 0)
+            return runs;
+        uint64_t now = sonde_clock_ns();
+        if (disagreeing_pid != pid) {
+            disagreeing_pid = pid;
+            disagreeing_since = now;
+        }
+        if (now - disagreeing_since < CHILD_TRUSTED_NS)
+            return 1;
+    } else if (disagreeing_pid == pid) {
+        disagreeing_pid = 0;
+    }
     for (int look = 0; look < 3; look++) {
         int runs = runs_now(pid);
         if (runs != 0)

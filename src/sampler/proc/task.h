@@ -31,9 +31,11 @@ int sonde_proc_task_tracer(int pid, int tid);
  * (the kernel ends the leader before the exec'ing thread takes its id),
  * and after the main thread alone has exited.  0 once every thread has
  * ended (a zombie waiting for its parent) or pid cannot be seen: for a
- * child of sonde's, as its parent is told (waitid, never reaping it);
- * for another process, as seen three times over 4 ms (an exec passes
- * through an instant that looks like the end).  -EMFILE (or -ENFILE, -ENOMEM) when sonde cannot open
+ * child of sonde's, as its parent is told (waitid, never reaping it; for
+ * at most 10 s while /proc shows no thread running: a zombie thread a
+ * tracer has not reaped keeps a group from ending); for another process,
+ * as seen three times over 4 ms (an exec passes through an instant that
+ * looks like the end).  -EMFILE (or -ENFILE, -ENOMEM) when sonde cannot open
  * /proc's files to look: out of descriptors is not the process's end. */
 int sonde_proc_alive(int pid);
 
