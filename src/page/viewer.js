@@ -690,10 +690,14 @@
   }
 
   /* The function with the most own time among the frames drawn (T, after
-   * fold imports and only my code), or -1. */
+   * fold imports and only my code), or -1; with fold imports, not the
+   * machinery's (a folded import's frame holds its time, drawn as "import
+   * NAME"). */
   function busiestDrawn() {
-    var own = new Map(), best = -1, most = -1;
-    for (var i = 1; i < T.n; i++) own.set(T.func[i], (own.get(T.func[i]) || 0) + T.self[i]);
+    var own = new Map(), best = -1, most = -1, fold = $("fold").checked;
+    for (var i = 1; i < T.n; i++)
+      if (T.func[i] >= 0 && !(fold && R.machinery[T.func[i]] === 1))
+        own.set(T.func[i], (own.get(T.func[i]) || 0) + T.self[i]);
     own.forEach(function (v, f) { if (v > most) { most = v; best = f; } });
     return best;
   }

@@ -206,5 +206,9 @@ def test_sandwich_without_a_selection_shows_a_function_drawn(browser, tmp_path):
     frames = tab.evaluate("window.sondeView.sandwich()")
     title = tab.evaluate("document.querySelector('#view .fn').textContent")
     assert frames and "merged over 0 call paths" not in title, title
-    assert "_call_with_frames_removed" not in title, title
+    # the busiest function drawn, not the machinery that the folded
+    # "import bigmod" frame holds
+    chosen = title[len("callers of "):].split(" (merged")[0]
+    files = {f[1] for f in data["funcs"] if f[0] == chosen}
+    assert files and not any(f.startswith("<frozen importlib") for f in files), (chosen, files)
     tab.close()
