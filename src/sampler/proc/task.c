@@ -138,8 +138,10 @@ int sonde_proc_alive(int pid)
     static uint64_t disagreeing_since;
     if (child_runs(pid)) {
         int runs = runs_now(pid);
-        if (runs != 0)
+        if (runs != 0) {
+            disagreeing_pid = 0; /* the next disagreement has its own start */
             return runs;
+        }
         uint64_t now = sonde_clock_ns();
         if (disagreeing_pid != pid) {
             disagreeing_pid = pid;
