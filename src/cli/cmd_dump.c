@@ -141,8 +141,10 @@ static void put_thread(sonde_buf *b, sonde_walker *w, long pid, const sonde_thre
         name[0] = '\0';
     sonde_buf_printf(b, "\nThread %llu%s", (unsigned long long)s->native_id, name[0] ? " " : "");
     sonde_buf_text_str(b, name);
-    sonde_buf_printf(b, " (%s%s)", s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
-                     s->holds_gil ? ", holds the GIL" : "");
+    sonde_buf_printf(b, " (%s%s%s)",
+                     s->on_cpu < 0 ? "state unknown" : s->on_cpu ? "active" : "idle",
+                     s->holds_gil ? ", holds the GIL" : "",
+                     s->in_gc ? ", collecting garbage" : "");
     uint64_t cpu;
     if (sonde_walker_thread_cpu(w, s->native_id, &cpu) == 0)
         sonde_buf_printf(b, " %.3f CPU-s", (double)cpu * 1e-9);

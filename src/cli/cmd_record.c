@@ -322,6 +322,12 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
         fprintf(stderr, "sonde: %llu sample%s read no thread stack: the interpreter was not "
                 "running Python code yet, or any more, or no thread was in Python code\n",
                 (unsigned long long)c->blank, c->blank == 1 ? "" : "s");
+    if (c->gc) {
+        uint64_t all = o->s.mode == SONDE_MODE_CPU ? c->cpu_ns : c->kept;
+        fprintf(stderr, "sonde: %.1f%% of the profile (%llu kept stack%s) is garbage "
+                "collection, under \"%s\" frames\n", all ? 100.0 * (double)c->gc_weight / all : 0,
+                (unsigned long long)c->gc, c->gc == 1 ? "" : "s", SONDE_SAMPLER_GC);
+    }
     if (c->truncated)
         fprintf(stderr, "sonde: %llu stacks were deeper than %d frames: their innermost %d "
                 "frames are kept, under \"%s\"\n",

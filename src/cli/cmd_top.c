@@ -72,7 +72,8 @@ const cli_command cmd_top = {
 };
 
 /* What top shows of each thread: its CPU share (the kernel's count for
- * the thread, since top first saw it) and how often it held the GIL. */
+ * the thread, since top first saw it), how often it held the GIL and how
+ * often it collected garbage. */
 #define TOP_THREADS_KEPT 256   /* threads followed; more are counted, not shown */
 #define TOP_THREADS_SHOWN 4    /* the busiest, on the screen */
 
@@ -81,7 +82,8 @@ typedef struct top_thread {
     char name[64];
     uint64_t first_ns, first_cpu_ns;   /* when top first saw it, and its CPU then */
     int cpu_known;
-    uint64_t seen, gil;                /* snapshots that read it, and held the GIL */
+    uint64_t seen, gil, gc;            /* snapshots that read it, held the GIL, collected
+                                          garbage */
     double cpu_share;                  /* at the last redraw */
 } top_thread;
 
@@ -95,7 +97,8 @@ typedef struct top_state {
     uint32_t ncounts;
     uint32_t *seen_at;         /* per function: the last stack that counted it */
     size_t own_cap, total_cap, seen_cap;
-    uint64_t stacks, gil_ticks, ticks;   /* stacks: their weight, in all */
+    uint64_t stacks, gil_ticks, gc_ticks, ticks;   /* stacks: their weight, in all */
+    uint32_t gc_func;          /* the "<GC>" row's function: own time in the collector */
     uint32_t nstacks;          /* stacks counted (for seen_at) */
     uint32_t threads;          /* in the last snapshot */
     uint32_t reading;          /* in the snapshot being read, so far */
@@ -231,9 +234,10 @@ static int draw_threads(top_state *t, int width)
     int lines = 0;
     for (uint32_t i = 0; i < t->nthread && i < TOP_THREADS_SHOWN; i++, lines++) {
         const top_thread *th = &t->thread[i];
-        printf("  %-*.*s %5.1f%% CPU %5.1f%% GIL\n", width - 26 > 0 ? width - 26 : 0,
-               width - 26 > 0 ? width - 26 : 0, th->name, 100.0 * th->cpu_share,
-               th->seen ? 100.0 * (double)th->gil / (double)th->seen : 0.0);
+        int room = width - 37 > 0 ? width - 37 : 0;
+        printf("  %-*.*s %5.1f%% CPU %5.1f%% GIL %5.1f%% GC\n", room, room, th->name,
+               100.0 * th->cpu_share, th->seen ? 100.0 * (double)th->gil / (double)th->seen : 0.0,
+               th->seen ? 100.0 * (double)th->gc / (double)th->seen : 0.0);
     }
     uint32_t rest = t->threads > t->nthread ? t->threads : t->nthread; /* the last snapshot's */
     if (rest > TOP_THREADS_SHOWN) {
@@ -255,9 +259,10 @@ static void draw(top_state *t)
                  fam->members[0].walker->runtime.minor);
     process_cwd(fam->count > 0 ? fam->members[0].pid : fam->root, cwd, sizeof cwd);
     printf("\033[H\033[2J");
-    printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%\n", fam->root,
-           python, t->rate, elapsed, t->threads, t->threads == 1 ? "" : "s",
-           t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0);
+    printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%, "
+           "collecting garbage %.0f%%\n", fam->root, python, t->rate, elapsed, t->threads,
+           t->threads == 1 ? "" : "s", t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0,
+           t->ticks ? 100.0 * (double)t->gc_ticks / (double)t->ticks : 0.0);
     printf("--mode %s (%s); press q or Ctrl-C to quit\n", sonde_sample_mode_name(t->opts->mode),
            t->opts->mode == SONDE_MODE_CPU ? "times are CPU time" : "a sample is 1/rate s");
     rows -= draw_threads(t, width);
@@ -274,8 +279,12 @@ static void draw(top_state *t)
     for (uint32_t i = 0; i < n && (int)i < rows; i++) {
         const sonde_func *f = &t->profile->funcs[ids[i]];
         char label[1024];
-        snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
-                 sonde_short_path(sonde_profile_str(t->profile, f->file), cwd), f->line);
+        const char *file = sonde_profile_str(t->profile, f->file);
+        if (strcmp(file, "~") == 0) /* sonde's own frame (<GC>): no place in a file */
+            snprintf(label, sizeof label, "%s", sonde_profile_str(t->profile, f->qualname));
+        else
+            snprintf(label, sizeof label, "%s (%s:%d)", sonde_profile_str(t->profile, f->qualname),
+                     sonde_short_path(file, cwd), f->line);
         int room = width - 35;
         printf("%5.1f%% %6.1f%% %7.2fs %8.2fs  %.*s\n",
                100.0 * (double)t->own[ids[i]] / (double)(t->stacks ? t->stacks : 1),
@@ -313,22 +322,26 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, in
         t->threads = t->reading;
         t->reading = 0;
     }
-    int gil = 0;
+    int gil = 0, gc = 0;
     sonde_walker *w = t->family->count > 0 ? t->family->members[0].walker : NULL;
     for (uint32_t i = 0; i < n; i++) {
         const sonde_thread_sample *s = &threads[i];
         gil |= s->holds_gil;
+        gc |= s->in_gc;
         top_thread *th = s->native_id && !s->filtered ? followed_thread(t, w, s) : NULL;
         if (th) {
             th->seen++;
             th->gil += (uint64_t)s->holds_gil;
+            th->gc += (uint64_t)s->in_gc;
         }
         if (!sonde_sampler_keeps(t->opts, s))
             continue;
         uint64_t wt = sonde_sampler_weight(t->opts, s);
         uint32_t stack = t->nstacks++;
         t->stacks += wt;
-        t->own[s->frames[0].func] += wt;
+        t->own[s->in_gc ? t->gc_func : s->frames[0].func] += wt; /* the collector's own */
+        if (s->in_gc)
+            t->total[t->gc_func] += wt;
         for (uint32_t k = 0; k < s->depth; k++) {
             uint32_t f = s->frames[k].func;
             if (t->seen_at[f] != stack) { /* count each function once per stack */
@@ -338,6 +351,7 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, in
         }
     }
     t->gil_ticks += gil;
+    t->gc_ticks += gc;
     if (read_key_quit() || interrupted) {
         t->quit = 1;
         return 1;
@@ -390,7 +404,15 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     top_state t = { .profile = &p, .family = family, .opts = &o, .rate = (double)rate,
                     .seconds_per_unit = o.mode == SONDE_MODE_CPU ? 1e-9 : 1.0 / (double)rate,
-                    .started = sonde_clock_ns() };
+                    .started = sonde_clock_ns(),
+                    .gc_func = sonde_profile_func(&p, "~", 0, SONDE_SAMPLER_GC, SONDE_SAMPLER_GC,
+                                                  SONDE_FUNC_C) };
+    if (t.gc_func == SONDE_NO_FUNC) {
+        sonde_family_free(family);
+        free(family);
+        sonde_profile_free(&p);
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    }
     o.tick_ctx = &t;
     o.native = opts.native ? env->native : NULL;
 

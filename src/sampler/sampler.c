@@ -71,11 +71,22 @@ static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process
             return SONDE_NO_NODE;
         p->nodes[node].total += wt;
     }
+    /* The collector runs inside the innermost Python frame, the one whose
+     * allocation (or gc.collect()) started it; with native frames, the
+     * collector's own C functions go on under <GC>. */
+    uint32_t gc_under = 0;
+    while (gc_under + 1 < s->depth && p->funcs[s->frames[gc_under].func].kind != SONDE_FUNC_PYTHON)
+        gc_under++;
     for (uint32_t i = s->depth; i-- > 0;) {
         node = sonde_profile_child_for(p, node, s->frames[i].func, s->frames[i].line);
         if (node == SONDE_NO_NODE)
             return SONDE_NO_NODE;
         p->nodes[node].total += wt;
+        if (s->in_gc && i == gc_under) {
+            if ((node = label_frame(p, node, SONDE_SAMPLER_GC)) == SONDE_NO_NODE)
+                return SONDE_NO_NODE;
+            p->nodes[node].total += wt;
+        }
     }
     p->nodes[node].self += wt;
     return node;
@@ -249,6 +260,8 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
             counts->truncated += s->truncated;
             counts->cpu_unknown += cpu && !s->cpu_read;
             counts->cpu_ns += cpu ? sonde_sampler_weight(o, s) : 0;
+            counts->gc += s->in_gc;
+            counts->gc_weight += s->in_gc ? sonde_sampler_weight(o, s) : 0;
         } else if (cpu) {
             counts->idle++;
         } else if (o->mode == SONDE_MODE_GIL) {

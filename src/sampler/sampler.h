@@ -35,6 +35,8 @@
 
 /* The root frame of a stack whose outer frames were dropped. */
 #define SONDE_SAMPLER_TRUNCATED "[truncated]"
+/* The leaf frame of a stack sampled while its thread collected garbage. */
+#define SONDE_SAMPLER_GC "<GC>"
 
 /* What a native sampler counted over a run (--native): every thread
  * stack it tried, and what became of it.  Nothing is dropped silently. */
@@ -108,6 +110,8 @@ typedef struct sonde_sampler_counts {
                              one period each) */
     uint64_t cpu_ns;      /* cpu mode: the CPU time the kept stacks weigh, in all */
     uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
+    uint64_t gc;          /* kept stacks collecting garbage (under SONDE_SAMPLER_GC) ... */
+    uint64_t gc_weight;   /* ... and what they weigh (their CPU ns in cpu mode) */
     uint64_t cut;         /* snapshots whose thread list was not walked to its end in 1 s */
     uint64_t blank;       /* snapshots that read no thread stack, whole or torn: the
                              interpreter not started yet or ending, or no thread in

@@ -216,6 +216,8 @@ typedef struct stack_copy {
     uint32_t nread, next;   /* next: where the next look in outside starts */
     uint32_t nseen;
     uint64_t seen[OUTSIDE_MAX];
+    int gc_read;            /* the collector's flag was read with the stack ... */
+    int32_t collecting;     /* ... and said this */
 } stack_copy;
 
 static sonde_outside_frames *outside_slot(sonde_walker *w, uint64_t tstate)
@@ -228,22 +230,31 @@ _Static_assert(OUTSIDE_SLOTS == 64, "outside_slot keeps 6 bits of the hash");
 /* Reads in one scatter read what the walk of the thread whose state is
  * ts (its block) needs first: its first frame's address through the
  * cframe (3.11), its chunk, and the frames its last walk read outside
- * the chunk; into *frame its first frame.  0, or -1 when the first frame
- * cannot be read. */
-static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, stack_copy *c,
-                      uint64_t *frame)
+ * the chunk; into *frame its first frame.  With gc_flag (its address, or
+ * 0), the collector's flag too, at the same instant as the stack: the
+ * Python stack is the same just before, during and after a collection,
+ * and a flag read apart from it (at the interpreter's read, a while
+ * before on a busy machine) would be right about another moment.  0, or
+ * -1 when the first frame cannot be read. */
+static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, uint64_t gc_flag,
+                      stack_copy *c, uint64_t *frame)
 {
     const sonde_py_layout *l = &w->layout;
-    sonde_proc_range r[2 + OUTSIDE_MAX];
-    uint32_t n = 0, chunk_at = UINT32_MAX;
+    sonde_proc_range r[3 + OUTSIDE_MAX];
+    uint32_t n = 0, chunk_at = UINT32_MAX, frame_at = UINT32_MAX;
     c->base = c->len = 0;
     c->outside = NULL;
     c->nread = c->next = c->nseen = 0;
+    c->gc_read = 0;
     uint64_t link = field_u64(ts, l->ts_frame), chunk = 0, top = 0;
     int cframe = l->ts_frame_link == SONDE_PY_LINK_CFRAME;
     *frame = cframe ? 0 : link;
-    if (cframe && link)
+    if (gc_flag)
+        r[n++] = (sonde_proc_range){ gc_flag, &c->collecting, sizeof c->collecting };
+    if (cframe && link) {
+        frame_at = n;
         r[n++] = (sonde_proc_range){ link + l->cframe_current_frame, frame, sizeof *frame };
+    }
     if (l->ts_datastack_chunk != SONDE_PY_ABSENT && l->ts_datastack_top != SONDE_PY_ABSENT) {
         chunk = field_u64(ts, l->ts_datastack_chunk);
         top = field_u64(ts, l->ts_datastack_top);
@@ -261,7 +272,8 @@ static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, stack
     int got = n ? sonde_proc_read_ranges(&w->proc, r, n) : 0;
     if (got < 0)
         got = 0;
-    if (cframe && link && got == 0)
+    c->gc_read = gc_flag && got > 0;
+    if (frame_at != UINT32_MAX && (uint32_t)got <= frame_at)
         return -1;
     if ((uint32_t)got > chunk_at) {
         c->base = chunk;
@@ -384,6 +396,27 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
     return 0;
 }
 
+/* What the walk of one interpreter's threads needs of it: the thread
+ * state holding its GIL at this snapshot (0: none, or unknown), and where
+ * its collector's flag is (0: the layout has none), read with the
+ * holder's stack (collection runs on the thread holding the GIL). */
+typedef struct interp_now {
+    uint64_t holder;
+    uint64_t gc_flag;
+} interp_now;
+
+/* Where interpreter interp's collector flag is (3.8 has one for the
+ * process, in _PyRuntime), or 0 where the layout has none. */
+static uint64_t gc_flag_at(const sonde_walker *w, uint64_t interp)
+{
+    const sonde_py_layout *l = &w->layout;
+    if (l->interp_gc_collecting != SONDE_PY_ABSENT)
+        return interp + l->interp_gc_collecting;
+    if (l->rt_gc_collecting != SONDE_PY_ABSENT)
+        return w->runtime.addr + l->rt_gc_collecting;
+    return 0;
+}
+
 /* The thread state holding interpreter interp's GIL, or 0; the GIL
  * struct's address into *gil_at (3.12+, where each interpreter names its
  * own). */
@@ -406,6 +439,11 @@ static uint64_t gil_holder(sonde_walker *w, uint64_t interp, uint64_t *gil_at)
         locked <= 0 || read_ptr(w, gil + l->gil_last_holder, &holder) < 0)
         return 0;
     return holder;
+}
+
+static interp_now interp_state_now(sonde_walker *w, uint64_t interp, uint64_t *gil_at)
+{
+    return (interp_now){ gil_holder(w, interp, gil_at), gc_flag_at(w, interp) };
 }
 
 /* <= 3.10 keep only pthread_self(): the TID lies inside glibc's struct
@@ -437,7 +475,7 @@ static size_t tstate_span(const sonde_py_layout *l)
  * state (w->head), whose block it reads into w->head_state too, and the
  * interpreter after it (w->head_next).  0, or -1 when one of them has
  * moved (or a read failed): nothing is kept. */
-static int threads_head_again(sonde_walker *w, uint64_t *ts, uint64_t *holder)
+static int threads_head_again(sonde_walker *w, uint64_t *ts, interp_now *now)
 {
     const sonde_py_layout *l = &w->layout;
     size_t n = tstate_span(l);
@@ -464,19 +502,20 @@ static int threads_head_again(sonde_walker *w, uint64_t *ts, uint64_t *holder)
         head != w->head || (via_gil && gil != w->gil))
         return -1;
     *ts = head;
-    *holder = via_gil && locked <= 0 ? 0 : last;
+    now->holder = via_gil && locked <= 0 ? 0 : last;
+    now->gc_flag = gc_flag_at(w, w->interp);
     w->head_fresh = 1;
     return 0;
 }
 
-/* The interpreter's first thread state into *ts, and the one holding the
- * GIL into *holder.  0, -EAGAIN (not initialised yet, or finalised), or
- * another negative errno. */
-static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
+/* The interpreter's first thread state into *ts, and its GIL holder and
+ * collector flag's address into *now.  0, -EAGAIN (not initialised yet, or
+ * finalised), or another negative errno. */
+static int threads_head(sonde_walker *w, uint64_t *ts, interp_now *now)
 {
     const sonde_py_layout *l = &w->layout;
     w->head_fresh = 0;
-    if (threads_head_again(w, ts, holder) == 0)
+    if (threads_head_again(w, ts, now) == 0)
         return 0;
     uint64_t interp;
     w->interp = w->head = 0;
@@ -488,7 +527,7 @@ static int threads_head(sonde_walker *w, uint64_t *ts, uint64_t *holder)
     if (rc == 0)
         rc = read_ptr(w, interp + l->interp_next, &w->head_next);
     if (rc == 0) {
-        *holder = gil_holder(w, interp, &w->gil);
+        *now = interp_state_now(w, interp, &w->gil);
         w->interp = interp;
         w->head = *ts;
     }
@@ -755,10 +794,11 @@ static void first_look(sonde_walker *w, sonde_thread_sample *s, seen_first *firs
 #define WALK_TRIES 3
 
 /* Walks the thread whose state is at ts into s (frames, ids, whether it
- * holds the GIL: holder); *next is the state after it in the list.  0
+ * holds the GIL and collects garbage: now); *next is the state after it
+ * in the list.  0
  * (the frames may be torn, after WALK_TRIES reads: s->torn), or a
  * negative errno when the state itself cannot be read. */
-static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thread_sample *s,
+static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_thread_sample *s,
                        uint64_t *next)
 {
     const sonde_py_layout *l = &w->layout;
@@ -780,7 +820,7 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
         s->thread_id = field_u64(block, l->ts_thread_id);
         if (l->ts_native_thread_id != SONDE_PY_ABSENT)
             s->native_id = field_u64(block, l->ts_native_thread_id);
-        s->holds_gil = ts == holder;
+        s->holds_gil = ts == now.holder;
         s->exc_func = SONDE_NO_FUNC;
         if (tries == 0)
             first_look(w, s, &first);
@@ -791,7 +831,8 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
         if (w->read_exceptions)
             read_exception(w, block, s);
         uint64_t frame;
-        s->torn = read_stack(w, ts, block, &chunk, &frame) < 0;
+        s->torn = read_stack(w, ts, block, s->holds_gil ? now.gc_flag : 0, &chunk, &frame) < 0;
+        s->in_gc = chunk.gc_read && chunk.collecting != 0;
         if (!s->torn) {
             s->torn = walk_frames(w, &chunk, frame, s) < 0;
             remember_outside(w, ts, &chunk);
@@ -804,10 +845,10 @@ static int walk_thread(sonde_walker *w, uint64_t ts, uint64_t holder, sonde_thre
 }
 
 /* The next interpreter after interp with a thread (its id, first thread
- * and GIL holder into *id, *ts and *holder), within the snapshot's bound
+ * and its state into *id, *ts and *now), within the snapshot's bound
  * on interpreters.  1, or 0 when there is none to walk. */
 static int next_interp(sonde_walker *w, uint64_t *interp, int64_t *id, uint64_t *ts,
-                       uint64_t *holder)
+                       interp_now *now)
 {
     const sonde_py_layout *l = &w->layout;
     uint64_t at = *interp, next = 0, gil;
@@ -826,7 +867,7 @@ static int next_interp(sonde_walker *w, uint64_t *interp, int64_t *id, uint64_t 
         at = next;
     }
     *interp = at;
-    *holder = gil_holder(w, at, &gil);
+    *now = interp_state_now(w, at, &gil);
     return 1;
 }
 
@@ -845,8 +886,9 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
 {
     const sonde_py_layout *l = &w->layout;
     *count = 0;
-    uint64_t ts, holder, gil;
-    int rc = threads_head(w, &ts, &holder);
+    uint64_t ts, gil;
+    interp_now now;
+    int rc = threads_head(w, &ts, &now);
     if (rc < 0)
         return rc;
     uint64_t interp = w->interp;
@@ -856,12 +898,12 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
         interp = w->cursor_interp;
         id = w->cursor_interp_id;
         if (interp != w->interp)
-            holder = gil_holder(w, interp, &gil);
+            now = interp_state_now(w, interp, &gil);
     } else {
         w->interps_walked = 1;
         id = interp_id_of(w, interp);
         if (!ts) /* an interpreter without threads yet (one being made) */
-            next_interp(w, &interp, &id, &ts, &holder);
+            next_interp(w, &interp, &id, &ts, &now);
     }
     *cursor = 0;
     uint64_t pthreads[SONDE_WALK_BATCH];
@@ -869,13 +911,13 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
         max = SONDE_WALK_BATCH;
     while (ts && *count < max) {
         uint64_t next;
-        if ((rc = walk_thread(w, ts, holder, &out[*count], &next)) < 0)
+        if ((rc = walk_thread(w, ts, now, &out[*count], &next)) < 0)
             return rc == -ESRCH ? rc : 0; /* a torn list: keep what was read */
         out[*count].interp_id = id;
         pthreads[*count] = out[*count].thread_id;
         (*count)++;
         ts = next == ts ? 0 : next;
-        if (!ts && !next_interp(w, &interp, &id, &ts, &holder))
+        if (!ts && !next_interp(w, &interp, &id, &ts, &now))
             break;
     }
     w->cursor_interp = interp;
@@ -896,9 +938,10 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
 
 int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sample *out)
 {
-    uint64_t head, holder, next;
-    int rc = threads_head(w, &head, &holder);
-    return rc < 0 ? rc : walk_thread(w, tstate, holder, out, &next);
+    uint64_t head, next;
+    interp_now now;
+    int rc = threads_head(w, &head, &now);
+    return rc < 0 ? rc : walk_thread(w, tstate, now, out, &next);
 }
 
 static int python_thread_name(const sonde_walker *w, const sonde_thread_sample *s, char *out,

@@ -10,7 +10,8 @@
  * objects of a whole stack are checked in one scatter read; the
  * interpreter, its GIL and the first thread state are read together from
  * where the last snapshot found them, and a thread's frames outside its
- * chunk together with the chunk, from where its last walk found them: a
+ * chunk together with the chunk (and, for the thread holding the GIL, the
+ * garbage collector's flag), from where its last walk found them: a
  * sample costs three or four system calls per thread, not one per frame.  Everything read is untrusted: depths,
  * thread counts and string lengths are capped, and a read that fails
  * because the target was mid-update marks that thread's sample torn
@@ -53,6 +54,8 @@ typedef struct sonde_thread_sample {
     uint64_t native_id;    /* the kernel's thread id, 0 when unknown */
     int64_t interp_id;     /* its interpreter's id: 0 the main one, else a subinterpreter */
     int holds_gil;         /* 1 when this thread holds the GIL */
+    int in_gc;             /* 1 when it holds the GIL while its interpreter's garbage
+                              collector runs: it is collecting */
     int on_cpu;            /* 1 running, 0 sleeping or blocked (or, with cpu_time, no
                               CPU used since its last sample), -1 unknown */
     int cpu_read;          /* with cpu_time: cpu_ns was read (else unknown) */

@@ -967,6 +967,8 @@ static void test_debug_offsets(void)
     check_u64(l.interp_ceval_gil, 16);
     check_u64(l.gil_last_holder, 8);
     check_u64(l.gil_locked, 16);
+    check_u64(l.rt_gc_collecting, SONDE_PY_ABSENT);
+    check_u64(l.interp_gc_collecting, 7600);
     check_u64(l.ts_next, 8);
     check_u64(l.ts_interp, 16);
     check_u64(l.ts_frame_link, SONDE_PY_LINK_IFRAME);
@@ -1234,6 +1236,8 @@ static void test_debug_offsets_314_315(void)
         {"interp_ceval_gil", offsetof(sonde_py_layout, interp_ceval_gil), 16, 16},
         {"gil_last_holder", offsetof(sonde_py_layout, gil_last_holder), 8, 8},
         {"gil_locked", offsetof(sonde_py_layout, gil_locked), 16, 16},
+        {"rt_gc_collecting", offsetof(sonde_py_layout, rt_gc_collecting), SONDE_PY_ABSENT, SONDE_PY_ABSENT},
+        {"interp_gc_collecting", offsetof(sonde_py_layout, interp_gc_collecting), 7600, 7512},
         {"ts_next", offsetof(sonde_py_layout, ts_next), 8, 8},
         {"ts_interp", offsetof(sonde_py_layout, ts_interp), 16, 16},
         {"ts_frame_link", offsetof(sonde_py_layout, ts_frame_link), 3, 3},

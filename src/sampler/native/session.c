@@ -392,6 +392,7 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
         out->thread_id = py->thread_id;
         out->interp_id = py->interp_id;
         out->holds_gil = py->holds_gil;
+        out->in_gc = py->in_gc;
         out->outer_frame = py->outer_frame;
     }
     out->truncated = n == SONDE_WALK_MAX_DEPTH || (py && py->truncated);

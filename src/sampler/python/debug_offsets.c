@@ -14,11 +14,11 @@
 #include <string.h>
 
 /* The fields sonde reads, by group: runtime, interpreter, thread, frame, code, object, type,
- * heap type, dict, bytes, str.  Each group's first is its struct's size. */
+ * heap type, dict, bytes, str, the collector's state.  Each group's first is its struct's size. */
 #define DEBUG_FIELDS(X)                                                                          \
     X(rt_size) X(rt_interpreters_head)                                                           \
     X(is_size) X(is_id) X(is_next) X(is_threads_head) X(is_ceval_gil) X(is_gil_state)            \
-    X(is_gil_locked) X(is_gil_holder)                                                            \
+    X(is_gil_locked) X(is_gil_holder) X(is_gc)                                                   \
     X(ts_size) X(ts_next) X(ts_interp) X(ts_current_frame) X(ts_thread_id)                       \
     X(ts_native_thread_id) X(ts_datastack_chunk) X(ts_status)                                    \
     X(fr_size) X(fr_previous) X(fr_executable) X(fr_instr_ptr) X(fr_localsplus) X(fr_owner)      \
@@ -29,7 +29,8 @@
     X(ht_size) X(ht_cached_keys)                                                                 \
     X(dict_size) X(dict_keys) X(dict_values)                                                     \
     X(bytes_size) X(bytes_ob_size) X(bytes_sval)                                                 \
-    X(str_size) X(str_state) X(str_length) X(str_ascii_size) X(str_compact_size)
+    X(str_size) X(str_state) X(str_length) X(str_ascii_size) X(str_compact_size)              \
+    X(gc_size) X(gc_collecting)
 
 typedef struct debug_version {
     unsigned minor;
@@ -50,7 +51,7 @@ static const debug_version versions[] = {
         .minor = 13,
         .words = 73, .rt_size = 3, .rt_interpreters_head = 5, .is_size = 6, .is_id = 7,
         .is_next = 8, .is_threads_head = 9, .is_ceval_gil = 14, .is_gil_state = 15,
-        .is_gil_locked = 17, .is_gil_holder = 18, .ts_size = 19, .ts_next = 21, .ts_interp = 22,
+        .is_gil_locked = 17, .is_gil_holder = 18, .is_gc = 10, .ts_size = 19, .ts_next = 21, .ts_interp = 22,
         .ts_current_frame = 23, .ts_thread_id = 24, .ts_native_thread_id = 25,
         .ts_datastack_chunk = 26, .ts_status = 27, .fr_size = 28, .fr_previous = 29,
         .fr_executable = 30, .fr_instr_ptr = 31, .fr_localsplus = 32, .fr_owner = 33,
@@ -59,15 +60,15 @@ static const debug_version versions[] = {
         .tp_name = 47, .tp_flags = 49, .dict_size = 56, .dict_keys = 57, .dict_values = 58,
         .bytes_size = 64,
         .bytes_ob_size = 65, .bytes_sval = 66, .str_size = 67, .str_state = 68, .str_length = 69,
-        .str_ascii_size = 70,
+        .str_ascii_size = 70, .gc_size = 71, .gc_collecting = 72,
         .status_holds_gil_bit = 5, .code_tag_bits = 0, .cached_keys = 880, .exc_info = 120,
     },
     {
         .minor = 14,
         .words = 95, .rt_size = 3, .rt_interpreters_head = 5, .is_size = 6, .is_id = 7,
         .is_next = 8, .is_threads_head = 9, .is_ceval_gil = 15, .is_gil_state = 16,
-        .is_gil_locked = 18, .is_gil_holder = 19, .ts_size = 22, .ts_next = 24, .ts_interp = 25,
-        .ts_current_frame = 26, .ts_thread_id = 27, .ts_native_thread_id = 28,
+        .is_gil_locked = 18, .is_gil_holder = 19, .is_gc = 11, .ts_size = 22, .ts_next = 24,
+        .ts_interp = 25, .ts_current_frame = 26, .ts_thread_id = 27, .ts_native_thread_id = 28,
         .ts_datastack_chunk = 29, .ts_status = 30, .fr_size = 31, .fr_previous = 32,
         .fr_executable = 33, .fr_instr_ptr = 34, .fr_localsplus = 35, .fr_owner = 36,
         .co_size = 39, .co_filename = 40, .co_name = 41, .co_qualname = 42, .co_linetable = 43,
@@ -75,7 +76,7 @@ static const debug_version versions[] = {
         .tp_name = 53, .tp_flags = 55, .dict_size = 66, .dict_keys = 67, .dict_values = 68,
         .bytes_size = 74,
         .bytes_ob_size = 75, .bytes_sval = 76, .str_size = 77, .str_state = 78, .str_length = 79,
-        .str_ascii_size = 80,
+        .str_ascii_size = 80, .gc_size = 81, .gc_collecting = 82,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3, .cached_keys = 880,
         .exc_info = 120,
     },
@@ -83,8 +84,8 @@ static const debug_version versions[] = {
         .minor = 15,
         .words = 111, .rt_size = 3, .rt_interpreters_head = 5, .is_size = 6, .is_id = 7,
         .is_next = 8, .is_threads_head = 9, .is_ceval_gil = 15, .is_gil_state = 16,
-        .is_gil_locked = 18, .is_gil_holder = 19, .ts_size = 22, .ts_next = 24, .ts_interp = 25,
-        .ts_current_frame = 26, .ts_thread_id = 30, .ts_native_thread_id = 31,
+        .is_gil_locked = 18, .is_gil_holder = 19, .is_gc = 11, .ts_size = 22, .ts_next = 24,
+        .ts_interp = 25, .ts_current_frame = 26, .ts_thread_id = 30, .ts_native_thread_id = 31,
         .ts_datastack_chunk = 32, .ts_status = 33, .fr_size = 39,
         .fr_previous = 40, .fr_executable = 41, .fr_instr_ptr = 42, .fr_localsplus = 43,
         .fr_owner = 44, .co_size = 47, .co_filename = 48, .co_name = 49, .co_qualname = 50,
@@ -93,7 +94,8 @@ static const debug_version versions[] = {
         .tp_dictoffset = 65,
         .ht_size = 66, .ht_cached_keys = 67, .dict_size = 78, .dict_keys = 79, .dict_values = 80,
         .bytes_size = 86, .bytes_ob_size = 87, .bytes_sval = 88, .str_size = 89, .str_state = 90,
-        .str_length = 91, .str_ascii_size = 92, .str_compact_size = 93,
+        .str_length = 91, .str_ascii_size = 92, .str_compact_size = 93, .gc_size = 94,
+        .gc_collecting = 95,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3,
         .cached_keys = SONDE_PY_ABSENT, .exc_info = 144,
     },
@@ -248,7 +250,16 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .exc_item_value = 0,
         .exc_item_previous = 8,
         .type_name = field(b, v->tp_name, v->tp_size, 8),
+        .rt_gc_collecting = SONDE_PY_ABSENT,
     };
+
+    /* The collector's state is embedded in the interpreter state; its flag is read from there. */
+    uint64_t gc = field(b, v->is_gc, v->is_size, 0), collecting = field(b, v->gc_collecting,
+                                                                        v->gc_size, 4);
+    l.interp_gc_collecting = gc == SONDE_PY_ABSENT || collecting == SONDE_PY_ABSENT ||
+                                     gc + collecting + 4 > word(b, v->is_size)
+                                 ? SONDE_PY_ABSENT
+                                 : gc + collecting;
 
     /* The GIL fields are given from the interpreter state (its embedded _gil); the walker
      * follows ceval.gil, so keep them relative to the gil struct. */

@@ -72,6 +72,10 @@ typedef struct sonde_py_layout {
     uint64_t gil_last_holder;            /* PyThreadState *last_holder inside the gil struct */
     uint64_t gil_locked;                 /* int locked inside the gil struct: the holder counts
                                             only while it is nonzero (and not -1) */
+    uint64_t rt_gc_collecting;           /* int gc.collecting in _PyRuntimeState: nonzero while
+                                            the collector runs; 3.8 only, else ABSENT */
+    uint64_t interp_gc_collecting;       /* the same in PyInterpreterState, where each
+                                            interpreter has its collector; ABSENT in 3.8 */
 
     /* PyThreadState */
     uint64_t ts_next;                    /* PyThreadState *next */

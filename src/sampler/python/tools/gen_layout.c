@@ -85,6 +85,14 @@ static void print_headers(void)
     put("gil_locked", offsetof(struct _gil_runtime_state, locked));
 #endif
 
+#if PY_VERSION_HEX < 0x03090000
+    put("rt_gc_collecting", offsetof(_PyRuntimeState, gc.collecting));
+    put("interp_gc_collecting", SONDE_PY_ABSENT);
+#else
+    put("rt_gc_collecting", SONDE_PY_ABSENT);
+    put("interp_gc_collecting", offsetof(PyInterpreterState, gc.collecting));
+#endif
+
     put("ts_next", offsetof(PyThreadState, next));
     put("ts_interp", offsetof(PyThreadState, interp));
 #if PY_VERSION_HEX < 0x030b0000
@@ -260,7 +268,8 @@ static const struct {
 } fields[] = {
     FIELD(major), FIELD(minor), FIELD(rt_interpreters_head), FIELD(rt_gilstate_tstate_current),
     FIELD(interp_next), FIELD(interp_id), FIELD(interp_threads_head), FIELD(interp_ceval_gil),
-    FIELD(gil_last_holder), FIELD(gil_locked), FIELD(ts_next), FIELD(ts_interp),
+    FIELD(gil_last_holder), FIELD(gil_locked), FIELD(rt_gc_collecting),
+    FIELD(interp_gc_collecting), FIELD(ts_next), FIELD(ts_interp),
     FIELD(ts_frame_link), FIELD(ts_frame), FIELD(cframe_current_frame), FIELD(ts_thread_id),
     FIELD(ts_native_thread_id), FIELD(ts_datastack_chunk), FIELD(ts_datastack_top),
     FIELD(ts_status),
@@ -328,6 +337,7 @@ static void print_debug_offsets(void)
     DO("is_gil_state", interpreter_state, gil_runtime_state);
     DO("is_gil_locked", interpreter_state, gil_runtime_state_locked);
     DO("is_gil_holder", interpreter_state, gil_runtime_state_holder);
+    DO("is_gc", interpreter_state, gc);
     DO("ts_size", thread_state, size);
     DO("ts_next", thread_state, next);
     DO("ts_interp", thread_state, interp);
@@ -380,6 +390,8 @@ static void print_debug_offsets(void)
 #else
     NO("str_compact_size");
 #endif
+    DO("gc_size", gc, size);
+    DO("gc_collecting", gc, collecting);
 }
 #endif
 
