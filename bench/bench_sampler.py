@@ -7,12 +7,17 @@ done and when (time.monotonic()), so its work rate over any window can be
 read from outside. Every measurement starts a fresh target, waits until
 it works, and attaches one sampler to it for --seconds at one rate:
 
-    sonde   record -p PID -d S -r HZ -f collapsed -o FILE
+    sonde   record -p PID -d S -r HZ --mode MODE -f collapsed -o FILE
     py-spy  record --pid PID --duration S --rate HZ --format raw -o FILE
             --nonblocking
     austin  -p PID -i 1000000/HZ (microseconds) -x S -o FILE
     profiling.sampling (the target's own interpreter, 3.15 and later)
-            -m profiling.sampling attach -d S -r HZ --collapsed -o FILE PID
+            -m profiling.sampling attach -d S -r HZ --mode MODE --collapsed
+            -o FILE PID
+
+MODE is --mode's (wall by default: what py-spy, austin and
+profiling.sampling sample unless told otherwise; cpu weighs each sample
+by the thread's CPU, read from /proc at every sample).
 
 Both py-spy and austin are told not to stop the target (sonde never does).
 Per measurement:
@@ -66,9 +71,12 @@ WARMUP = 0.2            # seconds the target works before a measurement
 SLOWDOWN_HZ = 100       # the rate at which the target's slowdown is measured
 
 
+MODE = ["wall"]         # --mode, for sonde and profiling.sampling (set by main)
+
+
 def sonde_command(exe, pid, seconds, hz, out):
     return [exe, "record", "-p", str(pid), "-d", str(seconds), "-r", str(hz),
-            "-f", "collapsed", "-o", out]
+            "--mode", MODE[0], "-f", "collapsed", "-o", out]
 
 
 def pyspy_command(exe, pid, seconds, hz, out):
@@ -83,7 +91,7 @@ def austin_command(exe, pid, seconds, hz, out):
 
 def stdlib_command(exe, pid, seconds, hz, out):
     return [exe, "-m", "profiling.sampling", "attach", "-d", str(seconds), "-r", str(hz),
-            "--collapsed", "-o", out, str(pid)]
+            "--mode", MODE[0], "--collapsed", "-o", out, str(pid)]
 
 
 def count_from_log(pattern):
@@ -247,7 +255,11 @@ def main():
                         help="sampling rates in Hz, comma-separated")
     parser.add_argument("--python", default="python3",
                         help="the target's interpreter (default python3)")
+    parser.add_argument("--mode", choices=("wall", "cpu"), default="wall",
+                        help="sonde's and profiling.sampling's --mode (default wall, what"
+                        " py-spy and austin sample by default; sonde's own default is cpu)")
     args = parser.parse_args()
+    MODE[0] = args.mode
     rates = [int(r) for r in args.rates.split(",")]
     python = shutil.which(args.python)
     if python is None:
@@ -262,6 +274,8 @@ def main():
         print("%-7s %s (%s)"
               % (s.name, first_line([s.exe, "--version"]), s.exe)
               + (" -m profiling.sampling" if s.name == "stdlib" else ""))
+    print("--mode %s for sonde%s" % (args.mode, " and profiling.sampling" if int(version) >= 15
+                                     else ""))
     print("target  Python %s (%s), 30 frames deep, one thread; %d CPUs here"
           % (first_line([python, "-c", "import platform; "
                          "print(platform.python_version())"]),
