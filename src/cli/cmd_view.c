@@ -21,6 +21,7 @@ typedef struct view_opts {
     const char *out;
     long port;        /* -1 when not given */
     int serve, open;
+    int site_packages; /* the heatmap embeds site-packages' sources too */
     char sibling[PATH_MAX];   /* the page's default name */
 } view_opts;
 
@@ -36,6 +37,11 @@ static const cli_opt option_table[] = {
       .help = "the port to serve on (default: a free one)" },
     { .long_name = "open", .type = CLI_FLAG, .offset = offsetof(view_opts, open), .set = 1,
       .help = "open it in the browser ($BROWSER, else xdg-open)" },
+    { .long_name = "site-packages", .type = CLI_FLAG,
+      .offset = offsetof(view_opts, site_packages), .set = 1,
+      .help = "the source heatmap shows site-packages' files too\n"
+              "(their source goes in the page): for a library's\n"
+              "command-line tool, whose code is all there" },
     { 0 },
 };
 
@@ -44,7 +50,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_view = {
     .name = "view",
     .summary = "any profile as one HTML page: flame graph, sunburst, table (replaces snakeviz)",
-    .synopsis = "FILE... [-o OUT.html] [--serve [--port N]] [--open]",
+    .synopsis = "FILE... [-o OUT.html] [--serve [--port N]] [--open] [--site-packages]",
     .about = "Draws a profile as one self-contained HTML page (no network access: it\n"
              "works from file://): for sonde run and record profiles (.prof or -f json)\n"
              "and cProfile's .prof files, a flame graph, an icicle and a sunburst (click\n"
@@ -61,7 +67,8 @@ const cli_command cmd_view = {
 };
 
 /* The page of the files into b.  0, or an exit code after printing why. */
-static int make_page(const sonde_env *env, const cli_words *files, sonde_buf *b)
+static int make_page(const sonde_env *env, const cli_words *files, int site_packages,
+                     sonde_buf *b)
 {
     cli_inputs in;
     char err[512], title[PATH_MAX + 32];
@@ -71,7 +78,8 @@ static int make_page(const sonde_env *env, const cli_words *files, sonde_buf *b)
         sonde_view_document_write(b, title, &in.doc, err, sizeof err) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     else if (rc == 0 && in.kind == SONDE_LOADED_PROFILE &&
-             sonde_view_profile_write(b, title, &in.p, &in.s, sonde_load_has_tree(&in.p)) < 0)
+             sonde_view_profile_write(b, title, &in.p, &in.s, sonde_load_has_tree(&in.p),
+                                      site_packages) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     cli_inputs_free(&in);
     return rc;
@@ -104,7 +112,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_exit(rc);
     sonde_buf b;
     sonde_buf_init(&b);
-    rc = make_page(env, &files, &b);
+    rc = make_page(env, &files, o.site_packages, &b);
     if (rc == 0 && (rc = cli_output_write(&out, &b)) == 0)
         fprintf(stderr, "sonde: wrote %s\n", out.name);
     if (rc == 0 && o.serve) {

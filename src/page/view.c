@@ -285,8 +285,11 @@ static void put_about(sonde_buf *b, const sonde_profile *p)
     sonde_buf_puts(b, "}");
 }
 
+/* with_threads: the threads' trees, the timeline and the heatmap too (not
+ * on a diff page); site_packages: see sonde_view_profile_write. */
 static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
-                               const sonde_time_tree *t, int has_tree, int with_threads)
+                               const sonde_time_tree *t, int has_tree, int with_threads,
+                               int site_packages)
 {
     sonde_buf_printf(b, ", \"unit\": \"seconds\", \"sampled\": %s, \"exact_tree\": %s",
                      p->sample_rate > 0 ? "true" : "false", has_tree ? "true" : "false");
@@ -298,13 +301,14 @@ static void put_profile_fields(sonde_buf *b, const sonde_profile *p, const sonde
                                   put_thread_trees(b, p, "thread_trees", 0) < 0) ||
         (with_threads && has_tree && put_gpu_trees(b, p) < 0))
         b->oom = 1;
-    if (with_threads && (sonde_view_timeline_put(b, p) < 0 || sonde_view_heatmap_put(b, p) < 0))
+    if (with_threads && (sonde_view_timeline_put(b, p) < 0 ||
+                         sonde_view_heatmap_put(b, p, site_packages) < 0))
         b->oom = 1;
     put_stats(b, s);
 }
 
 int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
-                       const sonde_stats *s, int has_tree)
+                       const sonde_stats *s, int has_tree, int site_packages)
 {
     sonde_time_tree t;
     if (tree_of(&t, p, s, has_tree) < 0) {
@@ -313,7 +317,7 @@ int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profil
     }
     page_begin(b);
     data_begin(b, "profile", title);
-    put_profile_fields(b, p, s, &t, has_tree, 1);
+    put_profile_fields(b, p, s, &t, has_tree, 1, site_packages);
     page_end(b);
     sonde_time_tree_free(&t);
     return sonde_buf_ok(b) ? 0 : -1;
@@ -461,7 +465,7 @@ int sonde_view_diff_write(sonde_buf *b, const char *title, const sonde_view_side
         max_delta = fmax(max_delta, fabs(ta.nodes[i].total - base[i]));
     page_begin(b);
     data_begin(b, "diff", title);
-    put_profile_fields(b, after->p, after->s, &ta, after->has_tree, 0);
+    put_profile_fields(b, after->p, after->s, &ta, after->has_tree, 0, 0);
     sonde_buf_puts(b, ",\n\"base\": [");
     for (uint32_t i = 0; i < ta.n; i++) {
         if (i)

@@ -43,10 +43,11 @@
 
 /* The page of a profile of calls.  has_tree: p's calling-context tree is
  * real (load.h's sonde_load_has_tree); else (a .prof file) the tree is
- * rebuilt from the callers in s, as snakeviz does.  0, or -1 on out of
- * memory. */
+ * rebuilt from the callers in s, as snakeviz does.  site_packages: the
+ * source heatmap embeds the sources of site-packages files too
+ * (view_heatmap.h).  0, or -1 on out of memory. */
 int sonde_view_profile_write(sonde_buf *b, const char *title, const sonde_profile *p,
-                       const sonde_stats *s, int has_tree);
+                       const sonde_stats *s, int has_tree, int site_packages);
 
 /* The page of a sonde lines or mem document.  0, or -1 with a message. */
 int sonde_view_document_write(sonde_buf *b, const char *title, const sonde_jtree *t, char *err,

@@ -20,12 +20,17 @@ typedef struct cell {
     uint64_t self, total;
 } cell;
 
+/* 1 when path lies in a site-packages or dist-packages folder. */
+static int in_site_packages(const char *path)
+{
+    return strstr(path, "/site-packages/") || strstr(path, "/dist-packages/");
+}
+
 /* 1 when path is a file of the interpreter's library, site-packages or
  * frozen code: the path rule of the page's "only my code" (viewer.js). */
 static int is_library(const char *path)
 {
-    if (path[0] == '<' || strcmp(path, "~") == 0 || strstr(path, "/site-packages/") ||
-        strstr(path, "/dist-packages/"))
+    if (path[0] == '<' || strcmp(path, "~") == 0 || in_site_packages(path))
         return 1;
     for (const char *at = strstr(path, "/lib/python"); at; at = strstr(at + 1, "/lib/python")) {
         const char *v = at + strlen("/lib/python");
@@ -230,6 +235,22 @@ static int under(const char *real, const char *folder)
     return strncmp(real, folder, n) == 0 && real[n] == '/';
 }
 
+/* The real path of the file a frame names, when it is a .py file of a
+ * site-packages folder (view_heatmap.h), into real; else NULL with *why. */
+static const char *site_packages_file(const own_folders *o, const char *path, char *real,
+                                      const char **why)
+{
+    char joined[PATH_MAX];
+    *why = "unreadable";
+    if (from_cwd(o, path, joined, sizeof joined) < 0 || !realpath(joined, real))
+        return NULL;
+    if (!ends_with(real, ".py") || !in_site_packages(real)) {
+        *why = "library"; /* a link out of site-packages */
+        return NULL;
+    }
+    return real;
+}
+
 /* The real path of the file a frame names, when it is one of the
  * program's own files (view_heatmap.h), into real; else NULL with *why. */
 static const char *own_file(const own_folders *o, const char *path, char *real,
@@ -319,7 +340,7 @@ static uint64_t samples_in(const sonde_profile *p, uint64_t ticks)
 /* One file's entry, its cells c[0..n); *budget the source bytes the page
  * may still take. */
 static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *own, uint32_t func,
-                     const cell *c, uint32_t n, size_t *budget)
+                     const cell *c, uint32_t n, int site_packages, size_t *budget)
 {
     const char *path = sonde_profile_str(p, c[0].file), *why = "library", *real;
     char real_path[PATH_MAX];
@@ -330,8 +351,13 @@ static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *ow
                          (unsigned long long)samples_in(p, c[i].total));
     sonde_buf_putc(b, ']');
     size_t len = 0;
-    char *text = !is_library(path) && (real = own_file(own, path, real_path, &why))
-                     ? read_source(real, &len, &why) : NULL;
+    if (!is_library(path))
+        real = own_file(own, path, real_path, &why);
+    else if (site_packages && path[0] == '/' && in_site_packages(path))
+        real = site_packages_file(own, path, real_path, &why);
+    else
+        real = NULL;
+    char *text = real ? read_source(real, &len, &why) : NULL;
     if (text && len > *budget) {
         why = "page full";
         free(text);
@@ -348,7 +374,7 @@ static void put_file(sonde_buf *b, const sonde_profile *p, const own_folders *ow
     sonde_buf_putc(b, '}');
 }
 
-int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p)
+int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p, int site_packages)
 {
     if (!(p->sample_rate > 0))
         return 0;
@@ -374,7 +400,7 @@ int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p)
                 ;
             sonde_buf_puts(b, i ? ",\n" : "\n");
             put_file(b, p, &own, sonde_u64map_get(&files, cells[i].file), &cells[i], j - i,
-                     &budget);
+                     site_packages, &budget);
         }
         sonde_buf_puts(b, "]}");
     }

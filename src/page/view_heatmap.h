@@ -12,7 +12,7 @@
  *   function of the file: its index in the page's "funcs" names the file),
  *   "lines": [[line, self, total]] (by line), and "source": [line's text]
  *   (line 1 first), or "left_out": why ("library": a file of the
- *   interpreter's library or site-packages; "no working directory
+ *   interpreter's library or (unless asked) site-packages; "no working directory
  *   recorded"; "working directory not found"; "not a .py file"; "outside
  *   the program's folders"; "unreadable"; "too large": over max_bytes;
  *   "page full": the page's sources reached SONDE_VIEW_SOURCES_MAX_BYTES)}]}
@@ -37,7 +37,11 @@
 #define SONDE_VIEW_SOURCES_MAX_BYTES (8u << 20)
 
 /* Writes p's "heatmap" member (nothing unless p is sampled and has frames
- * with lines).  0, or -1 on out of memory. */
-int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p);
+ * with lines).  site_packages: files of site-packages (or dist-packages)
+ * are embedded too, those whose real path is a .py file in such a folder
+ * (sonde view --site-packages: a library's command-line tool, whose code
+ * is all there); the interpreter's own library stays out.  0, or -1 on
+ * out of memory. */
+int sonde_view_heatmap_put(sonde_buf *b, const sonde_profile *p, int site_packages);
 
 #endif

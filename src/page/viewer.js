@@ -1047,7 +1047,8 @@
     });
     /* why each file left out was (view_heatmap.h), counted */
     box.appendChild(el("p", left ? left + " files with samples are not shown: " + Object.keys(why).map(function (w) {
-      return why[w] + " " + (w === "too large" ? "over " + fmtBytes(hm.max_bytes) : w === "library" ? "library or site-packages" : w);
+      return why[w] + " " + (w === "too large" ? "over " + fmtBytes(hm.max_bytes) : w === "library" ?
+        "in the interpreter's library or site-packages (sonde view --site-packages draws site-packages' files)" : w);
     }).join(", ") : "", "note"));
     $("found").textContent = shown + (shown === 1 ? " file" : " files");
   }

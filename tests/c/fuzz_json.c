@@ -49,7 +49,7 @@ static void render_profile(const sonde_profile *p, const sonde_stats *s)
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
         sonde_format_find(formats[i])->write(&b, p, s, &o);
     int tree = sonde_load_has_tree(p);
-    sonde_view_profile_write(&b, "fuzz", p, s, tree);
+    sonde_view_profile_write(&b, "fuzz", p, s, tree, 0);
     sonde_diff diff;
     if (sonde_diff_compute(&diff, p, s, p, s) == 0) {
         sonde_diff_table_write(&b, &diff, 10);

@@ -43,7 +43,7 @@ static void render(const sonde_profile *p, const sonde_stats *s)
                                            "flamegraph" };
     for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
         sonde_format_find(formats[i])->write(&b, p, s, NULL);
-    sonde_view_profile_write(&b, "fuzz", p, s, 1);
+    sonde_view_profile_write(&b, "fuzz", p, s, 1, 0);
     b.len = 0;
     if (sonde_pprof_write(&b, p, s, NULL) == 0) { /* sonde's own pprof reads back */
         sonde_profile again;

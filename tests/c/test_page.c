@@ -56,7 +56,7 @@ static void test_page_data(void)
     fixture_app(&p, &s);
     sonde_buf b;
     sonde_buf_init(&b);
-    check(sonde_view_profile_write(&b, "app <x>.json", &p, &s, 1) == 0, "page written");
+    check(sonde_view_profile_write(&b, "app <x>.json", &p, &s, 1, 0) == 0, "page written");
     const char *data = strstr(b.data, "<script type=\"application/json\" id=\"data\">");
     const char *end = data ? strstr(data, "</script>") : NULL;
     check(data && end, "the page holds its data");

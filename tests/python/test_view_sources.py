@@ -152,3 +152,49 @@ def test_record_embeds_its_own_source(tmp_path, attach):
     mine = [f for path, f in got.items() if path.endswith("spin.py")]
     assert len(mine) == 1 and mine[0]["source"] == source.splitlines(), got
     assert any(line[0] in (5, 6) and line[2] > 0 for line in mine[0]["lines"])
+
+
+def test_site_packages_sources_when_asked(tmp_path):
+    """A library's command-line tool (python -m tool.cli, its code in a
+    site-packages folder, run from an empty folder): its files are left out
+    as "library" by default, and with view --site-packages its source is
+    in the page, line by line; a link in site-packages to a file outside
+    one stays out, and so does the interpreter's own library."""
+    site = tmp_path / "env" / "lib" / "python3" / "site-packages"
+    tool = site / "tool"
+    tool.mkdir(parents=True)
+    (tool / "__init__.py").write_text("")
+    source = ("import time\n\ndef spin():\n    end = time.time() + 1.0\n"
+              "    while time.time() < end:\n        pass\n\nspin()\n")
+    (tool / "cli.py").write_text(source)
+    outside = tmp_path / "secret.py"
+    outside.write_text("KEY = '%s'\n" % (MARKER % 9))
+    os.symlink(str(outside), str(tool / "link.py"))
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run_sonde(["record", "-r", "200", "-f", "json", "-o", "cli.json", "--", "env",
+                      "PYTHONPATH=%s" % site, sys.executable, "-m", "tool.cli"], work)
+    assert proc.returncode == 0, proc.stderr
+    # one more frame naming the link, as a crafted profile could
+    doc = json.loads((work / "cli.json").read_text())
+    named = {f["file"] for f in doc["functions"]}
+    cli = next(f for f in named if f.endswith("/tool/cli.py"))
+    stdlib = next(f for f in named if f.endswith("/time.py") or "/lib/python3" in f and
+                  "site-packages" not in f)
+    by_default = heatmap_files(view(work, "cli.json"))
+    assert by_default[cli]["left_out"] == "library" and "source" not in by_default[cli]
+    link = cli[:-len("cli.py")] + "link.py"
+    for f in doc["functions"]:
+        if f["file"] == cli:
+            f["file"] = link
+            break
+    (work / "linked.json").write_text(json.dumps(doc))
+
+    got = heatmap_files(view(work, "cli.json", "--site-packages"))
+    assert got[cli]["source"] == source.splitlines(), got[cli]
+    assert any(line[0] in (5, 6) and line[2] > 0 for line in got[cli]["lines"])
+    if stdlib in got:
+        assert got[stdlib]["left_out"] == "library"
+    html = view(work, "linked.json", "--site-packages").read_text()
+    assert MARKER % 9 not in html
+    assert heatmap_files(work / "linked.html")[link]["left_out"] == "library"
