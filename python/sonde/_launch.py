@@ -18,7 +18,9 @@ private folder:
 - DIR/interpreter: sys.executable, a NUL byte and sys.version, for the
   profile's "about" (what was profiled);
 - run: DIR/stats, every call in pstats' format (for the report), and with
-  -o, DIR/out in FORMAT (the command line copies it to -o);
+  -o, DIR/out in FORMAT (the command line copies it to -o); -f tensorboard
+  -o DIR with --torch-steps' cycles apart (OPTIONS "cycles_apart"): DIR/out
+  holds the first cycle, DIR/out.1, DIR/out.2 ... the others;
 - lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
   the -f patterns, and the tool's settings); the command line prints its
   table, copies it to -o and draws --plot from it.  lines with "lprof"
@@ -266,9 +268,15 @@ class _RunTool:
     def save(self):
         if self.out_format and not (self.torch and self.torch.nothing_recorded()
                                     and self.options.get("max_events")):  # (an empty trace)
-            self.prof.write(self.folder.file("out.part"), self.out_format,
-                            all_calls=bool(self.options.get("all_calls")))
-            self.folder.publish("out.part", "out")
+            # -f tensorboard -o DIR: a file a cycle of --torch-steps (out,
+            # out.1, ...), as torch's handler writes one a cycle
+            cycles = (self.torch.step_cycles() if self.torch and self.out_format == "tensorboard"
+                      and self.options.get("cycles_apart") else [])
+            for k, steps in enumerate(cycles if len(cycles) > 1 else [None]):
+                name = "out.%d" % k if k else "out"
+                self.prof.write(self.folder.file(name + ".part"), self.out_format,
+                                all_calls=bool(self.options.get("all_calls")), steps=steps)
+                self.folder.publish(name + ".part", name)
         self.prof.write(self.folder.file("stats.part"), "pstats")
         self.folder.publish("stats.part", "stats")
 

@@ -273,6 +273,18 @@ class Session:
                         "recorded call (placed under their thread)" % (top - placed, top))
         return said
 
+    def step_cycles(self):
+        """--torch-steps: the steps recorded in each cycle of the schedule,
+        as (first, last) step numbers, in order; [] without a schedule."""
+        if self.schedule is None:
+            return []
+        wait, active = self.schedule[0], self.schedule[1]
+        cycles = {}
+        for _tid, _start, _end, number in self.steps:
+            first, last = cycles.get(number // (wait + active), (number, number))
+            cycles[number // (wait + active)] = (min(first, number), max(last, number))
+        return [cycles[k] for k in sorted(cycles)]
+
     def nothing_recorded(self):
         """Whether --torch-steps' window never came: the program stepped,
         but fewer steps than the waiting ones."""

@@ -36,7 +36,11 @@ typedef struct run_opts {
     const char *torch_steps;     /* --torch-steps [WAIT:]ACTIVE[:REPEAT] as given */
     long steps[3];               /* ... read: wait, active, repeat (0: every cycle) */
     cli_program prog;
-    char trace_file[PATH_MAX];   /* -f tensorboard -o DIR: the file made in DIR */
+    char trace_file[PATH_MAX];   /* -f tensorboard -o DIR: the file made in DIR ... */
+    char trace_stem[PATH_MAX];   /* ... its name up to the nanoseconds, which a later
+                                    cycle's file (--torch-steps) counts on from */
+    long long trace_ns;
+    int cycles_apart;            /* -o DIR: a file a cycle of --torch-steps */
 } run_opts;
 
 /* The slices a trace keeps when --max-events is not given: about 150 MB
@@ -82,7 +86,8 @@ static const cli_opt option_table[] = {
               "cycles of W+A steps (default 1; 0: every cycle to\n"
               "the end), as torch.profiler.schedule(wait=W,\n"
               "active=A, repeat=R); outside them torch's profiler\n"
-              "is off; -f tensorboard: all cycles in one file" },
+              "is off; -f tensorboard -o DIR: a file a cycle, as\n"
+              "torch's handler writes them" },
     { .long_name = "torch-all-calls", .type = CLI_FLAG, .set = 1,
       .offset = offsetof(run_opts, torch_all_calls),
       .help = "--torch -f chrome: every Python call in the trace,\n"
@@ -114,6 +119,15 @@ const cli_command cmd_run = {
     .opts = option_table,
     .run = cmd_main,
 };
+
+/* -f tensorboard -o DIR: the name of cycle k's file (0 the first), its
+ * nanoseconds k after the first's, so that they sort in the order of the
+ * cycles.  0, or -1 when it does not fit. */
+static int trace_file_of_cycle(const run_opts *o, int k, char *out, size_t len)
+{
+    int n = snprintf(out, len, "%s%lld.pt.trace.json", o->trace_stem, o->trace_ns + k);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
 
 /* -f tensorboard -o DIR: the folder made (with its parents, as torch's
  * tensorboard_trace_handler makes it) and o->out pointed at a new file in
@@ -150,11 +164,14 @@ static int trace_file_in(run_opts *o)
     gethostname(host, sizeof host - 1);
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
-    if (snprintf(o->trace_file, sizeof o->trace_file, "%s%s%s_%d.%lld%09ld%s", o->out,
-                 dir[len - 1] == '/' ? "" : "/", host, (int)getpid(), (long long)now.tv_sec,
-                 now.tv_nsec, suffix) >= (int)sizeof o->trace_file)
+    o->trace_ns = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+    if (snprintf(o->trace_stem, sizeof o->trace_stem, "%s%s%s_%d.", o->out,
+                 dir[len - 1] == '/' ? "" : "/", host, (int)getpid()) >=
+            (int)sizeof o->trace_stem - 40 ||
+        trace_file_of_cycle(o, 0, o->trace_file, sizeof o->trace_file) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "the folder name '%s' is too long", o->out);
     o->out = o->trace_file;
+    o->cycles_apart = 1;
     return 0;
 }
 
@@ -305,6 +322,30 @@ static int deliver_about(const sonde_format *fmt, const cli_output *out,
     return rc;
 }
 
+/* -f tensorboard -o DIR with --torch-steps: the files of the cycles after
+ * the first (the launcher's out.1, out.2, ...), each in DIR under its own
+ * name.  0, or SONDE_EXIT_FAILED after printing why. */
+static int deliver_cycles(const run_opts *o, const launcher_session *run)
+{
+    for (int k = 1;; k++) {
+        char name[32], path[PATH_MAX], file[PATH_MAX];
+        cli_output dest;
+        snprintf(name, sizeof name, "out.%d", k);
+        if (launcher_path(run, name, path, sizeof path) < 0 || access(path, F_OK) < 0)
+            return 0;
+        if (trace_file_of_cycle(o, k, file, sizeof file) < 0)
+            return cli_fail(SONDE_EXIT_FAILED, "the folder name '%s' is too long", o->out);
+        if (cli_output_open(&dest, file) != 0 || launcher_deliver(run, name, &dest) != 0)
+            return SONDE_EXIT_FAILED;
+        sonde_buf b;
+        sonde_buf_init(&b);
+        sonde_buf_printf(&b, "profile:   %s (%s, --torch-steps cycle %d)\n", file, o->format,
+                         k + 1);
+        cli_report(&b);
+        sonde_buf_free(&b);
+    }
+}
+
 /* Prints the table and the verdict from the stats the launcher wrote,
  * then writes the profile to -o (with what was profiled, where its format
  * has room).  0, or SONDE_EXIT_FAILED after printing why the table or -o
@@ -361,6 +402,8 @@ static int report(const run_opts *o, const cli_output *out, const launcher_progr
         sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
         cli_report(&b);
         sonde_buf_free(&b);
+        if (o->cycles_apart && deliver_cycles(o, run) != 0)
+            return SONDE_EXIT_FAILED;
     }
     sonde_about_clear(&about);
     return rc < 0 ? SONDE_EXIT_FAILED : 0;
@@ -373,16 +416,16 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int rc = parse(argc, argv, &o, &out);
     if (rc != 0)
         return cli_exit(rc);
-    char options[288] = "{}", steps[96] = "null";
+    char options[320] = "{}", steps[96] = "null";
     if (o.torch_steps)
         snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
     if (o.torch || o.torch_shapes)
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
                  "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\", "
-                 "\"all_calls\": %s}",
+                 "\"all_calls\": %s, \"cycles_apart\": %s}",
                  o.torch_shapes ? "true" : "false", o.torch_memory ? "true" : "false",
                  o.max_events, steps, o.torch_steps ? o.torch_steps : "",
-                 o.torch_all_calls ? "true" : "false");
+                 o.torch_all_calls ? "true" : "false", o.cycles_apart ? "true" : "false");
     /* a format with room for what was profiled is written here from the
      * launcher's JSON, once the run's figures are known */
     const sonde_format *fmt = sonde_format_find(o.format);

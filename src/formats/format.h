@@ -28,6 +28,10 @@ typedef struct sonde_format_opts {
     double edge_thres;    /* dot: calls under this percent are left out */
     int all_calls;        /* chrome, of a run --torch timeline: every Python call, not only
                              those holding an operator or region (torch_holders.h) */
+    int window;           /* tensorboard: only the steps numbered window_first to
+                             window_last and what ran in them (one cycle of --torch-steps,
+                             as torch writes one file a cycle); 0: every step */
+    uint32_t window_first, window_last;
 } sonde_format_opts;
 
 typedef struct sonde_format {

@@ -13,7 +13,12 @@
  * A step ends at the end of the optimizer.step() call that ended it,
  * inside torch's own "Optimizer.step#..." region; the plugin nests
  * operators within steps, so a step's end moves past the operators and
- * regions begun within it that are still running then. */
+ * regions begun within it that are still running then.
+ *
+ * A window (sonde_format_opts.window: one cycle of --torch-steps) keeps
+ * its steps, and the events from its first step's start up to the first
+ * later step's start: a Python call that holds one and began earlier
+ * stays, whole. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -92,13 +97,35 @@ static uint64_t step_end(const sonde_profile *p, const sonde_step *st, uint64_t 
     return end;
 }
 
-static void put_steps(sonde_buf *b, const sonde_profile *p)
+/* 1 when the options keep step st. */
+static int step_kept(const sonde_step *st, const sonde_format_opts *o)
+{
+    return !o->window || (st->number >= o->window_first && st->number <= o->window_last);
+}
+
+/* The time the window's events lie in: [*from, *to), from its first
+ * step's start to the start of the first step after it (else no end). */
+static void window_span(const sonde_profile *p, const sonde_format_opts *o, uint64_t *from,
+                        uint64_t *to)
+{
+    *from = o->window ? UINT64_MAX : 0;
+    *to = UINT64_MAX;
+    for (uint32_t k = 0; o->window && k < p->nsteps; k++) {
+        const sonde_step *st = &p->steps[k];
+        if (step_kept(st, o) && st->start_ns < *from)
+            *from = st->start_ns;
+        else if (st->number > o->window_last && st->start_ns < *to)
+            *to = st->start_ns;
+    }
+}
+
+static void put_steps(sonde_buf *b, const sonde_profile *p, const sonde_format_opts *o)
 {
     uint64_t last_end = 0, cursor = 0;
     uint32_t last_thread = UINT32_MAX;
     for (uint32_t k = 0; k < p->nsteps; k++) {
         const sonde_step *st = &p->steps[k];
-        if (st->thread >= p->nthreads)
+        if (st->thread >= p->nthreads || !step_kept(st, o))
             continue;
         if (st->thread != last_thread)
             cursor = last_end = 0;
@@ -157,6 +184,9 @@ int sonde_tensorboard_write(sonde_buf *b, const sonde_profile *p, const sonde_st
                             const sonde_format_opts *o)
 {
     (void)s;
+    o = sonde_format_opts_or_default(o);
+    uint64_t from, to;
+    window_span(p, o, &from, &to);
     sonde_torch_holders h;
     if (sonde_torch_holders_mark(p, &h) < 0) {
         b->oom = 1;
@@ -168,10 +198,10 @@ int sonde_tensorboard_write(sonde_buf *b, const sonde_profile *p, const sonde_st
                      "\"traceEvents\": [", (unsigned long long)p->slices_budget,
                      (unsigned long long)p->nslices, (unsigned long long)p->slices_dropped);
     put_names(b, p);
-    put_steps(b, p);
+    put_steps(b, p, o);
     for (uint64_t i = 0; i < p->nslices && sonde_buf_ok(b); i++) {
         const sonde_slice *sl = &p->slices[i];
-        if (sl->node >= p->nnodes)
+        if (sl->node >= p->nnodes || sl->start_ns >= to || sl->end_ns <= from)
             continue;
         if (sl->thread < p->nthreads && h.keep[i])
             put_slice(b, p, &h, i, o);

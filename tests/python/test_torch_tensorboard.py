@@ -166,18 +166,31 @@ def test_torch_steps_records_the_window_torch_schedule_records(tmp_path):
     assert our_steps == their_steps == ["2", "3", "4"]
 
 
-def test_torch_steps_cycles_in_one_file(tmp_path):
-    """--torch-steps 1:2:2: the two windows torch writes in two files
-    (steps 1-2 and 4-5), in one, their operators added up."""
+def test_torch_steps_cycles_file_by_file(tmp_path):
+    """--torch-steps 1:2:2 -o DIR: the two windows in two files, as torch
+    writes them (steps 1-2 and 4-5), each with the operators of torch's
+    file of the same cycle, in order of their names; -o FILE keeps both in
+    that one file, their operators added up."""
     theirs = [plugin_view(path) for path in torch_traces(tmp_path, "1:2:2")]
     assert [steps for _ops, steps in theirs] == [["1", "2"], ["4", "5"]]
+    folder = tmp_path / "sonde"
+    r = run_sonde(["run", "--torch", "-f", "tensorboard", "-o", str(folder), "--torch-steps",
+                   "1:2:2", LOOP], tmp_path)
+    assert r.returncode == 0 and r.stdout == "trained\n", r.stderr
+    names = sorted(os.listdir(str(folder)))
+    assert len(names) == 2 and all(plugin_consts.WORKER_PATTERN.match(n) for n in names), names
+    assert "--torch-steps cycle 2" in r.stderr
+    ours = [plugin_view(folder / name) for name in names]
+    assert ours == theirs
     their_ops = {}
     for ops, _steps in theirs:
         for name, calls in ops.items():
             their_ops[name] = their_ops.get(name, 0) + calls
-    our_ops, our_steps = plugin_view(sonde_trace(tmp_path, options=["--torch-steps", "1:2:2"]))
-    assert our_steps == ["1", "2", "4", "5"]
-    assert our_ops == their_ops
+    one = tmp_path / "w.1.pt.trace.json"
+    r = run_sonde(["run", "--torch", "-f", "tensorboard", "-o", str(one), "--torch-steps",
+                   "1:2:2", LOOP], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert plugin_view(one) == (their_ops, ["1", "2", "4", "5"])
 
 
 def test_torch_steps_in_a_chrome_trace(tmp_path):

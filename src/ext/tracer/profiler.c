@@ -217,13 +217,22 @@ static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
 
 static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = { "path", "format", "all_calls", NULL }; /* constant */
-    PyObject *path_obj;
+    static char *kwlist[] = { "path", "format", "all_calls", "steps", NULL }; /* constant */
+    PyObject *path_obj, *steps = Py_None;
     const char *format = "pstats";
     sonde_format_opts opts = *sonde_format_opts_or_default(NULL);
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|sp:write", kwlist,
-                                     PyUnicode_FSConverter, &path_obj, &format, &opts.all_calls))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|spO:write", kwlist, PyUnicode_FSConverter,
+                                     &path_obj, &format, &opts.all_calls, &steps))
         return NULL;
+    if (steps != Py_None &&
+        (!PyArg_ParseTuple(steps, "II:write's steps", &opts.window_first, &opts.window_last) ||
+         opts.window_first > opts.window_last)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "write's steps: (first, last), first <= last");
+        Py_DECREF(path_obj);
+        return NULL;
+    }
+    opts.window = steps != Py_None;
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
     if (!fmt || (fmt->needs_timeline && !self->t.profile.slices_budget)) {
@@ -356,10 +365,12 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                           "The stats as pstats' marshal bytes (what a .prof file holds)." },
     [PROFILER_WRITE] = { "write", (PyCFunction)(void (*)(void))profiler_write,
                          METH_VARARGS | METH_KEYWORDS,
-                         "write(path, format='pstats', all_calls=False): write the profile "
-                         "(pstats, collapsed, json, ...; with torch, chrome and tensorboard "
-                         "traces); all_calls: a chrome trace of torch's operators keeps every "
-                         "Python call, not only those holding an operator or region." },
+                         "write(path, format='pstats', all_calls=False, steps=None): write "
+                         "the profile (pstats, collapsed, json, ...; with torch, chrome and "
+                         "tensorboard traces); all_calls: a chrome trace of torch's operators "
+                         "keeps every Python call, not only those holding an operator or "
+                         "region; steps: (first, last), a tensorboard trace of those steps "
+                         "and what ran in them only." },
     [PROFILER_TABLE] = { "table", (PyCFunction)(void (*)(void))profiler_table,
                          METH_VARARGS | METH_KEYWORDS,
                          "table(sort='cumtime', limit=0, callers=None, callees=None): the text "
