@@ -9,15 +9,15 @@ it works, and attaches one sampler to it for --seconds at one rate:
 
     sonde   record -p PID -d S -r HZ --mode MODE -f collapsed -o FILE
     py-spy  record --pid PID --duration S --rate HZ --format raw -o FILE
-            --nonblocking
+            --nonblocking (--idle with --mode wall)
     austin  -p PID -i 1000000/HZ (microseconds) -x S -o FILE
     profiling.sampling (the target's own interpreter, 3.15 and later)
             -m profiling.sampling attach -d S -r HZ --mode MODE --collapsed
             -o FILE PID
 
-MODE is --mode's (wall by default: what py-spy, austin and
-profiling.sampling sample unless told otherwise; cpu weighs each sample
-by the thread's CPU, read from /proc at every sample).
+MODE is --mode's (wall by default: what austin and profiling.sampling
+sample unless told otherwise, and py-spy with --idle; cpu weighs each
+sample by the thread's CPU, read from /proc at every sample).
 
 Both py-spy and austin are told not to stop the target (sonde never does).
 Per measurement:
@@ -81,7 +81,8 @@ def sonde_command(exe, pid, seconds, hz, out):
 
 def pyspy_command(exe, pid, seconds, hz, out):
     return [exe, "record", "--pid", str(pid), "--duration", str(seconds),
-            "--rate", str(hz), "--format", "raw", "-o", out, "--nonblocking"]
+            "--rate", str(hz), "--format", "raw", "-o", out, "--nonblocking"] + (
+                ["--idle"] if MODE[0] == "wall" else [])
 
 
 def austin_command(exe, pid, seconds, hz, out):
@@ -256,8 +257,9 @@ def main():
     parser.add_argument("--python", default="python3",
                         help="the target's interpreter (default python3)")
     parser.add_argument("--mode", choices=("wall", "cpu"), default="wall",
-                        help="sonde's and profiling.sampling's --mode (default wall, what"
-                        " py-spy and austin sample by default; sonde's own default is cpu)")
+                        help="sonde's and profiling.sampling's --mode, py-spy's --idle for"
+                        " wall (default wall, what austin samples by default; sonde's own"
+                        " default is cpu)")
     args = parser.parse_args()
     MODE[0] = args.mode
     rates = [int(r) for r in args.rates.split(",")]

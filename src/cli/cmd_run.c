@@ -419,13 +419,16 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     char options[320] = "{}", steps[96] = "null";
     if (o.torch_steps)
         snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
-    if (o.torch || o.torch_shapes)
+    if ((o.torch || o.torch_shapes) &&
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
                  "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\", "
                  "\"all_calls\": %s, \"cycles_apart\": %s}",
                  o.torch_shapes ? "true" : "false", o.torch_memory ? "true" : "false",
                  o.max_events, steps, o.torch_steps ? o.torch_steps : "",
-                 o.torch_all_calls ? "true" : "false", o.cycles_apart ? "true" : "false");
+                 o.torch_all_calls ? "true" : "false", o.cycles_apart ? "true" : "false") >=
+            (int)sizeof options)
+        return cli_exit(cli_usage_error("run", "--torch-steps '%s' is too long",
+                                        o.torch_steps ? o.torch_steps : ""));
     /* a format with room for what was profiled is written here from the
      * launcher's JSON, once the run's figures are known */
     const sonde_format *fmt = sonde_format_find(o.format);

@@ -290,7 +290,7 @@ static char *read_source(const char *real, size_t *len, const char **why)
         return NULL;
     snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
     ssize_t n = readlink(link, at, sizeof at - 1);
-    if (n > 0 && ((size_t)n != strlen(real) || memcmp(at, real, (size_t)n) != 0)) {
+    if (n <= 0 || (size_t)n != strlen(real) || memcmp(at, real, (size_t)n) != 0) {
         *why = "outside the program's folders"; /* a folder above was swapped meanwhile */
         close(fd);
         return NULL;

@@ -75,7 +75,8 @@ static uint32_t add_stack(sonde_profile *p, uint32_t thread, const char *process
      * allocation (or gc.collect()) started it; with native frames, the
      * collector's own C functions go on under <GC>. */
     uint32_t gc_under = 0;
-    while (gc_under + 1 < s->depth && p->funcs[s->frames[gc_under].func].kind != SONDE_FUNC_PYTHON)
+    while (s->in_gc && gc_under + 1 < s->depth &&
+           p->funcs[s->frames[gc_under].func].kind != SONDE_FUNC_PYTHON)
         gc_under++;
     for (uint32_t i = s->depth; i-- > 0;) {
         node = sonde_profile_child_for(p, node, s->frames[i].func, s->frames[i].line);

@@ -231,17 +231,18 @@ _Static_assert(OUTSIDE_SLOTS == 64, "outside_slot keeps 6 bits of the hash");
  * ts (its block) needs first: its first frame's address through the
  * cframe (3.11), its chunk, and the frames its last walk read outside
  * the chunk; into *frame its first frame.  With gc_flag (its address, or
- * 0), the collector's flag too, at the same instant as the stack: the
- * Python stack is the same just before, during and after a collection,
- * and a flag read apart from it (at the interpreter's read, a while
- * before on a busy machine) would be right about another moment.  0, or
- * -1 when the first frame cannot be read. */
+ * 0), the collector's flag too, in the same read as the stack's chunk
+ * (3.11+; before, the frames are read one by one after it): the Python
+ * stack is the same just before, during and after a collection, and a
+ * flag read apart from it (at the interpreter's read, a while before on a
+ * busy machine) would be right about another moment.  0, or -1 when the
+ * first frame cannot be read. */
 static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, uint64_t gc_flag,
                       stack_copy *c, uint64_t *frame)
 {
     const sonde_py_layout *l = &w->layout;
     sonde_proc_range r[3 + OUTSIDE_MAX];
-    uint32_t n = 0, chunk_at = UINT32_MAX, frame_at = UINT32_MAX;
+    uint32_t n = 0, chunk_at = UINT32_MAX, frame_at = UINT32_MAX, flag_at = UINT32_MAX;
     c->base = c->len = 0;
     c->outside = NULL;
     c->nread = c->next = c->nseen = 0;
@@ -249,8 +250,6 @@ static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, uint6
     uint64_t link = field_u64(ts, l->ts_frame), chunk = 0, top = 0;
     int cframe = l->ts_frame_link == SONDE_PY_LINK_CFRAME;
     *frame = cframe ? 0 : link;
-    if (gc_flag)
-        r[n++] = (sonde_proc_range){ gc_flag, &c->collecting, sizeof c->collecting };
     if (cframe && link) {
         frame_at = n;
         r[n++] = (sonde_proc_range){ link + l->cframe_current_frame, frame, sizeof *frame };
@@ -263,6 +262,12 @@ static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, uint6
         chunk_at = n;
         r[n++] = (sonde_proc_range){ chunk, w->chunk_buf, top - chunk };
     }
+    /* after what the stack needs (a read stops at the first range that
+     * fails), before the frames read ahead, which may have gone */
+    if (gc_flag) {
+        flag_at = n;
+        r[n++] = (sonde_proc_range){ gc_flag, &c->collecting, sizeof c->collecting };
+    }
     const sonde_outside_frames *o = outside_slot(w, tstate);
     size_t fn = frame_span(l);
     uint32_t first_outside = n;
@@ -272,7 +277,7 @@ static int read_stack(sonde_walker *w, uint64_t tstate, const uint8_t *ts, uint6
     int got = n ? sonde_proc_read_ranges(&w->proc, r, n) : 0;
     if (got < 0)
         got = 0;
-    c->gc_read = gc_flag && got > 0;
+    c->gc_read = flag_at != UINT32_MAX && (uint32_t)got > flag_at;
     if (frame_at != UINT32_MAX && (uint32_t)got <= frame_at)
         return -1;
     if ((uint32_t)got > chunk_at) {
@@ -788,6 +793,26 @@ static void first_look(sonde_walker *w, sonde_thread_sample *s, seen_first *firs
     *first = (seen_first){ s->filtered, s->undecided, s->on_cpu, s->cpu_read, s->cpu_ns };
 }
 
+/* Whether the thread at ts, holding the GIL while its interpreter's
+ * collector flag (at flag) read `collecting`, is the one collecting: the
+ * first thread seen holding the GIL during a collection, until the flag
+ * is seen clear.  A finalizer or callback the collector runs may let go
+ * of the GIL (I/O, a sleep) while the flag stays set: the thread that
+ * takes it then is not collecting. */
+static int collector(sonde_walker *w, uint64_t flag, uint64_t ts, int32_t collecting)
+{
+    if (!collecting) {
+        if (w->gc_flag == flag)
+            w->gc_flag = w->gc_tstate = 0;
+        return 0;
+    }
+    if (w->gc_flag != flag) {
+        w->gc_flag = flag;
+        w->gc_tstate = ts;
+    }
+    return w->gc_tstate == ts;
+}
+
 /* Reads of one thread's stack before it is left torn: a running thread
  * tears a read by moving on (a generator yields, a call returns) between
  * the walk's reads, and the next read is most often whole. */
@@ -832,7 +857,7 @@ static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_threa
             read_exception(w, block, s);
         uint64_t frame;
         s->torn = read_stack(w, ts, block, s->holds_gil ? now.gc_flag : 0, &chunk, &frame) < 0;
-        s->in_gc = chunk.gc_read && chunk.collecting != 0;
+        s->in_gc = chunk.gc_read && collector(w, now.gc_flag, ts, chunk.collecting);
         if (!s->torn) {
             s->torn = walk_frames(w, &chunk, frame, s) < 0;
             remember_outside(w, ts, &chunk);

@@ -110,6 +110,10 @@ typedef struct sonde_walker {
     int64_t cursor_interp_id;
     uint32_t interps_walked;
     uint8_t head_state[SONDE_WALK_STATE_MAX];
+    /* The collection under way: its interpreter's collector flag (its
+     * address; 0 none seen) and the thread seen collecting (walker.c's
+     * collector()). */
+    uint64_t gc_flag, gc_tstate;
     /* Per thread, the frames its last walk read outside its stack chunk
      * (every frame up to 3.10; shim and base frames from 3.12), read
      * again with the chunk in one scatter read into outside_blocks. */

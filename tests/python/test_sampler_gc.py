@@ -1,4 +1,4 @@
-"""The <GC> frame of record, top and dump, on every interpreter: while the
+"""The <GC> frame of record and dump, on every interpreter: while the
 garbage collector runs, the thread collecting has a <GC> frame over the
 function that started the collection.  The reference is the program's
 own: it collects only by calling gc.collect() in one known function (the

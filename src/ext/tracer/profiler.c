@@ -215,6 +215,33 @@ static PyObject *profiler_pstats(profiler_object *self, PyObject *unused)
     return r;
 }
 
+/* write()'s steps=(first, last), for a tensorboard trace, into o.  0, or
+ * -1 with an exception set. */
+static int read_window(PyObject *steps, const char *format, sonde_format_opts *o)
+{
+    if (strcmp(format, "tensorboard") != 0) {
+        PyErr_SetString(PyExc_ValueError, "write's steps= is for a tensorboard trace");
+        return -1;
+    }
+    if (!PyTuple_Check(steps) || PyTuple_GET_SIZE(steps) != 2) {
+        PyErr_SetString(PyExc_TypeError, "write's steps: a tuple (first, last)");
+        return -1;
+    }
+    unsigned long long first = PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(steps, 0));
+    unsigned long long last = first == (unsigned long long)-1 && PyErr_Occurred()
+                                  ? 0 : PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(steps, 1));
+    if (PyErr_Occurred() || first > last || last > UINT32_MAX) {
+        PyErr_Clear();
+        PyErr_SetString(PyExc_ValueError, "write's steps: (first, last), step numbers with "
+                                          "0 <= first <= last");
+        return -1;
+    }
+    o->window = 1;
+    o->window_first = (uint32_t)first;
+    o->window_last = (uint32_t)last;
+    return 0;
+}
+
 static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = { "path", "format", "all_calls", "steps", NULL }; /* constant */
@@ -224,15 +251,10 @@ static PyObject *profiler_write(profiler_object *self, PyObject *args, PyObject 
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "O&|spO:write", kwlist, PyUnicode_FSConverter,
                                      &path_obj, &format, &opts.all_calls, &steps))
         return NULL;
-    if (steps != Py_None &&
-        (!PyArg_ParseTuple(steps, "II:write's steps", &opts.window_first, &opts.window_last) ||
-         opts.window_first > opts.window_last)) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_ValueError, "write's steps: (first, last), first <= last");
+    if (steps != Py_None && read_window(steps, format, &opts) < 0) {
         Py_DECREF(path_obj);
         return NULL;
     }
-    opts.window = steps != Py_None;
     const sonde_format *fmt = sonde_format_find(format);
     sonde_stats s;
     if (!fmt || (fmt->needs_timeline && !self->t.profile.slices_budget)) {
