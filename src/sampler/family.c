@@ -13,16 +13,19 @@
 #include "proc/maps.h"
 #include "proc/task.h"
 
-/* Where the member's interpreter file is mapped now (0 when not at all). */
-static uint64_t image_of(int pid, const char *path)
+/* Where the member's interpreter file is mapped now, into *start (0 when
+ * not at all).  0, or -1 when its maps cannot be read: it has ended, or
+ * made itself undumpable (sampling finds and says which). */
+static int image_of(int pid, const char *path, uint64_t *start)
 {
     sonde_maps m;
+    *start = 0;
     if (sonde_maps_read(pid, &m) < 0)
-        return 0;
+        return -1;
     const sonde_map *base = sonde_maps_find_base(&m, path);
-    uint64_t start = base ? base->start : 0;
+    *start = base ? base->start : 0;
     sonde_maps_free(&m);
-    return start;
+    return 0;
 }
 
 /* "process PID (command line)", on one line (arguments can hold newlines,
@@ -177,7 +180,7 @@ static int try_join(sonde_family *f, int pid)
     sonde_family_member *m = &f->members[f->count++];
     m->walker = w;
     m->pid = pid;
-    m->image = image_of(pid, w->runtime.path);
+    image_of(pid, w->runtime.path, &m->image);
     label_of(pid, m->label, sizeof m->label);
     note_interpreter(f, pid, &w->runtime);
     f->joined++;
@@ -224,12 +227,16 @@ void sonde_family_drop(sonde_family *f, uint32_t i)
 }
 
 /* Members that exec'd: the interpreter moved, or left.  Re-attached in
- * place, or dropped when the new image is not Python. */
+ * place, or dropped when the new image is not Python.  A member whose
+ * maps cannot be read is left to its next sample, which tells that it
+ * ended or that sonde lost the right to read it (a drop here said
+ * neither: its samples just stopped). */
 static void follow_execs(sonde_family *f)
 {
     for (uint32_t i = 0; i < f->count;) {
         sonde_family_member *m = &f->members[i];
-        if (image_of(m->pid, m->walker->runtime.path) == m->image) {
+        uint64_t image;
+        if (image_of(m->pid, m->walker->runtime.path, &image) < 0 || image == m->image) {
             i++;
             continue;
         }
@@ -239,7 +246,7 @@ static void follow_execs(sonde_family *f)
             sonde_family_drop(f, i);
             continue;
         }
-        m->image = image_of(m->pid, m->walker->runtime.path);
+        image_of(m->pid, m->walker->runtime.path, &m->image);
         label_of(m->pid, m->label, sizeof m->label);
         i++;
     }
