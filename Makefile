@@ -7,7 +7,7 @@
 #   make test-asan            C tests, the command (with the hostile-program tests)
 #                             and the extension under ASan/UBSan
 #   make test-valgrind        C tests, fuzzers and the command under valgrind
-#   make test-repeat N=5      page, sampler, native and timeit tests N times under
+#   make test-repeat N=5      page, sampler, native, record-message and timeit tests N times under
 #                             a load on every CPU: no failure, no skip for load
 #   make bench                sonde against cProfile, yappi, pyinstrument
 #   make bench-sampler        sonde record against py-spy and austin

@@ -5,8 +5,8 @@ here however the run ends).
 usage: repeat.py [--rounds N] [--pythons "PY1 PY2 ..."] [--load-procs K] [TEST...]
 
 Each round is one pytest run of the files named (by default the page
-tests, test_sampler.py, test_sampler_modes.py, test_sampler_gc.py, test_native.py and
-test_timeit.py) with the interpreters `make test` uses.  The last line counts the tests of all
+tests, test_sampler.py, test_sampler_modes.py, test_sampler_gc.py, test_native.py,
+test_record_messages.py and test_timeit.py) with the interpreters `make test` uses.  The last line counts the tests of all
 rounds: N passed, N failed, N skipped, and how many of the skips give the
 machine's load as their reason, which must be none: a skip that names the
 load is a check that a busy machine leaves undone.  Exit 1 if any test
@@ -29,7 +29,7 @@ from load import Load  # noqa: E402
 
 TESTS = ["test_view.py", "test_view_fixes.py", "test_report.py", "test_diff.py",
          "test_sampler.py", "test_sampler_modes.py", "test_sampler_gc.py", "test_native.py",
-         "test_timeit.py"]
+         "test_record_messages.py", "test_timeit.py"]
 # A skip whose reason says the machine was busy, loaded, short of CPU.
 LOAD_REASON = re.compile(r"busy|load average|\bload\b|loaded|waiting for a CPU|waited .* for a CPU"
                          r"|CPU wait|ticks missed|the machine (?:was|is|changed)", re.I)
