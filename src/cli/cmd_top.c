@@ -260,7 +260,7 @@ static void draw(top_state *t)
     process_cwd(fam->count > 0 ? fam->members[0].pid : fam->root, cwd, sizeof cwd);
     printf("\033[H\033[2J");
     printf("sonde top: pid %d, %s   %.0f Hz, %.0f s, %u thread%s, GIL held %.0f%%, "
-           "collecting garbage %.0f%%\n", fam->root, python, t->rate, elapsed, t->threads,
+           "GC %.0f%%\n", fam->root, python, t->rate, elapsed, t->threads,
            t->threads == 1 ? "" : "s", t->ticks ? 100.0 * (double)t->gil_ticks / (double)t->ticks : 0.0,
            t->ticks ? 100.0 * (double)t->gc_ticks / (double)t->ticks : 0.0);
     printf("--mode %s (%s); press q or Ctrl-C to quit\n", sonde_sample_mode_name(t->opts->mode),

@@ -547,14 +547,16 @@ def test_top_under_a_terminal_quits_on_q(tmp_path):
     text = screen.decode("utf-8", "replace")
     assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
     assert "half" in text and "%Own" in text
-    # The thread's own line: its CPU share (the kernel's count) and its GIL
-    # share, which for the program's only thread is the header's.
+    # The thread's own line: its CPU share (the kernel's count), its GIL
+    # share and its share collecting garbage, which for the program's only
+    # thread are the header's.
     last = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", text).split("sonde top: pid")[-2]  # whole
     held = float(re.search(r"GIL held (\d+)%", last).group(1))
-    found = re.search(r"\n  MainThread +([\d.]+)% CPU +([\d.]+)% GIL\r?\n", last)
+    collecting = float(re.search(r"GIL held \d+%, GC (\d+)%", last).group(1))
+    found = re.search(r"\n  MainThread +([\d.]+)% CPU +([\d.]+)% GIL +([\d.]+)% GC\r?\n", last)
     assert found, last
-    cpu, gil = map(float, found.groups())
-    assert 0 < cpu <= 101 and abs(gil - held) <= 1, last
+    cpu, gil, gc = map(float, found.groups())
+    assert 0 < cpu <= 101 and abs(gil - held) <= 1 and abs(gc - collecting) <= 1, last
     # Files as py-spy shows them: relative to the program's directory, so
     # the line number stays on an 80-column screen.
     assert re.search(r"half \(prog\.py:\d+\)", text), text[-2000:]
