@@ -76,9 +76,13 @@ def record(python, tmp_path, *extra):
     below_main = {}
     for line in out.read_text().splitlines():
         stack, n = line.rsplit(" ", 1)
-        names = [frame.split(" (")[0] for frame in stack.split(";")]
-        if "main" in names and names[names.index("main") - 1] == "<module>":
-            key = tuple(names[names.index("main") + 1:])
+        frames = stack.split(";")
+        # the program's main, not site's (the automatic collector may run
+        # while site imports a .pth file's module, before gc.disable())
+        mains = [i for i, frame in enumerate(frames)
+                 if frame.startswith("main (") and "prog.py:" in frame]
+        if mains:
+            key = tuple(frame.split(" (")[0] for frame in frames[mains[0] + 1:])
             below_main[key] = below_main.get(key, 0) + int(n)
     return below_main, truth, proc.stderr
 
