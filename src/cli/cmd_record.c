@@ -29,6 +29,7 @@
 #include "launch.h"
 #include "options.h"
 #include "output.h"
+#include "record_every.h"
 #include "sample_opts.h"
 
 typedef struct record_opts {
@@ -38,6 +39,8 @@ typedef struct record_opts {
     char **cmd;
     int native;                  /* --native (or --native-all) */
     cli_sample_opts sample;      /* --mode, --idle, --gil, --thread */
+    long keep;                   /* --keep N (with --every) */
+    unsigned long long keep_bytes;   /* --keep-bytes SIZE (with --every) */
 } record_opts;
 
 /* -d's reader: seconds, more than 0 and less than 1e7, into the double
@@ -69,6 +72,20 @@ static const cli_opt option_table[] = {
       .help = "stop after this long (default: until the process ends)" },
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(record_opts, pid), .help = "the running process to sample" },
+    { .long_name = "every", .arg = "SECS", .type = CLI_REAL,
+      .offset = offsetof(record_opts, s.every), .min = 1, .max = 1e7,
+      .what = "needs a number of seconds from 1 to 10000000",
+      .help = "a file per interval of this many seconds, into the\n"
+              "folder -o names (default sonde-PID), each named by its\n"
+              "start time (default format pprof)" },
+    { .long_name = "keep", .arg = "N", .type = CLI_COUNT, .offset = offsetof(record_opts, keep),
+      .min = 1, .max = 1e9, .what = "needs a number of files from 1 to 1000000000",
+      .help = "with --every: keep only the newest N files written" },
+    { .long_name = "keep-bytes", .arg = "SIZE", .type = CLI_CALL,
+      .offset = offsetof(record_opts, keep_bytes), .call = cli_take_size,
+      .help = "with --every: keep only the newest files written that\n"
+              "fit in SIZE bytes (K, M, G: KiB, MiB, GiB; the newest\n"
+              "file always stays)" },
     CLI_SAMPLE_OPTIONS(record_opts, sample),
     { .long_name = "threads", .type = CLI_FLAG, .offset = offsetof(record_opts, s.thread_roots),
       .set = 1, .help = "put each thread at the root of its stacks" },
@@ -91,6 +108,7 @@ const cli_command cmd_record = {
     .name = "record",
     .summary = "sample a running Python process from outside (replaces py-spy record)",
     .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS]\n"
+                "[--every SECONDS [--keep N] [--keep-bytes SIZE]]\n"
                 "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
                 "[--threads] [--subprocesses] [--native | --native-all]\n"
                 "(-p PID | -- CMD [ARGS...])",
@@ -110,7 +128,8 @@ const cli_command cmd_record = {
              "of every thread (threads that never ran Python too): a thread running\n"
              "Python is stopped alone for the microseconds its stack takes to copy\n"
              "(ptrace); the others are read by perf without a stop where the kernel\n"
-             "allows it.",
+             "allows it.  --every writes a profile per interval into a folder, for a\n"
+             "service profiled for hours: sonde merge sums any window of them.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
@@ -142,6 +161,11 @@ static int parse(int argc, char **argv, record_opts *o)
     o->s.threads = o->sample.threads.n ? &o->sample.threads : NULL;
     if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
+    if ((o->keep || o->keep_bytes) && !o->s.every)
+        return cli_usage_error("record", "--keep and --keep-bytes bound --every's files: give "
+                               "--every SECONDS too");
+    if (!o->format)
+        o->format = o->s.every ? "pprof" : "flamegraph";
     const sonde_format *fmt = sonde_format_find(o->format);
     if (!fmt || strcmp(o->format, "pstats") == 0)
         return cli_usage_error("record", "unknown format '%s' (use flamegraph, speedscope, "
@@ -156,21 +180,34 @@ static long start_command(char **cmd)
     return pid < 0 ? cli_fail(-1, "cannot start %s: %s", cmd[0], strerror(errno)) : pid;
 }
 
-/* Where the profile goes, checked: -o, else sonde-PID.EXT in the current
- * folder (its name kept in name).  0, or an exit code after printing why
- * it cannot be written. */
-static int open_output(const record_opts *o, long pid, char *name, size_t len, cli_output *out)
+/* The extension of a file in the format. */
+static const char *format_ext(const char *format)
 {
     static const struct { const char *format, *ext; } exts[] = {
         { "flamegraph", "svg" }, { "speedscope", "speedscope.json" }, { "chrome", "trace.json" },
         { "collapsed", "txt" }, { "json", "json" }, { "pprof", "pb.gz" },
     };
-    const char *ext = "out";
     for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
-        if (strcmp(exts[i].format, o->format) == 0)
-            ext = exts[i].ext;
-    snprintf(name, len, "sonde-%ld.%s", pid, ext);
-    return cli_output_open(out, o->out ? o->out : name);
+        if (strcmp(exts[i].format, format) == 0)
+            return exts[i].ext;
+    return "out";
+}
+
+/* Where the profile goes, checked: -o, else sonde-PID.EXT in the current
+ * folder (its name kept in name); with --every, the folder -o names, else
+ * sonde-PID, into *every.  0, or an exit code after printing why it
+ * cannot be written. */
+static int open_output(const record_opts *o, long pid, char *name, size_t len, cli_output *out,
+                       cli_every *every)
+{
+    if (!o->s.every) {
+        snprintf(name, len, "sonde-%ld.%s", pid, format_ext(o->format));
+        return cli_output_open(out, o->out ? o->out : name);
+    }
+    snprintf(name, len, "sonde-%ld", pid);
+    *every = (cli_every){ .dir = o->out ? o->out : name, .ext = format_ext(o->format),
+                          .pid = pid, .keep = o->keep, .keep_bytes = o->keep_bytes };
+    return cli_every_check_dir(every->dir);
 }
 
 /* CPU seconds (user + system) of pid, its reaped children's included,
@@ -271,6 +308,41 @@ static int write_profile(const record_opts *o, const cli_output *out, sonde_prof
     return rc;
 }
 
+/* --every: what writing an interval's profile needs. */
+typedef struct interval_writer {
+    const record_opts *o;
+    cli_every *every;
+    long pid;
+    int64_t start_ns;      /* when sampling began, ns since the epoch */
+    double cpu_before;     /* the CPU the root had used as the interval began; < 0: unknown */
+} interval_writer;
+
+/* The profile of [from_ns, to_ns) of sampling into the folder, saying
+ * what was profiled then.  0, or an exit code after printing why not. */
+static int write_interval(interval_writer *iw, sonde_profile *p, const sonde_sampler_counts *c,
+                          uint64_t from_ns, uint64_t to_ns)
+{
+    double cpu = cpu_of(iw->pid);
+    p->about.start_ns = iw->start_ns + (int64_t)from_ns;
+    p->about.wall = (double)(to_ns - from_ns) * 1e-9;
+    p->about.cpu = cpu >= 0 && iw->cpu_before >= 0 ? cpu - iw->cpu_before : -1;
+    p->about.processes = c->processes;
+    iw->cpu_before = cpu;
+    cli_output out;
+    int rc = cli_every_next(iw->every, p->about.start_ns, &out);
+    if (rc == 0)
+        rc = write_profile(iw->o, &out, p);
+    return rc ? rc : cli_every_written(iw->every, &out);
+}
+
+/* The sampler's on_interval: a whole interval ended. */
+static int interval_ended(void *ctx, sonde_profile *p, const sonde_sampler_counts *c,
+                          uint64_t from_ns)
+{
+    interval_writer *iw = ctx;
+    return write_interval(iw, p, c, from_ns, from_ns + (uint64_t)(iw->o->s.every * 1e9));
+}
+
 /* The summary on stderr: what was sampled, what was kept and why the rest
  * was not, and where it went. */
 /* 1 when sampling stopped because -d passed: not the process's end, nor
@@ -353,7 +425,21 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
                 c->idle ? "no thread read used CPU (--mode wall keeps idle threads)"
                         : "no Python code was seen running");
     print_mode(o, c);
-    fprintf(stderr, "sonde: wrote %s (%s)\n", path, o->format);
+    if (path)
+        fprintf(stderr, "sonde: wrote %s (%s)\n", path, o->format);
+}
+
+/* --every's line of the summary: the files written and kept. */
+static void print_files(const record_opts *o, const cli_every *e)
+{
+    fprintf(stderr, "sonde: wrote %llu file%s (%s) into %s, one per %g s of sampling, the last "
+            "%s", (unsigned long long)e->written, e->written == 1 ? "" : "s", o->format, e->dir,
+            o->s.every, e->newest);
+    if (e->removed)
+        fprintf(stderr, "; removed the %llu oldest for %s (%zu stay, %llu bytes)",
+                (unsigned long long)e->removed, o->keep ? "--keep" : "--keep-bytes", e->nfiles,
+                e->bytes);
+    fprintf(stderr, "\n");
 }
 
 /* Why nothing could be recorded, in one line. */
@@ -378,7 +464,7 @@ static void print_nothing(const record_opts *o, const sonde_family *f, long pid,
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
-    record_opts o = { .format = "flamegraph", .s = { .rate = 100 } };
+    record_opts o = { .s = { .rate = 100 } };
     int rc = parse(argc, argv, &o);
     if (rc != 0)
         return cli_exit(rc);
@@ -390,9 +476,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     /* -o is checked before anything starts; sonde-PID.EXT once the
      * command has a pid (the folder it goes to is checked before). */
     cli_output out;
+    cli_every every = { 0 };
     char name[64];
     if (o.out || o.pid)
-        rc = open_output(&o, o.pid, name, sizeof name, &out);
+        rc = open_output(&o, o.pid, name, sizeof name, &out, &every);
     else if (access(".", W_OK | X_OK) < 0)
         rc = cli_fail(SONDE_EXIT_FAILED, "cannot write in the current folder: %s (give -o FILE)",
                       strerror(errno));
@@ -409,7 +496,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (started && (pid = start_command(o.cmd)) < 0)
         return SONDE_EXIT_FAILED;
     if (started && !o.out)
-        rc = open_output(&o, pid, name, sizeof name, &out);
+        rc = open_output(&o, pid, name, sizeof name, &out, &every);
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);
@@ -421,6 +508,12 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_sampler_counts counts = { 0 };
     double cpu_before;
     about_begin(&o, pid, &p.about, &cpu_before);
+    interval_writer iw = { .o = &o, .every = &every, .pid = pid, .start_ns = p.about.start_ns,
+                           .cpu_before = cpu_before };
+    if (o.s.every) {
+        o.s.on_interval = interval_ended;
+        o.s.interval_ctx = &iw;
+    }
     char err[512];
     if (rc != 0) {
         /* sonde-PID.EXT cannot be written: the command runs unsampled */
@@ -440,9 +533,21 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_FAILED, "--thread %s: no thread of the process%s sampled has "
                       "this name or id (names: threading's, or /proc's comm; ids: the kernel's "
                       "thread ids): nothing recorded", names, counts.processes > 1 ? "es" : "");
+    } else if (counts.interval_failed) {
+        rc = SONDE_EXIT_FAILED; /* an interval's file could not be written: said */
     } else if (counts.processes == 0) {
         print_nothing(&o, family, pid, &counts);
         rc = SONDE_EXIT_FAILED;
+    } else if (o.s.every) {
+        /* the interval sampling ended in, unless it is empty and follows others */
+        uint64_t end_ns = (uint64_t)(counts.seconds * 1e9);
+        if (p.nthreads > 0 || every.written == 0)
+            rc = write_interval(&iw, &p, &counts, counts.interval_ns,
+                                end_ns > counts.interval_ns ? end_ns : counts.interval_ns);
+        if (rc == 0) {
+            print_summary(&o, &counts, NULL);
+            print_files(&o, &every);
+        }
     } else {
         about_end(pid, &counts, cpu_before, &p.about);
         if ((rc = write_profile(&o, &out, &p)) == 0)
@@ -450,6 +555,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     sonde_family_free(family);
     free(family);
+    cli_every_free(&every);
     sonde_profile_free(&p);
     sonde_thread_filter_free(&o.sample.threads);
     sigaction(SIGINT, &old_int, NULL);

@@ -1,6 +1,7 @@
 /* inputs.c - one or several profile files read as one; see inputs.h. */
 #include "inputs.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,9 +55,26 @@ static const char *kind_name(enum sonde_load_kind k)
            : k == SONDE_LOADED_MEM ? "sonde mem's per-line memory" : "a profile of calls";
 }
 
-/* The label of file's process, made unique among labels[0..n). */
+/* The span of time a file's profile covers, ns since the epoch; {0, 0}
+ * when it does not say. */
+typedef struct span {
+    int64_t start, end;
+} span;
+
+/* 1 when a and b are known and apart: two windows of one process (record
+ * --every's files), which may share its label.  Adjacent windows may
+ * seem to overlap by the rounding of their files' times. */
+static int apart(span a, span b)
+{
+    const int64_t slack = 10000000; /* 10 ms */
+    return a.end > a.start && b.end > b.start &&
+           (a.end - slack <= b.start || b.end - slack <= a.start);
+}
+
+/* The label of file's process, made unique among labels[0..n) but for the
+ * parts of the same process in other windows of time (spans). */
 static void label_for(const one *o, const char *file, char labels[][SONDE_MERGE_LABEL_MAX],
-                      int n)
+                      span *spans, int n)
 {
     int pid = o->p.pid;
     sonde_about doc_about;
@@ -68,12 +86,14 @@ static void label_for(const one *o, const char *file, char labels[][SONDE_MERGE_
     }
     char *out = labels[n];
     sonde_merge_label(out, SONDE_MERGE_LABEL_MAX, pid, a, file);
+    if (!o->has_doc && a->start_ns > 0 && a->wall > 0 && a->wall < 1e9)
+        spans[n] = (span){ a->start_ns, a->start_ns + (int64_t)(a->wall * 1e9) };
     sonde_about_clear(&doc_about);
     size_t len = strlen(out);
     for (int copy = 2;; copy++) {
         int seen = 0;
         for (int i = 0; i < n && !seen; i++)
-            seen = strcmp(labels[i], out) == 0;
+            seen = strcmp(labels[i], out) == 0 && !apart(spans[i], spans[n]);
         if (!seen)
             return;
         char tail[16];
@@ -173,9 +193,11 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
                         const char *label, cli_inputs *in)
 {
     char (*labels)[SONDE_MERGE_LABEL_MAX] = calloc((size_t)n, sizeof *labels);
+    span *spans = calloc((size_t)n, sizeof *spans);
     one *docs = calloc((size_t)n, sizeof *docs); /* documents stay until summed */
     one first, cur;
-    int rc = labels && docs ? 0 : cli_fail(SONDE_EXIT_FAILED, "out of memory"), loaded = 0;
+    int rc = labels && spans && docs ? 0 : cli_fail(SONDE_EXIT_FAILED, "out of memory"),
+        loaded = 0;
     for (int i = 0; rc == 0 && i < n; i++) {
         one *o = i == 0 ? &first : &cur;
         if ((rc = one_load(env, files[i], o)) != 0) {
@@ -190,7 +212,7 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
         if (label)
             snprintf(labels[i], sizeof labels[i], "%s", label);
         else
-            label_for(o, files[i], labels, i);
+            label_for(o, files[i], labels, spans, i);
         in->kind = o->kind;
         if (o->kind != SONDE_LOADED_PROFILE) {
             docs[i].doc = o->doc; /* moved: freed with docs (first keeps a view) */
@@ -216,6 +238,7 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
     if (loaded)
         one_free(&first);
     free(docs);
+    free(spans);
     free(labels);
     return rc;
 }

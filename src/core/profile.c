@@ -42,6 +42,23 @@ void sonde_profile_free(sonde_profile *p)
     memset(p, 0, sizeof *p);
 }
 
+void sonde_profile_clear_tree(sonde_profile *p)
+{
+    p->nnodes = 1; /* index 0 stays SONDE_NO_NODE */
+    p->nthreads = 0;
+    p->nevents = 0;
+    p->events_dropped = 0;
+    p->nslices = 0;
+    p->slices_dropped = 0;
+    p->nsteps = 0;
+    p->ndevice_tracks = 0;
+    for (int i = 0; i < SONDE_NFIGURES; i++)
+        p->nfigure[i] = 0;
+    if (p->wide)
+        memset(p->wide, 0, (size_t)p->wide_slots * sizeof *p->wide);
+    p->nwide = 0;
+}
+
 int64_t *sonde_profile_figure(sonde_profile *p, enum sonde_node_figure which, uint32_t node)
 {
     if (node >= p->nfigure[which]) {

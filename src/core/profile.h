@@ -217,6 +217,10 @@ typedef struct sonde_profile {
 /* 0 on success, -1 on out of memory. */
 int sonde_profile_init(sonde_profile *p);
 void sonde_profile_free(sonde_profile *p);
+/* Forgets the tree, the threads and the timelines, keeping the strings,
+ * functions and mappings (which a sampler's caches name): the profile of
+ * the next interval (record --every). */
+void sonde_profile_clear_tree(sonde_profile *p);
 
 /* node's entry of the figure (node < nnodes), its array made or grown to
  * every node with SONDE_NO_FIGURE entries; NULL on out of memory. */

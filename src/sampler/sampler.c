@@ -358,7 +358,8 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
 {
     for (uint32_t i = 0; i < family->count;) {
         sonde_family_member *m = &family->members[i];
-        int got = sample_member(m, ns, p, index, o, threads, t_ns, counts, stop_now);
+        int got = sample_member(m, ns, p, index, o, threads, t_ns - counts->interval_ns, counts,
+                                stop_now);
         if (got == -EPERM || got == -EACCES) {
             /* It made itself undumpable, or changed its user: what was
              * read stays, and is said; it is sampled no more. */
@@ -400,6 +401,24 @@ static int sample_family(sonde_family *family, native_states *ns, sonde_profile 
     return 0;
 }
 
+/* record --every at t_ns, past the end of the interval the profile holds:
+ * the profile goes to on_interval (when the family has had a process), is
+ * cleared, and the interval t_ns falls in begins.  0, or -1 when
+ * on_interval asked to stop. */
+static int next_interval(sonde_profile *p, sonde_u64map *index, const sonde_sampler_opts *o,
+                         uint64_t t_ns, uint64_t every, sonde_sampler_counts *counts)
+{
+    if (counts->processes && o->on_interval(o->interval_ctx, p, counts, counts->interval_ns)) {
+        counts->interval_failed = 1;
+        return -1;
+    }
+    sonde_profile_clear_tree(p);
+    sonde_u64map_free(index); /* it names the profile's threads */
+    sonde_u64map_init(index);
+    counts->interval_ns += (t_ns - counts->interval_ns) / every * every;
+    return 0;
+}
+
 int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sampler_opts *o,
                       volatile sig_atomic_t *stop, sonde_sampler_counts *counts)
 {
@@ -420,9 +439,13 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     const uint64_t start = sonde_clock_ns();
     const uint64_t end = o->duration > 0 ? start + (uint64_t)(o->duration * 1e9) : UINT64_MAX;
     uint64_t slot = start, full_at = 0;
+    const uint64_t every = o->every > 0 ? (uint64_t)(o->every * 1e9) : 0;
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = sonde_clock_ns() - start;
+        if (every && t_ns - counts->interval_ns >= every &&
+            next_interval(p, &index, o, t_ns, every, counts) < 0)
+            break;
         int looked = look_for_processes(family, t_ns, &full_at);
         if (looked == -ESRCH) {
             counts->ended = 1;

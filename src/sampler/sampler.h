@@ -79,6 +79,8 @@ typedef struct sonde_native_ops {
     void (*summary)(FILE *f, const sonde_native_tally *t);
 } sonde_native_ops;
 
+typedef struct sonde_sampler_counts sonde_sampler_counts;
+
 typedef struct sonde_sampler_opts {
     double rate;          /* samples per second */
     double duration;      /* seconds; 0 = until the process ends or stop is set */
@@ -94,9 +96,20 @@ typedef struct sonde_sampler_opts {
     void *tick_ctx;
     const sonde_native_ops *native;   /* native frames too (--native); NULL: Python only */
     int native_all;                   /* keep the interpreter's own frames (--native-all) */
+    /* record --every: each `every` seconds of sampling (0: never), once
+     * the family has a process, on_interval gets the profile of the
+     * interval that ended, [from_ns, from_ns + every) of sampling; the
+     * profile is then cleared (sonde_profile_clear_tree) for the next.
+     * Its timeline's times count from the interval's start.  An interval
+     * sampling skipped whole (sonde was stopped) gets no call.  Nonzero
+     * stops sampling. */
+    double every;
+    int (*on_interval)(void *ctx, sonde_profile *p, const sonde_sampler_counts *counts,
+                       uint64_t from_ns);
+    void *interval_ctx;
 } sonde_sampler_opts;
 
-typedef struct sonde_sampler_counts {
+struct sonde_sampler_counts {
     uint64_t ticks;       /* snapshots taken */
     uint64_t missed;      /* ticks skipped because a snapshot ran late */
     uint64_t torn;        /* thread stacks that could not be read whole */
@@ -126,7 +139,9 @@ typedef struct sonde_sampler_counts {
     uint32_t processes;   /* processes sampled, in all */
     sonde_native_tally native;   /* with opts.native */
     char error[512];      /* why sampling stopped early (sonde_sampler_run returned -2) */
-} sonde_sampler_counts;
+    uint64_t interval_ns; /* with every: where the profile's interval began, ns of sampling */
+    int interval_failed;  /* with every: on_interval stopped sampling */
+};
 
 /* Why sonde_sampler_run stopped early: its negative returns. */
 enum sonde_sampler_stop {
