@@ -30,6 +30,7 @@
 #include "../core/u64map.h"
 #include "family.h"
 #include "mode.h"
+#include "native/outcomes.h"
 #include "thread_filter.h"
 #include "walker.h"
 
@@ -49,8 +50,8 @@ typedef struct sonde_native_tally {
     uint64_t traced;          /* threads another tracer held (ptrace refused), each once */
     uint64_t over;            /* running threads past what one snapshot holds, not read */
     uint64_t cut;             /* snapshots whose listing of threads was cut (time bound) */
-    uint64_t ends[8];         /* unwinds by how they ended: native/unwind.h's enum */
-    uint64_t merges[8];       /* merges by result: native/merge.h's enum */
+    uint64_t ends[SONDE_NATIVE_ENDS];      /* unwinds by how they ended */
+    uint64_t merges[SONDE_MERGE_RESULTS];  /* merges by result */
     uint64_t unmapped;        /* frames at an address in no mapped object (unmapped, JIT) */
     uint64_t maps_reads;      /* /proc/PID/maps read again for an address in no known object */
     uint64_t stopped_ns;      /* time threads were held stopped, in all */

@@ -34,18 +34,13 @@
 
 #include <stdint.h>
 
+#include "outcomes.h"
+
 enum sonde_merge_kind {
     SONDE_MERGE_NATIVE = 0,   /* a frame to keep: extension, library, program */
     SONDE_MERGE_EVAL,         /* the evaluation loop: replaced by Python frames */
     SONDE_MERGE_INTERP,       /* the interpreter's own work: kept inside the innermost eval frame */
     SONDE_MERGE_CALL,         /* its call machinery, or code without a name: dropped by default */
-};
-
-enum sonde_merge_result {
-    SONDE_MERGE_EXACT = 0,
-    SONDE_MERGE_TOLERATED,    /* one eval frame more than runs (the innermost left empty) */
-    SONDE_MERGE_PARTIAL,      /* an incomplete native stack: runs left over put outermost */
-    SONDE_MERGE_AMBIGUOUS,    /* counts that no rule explains: see above */
 };
 
 typedef struct sonde_merge_out {   /* one frame of the merged stack */

@@ -47,17 +47,10 @@
 #include <stdint.h>
 
 #include "objects.h"
+#include "outcomes.h"
 #include "stack.h"
 
 #define SONDE_NATIVE_MAX_DEPTH 512   /* frames kept per stack */
-
-enum sonde_native_end {
-    SONDE_NATIVE_COMPLETE = 0,   /* reached the outermost frame */
-    SONDE_NATIVE_DEPTH,          /* deeper than SONDE_NATIVE_MAX_DEPTH */
-    SONDE_NATIVE_OUT_OF_COPY,    /* a read fell outside the stack copy */
-    SONDE_NATIVE_NO_UNWIND_INFO, /* no CFI and no usable frame pointer */
-    SONDE_NATIVE_BAD_FRAME,      /* CFI that cannot be followed, or a frame that goes nowhere */
-};
 
 typedef struct sonde_native_frame {
     uint64_t pc;      /* innermost: where the thread was; others: a return address */
@@ -68,7 +61,7 @@ typedef struct sonde_native_frame {
 typedef struct sonde_native_counts {   /* totals over many unwinds */
     uint64_t stacks, frames;
     uint64_t fp_steps;                 /* steps made by frame pointer: no CFI there */
-    uint64_t ends[5];                  /* stacks by enum sonde_native_end */
+    uint64_t ends[SONDE_NATIVE_ENDS];  /* stacks by enum sonde_native_end */
     uint64_t refreshes;                /* map re-reads for a pc in no known object */
 } sonde_native_counts;
 
