@@ -25,6 +25,9 @@ PREFIX ?= /usr/local
 CC ?= cc
 BUILD ?= build
 
+# The version's one home is pyproject.toml (setup.py and make_wheel.py read it too).
+SONDE_VERSION := $(shell sed -n 's/^version = "\([^"]*\)"$$/\1/p' pyproject.toml)
+
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := $(WARN) -D_GNU_SOURCE -fPIC -fvisibility=hidden $(CFLAGS)
@@ -74,6 +77,9 @@ print-sources:
 $(BUILD)/obj/libsonde/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/libsonde/cli/cli.o: ALL_CFLAGS += -DSONDE_VERSION='"$(SONDE_VERSION)"'
+$(BUILD)/obj/libsonde/cli/cli.o: pyproject.toml
 
 $(BUILD)/obj/command/%.o: src/%.c $(HEADERS)
 	@mkdir -p $(dir $@)

@@ -54,6 +54,15 @@ def artifact_sources(root=HERE):
     return found
 
 
+def project_version(path=os.path.join(HERE, "pyproject.toml")):
+    """pyproject.toml's version: its one home (the Makefile reads it too)."""
+    with open(path) as f:
+        for line in f:
+            if line.startswith("version = "):
+                return line.split('"')[1]
+    raise SystemExit("setup.py: pyproject.toml names no version")
+
+
 def libraries(*names):
     """The -lNAME words of sources.mk's X_LDLIBS, as setuptools takes them."""
     mk = read_sources_mk()
@@ -110,7 +119,7 @@ def main():
             Extension(
                 "sonde._sonde",
                 sources=sources["libsonde"] + [view_assets] + sources["extension"],
-                define_macros=[("_GNU_SOURCE", "1")],
+                define_macros=[("_GNU_SOURCE", "1"), ("SONDE_VERSION", '"%s"' % project_version())],
                 include_dirs=["src"],
                 extra_compile_args=["-std=c11", "-fvisibility=hidden"],
                 libraries=libraries("LIBSONDE", "EXTENSION"),

@@ -46,8 +46,6 @@ except ImportError as _engine_error:
 
 __all__ = ["LineProfiler", "MemoryProfiler", "Profile", "ProfilerActiveError", "profile", "run",
            "runctx", "timeit"]
-__version__ = "0.1.0"
-
 
 # Importing sonde imports nothing else: `sonde run` loads this package into
 # the program's process, which must find the modules a bare interpreter has
@@ -63,10 +61,26 @@ def __getattr__(name):
         from ._timeit import timeit as value
     elif name == "memory_usage":
         from ._memory_usage import memory_usage as value
+    elif name == "__version__":
+        value = _version()
     else:
         raise AttributeError("module 'sonde' has no attribute %r" % name)
     globals()[name] = value
     return value
+
+
+def _version():
+    """pyproject.toml's version, as the extension was built with it (or as
+    the installed package's metadata says, where the extension is missing)."""
+    try:
+        from ._sonde import VERSION
+        return VERSION
+    except ImportError:
+        from importlib import metadata
+        try:
+            return metadata.version("sonde")
+        except metadata.PackageNotFoundError:
+            return "unknown"
 
 
 def load_ipython_extension(ipython):

@@ -7,7 +7,15 @@
 #include "commands.h"
 #include "options.h"
 
-#define SONDE_VERSION "0.1.0"
+/* The version's one home is pyproject.toml: the Makefile and setup.py pass it. */
+#ifndef SONDE_VERSION
+#error "SONDE_VERSION is pyproject.toml's version, given by the Makefile or setup.py"
+#endif
+
+const char *sonde_version(void)
+{
+    return SONDE_VERSION;
+}
 
 const cli_command *const cli_commands[] = {
     &cmd_run, &cmd_report, &cmd_lines, &cmd_mem, &cmd_view, &cmd_diff, &cmd_record, &cmd_top,
@@ -37,7 +45,7 @@ int sonde_main(int argc, char **argv, const sonde_env *env)
         return 0;
     }
     if (strcmp(name, "-V") == 0 || strcmp(name, "--version") == 0) {
-        printf("sonde %s\n", SONDE_VERSION);
+        printf("sonde %s\n", sonde_version());
         return 0;
     }
     for (size_t i = 0; i < cli_ncommands; i++)

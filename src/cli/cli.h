@@ -11,6 +11,9 @@ typedef struct sonde_env {
     const struct sonde_native_ops *native;
 } sonde_env;
 
+/* sonde's version (pyproject.toml's). */
+const char *sonde_version(void);
+
 /* Runs one sonde command; returns the process exit code. */
 int sonde_main(int argc, char **argv, const sonde_env *env);
 

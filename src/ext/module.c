@@ -182,7 +182,8 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__sonde(void)
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
         return NULL;
-    if (sonde_profiler_add_type(m) < 0 || sonde_lines_add_type(m) < 0) {
+    if (sonde_profiler_add_type(m) < 0 || sonde_lines_add_type(m) < 0 ||
+        PyModule_AddStringConstant(m, "VERSION", sonde_version()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

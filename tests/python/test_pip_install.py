@@ -9,7 +9,7 @@ import subprocess
 import sys
 from glob import glob
 
-from conftest import ROOT
+from conftest import ROOT, SONDE
 
 
 def sources_of_both_builds(root):
@@ -114,3 +114,29 @@ def test_pip_install_into_fresh_venv(tmp_path):
     assert page.returncode == 0, page.stderr
     html = (tmp_path / "w.html").read_text()
     assert "Content-Security-Policy" in html and "function buildTree(" in html
+    # The version's one home, pyproject.toml, reaches the command, the
+    # module and the installed metadata alike.
+    said = subprocess.run([str(venv / "bin" / "sonde"), "--version"], env=env,
+                          stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    module = subprocess.run([str(venv / "bin" / "python"), "-c",
+                             "import sonde, importlib.metadata as m;"
+                             "print(sonde.__version__, m.version('sonde'))"],
+                            cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                            universal_newlines=True, check=True)
+    assert said.stdout.split() == ["sonde", project_version()]
+    assert module.stdout.split() == [project_version()] * 2
+
+
+def project_version():
+    return runpy.run_path(os.path.join(ROOT, "setup.py"), run_name="version")["project_version"]()
+
+
+def test_the_build_trees_version_is_pyprojects():
+    """make's command and extension say pyproject.toml's version."""
+    said = subprocess.run([SONDE, "--version"], stdout=subprocess.PIPE, universal_newlines=True,
+                          check=True)
+    module = subprocess.run([sys.executable, "-c", "import sonde; print(sonde.__version__)"],
+                            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "build", "python")),
+                            stdout=subprocess.PIPE, universal_newlines=True, check=True)
+    assert said.stdout.split() == ["sonde", project_version()]
+    assert module.stdout.strip() == project_version()
