@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 
 from load import Load  # noqa: E402
 
-TESTS = ["test_view.py", "test_view_fixes.py", "test_report.py", "test_diff.py",
+TESTS = ["test_view.py", "test_view_real_profiles.py", "test_report.py", "test_diff.py",
          "test_sampler.py", "test_sampler_modes.py", "test_sampler_gc.py", "test_native.py",
          "test_record_messages.py", "test_timeit.py"]
 # A skip whose reason says the machine was busy, loaded, short of CPU.

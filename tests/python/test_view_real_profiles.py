@@ -1,7 +1,8 @@
-"""Defects of sonde view's page seen on real profiles (stop 18): the import
-machinery stayed unfolded under `import torch` (sonde's own --torch loader
-broke the fold); sunburst labels overlapped in narrow wedges; the
-sandwich's frames answer the mouse through one hit test."""
+"""sonde view's page drawn from real programs' profiles (pytest's,
+networkx's, a torch CNN's): no two sunburst labels share any area, the
+import machinery under `import torch` folds into one frame, the sandwich's
+frames answer the mouse through one hit test, and the sandwich without a
+selection shows a function the flame graph draws."""
 
 import json
 import os
