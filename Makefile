@@ -147,10 +147,18 @@ $(NATIVE_TEST)/testprog: tests/native/testprog.c
 	@mkdir -p $(dir $@)
 	cc $(NATIVE_TEST_FLAGS) $< -o $@ -ldl
 
-C_TESTS := $(filter-out %_main.c,$(wildcard tests/c/test_*.c)) tests/c/test_main.c tests/c/fixture.c
-$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) $(NATIVE_TEST_FILES)
+C_TEST_FILES := $(filter-out %_main.c,$(wildcard tests/c/test_*.c))
+C_TESTS := $(C_TEST_FILES) tests/c/test_main.c tests/c/fixture.c
+# The C tests' one register: every `void test_NAME(void)` the test files
+# define, as TEST(test_NAME) lines in file order; test_main.c declares and
+# runs them all.
+$(BUILD)/gen/c_tests.h: $(C_TEST_FILES)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Isrc -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
+	sed -n 's/^void \(test_[a-z0-9_]*\)(void)$$/TEST(\1)/p' $(C_TEST_FILES) > $@
+$(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(BUILD)/gen/c_tests.h $(LIBSONDE_OBJ) \
+                     $(COMMAND_LIB_OBJ) $(NATIVE_TEST_FILES)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Isrc -I$(BUILD)/gen -DSONDE_TEST_NATIVE_DIR='"$(abspath $(NATIVE_TEST))"' \
 	  -DSONDE_TEST_NATIVE_SRC='"$(abspath tests/native)"' \
 	  $(C_TESTS) $(LIBSONDE_OBJ) $(COMMAND_LIB_OBJ) -o $@ $(COMMAND_LDLIBS) $(LIBSONDE_LDLIBS)
 

@@ -23,34 +23,4 @@ void check_dbl_at(double got, double want, const char *expr, const char *file, i
 void check_str_at(const char *got, const char *want, const char *expr, const char *file,
                   int line);
 
-/* One entry point per test file, called by test_main.c. */
-void test_buf(void);
-void test_grow(void);
-void test_strtab(void);
-void test_u64map(void);
-void test_livemap(void);
-void test_profile(void);
-void test_ops(void);
-void test_timeline(void);
-void test_stats(void);
-void test_marshal(void);
-void test_pstats(void);
-void test_formats(void);
-void test_collapsed(void);
-void test_collapsed_read(void);
-void test_json(void);
-void test_about(void);
-void test_dot(void);
-void test_table(void);
-void test_diff(void);
-void test_time_tree(void);
-void test_flame_layout(void);
-void test_page(void);
-void test_verdict(void);
-void test_json_read(void);
-void test_pprof(void);
-void test_options(void);
-void test_mem_account(void);
-void test_docs(void);
-
 #endif

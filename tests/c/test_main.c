@@ -4,7 +4,12 @@
 #include <string.h>
 
 #include "harness.h"
-#include "sampler_tests.h"
+
+/* Every test file's entry points, as the Makefile lists them from their
+ * definitions (build/gen/c_tests.h: TEST(test_NAME) lines). */
+#define TEST(name) void name(void);
+#include "c_tests.h"
+#undef TEST
 
 int harness_passed, harness_failed;
 
@@ -50,40 +55,8 @@ int harness_report(void)
 
 int main(void)
 {
-    test_buf();
-    test_grow();
-    test_strtab();
-    test_u64map();
-    test_livemap();
-    test_profile();
-    test_ops();
-    test_timeline();
-    test_stats();
-    test_marshal();
-    test_pstats();
-    test_formats();
-    test_collapsed();
-    test_collapsed_read();
-    test_json();
-    test_about();
-    test_dot();
-    test_table();
-    test_diff();
-    test_time_tree();
-    test_flame_layout();
-    test_page();
-    test_verdict();
-    test_json_read();
-    test_pprof();
-    test_options();
-    test_mem_account();
-    test_docs();
-    test_sampler_python();
-    test_sampler_proc();
-    test_walker();
-    test_native_merge();
-    test_native_demangle();
-    test_native_objects();
-    test_native();
+#define TEST(name) name();
+#include "c_tests.h"
+#undef TEST
     return harness_report();
 }

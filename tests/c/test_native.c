@@ -42,7 +42,6 @@
 #include "sampler/native/symbols.h"
 #include "sampler/native/unwind.h"
 #include "sampler/walker.h"
-#include "sampler_tests.h"
 
 #define DIR SONDE_TEST_NATIVE_DIR
 #define MAX_FRAMES 128

@@ -3,7 +3,6 @@
  * demangling bomb (570 MB demangled) kept mangled, the helper started
  * again after it, names that are not C++ or over the input bound kept. */
 #include "harness.h"
-#include "sampler_tests.h"
 
 #include <stdio.h>
 #include <stdlib.h>

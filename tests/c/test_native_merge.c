@@ -10,7 +10,6 @@
 
 #include "harness.h"
 #include "sampler/native/merge.h"
-#include "sampler_tests.h"
 
 enum { N = SONDE_MERGE_NATIVE, E = SONDE_MERGE_EVAL, I = SONDE_MERGE_INTERP, C = SONDE_MERGE_CALL };
 

@@ -7,7 +7,6 @@
  * object), a page it unmapped before the read (a hole), and libshare.so's
  * sl_a, loaded after it. */
 #include "harness.h"
-#include "sampler_tests.h"
 
 #include <dlfcn.h>
 #include <stdint.h>

@@ -25,7 +25,6 @@
 #include "sampler/proc/maps.h"
 #include "sampler/proc/mem.h"
 #include "sampler/proc/runtime.h"
-#include "sampler_tests.h"
 
 static char tmpdir[] = "/tmp/sonde-test-proc-XXXXXX";
 

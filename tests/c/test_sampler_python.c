@@ -10,7 +10,6 @@
 #include "sampler/python/linetable.h"
 #include "sampler/python/unicode.h"
 
-#include "sampler_tests.h"
 
 /* Code units [start, end) have `line` (-1: none). */
 struct line_run {

@@ -16,7 +16,6 @@
 #include "sampler/python/attr.h"
 #include "sampler/thread_filter.h"
 #include "sampler/walker.h"
-#include "sampler_tests.h"
 
 #define ARENA_WORDS 4096
 
