@@ -120,6 +120,49 @@ static void test_threads_and_children(void)
     sonde_profile_free(&p);
 }
 
+/* record --every's next interval: a cleared tree keeps the functions and
+ * strings, has no thread, node or sample left, and a wide node's index
+ * finds only the children made after the clear. */
+static void test_clear_tree(void)
+{
+    sonde_profile p;
+    sonde_profile_init(&p);
+    uint32_t funcs[20];
+    for (int i = 0; i < 20; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "f%d", i);
+        funcs[i] = sonde_profile_func(&p, "a.py", i + 1, name, NULL, SONDE_FUNC_PYTHON);
+    }
+    uint32_t root = (uint32_t)sonde_profile_add_thread(&p, 140, 7001, "MainThread");
+    root = p.threads[root].root;
+    for (int i = 0; i < 20; i++) /* wide: indexed */
+        p.nodes[sonde_profile_child_for(&p, root, funcs[i], 0)].total = 5;
+    sonde_profile_add_event(&p, 10, 0, root);
+    sonde_profile_clear_tree(&p);
+    check_u64(p.nthreads, 0);
+    check_u64(p.nnodes, 1);
+    check_u64(p.nevents, 0);
+    check_u64(p.nfuncs, 20);
+    check_str(sonde_profile_str(&p, p.funcs[funcs[7]].name), "f7");
+
+    root = (uint32_t)sonde_profile_add_thread(&p, 140, 7001, "MainThread");
+    root = p.threads[root].root;
+    check_u64(root, 1);
+    uint32_t made = 0;
+    for (int i = 0; i < 20; i += 2) /* half of them, in another order */
+        made += sonde_profile_child_for(&p, root, funcs[19 - i], 0) != SONDE_NO_NODE;
+    check_u64(made, 10);
+    check_u64(p.nnodes, 12);
+    uint64_t stale = 0;
+    for (uint32_t n = 1; n < p.nnodes; n++)
+        stale += p.nodes[n].total;
+    check_u64(stale, 0);
+    /* found again, not made twice; the others are new */
+    check_u64(sonde_profile_child_for(&p, root, funcs[19], 0), 2);
+    check_u64(sonde_profile_child_for(&p, root, funcs[0], 0), 12);
+    sonde_profile_free(&p);
+}
+
 /* Two threads, and in one of them two f nodes (two code objects with one
  * label): the merged tree has one f under the root with summed figures. */
 static void test_merged_tree(void)
@@ -179,5 +222,6 @@ void test_profile(void)
 {
     test_functions();
     test_threads_and_children();
+    test_clear_tree();
     test_merged_tree();
 }
