@@ -72,9 +72,10 @@ static int apart(span a, span b)
 }
 
 /* The label of file's process, made unique among labels[0..n) but for the
- * parts of the same process in other windows of time (spans). */
-static void label_for(const one *o, const char *file, char labels[][SONDE_MERGE_LABEL_MAX],
-                      span *spans, int n)
+ * parts of the same process in other windows of time (spans): 1 when it
+ * is such a part (its process is counted already), else 0. */
+static int label_for(const one *o, const char *file, char labels[][SONDE_MERGE_LABEL_MAX],
+                     span *spans, int n)
 {
     int pid = o->p.pid;
     sonde_about doc_about;
@@ -91,11 +92,14 @@ static void label_for(const one *o, const char *file, char labels[][SONDE_MERGE_
     sonde_about_clear(&doc_about);
     size_t len = strlen(out);
     for (int copy = 2;; copy++) {
-        int seen = 0;
-        for (int i = 0; i < n && !seen; i++)
-            seen = strcmp(labels[i], out) == 0 && !apart(spans[i], spans[n]);
+        int seen = 0, window = 0;
+        for (int i = 0; i < n && !seen; i++) {
+            int same = strcmp(labels[i], out) == 0;
+            seen = same && !apart(spans[i], spans[n]);
+            window |= same;
+        }
         if (!seen)
-            return;
+            return window;
         char tail[16];
         int k = snprintf(tail, sizeof tail, " #%d", copy % 1000000);
         size_t at = len + (size_t)k < SONDE_MERGE_LABEL_MAX ? len : SONDE_MERGE_LABEL_MAX - 1 - (size_t)k;
@@ -209,10 +213,11 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
             one_free(o);
             break;
         }
+        int window = 0;
         if (label)
             snprintf(labels[i], sizeof labels[i], "%s", label);
         else
-            label_for(o, files[i], labels, spans, i);
+            window = label_for(o, files[i], labels, spans, i);
         in->kind = o->kind;
         if (o->kind != SONDE_LOADED_PROFILE) {
             docs[i].doc = o->doc; /* moved: freed with docs (first keeps a view) */
@@ -222,8 +227,11 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
                 one_free(o);
             continue;
         }
+        uint32_t processes = in->p.about.processes;
         if (add_profile(in, o, labels[i]) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory merging '%s'", files[i]);
+        else if (window)
+            in->p.about.processes = processes; /* the same process, later */
         if (i)
             one_free(o);
     }

@@ -238,6 +238,20 @@ static uint64_t thread_total(const sonde_profile *src, uint32_t root)
     return total > src->nodes[root].total ? total : src->nodes[root].total;
 }
 
+/* The thread of dst that is this one (the same ids and name: the same
+ * thread of the same process, seen in another window of time), else a new
+ * one; its index, or -1 on out of memory. */
+static int64_t same_thread(sonde_profile *dst, const sonde_thread *th, const char *name)
+{
+    for (uint32_t t = 0; th->native_id && t < dst->nthreads; t++) {
+        const sonde_thread *d = &dst->threads[t];
+        if (d->ident == th->ident && d->native_id == th->native_id &&
+            strcmp(sonde_profile_str(dst, d->name), name) == 0)
+            return t;
+    }
+    return sonde_profile_add_thread(dst, th->ident, th->native_id, name);
+}
+
 int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *label)
 {
     int first = dst->nthreads == 0;
@@ -260,7 +274,7 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
         char name[SONDE_MERGE_LABEL_MAX + 128];
         snprintf(name, sizeof name, labelled ? "%.127s" : "%.127s in %s",
                  sonde_profile_str(src, th->name), label);
-        int64_t nt = sonde_profile_add_thread(dst, th->ident, th->native_id, name);
+        int64_t nt = same_thread(dst, th, name);
         if (nt < 0) {
             rc = -1;
             continue;

@@ -49,7 +49,9 @@ const char *sonde_merge_unit_clash(const sonde_profile *dst, const sonde_stats *
 
 /* Adds src's threads to dst, each under a process frame labelled label
  * (unless src's are already), with src's timeline; ticks are converted
- * to dst's.  0, or -1 on out of memory. */
+ * to dst's.  A thread dst has already (the same ids and name: the same
+ * process's thread in another window of time) gets src's figures added.
+ * 0, or -1 on out of memory. */
 int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *label);
 
 /* Adds src's stats to ds (functions of dst), under a process frame

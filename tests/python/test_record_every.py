@@ -79,7 +79,7 @@ def test_every_kept_stack_lands_in_the_file_of_its_interval(python, tmp_path):
     """-d 3.5 --every 1: files one second apart, named by their start; the
     stacks the summary says were kept are the files' samples, each at a
     time inside its file's interval; merge sums them under one frame of
-    the process (its windows are apart, so not "#2")."""
+    the process and one thread (its windows are apart, so not "#2")."""
     python = need(python)
     proc = start_ready(python, tmp_path, PROGRAM)
     try:
@@ -117,6 +117,9 @@ def test_every_kept_stack_lands_in_the_file_of_its_interval(python, tmp_path):
     assert len(labels) == 1 and labels[0].startswith("process %d (" % proc.pid) and \
         "#" not in labels[0], labels
     assert len(sample_times(doc)) == samples
+    # one process, its one thread: the windows' MainThreads are one thread
+    assert [t["name"] for t in doc["threads"]] == ["MainThread in " + labels[0]], doc["threads"]
+    assert doc["about"].get("processes", 1) == 1, doc["about"]
 
 
 def test_keep_removes_the_oldest_of_its_own_files(tmp_path):
