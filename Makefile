@@ -27,6 +27,7 @@ BUILD ?= build
 
 # The version's one home is pyproject.toml (setup.py and make_wheel.py read it too).
 SONDE_VERSION := $(shell sed -n 's/^version = "\([^"]*\)"$$/\1/p' pyproject.toml)
+$(if $(SONDE_VERSION),,$(error pyproject.toml names no version (a line 'version = "X.Y.Z"')))
 
 WARN := -std=c11 -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS ?= -O2 -g
@@ -152,7 +153,7 @@ C_TESTS := $(C_TEST_FILES) tests/c/test_main.c tests/c/fixture.c
 # The C tests' one register: every `void test_NAME(void)` the test files
 # define, as TEST(test_NAME) lines in file order; test_main.c declares and
 # runs them all.
-$(BUILD)/gen/c_tests.h: $(C_TEST_FILES)
+$(BUILD)/gen/c_tests.h: $(C_TEST_FILES) tests/c
 	@mkdir -p $(dir $@)
 	sed -n 's/^void \(test_[a-z0-9_]*\)(void)$$/TEST(\1)/p' $(C_TEST_FILES) > $@
 $(BUILD)/tests/unit: $(C_TESTS) $(wildcard tests/c/*.h) $(BUILD)/gen/c_tests.h $(LIBSONDE_OBJ) \

@@ -207,7 +207,7 @@ static int open_output(const record_opts *o, long pid, char *name, size_t len, c
     snprintf(name, len, "sonde-%ld", pid);
     *every = (cli_every){ .dir = o->out ? o->out : name, .ext = format_ext(o->format),
                           .pid = pid, .keep = o->keep, .keep_bytes = o->keep_bytes };
-    return cli_every_check_dir(every->dir);
+    return cli_every_check_dir(every);
 }
 
 /* CPU seconds (user + system) of pid, its reaped children's included,
@@ -328,10 +328,18 @@ static int write_interval(interval_writer *iw, sonde_profile *p, const sonde_sam
     p->about.cpu = cpu >= 0 && iw->cpu_before >= 0 ? cpu - iw->cpu_before : -1;
     p->about.processes = c->processes;
     iw->cpu_before = cpu;
+    /* The interval's own functions only: the profile keeps every one seen
+     * since sampling began (its caches name them). */
+    sonde_profile compact;
+    if (sonde_profile_compact(&compact, p) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    compact.about = p->about; /* lent for the writing */
     cli_output out;
     int rc = cli_every_next(iw->every, p->about.start_ns, &out);
     if (rc == 0)
-        rc = write_profile(iw->o, &out, p);
+        rc = write_profile(iw->o, &out, &compact);
+    sonde_about_init(&compact.about);
+    sonde_profile_free(&compact);
     return rc ? rc : cli_every_written(iw->every, &out);
 }
 
@@ -437,8 +445,10 @@ static void print_files(const record_opts *o, const cli_every *e)
             o->s.every, e->newest);
     if (e->removed)
         fprintf(stderr, "; removed the %llu oldest for %s (%zu stay, %llu bytes)",
-                (unsigned long long)e->removed, o->keep ? "--keep" : "--keep-bytes", e->nfiles,
-                e->bytes);
+                (unsigned long long)e->removed,
+                !e->by_bytes ? "--keep" : e->by_bytes == e->removed ? "--keep-bytes"
+                                                                    : "--keep and --keep-bytes",
+                e->nfiles, e->bytes);
     fprintf(stderr, "\n");
 }
 
@@ -497,6 +507,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return SONDE_EXIT_FAILED;
     if (started && !o.out)
         rc = open_output(&o, pid, name, sizeof name, &out, &every);
+    every.pid = pid; /* -o DIR -- CMD: the files are named after the command's pid */
 
     sonde_profile p;
     sonde_family *family = malloc(sizeof *family);

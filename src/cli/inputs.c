@@ -230,8 +230,9 @@ static int load_several(const sonde_env *env, const char *cmd, char *const *file
         uint32_t processes = in->p.about.processes;
         if (add_profile(in, o, labels[i]) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory merging '%s'", files[i]);
-        else if (window)
-            in->p.about.processes = processes; /* the same process, later */
+        else if (window) /* the same processes, later (a child more, maybe) */
+            in->p.about.processes = processes > o->p.about.processes ? processes
+                                                                     : o->p.about.processes;
         if (i)
             one_free(o);
     }

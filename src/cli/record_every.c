@@ -17,15 +17,15 @@ int cli_take_size(const char *cmd, void *dest, const char *value)
     char *end;
     errno = 0;
     double v = strtod(value, &end);
-    double unit = 1;
-    if (*end && !end[1]) {
-        const char *units = "KMG", *u = strchr(units, end[0] & ~0x20);
-        if (u) {
-            unit = (double)(1ull << (10 * (u - units + 1)));
-            end++;
-        }
+    int shift = 0;
+    switch (*end) {
+    case 'K': case 'k': shift = 10; break;
+    case 'M': case 'm': shift = 20; break;
+    case 'G': case 'g': shift = 30; break;
     }
-    v *= unit;
+    if (shift && !end[1])
+        end++;
+    v *= (double)(1ull << shift);
     if (*end || errno || !(v >= 1 && v < 1e18))
         return cli_usage_error(cmd, "--keep-bytes needs a size in bytes, with K, M or G after "
                                "it for KiB, MiB or GiB (100M), not '%s'", value);
@@ -33,12 +33,16 @@ int cli_take_size(const char *cmd, void *dest, const char *value)
     return 0;
 }
 
-int cli_every_check_dir(const char *dir)
+int cli_every_check_dir(cli_every *e)
 {
     struct stat st;
-    if (stat(dir, &st) < 0 && errno == ENOENT && mkdir(dir, 0777) < 0)
-        return cli_fail(SONDE_EXIT_FAILED, "cannot make the folder %s for --every's files: %s",
-                        dir, strerror(errno));
+    const char *dir = e->dir;
+    if (stat(dir, &st) < 0 && errno == ENOENT) {
+        if (mkdir(dir, 0777) < 0)
+            return cli_fail(SONDE_EXIT_FAILED, "cannot make the folder %s for --every's files: "
+                            "%s", dir, strerror(errno));
+        e->made = 1;
+    }
     if (stat(dir, &st) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "cannot use %s for --every's files: %s", dir,
                         strerror(errno));
@@ -73,6 +77,7 @@ static void remove_oldest(cli_every *e)
         cli_fail(0, "cannot remove %s for --keep: %s (it stays)", f->path, strerror(errno));
     e->bytes -= f->size;
     e->removed++;
+    e->by_bytes += !(e->keep && e->nfiles > (size_t)e->keep);
     free(f->path);
     memmove(e->files, e->files + 1, (e->nfiles - 1) * sizeof *e->files);
     e->nfiles--;
@@ -104,6 +109,9 @@ int cli_every_written(cli_every *e, const cli_output *out)
 
 void cli_every_free(cli_every *e)
 {
+    if (e->made && e->written == 0)
+        rmdir(e->dir);
+    e->made = 0;
     for (size_t i = 0; i < e->nfiles; i++)
         free(e->files[i].path);
     free(e->files);

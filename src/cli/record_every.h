@@ -27,7 +27,9 @@ typedef struct cli_every {
     cli_every_file *files;          /* the files written and still there, oldest first */
     size_t nfiles, cap;
     unsigned long long bytes;       /* their sizes, in all */
-    uint64_t written, removed;      /* files written, and removed for the bounds */
+    uint64_t written;               /* files written */
+    uint64_t removed, by_bytes;     /* removed for the bounds; of them for --keep-bytes */
+    int made;                       /* sonde made the folder */
     char newest[PATH_MAX];          /* the last file written, as named to its user */
 } cli_every;
 
@@ -35,10 +37,10 @@ typedef struct cli_every {
  * after it, more than 0, into the unsigned long long at dest. */
 int cli_take_size(const char *cmd, void *dest, const char *value);
 
-/* Checks that dir is a folder sonde may write in, making it when it is
- * not there (its parent must be).  0, or SONDE_EXIT_USAGE /
+/* Checks that e->dir is a folder sonde may write in, making it when it
+ * is not there (its parent must be).  0, or SONDE_EXIT_USAGE /
  * SONDE_EXIT_FAILED after printing why not. */
-int cli_every_check_dir(const char *dir);
+int cli_every_check_dir(cli_every *e);
 
 /* Where the interval starting at start_ns (since the epoch) goes, opened
  * (output.h).  0, or SONDE_EXIT_FAILED after printing why not. */
@@ -49,6 +51,7 @@ int cli_every_next(cli_every *e, int64_t start_ns, cli_output *out);
  * or SONDE_EXIT_FAILED on out of memory. */
 int cli_every_written(cli_every *e, const cli_output *out);
 
+/* Frees e; a folder sonde made and wrote nothing in goes too. */
 void cli_every_free(cli_every *e);
 
 #endif

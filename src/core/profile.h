@@ -221,6 +221,11 @@ void sonde_profile_free(sonde_profile *p);
  * functions and mappings (which a sampler's caches name): the profile of
  * the next interval (record --every). */
 void sonde_profile_clear_tree(sonde_profile *p);
+/* dst (not initialised) becomes a copy of src's threads, tree and sample
+ * timeline with only the functions, strings and mappings the tree uses
+ * (profile_compact.c: what record --every writes of an interval; src's
+ * about is not copied).  0, or -1 on out of memory (dst then freed). */
+int sonde_profile_compact(sonde_profile *dst, const sonde_profile *src);
 
 /* node's entry of the figure (node < nnodes), its array made or grown to
  * every node with SONDE_NO_FIGURE entries; NULL on out of memory. */

@@ -443,6 +443,8 @@ int sonde_sampler_run(sonde_family *family, sonde_profile *p, const sonde_sample
     int rc = 0, stop_now = 0;
     while (!*stop && !stop_now && slot < end) {
         uint64_t t_ns = sonde_clock_ns() - start;
+        if (counts->ticks && start + t_ns >= end)
+            break; /* -d has passed while this tick slept: no sample after it */
         if (every && t_ns - counts->interval_ns >= every &&
             next_interval(p, &index, o, t_ns, every, counts) < 0)
             break;

@@ -163,6 +163,57 @@ static void test_clear_tree(void)
     sonde_profile_free(&p);
 }
 
+/* The compact copy keeps threads, tree, figures and timeline, and only
+ * the functions (and their mappings) the tree uses. */
+static void test_compact(void)
+{
+    sonde_profile p, c;
+    sonde_profile_init(&p);
+    p.sample_rate = 100;
+    p.seconds_per_tick = 0.01;
+    uint32_t unused = sonde_profile_func(&p, "a.py", 1, "gone", NULL, SONDE_FUNC_PYTHON);
+    uint32_t f = sonde_profile_func(&p, "a.py", 5, "f", NULL, SONDE_FUNC_PYTHON);
+    uint32_t g = sonde_profile_func(&p, "libx.so", 0, "g", NULL, SONDE_FUNC_NATIVE);
+    p.funcs[g].mapping = sonde_profile_mapping(&p, "/lib/libx.so", "ab12", 0x1000, 0x2000, 0);
+    p.funcs[g].address = 0x1234;
+    sonde_profile_mapping(&p, "/lib/liby.so", "", 0x3000, 0x4000, 0); /* of no function kept */
+    uint32_t r0 = thread_root(&p, 1, 11, "MainThread");
+    uint32_t r1 = thread_root(&p, 2, 12, "worker");
+    uint32_t a = sonde_profile_child_for(&p, r1, f, 7);
+    uint32_t b = sonde_profile_child_for(&p, a, g, 0);
+    set(&p, r1, 0, 5, 0);
+    set(&p, a, 0, 5, 2);
+    set(&p, b, 0, 3, 3);
+    set(&p, r0, 0, 0, 0);
+    sonde_profile_add_weighted_event(&p, 40, 1, b, 9);
+    check(sonde_profile_compact(&c, &p) == 0, "compact");
+    check_u64(c.nfuncs, 2);
+    check_u64(c.nthreads, 2);
+    check_str(sonde_profile_str(&c, c.threads[1].name), "worker");
+    check_u64(c.threads[1].native_id, 12);
+    uint32_t ca = c.nodes[c.threads[1].root].first_child;
+    check_str(sonde_profile_str(&c, c.funcs[c.nodes[ca].func].name), "f");
+    check_u64(c.nodes[ca].line, 7);
+    check_u64(c.nodes[ca].total, 5);
+    check_u64(c.nodes[ca].self, 2);
+    uint32_t cb = c.nodes[ca].first_child;
+    const sonde_func *cg = &c.funcs[c.nodes[cb].func];
+    check_u64(c.nodes[cb].self, 3);
+    check_u64(cg->kind, SONDE_FUNC_NATIVE);
+    check_u64(cg->address, 0x1234);
+    check_u64(c.nmappings, 1);
+    check_str(sonde_profile_str(&c, c.mappings[cg->mapping - 1].build_id), "ab12");
+    check_u64(c.nodes[c.threads[1].root].total, 5);
+    check_u64(c.nevents, 1);
+    check_u64(c.events[0].node, cb);
+    check_u64(c.events[0].thread, 1);
+    check_u64(c.events[0].weight, 9);
+    check_dbl(c.sample_rate, 100);
+    (void)unused;
+    sonde_profile_free(&c);
+    sonde_profile_free(&p);
+}
+
 /* Two threads, and in one of them two f nodes (two code objects with one
  * label): the merged tree has one f under the root with summed figures. */
 static void test_merged_tree(void)
@@ -223,5 +274,6 @@ void test_profile(void)
     test_functions();
     test_threads_and_children();
     test_clear_tree();
+    test_compact();
     test_merged_tree();
 }

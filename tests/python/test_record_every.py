@@ -76,19 +76,21 @@ def interval_files(folder):
 
 @pytest.mark.parametrize("python", version_params())
 def test_every_kept_stack_lands_in_the_file_of_its_interval(python, tmp_path):
-    """-d 3.5 --every 1: files one second apart, named by their start; the
-    stacks the summary says were kept are the files' samples, each at a
-    time inside its file's interval; merge sums them under one frame of
-    the process and one thread (its windows are apart, so not "#2")."""
+    """-d 3 --every 1: three files one second apart, named by their start
+    (no sample after -d: no fourth); the stacks the summary says were kept
+    are the files' samples, each at a time inside its file's interval, and
+    a file names only the functions its samples use; merge sums them under
+    one frame of the process and one thread (its windows are apart, so not
+    "#2")."""
     python = need(python)
     proc = start_ready(python, tmp_path, PROGRAM)
     try:
-        out = record(proc.pid, tmp_path / "every", "--every", "1", "-d", "3.5")
+        out = record(proc.pid, tmp_path / "every", "--every", "1", "-d", "3")
     finally:
         stop_ready(proc)
     assert out.returncode == 0, out.stderr
     files = interval_files(tmp_path / "every")
-    assert 2 <= len(files) <= 4, (files, out.stderr)
+    assert len(files) == 3, (files, out.stderr)
     assert "sonde: wrote %d files (json) into %s, one per 1 s of sampling" % (
         len(files), tmp_path / "every") in out.stderr, out.stderr
     first = start_ns(files[0][1]["about"])
@@ -106,6 +108,8 @@ def test_every_kept_stack_lands_in_the_file_of_its_interval(python, tmp_path):
         times = sample_times(doc)
         assert times and all(0 <= t < about["wall_s"] * 1e9 for t in times), (name, times)
         samples += len(times)
+        used = {node[0] for node in doc["nodes"][1:]} - {-1}
+        assert used == set(range(len(doc["functions"]))), (name, doc["functions"])
     assert samples == kept_of(out.stderr), out.stderr
 
     merged = tmp_path / "merged.json"
@@ -120,6 +124,38 @@ def test_every_kept_stack_lands_in_the_file_of_its_interval(python, tmp_path):
     # one process, its one thread: the windows' MainThreads are one thread
     assert [t["name"] for t in doc["threads"]] == ["MainThread in " + labels[0]], doc["threads"]
     assert doc["about"].get("processes", 1) == 1, doc["about"]
+
+
+def test_a_command_started_names_the_files_after_its_pid(tmp_path):
+    """-o DIR -- CMD: the files are named after the command's pid (the
+    program prints its own), and the interval it ended in is written."""
+    (tmp_path / "prog.py").write_text(
+        "import os, time\n"
+        "print(os.getpid(), flush=True)\n"
+        "def spin():\n"
+        "    t = time.thread_time()\n"
+        "    while time.thread_time() - t < 2.2:\n"
+        "        pass\n"
+        "spin()\n")
+    out = subprocess.run([SONDE, "record", "--mode", "wall", "-f", "json", "--every", "1", "-o",
+                          str(tmp_path / "cmd"), "--", sys.executable, str(tmp_path / "prog.py")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout)
+    files = interval_files(tmp_path / "cmd")
+    assert len(files) >= 2 and all(name.startswith("sonde-%d-" % pid) for name, _ in files), files
+    assert sum(len(sample_times(doc)) for _, doc in files) == kept_of(out.stderr), out.stderr
+
+
+def test_nothing_recorded_leaves_no_folder(tmp_path):
+    """A process sonde cannot read: one line, exit 1, and no empty folder
+    where the files would have gone."""
+    out = subprocess.run([SONDE, "record", "--every", "1", "-o", str(tmp_path / "none"), "--",
+                          "true"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=60)
+    assert out.returncode == 1 and "nothing recorded" in out.stderr, out.stderr
+    assert not (tmp_path / "none").exists()
 
 
 def test_keep_removes_the_oldest_of_its_own_files(tmp_path):
@@ -182,6 +218,7 @@ def test_stopped_by_a_signal_writes_the_interval_it_was_in(tmp_path):
     (["--keep", "3"], "--keep and --keep-bytes bound --every's files: give --every SECONDS too"),
     (["--every", "0.5"], "--every needs a number of seconds from 1 to 10000000, not '0.5'"),
     (["--every", "2", "--keep-bytes", "12Q"], "--keep-bytes needs a size in bytes"),
+    (["--every", "2", "--keep-bytes", "100 "], "--keep-bytes needs a size in bytes"),
     (["--every", "2", "-o", "FILE"], "-o must name one, and"),
 ])
 def test_bad_every_options_say_what_is_wrong(tmp_path, args, says):

@@ -172,13 +172,20 @@ def counts(prefix, venv, prof, cwd):
     return json.loads(out.stdout)
 
 
+def project_version():
+    """pyproject.toml's version, the one home of it."""
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        return [line.split('"')[1] for line in f if line.startswith("version = ")][0]
+
+
 @pytest.mark.parametrize("python", [pytest.param(p, id=v) for v, p in PYTHONS])
 def test_wheel_in_a_fresh_venv(python, wheels, tmp_path):
     python = need(python)
     version = [v for v, p in PYTHONS if p == python][0]
     wheel = wheels[version]
     tag = "cp" + version.replace(".", "")
-    assert os.path.basename(wheel).startswith("sonde-0.1.0-%s-%s-manylinux_2_" % (tag, tag))
+    assert os.path.basename(wheel).startswith("sonde-%s-%s-%s-manylinux_2_" % (
+        project_version(), tag, tag))
     venv = tmp_path / "venv"
     pip = fresh_venv(python, venv, wheel)
     assert pip.returncode == 0, pip.stderr + pip.stdout
