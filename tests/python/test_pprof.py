@@ -279,12 +279,15 @@ def test_record_writes_pprof(tmp_path):
 
 
 def stacks_of(collapsed):
-    """{stack of "name file:line", leaf first: count} of collapsed stacks."""
+    """{stack of "name file:line", leaf first: count} of collapsed stacks;
+    a frame of no source file (sonde's "<GC>", "~:0" in collapsed stacks)
+    is its name alone, as go tool pprof shows a function with no file."""
     stacks = {}
     for line in collapsed.splitlines():
         stack, n = line.rsplit(" ", 1)
         frames = [f.rsplit(" (", 1) for f in stack.split(";")]
-        key = tuple("%s %s" % (q, where[:-1]) for q, where in reversed(frames))
+        key = tuple(q if where == "~:0)" else "%s %s" % (q, where[:-1])
+                    for q, where in reversed(frames))
         stacks[key] = stacks.get(key, 0) + int(n)
     return stacks
 
