@@ -37,7 +37,8 @@ COMMAND_LDLIBS := -lstdc++
 # The _sonde extension's own files (built with Python.h, once per
 # interpreter), linked with libsonde.
 EXTENSION_SOURCES := src/ext
-EXTENSION_LDLIBS :=
+# -lrt: timer_create (src/ext/signals), in librt before glibc 2.34.
+EXTENSION_LDLIBS := -lrt
 
 # The C allocator shim sonde mem preloads (no Python in it: one for all).
 SHIM_SOURCES := src/shim

@@ -21,6 +21,10 @@ private folder:
   -o, DIR/out in FORMAT (the command line copies it to -o); -f tensorboard
   -o DIR with --torch-steps' cycles apart (OPTIONS "cycles_apart"): DIR/out
   holds the first cycle, DIR/out.1, DIR/out.2 ... the others;
+- run --subprocesses (OPTIONS "children"): every process the program forks
+  writes its own DIR/children/PID.stats and PID.out (JSON, as the
+  parent's DIR/out then is), PID.argv (its command line, NUL-separated)
+  and PID.said; the command line sums them;
 - lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
   the -f patterns, and the tool's settings); the command line prints its
   table, copies it to -o and draws --plot from it.  lines with "lprof"
@@ -48,12 +52,13 @@ import _thread
 import os
 import sys
 
-from ._sonde import Profiler
+from ._sonde import Profiler, _signals_after_fork, _signals_retry, _signals_seen
 
 # Bound before the program runs (see above).
 _getpid = os.getpid
 _os_exit = os._exit
 _os_open, _os_write, _os_close, _os_replace = os.open, os.write, os.close, os.replace
+_os_read = os.read
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC
 _APPEND, _TRUNC = os.O_APPEND, os.O_TRUNC
 _display = sys.__excepthook__  # the interpreter's own printer of a traceback
@@ -68,13 +73,19 @@ _MISSING = object()
 
 
 class _Folder:
-    """The command line's private folder, DIR."""
+    """The command line's private folder, DIR; or, for a child followed
+    (run --subprocesses), its files in DIR/children, each name after the
+    child's pid and a dot (DIR/children/PID.stats)."""
 
-    def __init__(self, path):
-        self.path = path
+    def __init__(self, path, prefix="", root=None):
+        self.path, self.prefix, self.root = path, prefix, root or path
 
     def file(self, name):
-        return self.path + "/" + name
+        return self.path + "/" + self.prefix + name
+
+    def child(self, pid):
+        """The files of the child pid (run --subprocesses)."""
+        return _Folder(self.root + "/children", "%d." % pid, self.root)
 
     def _put(self, name, data, flags):
         fd = _os_open(self.file(name), _FILE_FLAGS | flags, 0o600)
@@ -226,6 +237,11 @@ class _RunTool:
             self.options = json.loads(options)
         self.torch_wanted = self.options.get("torch", False)
         self.torch = None
+        # --subprocesses: a child the program forks records its own calls
+        # (os.register_at_fork's after_in_child; a C method, which the
+        # tracer does not see called) and writes them as its own files.
+        self.children = self.options.get("children", False)
+        self.forked = self.prof._forked
         if self.torch_wanted:
             from . import _torch
             self.watcher = _torch.ImportWatcher(self.torch_imported)
@@ -410,11 +426,13 @@ STARTERS = {"script": _script, "code": _code, "module": _module}
 class _Ending:
     """Stops the tool and writes what it gathered, once, in the process the
     launcher started (a child the program forked leaves the profile to its
-    parent): when the program's code returns or raises, when it calls
+    parent, unless run --subprocesses follows it: then it writes its own
+    part, _adopt_child): when the program's code returns or raises, when it calls
     os._exit, or when SIGTERM or SIGHUP ends it (catch_signals)."""
 
     def __init__(self, tool, folder):
         self.tool, self.folder, self.pid, self.done = tool, folder, _getpid(), False
+        self.children = getattr(tool, "children", False)  # run --subprocesses
         self.writing = False  # finish() is under way
         self.signalled = 0    # the signal the process is to end by, once written
         self.handler = self._signal_arrived  # one object: what _get_handler answers
@@ -431,6 +449,9 @@ class _Ending:
         caught = [sig for sig in _ENDING_SIGNALS if _get_handler(sig) == _SIG_DFL]
         for sig in caught:
             _set_handler(sig, self.handler)
+        # one that lands just before a blocking call is sent again until
+        # the handler runs (src/ext/signals/retry.h)
+        _signals_retry(caught)
 
         masks = {}  # the forking thread's own mask, by thread (its id is the child's too)
 
@@ -442,7 +463,10 @@ class _Ending:
                 _sigmask(_SIG_SETMASK, masks.pop(_thread_id()))
 
         def default_in_child():
-            for sig in caught:
+            # a child followed keeps the handler: it writes its profile too
+            if self.children:
+                _signals_after_fork()
+            for sig in () if self.children else caught:
                 if _get_handler(sig) is self.handler:
                     _set_handler(sig, _SIG_DFL)
             release_in_parent()
@@ -458,6 +482,7 @@ class _Ending:
         in sonde run's profile as this function, called where the program
         was when the signal came."""
         self.tool.halt()  # run: recording stops here, before anything else is called
+        _signals_seen()
         if self.signalled:
             return
         self.signalled = signum
@@ -476,7 +501,7 @@ class _Ending:
         """exiting: from os._exit, which ends the process at once (in a
         forked child there is then nothing to stop: its tracer goes with
         it, as a bare child's interpreter state does)."""
-        if self.done or (exiting and _getpid() != self.pid):
+        if self.done or (exiting and _getpid() != self.pid and not self.children):
             return
         self.done = self.writing = True
         try:
@@ -485,6 +510,19 @@ class _Ending:
             self.writing = False
         if self.signalled:  # it came while writing
             self._end_by_signal()
+
+    def _adopt_child(self):
+        """In a child the program forked (run --subprocesses): its own
+        files, and its command line for the label of its part."""
+        pid = _getpid()
+        if pid == self.pid:
+            return
+        self.pid = pid
+        self.folder = self.tool.folder = self.folder.child(pid)
+        try:
+            self.folder.write("argv", _own_command_line())
+        except OSError:
+            pass  # the part is named by its pid alone
 
     def _stop_and_save(self):
         try:
@@ -496,6 +534,8 @@ class _Ending:
             # to 3.11) to hook no more new threads, and the program made
             # threading unusable itself: nothing is lost.
             pass
+        if self.children:
+            self._adopt_child()  # (recording has stopped: unseen)
         if _getpid() != self.pid:
             return
         try:
@@ -523,7 +563,7 @@ def arm(folder_path, fields, boot):
     ends the process as it would have after the program.  Until then an
     error the interpreter reports (the script's SyntaxError) is said as a
     line."""
-    folder = _Folder(folder_path)
+    folder = folder_path if isinstance(folder_path, _Folder) else _Folder(folder_path)
     tool_name, out_format, options, mode, target = fields
     main_globals = sys.modules["__main__"].__dict__
 
@@ -556,6 +596,59 @@ def arm(folder_path, fields, boot):
     sys.setprofile(starting)
 
 
+def _own_command_line():
+    """This process's command line, as the kernel keeps it."""
+    fd = _os_open("/proc/self/cmdline", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = b""
+        while True:
+            more = _os_read(fd, 65536)
+            if not more:
+                return data
+            data += more
+    finally:
+        _os_close(fd)
+
+
+def _own_start(cmdline):
+    """(mode, target) of the interpreter's own command line (argv bytes,
+    NUL-separated), as the launcher's `launch` file gives the program's:
+    "code" and the -c text, "module" and the -m name, "script" and its path;
+    (None, why) for what a child followed cannot be (stdin, interactive)."""
+    words = [w.decode("utf-8", "surrogateescape") for w in cmdline.split(b"\0")[1:]]
+    first = sys.argv[0] if sys.argv else ""
+    if first in ("-c", "-m"):
+        at = 0
+        while at < len(words) and words[at] != first:
+            at += 2 if words[at] in ("-W", "-X") else 1
+        if at + 1 >= len(words):
+            return None, "its %s could not be found in its command line" % first
+        return ("code" if first == "-c" else "module"), words[at + 1]
+    if first in ("", "-"):
+        return None, "it reads its program from standard input"
+    return "script", first
+
+
+def arm_child(root, fields, boot):
+    """From the boot, in a Python process the program started (run
+    --subprocesses: root, the command line's folder, has children/): arm()
+    for the process's own command line, its files in children/ named after
+    its pid.  False when it cannot be followed (said in its PID.said)."""
+    folder = _Folder(root).child(_getpid())
+    try:
+        cmdline = _own_command_line()
+    except OSError as e:
+        cmdline, mode, target = b"", None, "its command line cannot be read (%s)" % e
+    else:
+        mode, target = _own_start(cmdline)
+    if mode is None:
+        folder.say("sonde: --subprocesses: process %d is left out: %s" % (_getpid(), target))
+        return False
+    folder.write("argv", cmdline)
+    arm(folder, list(fields[:3]) + [mode, target], boot)
+    return True
+
+
 def main(folder, tool_name, out_format, options, mode, target, frame):
     code, namespace, source = STARTERS[mode](folder, target, frame)
     del frame
@@ -577,6 +670,8 @@ def main(folder, tool_name, out_format, options, mode, target, frame):
     folder.touch("started")
     outcome = None
     ending.catch_signals()
+    if ending.children:
+        os.register_at_fork(after_in_child=tool.forked)
     tool.start()
     try:
         try:

@@ -28,6 +28,7 @@
 #include "launcher.h"
 #include "options.h"
 #include "output.h"
+#include "run_children.h"
 
 typedef struct run_opts {
     const char *out, *format, *sort;
@@ -41,6 +42,7 @@ typedef struct run_opts {
                                     cycle's file (--torch-steps) counts on from */
     long long trace_ns;
     int cycles_apart;            /* -o DIR: a file a cycle of --torch-steps */
+    int subprocesses;            /* --subprocesses: the children the program forks too */
 } run_opts;
 
 /* The slices a trace keeps when --max-events is not given: about 150 MB
@@ -65,6 +67,11 @@ static const cli_opt option_table[] = {
       .help = "tottime, cumtime (default), ncalls, pcalls, name, file, line" },
     { .short_name = 'l', .long_name = "limit", .arg = "N", .type = CLI_COUNT,
       .offset = offsetof(run_opts, limit), .help = "rows to show (default 30; 0 = all)" },
+    { .long_name = "subprocesses", .type = CLI_FLAG, .set = 1,
+      .offset = offsetof(run_opts, subprocesses),
+      .help = "every child the program forks (os.fork, multiprocessing\n"
+              "and concurrent.futures pools with fork) is profiled too,\n"
+              "each under \"process PID (command)\"" },
     { .long_name = "torch", .type = CLI_FLAG, .set = 1, .offset = offsetof(run_opts, torch),
       .help = "add PyTorch operators and record_function regions\n"
               "beneath the Python calls that ran them (once the\n"
@@ -107,7 +114,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_run = {
     .name = "run",
     .summary = "profile every call of a Python program (replaces cProfile)",
-    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N]\n"
+    .synopsis = "[-o FILE] [-f FORMAT] [-s KEY] [-l N] [--subprocesses]\n"
                 "[--torch [--torch-shapes] [--torch-memory] [--torch-steps SPEC]\n"
                 " [-f chrome|tensorboard [--max-events N] [--torch-all-calls]]]\n"
                 "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
@@ -233,6 +240,9 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
         return cli_usage_error("run", "--torch-steps takes [WAIT:]ACTIVE[:REPEAT], whole numbers "
                                "with ACTIVE 1 or more (as torch.profiler.schedule's wait, "
                                "active and repeat), not '%s'", o->torch_steps);
+    if (o->subprocesses && torch)
+        return cli_usage_error("run", "--subprocesses with --torch is not supported yet: "
+                               "profile the processes that run torch one by one");
     int tensorboard = strcmp(fmt->name, "tensorboard") == 0;
     if (tensorboard && !torch)
         return cli_usage_error("run", "-f tensorboard writes PyTorch's trace: add --torch");
@@ -409,6 +419,63 @@ static int report(const run_opts *o, const cli_output *out, const launcher_progr
     return rc < 0 ? SONDE_EXIT_FAILED : 0;
 }
 
+/* --subprocesses: report()'s table, verdict and -o, of the sum of the
+ * program's profile and every followed child's (run_children.h), each
+ * under its process's frame.  0, or SONDE_EXIT_FAILED after printing why. */
+static int report_family(const run_opts *o, const cli_output *out, const launcher_program *prog,
+                         const launcher_session *run)
+{
+    sonde_profile p;
+    sonde_stats s;
+    sonde_about about;
+    sonde_about_init(&about);
+    int children = 0, rc;
+    if (launcher_about(run, prog, &about) < 0) {
+        sonde_profile_init(&p);
+        sonde_stats_init(&s);
+        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    } else {
+        rc = run_children_load(run, &about, &p, &s, &children);
+    }
+    char err[512];
+    sonde_buf b;
+    sonde_buf_init(&b);
+    sonde_table_opts topts = { .sort = o->sort, .limit = o->limit };
+    if (rc == 0 && sonde_table_write(&b, &p, &s, &topts, err, sizeof err) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    if (rc == 0) {
+        sonde_buf_printf(&b, "\nprocesses: %d, the program and %d child%s it started, each "
+                         "under \"process PID (command)\"\n", children + 1, children,
+                         children == 1 ? "" : "ren");
+        size_t from = b.len;
+        sonde_usage u = usage_of(&run->result);
+        u.children_profiled = 1;
+        sonde_verdict_write(&b, &u, &p, &s);
+        cli_report(&b);
+        if (sonde_buf_ok(&b) && keep_verdict(&b, from, &about) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    }
+    sonde_buf_free(&b);
+    if (rc == 0 && out->name) {
+        sonde_about summed = p.about;
+        about.processes = (uint32_t)children + 1;
+        p.about = about; /* lent for the writing */
+        sonde_format_job job = { .format = sonde_format_find(o->format), .profile = &p,
+                                 .stats = &s };
+        rc = cli_output_fill(out, sonde_format_fill, &job);
+        p.about = summed;
+        sonde_buf_init(&b);
+        sonde_buf_printf(&b, "profile:   %s (%s)\n", o->out, o->format);
+        if (rc == 0)
+            cli_report(&b);
+        sonde_buf_free(&b);
+    }
+    sonde_about_clear(&about);
+    sonde_stats_free(&s);
+    sonde_profile_free(&p);
+    return rc;
+}
+
 static int cmd_main(int argc, char **argv, const sonde_env *env)
 {
     run_opts o = { .format = "pstats", .sort = "cumtime", .limit = 30 };
@@ -419,6 +486,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     char options[320] = "{}", steps[96] = "null";
     if (o.torch_steps)
         snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
+    if (o.subprocesses)
+        snprintf(options, sizeof options, "{\"children\": true}");
     if ((o.torch || o.torch_shapes) &&
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
                  "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\", "
@@ -434,13 +503,16 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     const sonde_format *fmt = sonde_format_find(o.format);
     launcher_program prog = {
         .python = launch_python(env, o.prog.python), .tool = "run",
-        .format = !out.name ? "" : fmt->keeps_about ? "json" : o.format,
+        .format = o.subprocesses ? "json" : !out.name ? "" : fmt->keeps_about ? "json"
+                                                                                : o.format,
         .options = options, .mode = o.prog.mode,
         .target = o.prog.target, .args = o.prog.args, .nargs = o.prog.nargs,
+        .children = o.subprocesses,
     };
     launcher_session run;
     if (launcher_run(env, &prog, "stats", &run) == LAUNCHER_PROFILE)
-        rc = report(&o, &out, &prog, &run);
+        rc = o.subprocesses ? report_family(&o, &out, &prog, &run)
+                            : report(&o, &out, &prog, &run);
     launcher_close(&run);
     int code = launcher_exit_code(&run);
     return code == 0 ? rc : code;

@@ -29,7 +29,11 @@
  * sys.modules), and in the first process to get here (or
  * one that has exec'd itself again: the same pid and arguments) hands
  * over to sonde's launcher (python/sonde/_launch.py), which starts the
- * program's tool as the interpreter starts the program.  Written for every Python (2.7
+ * program's tool as the interpreter starts the program.  With run
+ * --subprocesses (the folder has children/), a later Python process the
+ * program starts is armed the same way as a child followed, its files in
+ * children/ (_launch.arm_child); one sonde cannot load is left to run
+ * unprofiled, saying why in its PID.said.  Written for every Python (2.7
  * included), so that one sonde cannot use says so in a line; sonde's
  * package goes on the path just long enough to import it (where it has no
  * extension for this Python, the interpreter's own installed sonde is
@@ -55,6 +59,7 @@ static const char boot[] =
     "    f = open('/proc/self/cmdline', 'rb')\n"
     "    me = str(os.getpid()).encode('ascii') + b' ' + f.read().partition(b'\\0')[2]\n"
     "    f.close()\n"
+    "    child = False\n"
     "    try:\n"
     "        fd = os.open(folder + '/owner', os.O_WRONLY | os.O_CREAT | os.O_EXCL, 384)\n"
     "    except OSError:\n"
@@ -64,12 +69,19 @@ static const char boot[] =
     "            f.close()\n"
     "        except (IOError, OSError):\n"
     "            return theirs\n"
-    "        if owner != me:\n"
+    "        child = owner != me\n"
+    "        if child and not os.path.isdir(folder + '/children'):\n"
     "            return theirs\n"
     "    else:\n"
     "        os.write(fd, me)\n"
     "        os.close(fd)\n"
     "    def said(line):\n"
+    "        if child:\n"
+    "            f = open('%s/children/%d.said' % (folder, os.getpid()), 'a')\n"
+    "            f.write('sonde: --subprocesses: process %d is left out: %s\\n'\n"
+    "                    % (os.getpid(), line))\n"
+    "            f.close()\n"
+    "            return True\n"
     "        f = open(folder + '/said', 'a')\n"
     "        f.write('sonde: ' + line + '\\n')\n"
     "        f.close()\n"
@@ -77,9 +89,10 @@ static const char boot[] =
     "    v = sys.version_info\n"
     "    if not (3, " SONDE_PY_STR(SONDE_PY_FIRST_MINOR) ") <= v[:2] <= (3, "
     SONDE_PY_STR(SONDE_PY_LAST_MINOR) "):\n"
-    "        said('%s is Python %d.%d: sonde runs programs with Python "
+    "        if said('%s is Python %d.%d: sonde runs programs with Python "
     SONDE_PY_RANGE " (choose one '\n"
-    "             'with --python PATH or SONDE_PYTHON)' % (sys.executable, v[0], v[1]))\n"
+    "                'with --python PATH or SONDE_PYTHON)' % (sys.executable, v[0], v[1])):\n"
+    "            return theirs\n"
     "    f = open(folder + '/launch', 'rb')\n"
     "    fields = f.read().decode('utf-8', 'surrogateescape').split('\\0')\n"
     "    f.close()\n"
@@ -98,8 +111,11 @@ static const char boot[] =
     "            fix = ('install sonde for it: %s -m pip install sonde' if\n"
     "                   os.path.basename(fields[0]) in ('site-packages', 'dist-packages') else\n"
     "                   'build it with: make PYTHON=%s') % sys.executable\n"
-    "            said('cannot load sonde into Python %d.%d (%s): %s; %s'\n"
-    "                 % (v[0], v[1], sys.executable, why, fix))\n"
+    "            if said('cannot load sonde into Python %d.%d (%s): %s; %s'\n"
+    "                    % (v[0], v[1], sys.executable, why, fix)):\n"
+    "                return theirs\n"
+    "    if child:\n"
+    "        return _launch.arm_child(folder, fields[1:], boot) or theirs\n"
     "    _launch.arm(folder, fields[1:], boot)\n"
     "    return True\n"
     "if not _sonde_boot(sys.modules[__name__]):\n"
@@ -273,6 +289,13 @@ enum launcher_outcome launcher_run(const sonde_env *env, const launcher_program 
     if (write_parts(s, "sitecustomize.py", boot_text, 1) < 0 ||
         write_parts(s, "launch", launch, 6) < 0)
         return s->outcome;
+    char children[PATH_MAX];
+    if (prog->children && (launcher_path(s, "children", children, sizeof children) < 0 ||
+                           mkdir(children, 0700) < 0)) {
+        cli_fail(0, "cannot make the folder for the children's profiles in %s: %s", s->dir,
+                 strerror(errno));
+        return s->outcome;
+    }
     /* python [-m|-c] TARGET ARGS..., as a bare run */
     char **argv = calloc((size_t)prog->nargs + 4, sizeof *argv);
     if (!argv) {
@@ -345,9 +368,7 @@ int launcher_deliver(const launcher_session *s, const char *name, const cli_outp
     return rc;
 }
 
-/* The bytes of the folder's file `name` into b.  0, or -1 with why in
- * b->why (or b->oom set). */
-static int read_file(const launcher_session *s, const char *name, sonde_buf *b)
+int launcher_read(const launcher_session *s, const char *name, sonde_buf *b)
 {
     char path[PATH_MAX];
     errno = ENAMETOOLONG;
@@ -384,7 +405,7 @@ int launcher_about(const launcher_session *s, const launcher_program *prog, sond
     /* sys.executable NUL sys.version, as the launcher wrote them */
     sonde_buf interp;
     sonde_buf_init(&interp);
-    if (read_file(s, "interpreter", &interp) == 0 && interp.len < 65536 && interp.data) {
+    if (launcher_read(s, "interpreter", &interp) == 0 && interp.len < 65536 && interp.data) {
         const char *nul = memchr(interp.data, '\0', interp.len);
         if (nul) {
             size_t exe = (size_t)(nul - interp.data);
@@ -418,7 +439,7 @@ int launcher_deliver_about(const launcher_session *s, const char *name, const so
     sonde_buf doc;
     sonde_buf_init(&doc);
     int rc;
-    if (read_file(s, name, &doc) < 0 || !sonde_buf_ok(&doc)) {
+    if (launcher_read(s, name, &doc) < 0 || !sonde_buf_ok(&doc)) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", doc.why[0] ? doc.why : "out of memory");
     } else {
         with_about w = { .doc = &doc, .about = a };
@@ -446,9 +467,12 @@ void launcher_close(launcher_session *s)
 {
     if (!s->dir[0])
         return;
-    char cache[PATH_MAX]; /* where the interpreter may have cached the boot's bytecode */
-    if (launcher_path(s, "__pycache__", cache, sizeof cache) == 0)
-        remove_folder(cache);
+    char sub[PATH_MAX]; /* where the interpreter may have cached the boot's bytecode, and
+                           run --subprocesses' children's files */
+    if (launcher_path(s, "__pycache__", sub, sizeof sub) == 0)
+        remove_folder(sub);
+    if (launcher_path(s, "children", sub, sizeof sub) == 0)
+        remove_folder(sub);
     remove_folder(s->dir);
     s->dir[0] = '\0';
 }

@@ -33,6 +33,9 @@ typedef struct launcher_program {
     const char *preload;     /* a library to preload (LD_PRELOAD), or NULL; the
                                 launcher takes it off again for the program's
                                 own children (SONDE_PRELOAD names it) */
+    int children;            /* run --subprocesses: the folder gets children/, where
+                                every child followed leaves its files (PID.out,
+                                PID.argv, PID.said: run_children.h) */
 } launcher_program;
 
 enum launcher_outcome {
@@ -68,6 +71,10 @@ int launcher_path(const launcher_session *s, const char *name, char *out, size_t
  * after printing why (nothing to free). */
 int launcher_prepare_load(const launcher_session *s, const char *name, char *path, size_t len,
                           sonde_profile *p, sonde_stats *st);
+
+/* The bytes of the folder's file `name` into b (appended).  0, or -1
+ * with why in b->why (or b->oom set). */
+int launcher_read(const launcher_session *s, const char *name, sonde_buf *b);
 
 /* Copies the folder's file `name` to dest.  0, or SONDE_EXIT_FAILED
  * after printing why. */

@@ -19,6 +19,7 @@
 #include "../report/mem_plot.h"
 #include "../report/mem_table.h"
 #include "lines/lines.h"
+#include "signals/retry.h"
 #include "tracer/profiler.h"
 
 /* main(argv, python, package_dir) -> exit code of the sonde command. */
@@ -163,6 +164,14 @@ static PyMethodDef module_methods[] = { /* constant */
       "mem_table(json_text) -> str: memory_profiler's table and the leaks of a mem profile." },
     { "mem_plot", module_mem_plot, METH_VARARGS,
       "mem_plot(json_text) -> str: the SVG of a mem profile's memory over time." },
+    { "_signals_retry", sonde_signals_retry, METH_O,
+      "_signals_retry(signums): each signal, whose Python handler is set, is sent again "
+      "every 20 ms until _signals_seen() (a signal that came just before a blocking call "
+      "still reaches its handler)." },
+    { "_signals_seen", sonde_signals_seen, METH_NOARGS,
+      "_signals_seen(): the Python handler runs: no more resends." },
+    { "_signals_after_fork", sonde_signals_after_fork, METH_NOARGS,
+      "_signals_after_fork(): in a forked child, its own resend timers." },
     { "main", module_main, METH_VARARGS,
       "main(argv, python, package_dir) -> int: run the sonde command line." },
     { NULL, NULL, 0, NULL },

@@ -134,9 +134,12 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
         /* A quarter of a second at least: what starts the interpreter (a
          * pyenv shim runs a few processes) is not the program's work. */
         sonde_buf_printf(b, "the CPU went to child processes: they used %.3f s of it, the "
-                         "program's own process %.3f s; the functions above are only the "
-                         "program's own: see the children's with sonde record "
-                         "--subprocesses\n", children, cpu - children);
+                         "program's own process %.3f s; %s\n", children, cpu - children,
+                         u->children_profiled
+                             ? "the functions above are theirs and its, each under its "
+                               "process's frame"
+                             : "the functions above are only the program's own: see the "
+                               "children's with sonde run --subprocesses");
     } else if (util >= 0.8) {
         sonde_buf_printf(b, "CPU-bound: the CPU was busy %.0f%% of the wall time", util * 100);
         if (util >= 1.5)

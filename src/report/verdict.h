@@ -18,6 +18,8 @@
 typedef struct sonde_usage {
     double wall, user, sys;          /* seconds; CPU of the children waited for included */
     double children_cpu;             /* of user + sys, the child processes' share; -1: unknown */
+    int children_profiled;           /* the profile holds the children's calls too
+                                        (run --subprocesses) */
     double run_delay;                /* seconds the main thread was ready to run but waited
                                         for a CPU (the run queue); -1: unknown */
     long max_rss_kb;

@@ -146,7 +146,7 @@ static void test_verdicts(void)
               "(the main thread, ready to run)\n"
               "verdict:   the CPU went to child processes: they used 2.800 s of it, the "
               "program's own process 0.200 s; the functions above are only the program's "
-              "own: see the children's with sonde record --subprocesses\n");
+              "own: see the children's with sonde run --subprocesses\n");
     sonde_buf_free(&b);
 
     /* Ran 40% of the time and queued for a CPU 55%: CPU-bound on a busy

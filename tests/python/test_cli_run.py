@@ -421,4 +421,4 @@ def test_verdict_cpu_went_to_child_processes(tmp_path):
     assert spent - 0.02 <= float(used.group(1)) <= spent + 0.3
     assert "verdict:   the CPU went to child processes: they used %s s of it" % used.group(1) \
         in proc.stderr
-    assert "sonde record --subprocesses" in proc.stderr
+    assert "sonde run --subprocesses" in proc.stderr

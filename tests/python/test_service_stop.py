@@ -147,7 +147,7 @@ print("ended", ended, "alive", alive, flush=True)
 """
 
 
-@pytest.mark.parametrize("tool", ["run", "mem"])
+@pytest.mark.parametrize("tool", ["run", "mem", "run --subprocesses"])
 @pytest.mark.parametrize("python", version_params())
 def test_a_child_terminated_as_it_is_forked_ends(python, tool, tmp_path):
     """A child the program forks has SIGTERM's default action back, and a
@@ -156,14 +156,74 @@ def test_a_child_terminated_as_it_is_forked_ends(python, tool, tmp_path):
     the default is in place.  (It was taken by the handler's C half and
     then dropped: a pool's worker terminated just after it was forked
     lived on and its parent waited for ever, about one run in ten of
-    test_mem's forked-children test on a loaded machine.)"""
+    test_mem's forked-children test on a loaded machine.)  With
+    --subprocesses a child keeps sonde's handler instead, writes its own
+    part, and ends by the signal all the same: every one is in the sum."""
     python = need(python)
     (tmp_path / "forks.py").write_text(FORK_AND_TERMINATE)
     env = dict(os.environ, SONDE_PYTHON=python)
     env.pop("PYTHONPATH", None)
-    args = [SONDE, tool, "-o", "out." + ("prof" if tool == "run" else "json"), "forks.py"]
+    args = [SONDE] + tool.split() + ["-o", "out." + ("prof" if "run" in tool else "json"),
+                                     "forks.py"]
     done = subprocess.run(args, cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, universal_newlines=True, timeout=600,
                           preexec_fn=signals_at_default)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == "ended 200 alive 0", done.stdout
+    if "--subprocesses" in tool:
+        assert "processes: 201, the program and 200 children" in done.stderr, done.stderr
+
+
+# Blocks SIGTERM, sends it to itself, then (in C, with no Python code
+# between) unblocks it -- its C handler runs at once -- and waits in
+# pause(): the signal came before the wait, which nothing else ends.
+PAUSE_AFTER_UNBLOCK = r"""
+#include <signal.h>
+#include <unistd.h>
+void unblock_then_pause(void)
+{
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGTERM);
+    pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+    pause();
+}
+"""
+
+SIGNAL_BEFORE_WAIT = """
+import ctypes, os, signal, sys
+lib = ctypes.CDLL(sys.argv[1])
+def work():
+    return sum(range(1000))
+work()
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+os.kill(os.getpid(), signal.SIGTERM)
+lib.unblock_then_pause()
+print("not ended by the signal", flush=True)
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_signal_just_before_a_blocking_call_ends_the_program(python, tmp_path):
+    """A SIGTERM whose C handler ran just before the program blocked in a
+    call no later signal would end (a pool worker about to wait on its
+    queue while its parent terminates the pool): a bare run dies at once;
+    under sonde run the Python handler's flag alone would leave it blocked
+    for ever (the parent waiting for it too).  sonde sends the signal again
+    until its handler runs: the profile is written and the program ends by
+    SIGTERM."""
+    python = need(python)
+    (tmp_path / "pause.c").write_text(PAUSE_AFTER_UNBLOCK)
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "pause.so"),
+                    str(tmp_path / "pause.c")], check=True)
+    (tmp_path / "racer.py").write_text(SIGNAL_BEFORE_WAIT)
+    env = dict(os.environ, SONDE_PYTHON=python)
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([SONDE, "run", "-o", "out.prof", "racer.py", str(tmp_path / "pause.so")],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120,
+                          preexec_fn=signals_at_default)
+    assert done.returncode == -signal.SIGTERM, (done.returncode, done.stderr)
+    assert done.stdout == ""
+    stats = marshal.loads((tmp_path / "out.prof").read_bytes())
+    assert [v[0] for k, v in stats.items() if k[2] == "work"] == [1], stats.keys()

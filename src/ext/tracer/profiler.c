@@ -161,6 +161,15 @@ static PyObject *profiler_pause_thread(profiler_object *self, PyObject *unused)
     Py_RETURN_NONE;
 }
 
+static PyObject *profiler_forked(profiler_object *self, PyObject *unused)
+{
+    (void)unused;
+    if (!check_ready(self))
+        return NULL;
+    tracer_forked(&self->t, PyThread_get_thread_ident(), PyThread_get_thread_native_id());
+    Py_RETURN_NONE;
+}
+
 static PyObject *profiler_clear(profiler_object *self, PyObject *unused)
 {
     (void)unused;
@@ -383,6 +392,10 @@ PyMethodDef profiler_methods[PROFILER_NMETHODS + 1] = {
                                 "until disable()." },
     [PROFILER_CLEAR] = { "clear", (PyCFunction)profiler_clear, METH_NOARGS,
                          "Forget everything recorded." },
+    [PROFILER_FORKED] = { "_forked", (PyCFunction)profiler_forked, METH_NOARGS,
+                          "In a forked child (os.register_at_fork's after_in_child): forget "
+                          "the parent's recording; the calling thread's open calls start "
+                          "again now." },
     [PROFILER_PSTATS] = { "_pstats", (PyCFunction)profiler_pstats, METH_NOARGS,
                           "The stats as pstats' marshal bytes (what a .prof file holds)." },
     [PROFILER_WRITE] = { "write", (PyCFunction)(void (*)(void))profiler_write,

@@ -20,6 +20,17 @@ int tracer_init(tracer *t)
     return sonde_profile_init(&t->profile);
 }
 
+/* Frees a thread's record (no longer in the list). */
+static void free_thread(tracer_thread *th)
+{
+#if PY_VERSION_HEX < 0x030C0000
+    Py_XDECREF(th->chain_obj);
+#endif
+    free(th->stack);
+    free(th->spans);
+    free(th);
+}
+
 void tracer_clear(tracer *t)
 {
     tracer_timer_clear(t);
@@ -29,17 +40,66 @@ void tracer_clear(tracer *t)
     tracer_thread *th = t->threads;
     while (th) {
         tracer_thread *next = th->next;
-#if PY_VERSION_HEX < 0x030C0000
-        Py_XDECREF(th->chain_obj);
-#endif
-        free(th->stack);
-        free(th->spans);
-        free(th);
+        free_thread(th);
         th = next;
     }
     sonde_u64map_free(&t->func_by_key);
     sonde_profile_free(&t->profile);
     memset(t, 0, sizeof *t);
+}
+
+void tracer_forked(tracer *t, unsigned long ident, unsigned long native_id)
+{
+    tracer_thread *mine = NULL, **link = &t->threads;
+    while (*link) {
+        tracer_thread *th = *link;
+        if (!mine && th->ident == ident && th->generation == t->generation) {
+            mine = th;
+            link = &th->next;
+        } else {
+            *link = th->next;
+            free_thread(th);
+        }
+    }
+    /* The functions of the forking thread's open calls, before their
+     * nodes go with the tree. */
+    uint32_t depth = mine ? mine->depth : 0;
+    uint32_t *funcs = malloc((depth ? depth : 1) * sizeof *funcs);
+    for (uint32_t i = 0; funcs && i < depth; i++)
+        funcs[i] = t->profile.nodes[mine->stack[i].node].func;
+    sonde_profile_clear_tree(&t->profile);
+    t->nspans = 0;
+    t->spans_full = 0;
+    if (!mine) {
+        free(funcs);
+        return;
+    }
+    int64_t index = funcs ? sonde_profile_add_thread(&t->profile, ident, native_id, "") : -1;
+    mine->depth = 0;
+    mine->nspans = mine->cut = 0;
+    mine->named = 0;
+    if (index < 0) {
+        free(funcs);
+        t->failed = 1;
+        return;
+    }
+    mine->index = (uint32_t)index;
+    mine->root = t->profile.threads[index].root;
+    uint64_t now = tracer_now(t);
+    uint32_t parent = mine->root;
+    for (uint32_t i = 0; i < depth; i++) {
+        tracer_frame *f = &mine->stack[i];
+        uint32_t node = sonde_profile_add_child(&t->profile, parent, f->key, funcs[i]);
+        if (node == SONDE_NO_NODE) {
+            t->failed = 1;
+            break;
+        }
+        f->node = parent = node;
+        f->start = now;
+        f->child_ticks = 0;
+        mine->depth = i + 1;
+    }
+    free(funcs);
 }
 
 tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long native_id)

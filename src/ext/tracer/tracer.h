@@ -110,6 +110,11 @@ void tracer_clear(tracer *t);
 tracer_thread *tracer_attach(tracer *t, unsigned long ident, unsigned long native_id);
 /* Closes every open call of every thread at the current time. */
 void tracer_unwind_all(tracer *t);
+/* In the child of a fork (run --subprocesses): what was recorded is the
+ * parent's, so it goes, and only the thread that forked (ident, now
+ * native_id) lives on: the others' records go too, and its open calls
+ * open again now, in a tree of the child's own. */
+void tracer_forked(tracer *t, unsigned long ident, unsigned long native_id);
 /* Gives threads still unnamed their names from the threading module. */
 void tracer_name_threads(tracer *t);
 /* Sets profile.seconds_per_tick from the marks taken so far. */

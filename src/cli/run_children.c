@@ -1,0 +1,148 @@
+/* run_children.c - sonde run --subprocesses' sum of the program's and its
+ * children's profiles; see run_children.h. */
+#include "run_children.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/merge.h"
+#include "../formats/load.h"
+#include "options.h"
+
+static int by_pid(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* The pids of the children that left a profile or a line to say (PID.out,
+ * PID.said), in order, each once, into a malloc'd *pids.  Their count, or
+ * -1 on out of memory. */
+static int children_of(const launcher_session *run, int **pids)
+{
+    char dir[PATH_MAX];
+    *pids = NULL;
+    if (launcher_path(run, "children", dir, sizeof dir) < 0)
+        return 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0, *all = malloc(RUN_CHILDREN_MAX * sizeof *all);
+    struct dirent *e;
+    while (all && (e = readdir(d)) != NULL) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (pid <= 0 || pid > 0x7fffffff || (strcmp(end, ".out") != 0 && strcmp(end, ".said")))
+            continue;
+        if (n == RUN_CHILDREN_MAX) {
+            cli_fail(0, "--subprocesses: more than %d children left a profile: the others "
+                     "are left out", RUN_CHILDREN_MAX);
+            break;
+        }
+        all[n++] = (int)pid;
+    }
+    closedir(d);
+    if (!all)
+        return -1;
+    qsort(all, (size_t)n, sizeof *all, by_pid);
+    int unique = 0;
+    for (int i = 0; i < n; i++)
+        if (unique == 0 || all[unique - 1] != all[i])
+            all[unique++] = all[i];
+    *pids = all;
+    return unique;
+}
+
+/* The pid the program's own process had: DIR/owner's first word. */
+static int program_pid(const launcher_session *run)
+{
+    sonde_buf b;
+    sonde_buf_init(&b);
+    int pid = 0;
+    if (launcher_read(run, "owner", &b) == 0) {
+        sonde_buf_putc(&b, '\0');
+        pid = sonde_buf_ok(&b) && b.data ? atoi(b.data) : 0;
+    }
+    sonde_buf_free(&b);
+    return pid;
+}
+
+/* Prints what child pid had to say (PID.said), and its command line
+ * (PID.argv) into a.  0, or -1 on out of memory. */
+static int child_about(const launcher_session *run, int pid, sonde_about *a)
+{
+    char name[64];
+    sonde_buf b;
+    sonde_buf_init(&b);
+    snprintf(name, sizeof name, "children/%d.said", pid);
+    if (launcher_read(run, name, &b) == 0)
+        cli_report(&b);
+    sonde_buf_free(&b);
+    sonde_buf_init(&b);
+    snprintf(name, sizeof name, "children/%d.argv", pid);
+    int rc = 0;
+    if (launcher_read(run, name, &b) == 0)
+        for (size_t at = 0; rc == 0 && at < b.len;) {
+            size_t len = strnlen(b.data + at, b.len - at);
+            rc = sonde_about_add_arg(a, b.data + at, len);
+            at += len + 1;
+        }
+    rc |= b.oom ? -1 : 0;
+    sonde_buf_free(&b);
+    return rc;
+}
+
+/* Adds the profile in the folder's file `name` to p, labelled for pid
+ * and a's command line.  0, or SONDE_EXIT_FAILED after printing why. */
+static int add_part(const launcher_session *run, const char *name, int pid, const sonde_about *a,
+                    sonde_profile *p)
+{
+    char path[PATH_MAX], err[512], label[SONDE_MERGE_LABEL_MAX];
+    sonde_profile part;
+    sonde_stats ps;
+    if (launcher_prepare_load(run, name, path, sizeof path, &part, &ps) != 0)
+        return SONDE_EXIT_FAILED;
+    int rc = 0;
+    if (sonde_load_file(path, &part, &ps, err, sizeof err) < 0) {
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    } else {
+        sonde_merge_label(label, sizeof label, pid, a, name);
+        if (sonde_merge_tree(p, &part, label) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    }
+    sonde_stats_free(&ps);
+    sonde_profile_free(&part);
+    return rc;
+}
+
+int run_children_load(const launcher_session *run, const sonde_about *about, sonde_profile *p,
+                      sonde_stats *s, int *children)
+{
+    sonde_stats_init(s);
+    *children = 0;
+    if (sonde_profile_init(p) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    int *pids;
+    int n = children_of(run, &pids);
+    int rc = n < 0 ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
+                   : add_part(run, "out", program_pid(run), about, p);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char name[64], path[PATH_MAX];
+        sonde_about a;
+        sonde_about_init(&a);
+        snprintf(name, sizeof name, "children/%d.out", pids[i]);
+        int left_out = launcher_path(run, name, path, sizeof path) < 0 || access(path, F_OK) < 0;
+        if (child_about(run, pids[i], &a) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+        else if (!left_out && (rc = add_part(run, name, pids[i], &a, p)) == 0)
+            ++*children;
+        sonde_about_clear(&a);
+    }
+    free(pids);
+    if (rc == 0 && (sonde_merge_finish(p) < 0 || sonde_stats_from_profile(s, p) < 0))
+        rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    return rc;
+}
