@@ -96,10 +96,12 @@ def test_every_child_is_profiled_under_its_process(python, tmp_path):
     table = re.findall(r"^ +(\d+) .*prog\.py:\d+\(leaf\)$", proc.stderr, re.M)
     assert sum(int(n) for n in table) == sum(truth.values()), proc.stderr
     said = re.search(r"^processes: (\d+), the program and (\d+) children", proc.stderr, re.M)
-    # 2 workers a pool, 2 of the executor, the fork, the subprocess; the
-    # forkserver and spawn's resource tracker end after the program, their
-    # parts there only when they were written in time
-    assert said and 10 <= int(said.group(2)) <= 12, proc.stderr
+    # every process that ran a task, and at most: 2 workers a pool, 2 of the
+    # executor, the fork, the subprocess, the forkserver and spawn's resource
+    # tracker (those two end after the program: their parts are there only
+    # when written in time; a worker that ran no task and was terminated
+    # while it started, before sonde's handler was set, has none)
+    assert said and len(truth) - 1 <= int(said.group(2)) <= 12, proc.stderr
     assert doc["about"]["processes"] == int(said.group(1)) == int(said.group(2)) + 1
 
 
