@@ -85,13 +85,8 @@ const char *sonde_merge_unit_clash(const sonde_profile *dst, const sonde_stats *
 static uint32_t dst_func(sonde_profile *dst, const sonde_profile *src, uint32_t *fmap,
                          uint32_t f)
 {
-    if (fmap[f] == SONDE_NO_FUNC) {
-        const sonde_func *sf = &src->funcs[f];
-        fmap[f] = sonde_profile_func(dst, sonde_profile_str(src, sf->file), sf->line,
-                                     sonde_profile_str(src, sf->name),
-                                     sonde_profile_str(src, sf->qualname),
-                                     (enum sonde_func_kind)sf->kind);
-    }
+    if (fmap[f] == SONDE_NO_FUNC)
+        fmap[f] = sonde_profile_func_from(dst, src, f);
     return fmap[f];
 }
 

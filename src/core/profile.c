@@ -149,6 +149,15 @@ uint32_t sonde_profile_mapping(sonde_profile *p, const char *file, const char *b
     return p->nmappings;
 }
 
+uint32_t sonde_profile_func_from(sonde_profile *dst, const sonde_profile *src, uint32_t f)
+{
+    const sonde_func *sf = &src->funcs[f];
+    return sonde_profile_func(dst, sonde_profile_str(src, sf->file), sf->line,
+                              sonde_profile_str(src, sf->name),
+                              sonde_profile_str(src, sf->qualname),
+                              (enum sonde_func_kind)sf->kind);
+}
+
 uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
                             const char *name, const char *qualname,
                             enum sonde_func_kind kind)

@@ -244,6 +244,10 @@ uint32_t sonde_profile_func(sonde_profile *p, const char *file, int32_t line,
                             const char *name, const char *qualname,
                             enum sonde_func_kind kind);
 
+/* src's function f in dst, found or made by its label (file, line,
+ * name, qualname, kind); SONDE_NO_FUNC on out of memory. */
+uint32_t sonde_profile_func_from(sonde_profile *dst, const sonde_profile *src, uint32_t f);
+
 /* The mapping of file at start (made when new): 1 + its index, for
  * sonde_func.mapping; 0 on out of memory. */
 uint32_t sonde_profile_mapping(sonde_profile *p, const char *file, const char *build_id,

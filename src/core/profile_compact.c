@@ -16,9 +16,7 @@ static uint32_t dst_func(sonde_profile *dst, const sonde_profile *src, uint32_t 
     if (fmap[f] != SONDE_NO_FUNC)
         return fmap[f];
     const sonde_func *sf = &src->funcs[f];
-    uint32_t g = sonde_profile_func(dst, sonde_profile_str(src, sf->file), sf->line,
-                                    sonde_profile_str(src, sf->name),
-                                    sonde_profile_str(src, sf->qualname), sf->kind);
+    uint32_t g = sonde_profile_func_from(dst, src, f);
     if (g == SONDE_NO_FUNC)
         return g;
     sonde_func *df = &dst->funcs[g];
