@@ -335,6 +335,55 @@ class _LinesTool:
             main.serve()  # first on sys.meta_path: runpy gets the code chosen from
         # kernprof's builtin: @profile marks a function to profile.
         builtins.profile = self.prof.add_function
+        # --subprocesses: a child the program forks counts from zero (a C
+        # method, unseen by the tracer) and writes its own part; a Python
+        # the program starts chooses the program's functions as it runs
+        # the program's file (a multiprocessing worker's __mp_main__).
+        self.children = self.options.get("children", False)
+        self.forked = self.prof._tracer._forked
+        self.is_child = folder.path != folder.root
+        if self.children:
+            self._follow_main_file(code, source, patterns, main)
+
+    def _follow_main_file(self, code, source, patterns, main):
+        """The program's main file, said in the folder by the program
+        (DIR/main_file), and in a child, an audit hook that chooses its
+        functions when the child runs that file's code (multiprocessing's
+        spawn and forkserver run it as __mp_main__, by runpy: no import
+        the watcher sees)."""
+        from . import _lines
+        path = getattr(code, "co_filename", "")
+        if not self.is_child:
+            if path and not path.startswith("<"):
+                self.folder.write("main_file", os.path.abspath(path).encode(
+                    "utf-8", "surrogateescape"))
+            return
+        try:
+            with open(self.folder.root + "/main_file", "rb") as f:
+                wanted = f.read().decode("utf-8", "surrogateescape")
+        except OSError:
+            return  # the program runs no file: its children have none to run again
+        if path and os.path.abspath(path) == wanted:
+            return  # the child runs the program's file as its own: chosen above
+        prof, names = self.prof, ("__main__", "__mp_main__", main.name if main else "__main__")
+        seen = []
+
+        def hook(event, args):
+            if seen or event != "exec" or not args:
+                return
+            ran = args[0]
+            if getattr(ran, "co_filename", None) == wanted or (
+                    getattr(ran, "co_filename", "<")[:1] != "<"
+                    and os.path.abspath(ran.co_filename) == wanted):
+                seen.append(ran)
+                try:
+                    with open(wanted, "rb") as f:
+                        text = f.read().decode("utf-8", "replace")
+                except OSError:
+                    text = ""
+                _lines.select(prof, ran, text, patterns, self.with_module, names)
+
+        sys.addaudithook(hook)
 
     def profiler(self):
         from ._lines import LineProfiler
@@ -361,6 +410,8 @@ class _LinesTool:
             self.folder.write("lprof", self.prof.get_stats().to_bytes())
         document = self.prof.document()  # the JSON text, written in C
         self.folder.write("out", document)
+        if self.children and self.folder.path != self.folder.root:
+            return  # a child's part: the program says what its patterns found
         unmatched = self.watcher.unmatched if self.watcher else self.unmatched
         functions = self._loads(document)["functions"]
         ran = [f["name"] for f in functions
@@ -375,7 +426,8 @@ class _LinesTool:
                                 "lines to count" % (pattern, compiled))
             elif pattern in unmatched:
                 self.folder.say("sonde: warning: -f %s matched no function" % pattern)
-            elif not self._matches(pattern, ran):
+            elif not self._matches(pattern, ran) and not self.children:
+                # (with --subprocesses, a function may run in a child only)
                 chosen = ["%s (%s)" % (f["name"], f["file"].rpartition("/")[2])
                           for f in functions if self._matches(pattern, [f["name"]])]
                 more = " and %d more" % (len(chosen) - 4) if len(chosen) > 4 else ""

@@ -42,6 +42,7 @@ static const cli_opt option_table[] = {
               "as line_profiler's file when FILE ends in .lprof\n"
               "(what kernprof -l writes: python -m line_profiler FILE)" },
     TOOL_ARGS_FUNCTION(lines_opts, a),
+    TOOL_ARGS_SUBPROCESSES(lines_opts, a),
     { .short_name = 'u', .long_name = "unit", .arg = "UNIT", .type = CLI_CALL,
       .offset = offsetof(lines_opts, unit), .call = take_unit,
       .help = "s, ms, us, ns, or seconds as kernprof takes them (1e-6);\n"
@@ -59,8 +60,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_lines = {
     .name = "lines",
     .summary = "hits and time of every line of chosen functions (replaces kernprof)",
-    .synopsis = "[-o FILE] [-f FUNC]... [-u UNIT] [--bytecode] [--python PY]\n"
-                "(SCRIPT | -m MODULE | -c CODE) [ARGS...]",
+    .synopsis = "[-o FILE] [-f FUNC]... [-u UNIT] [--bytecode] [--subprocesses]\n"
+                "[--python PY] (SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program and counts, for every line of the chosen functions,\n"
              "how often it ran (hits) and the time until the next line of the same call\n"
              "(callees included), then prints line_profiler's table on stderr.\n"
@@ -106,6 +107,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         sonde_buf_printf(&options, ", \"unit\": \"%s\"", o.unit);
     if (o.bytecode)
         sonde_buf_puts(&options, ", \"bytecode\": true");
+    if (o.a.subprocesses)
+        sonde_buf_puts(&options, ", \"children\": true");
+    if (o.a.subprocesses && wants_lprof(o.a.out)) {
+        tool_args_free(&o.a);
+        return cli_exit(cli_usage_error("lines", "--subprocesses sums the processes in sonde's "
+                                        "JSON: -o %s would hold one process's (write -o "
+                                        "FILE.json)", o.a.out));
+    }
     if (wants_lprof(o.a.out)) {
         sonde_buf_puts(&options, ", \"lprof\": true"); /* the launcher leaves it as "lprof" */
         o.a.deliver = "lprof";
@@ -114,7 +123,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     launcher_program prog = {
         .python = launch_python(env, o.a.prog.python), .tool = "lines", .format = "",
         .options = options.data, .mode = o.a.prog.mode, .target = o.a.prog.target,
-        .args = o.a.prog.args, .nargs = o.a.prog.nargs,
+        .args = o.a.prog.args, .nargs = o.a.prog.nargs, .children = o.a.subprocesses,
     };
     rc = sonde_buf_ok(&options) ? tool_args_run(&o.a, env, &prog, draw, &o)
                                 : cli_fail(SONDE_EXIT_FAILED, "out of memory");

@@ -1,5 +1,5 @@
-/* run_children.c - sonde run --subprocesses' sum of the program's and its
- * children's profiles; see run_children.h. */
+/* run_children.c - --subprocesses' sum of the program's and its children's
+ * parts: run's profiles, lines' documents; see run_children.h. */
 #include "run_children.h"
 
 #include <dirent.h>
@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "../core/merge.h"
+#include "../core/outfile.h"
 #include "../formats/load.h"
+#include "../report/doc_merge.h"
 #include "options.h"
 
 static int by_pid(const void *a, const void *b)
@@ -144,5 +146,92 @@ int run_children_load(const launcher_session *run, const sonde_about *about, son
     free(pids);
     if (rc == 0 && (sonde_merge_finish(p) < 0 || sonde_stats_from_profile(s, p) < 0))
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    return rc;
+}
+
+/* One part of a document sum: its text, its tree and its label. */
+typedef struct doc_in {
+    sonde_buf text;
+    sonde_jtree tree;
+    int read;
+    char label[SONDE_MERGE_LABEL_MAX];
+    char name[64];       /* its file in the folder */
+} doc_in;
+
+/* Reads the folder's document `name` into d.  0, or SONDE_EXIT_FAILED
+ * after printing why. */
+static int read_doc(const launcher_session *run, const char *name, doc_in *d)
+{
+    char err[256];
+    if (launcher_read(run, name, &d->text) < 0 || !sonde_buf_ok(&d->text))
+        return cli_fail(SONDE_EXIT_FAILED, "%s", d->text.why[0] ? d->text.why : "out of memory");
+    if (sonde_json_read(&d->tree, d->text.data, d->text.len, err, sizeof err) < 0)
+        return cli_fail(SONDE_EXIT_FAILED, "%s: %s", name, err);
+    d->read = 1;
+    return 0;
+}
+
+static int fill_text(sonde_buf *b, void *ctx)
+{
+    const sonde_buf *text = ctx;
+    sonde_buf_put(b, text->data, text->len);
+    return sonde_buf_ok(b) ? 0 : -1;
+}
+
+int run_children_sum_documents(const launcher_session *run, const sonde_about *about, int mem,
+                               int *children)
+{
+    *children = 0;
+    int *pids;
+    int n = children_of(run, &pids);
+    doc_in *docs = n < 0 ? NULL : calloc((size_t)n + 1, sizeof *docs);
+    sonde_doc_part *parts = docs ? calloc((size_t)n + 1, sizeof *parts) : NULL;
+    int rc = parts ? read_doc(run, "out", &docs[0]) : cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    uint32_t k = 0;
+    if (rc == 0) {
+        sonde_merge_label(docs[0].label, sizeof docs[0].label, program_pid(run), about, "out");
+        parts[k++] = (sonde_doc_part){ &docs[0].tree, docs[0].label, "out" };
+    }
+    for (int i = 0; rc == 0 && i < n; i++) {
+        char path[PATH_MAX], why[256];
+        sonde_about a;
+        sonde_about_init(&a);
+        doc_in *d = &docs[k];
+        const char *name = d->name;
+        snprintf(d->name, sizeof d->name, "children/%d.out", pids[i]);
+        if (child_about(run, pids[i], &a) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+        else if (launcher_path(run, name, path, sizeof path) < 0 || access(path, F_OK) < 0)
+            ; /* left out: its .said says why */
+        else if ((rc = read_doc(run, name, d)) == 0 &&
+                 sonde_doc_merge_clash(&docs[0].tree, &d->tree, why, sizeof why))
+            rc = cli_fail(SONDE_EXIT_FAILED, "process %d's part cannot be summed: %s", pids[i],
+                          why);
+        else if (rc == 0) {
+            sonde_merge_label(d->label, sizeof d->label, pids[i], &a, name);
+            parts[k] = (sonde_doc_part){ &d->tree, d->label, name };
+            k++;
+            ++*children;
+        }
+        sonde_about_clear(&a);
+    }
+    sonde_buf sum;
+    sonde_buf_init(&sum);
+    char err[512], path[PATH_MAX];
+    if (rc == 0 && sonde_doc_merge_write(&sum, mem, parts, k, err, sizeof err) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    /* the sum takes the program's document's place: the table and -o read it */
+    if (rc == 0 && launcher_path(run, "out", path, sizeof path) == 0 &&
+        sonde_outfile_write(path, NULL, fill_text, &sum, err, sizeof err) < 0)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
+    sonde_buf_free(&sum);
+    for (int i = 0; docs && i <= n; i++) {
+        if (docs[i].read)
+            sonde_jtree_free(&docs[i].tree);
+        sonde_buf_free(&docs[i].text);
+    }
+    free(parts);
+    free(docs);
+    free(pids);
     return rc;
 }

@@ -1,7 +1,7 @@
-/* run_children.h - sonde run --subprocesses: the program's profile and
- * every followed child's, summed into one, each under a frame naming its
+/* run_children.h - --subprocesses: the program's part and every followed
+ * child's, summed into one: run's profiles, each under a frame naming its
  * process ("process PID (command)", as record --subprocesses and merge
- * name them).
+ * name them); lines' documents, with the parts listed (report/doc_merge.h).
  *
  * The private folder's side (python/sonde/_launch.py): the program leaves
  * its calls in DIR/out (sonde's JSON) and its pid first in DIR/owner; a
@@ -26,5 +26,13 @@
  * SONDE_EXIT_FAILED after printing why. */
 int run_children_load(const launcher_session *run, const sonde_about *about, sonde_profile *p,
                       sonde_stats *s, int *children);
+
+/* lines --subprocesses: the program's document (DIR/out, labelled with
+ * about's command line) and each child's summed (mem: as mem documents),
+ * the sum written over DIR/out.  Prints each child's said lines.
+ * *children: the children summed.  0, or SONDE_EXIT_FAILED after
+ * printing why. */
+int run_children_sum_documents(const launcher_session *run, const sonde_about *about, int mem,
+                               int *children);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "../formats/load.h"
+#include "run_children.h"
 
 int tool_args_function(const char *cmd, void *dest, const char *value)
 {
@@ -73,17 +74,27 @@ int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_progr
     launcher_session run;
     int rc = 0;
     if (launcher_run(env, prog, "out", &run) == LAUNCHER_PROFILE) {
-        rc = draw_document(&run, draw, ctx);
         sonde_about about;
         sonde_about_init(&about);
-        if (a->output.name && a->deliver) {
-            if (launcher_deliver(&run, a->deliver, &a->output) != 0)
+        int children = 0;
+        if ((prog->children || (a->output.name && !a->deliver)) &&
+            launcher_about(&run, prog, &about) < 0)
+            rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
+        if (rc == 0 && prog->children)
+            rc = run_children_sum_documents(&run, &about, 0, &children);
+        if (rc == 0)
+            rc = draw_document(&run, draw, ctx);
+        if (rc == 0 && prog->children) {
+            fprintf(stderr, "\nprocesses: %d, the program and %d child%s it started, each "
+                    "part listed in -o's \"parts\"\n", children + 1, children,
+                    children == 1 ? "" : "ren");
+            about.processes = (uint32_t)children + 1;
+        }
+        if (rc == 0 && a->output.name) {
+            int failed = a->deliver ? launcher_deliver(&run, a->deliver, &a->output)
+                                    : launcher_deliver_about(&run, "out", &about, &a->output);
+            if (failed)
                 rc = SONDE_EXIT_FAILED;
-        } else if (a->output.name &&
-                   (launcher_about(&run, prog, &about) < 0
-                        ? cli_fail(SONDE_EXIT_FAILED, "out of memory")
-                        : launcher_deliver_about(&run, "out", &about, &a->output)) != 0) {
-            rc = SONDE_EXIT_FAILED;
         }
         sonde_about_clear(&about);
     }

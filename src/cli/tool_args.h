@@ -23,6 +23,8 @@ typedef struct tool_args {
     const char *deliver;   /* the launcher's file -o receives as it is (the
                             * tool chose another format), or NULL: the
                             * document, with "about" */
+    int subprocesses;      /* --subprocesses: each child that runs Python
+                            * counted too, the documents summed */
 } tool_args;
 
 /* -f's reader (a cli_call_fn): appends the value to the sonde_buf dest. */
@@ -36,6 +38,14 @@ int tool_args_function(const char *cmd, void *dest, const char *value);
       .help = "a qualified name or pattern (Class.method, work*), or\n"                       \
               "module:qualname for a module the program imports" }
 
+/* --subprocesses, for the table of a tool whose options struct T holds
+ * its tool_args in `field`. */
+#define TOOL_ARGS_SUBPROCESSES(T, field)                                                      \
+    { .long_name = "subprocesses", .type = CLI_FLAG, .offset = offsetof(T, field.subprocesses), \
+      .set = 1,                                                                               \
+      .help = "count every child that runs Python too (fork, spawn and\n"                     \
+              "forkserver workers, subprocesses): one table, their sum" }
+
 /* Parses argv (argv[0] = the command's name) against cmd's table into
  * opts, the tool's options struct, which holds *a.  0 to go on, or an
  * exit code (CLI_DONE after --help) after printing why not (also when
@@ -48,10 +58,11 @@ void tool_args_free(tool_args *a);
 typedef int (*tool_draw_fn)(sonde_buf *table, const sonde_jtree *doc, void *ctx);
 
 /* Runs the program under the launcher's tool (prog), prints the table
- * draw() makes of the document the launcher left, and copies the
- * document to -o with what was profiled ("about": launcher_about), or
- * with a->deliver set, that file of the launcher's as it is.  The
- * command's exit code. */
+ * draw() makes of the document the launcher left (with --subprocesses,
+ * prog->children: the sum of the program's and its children's, and a
+ * line counting the processes), and copies the document to -o with what
+ * was profiled ("about": launcher_about), or with a->deliver set, that
+ * file of the launcher's as it is.  The command's exit code. */
 int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_program *prog,
                   tool_draw_fn draw, void *ctx);
 

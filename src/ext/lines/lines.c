@@ -347,6 +347,46 @@ static PyObject *tracer_stack_floor(lines_tracer *t, PyObject *code)
     Py_RETURN_NONE;
 }
 
+/* In a child just forked (sonde lines --subprocesses, from
+ * os.register_at_fork): the counts so far are the parent's, which writes
+ * them; the child's start at zero, from now.  Only the forking thread
+ * lives on: the others' records go, and its open lines and instructions
+ * restart their time now (their hit was the parent's). */
+static PyObject *tracer_forked(lines_tracer *t, PyObject *unused)
+{
+    (void)unused;
+    if (t->mem) {
+        PyErr_SetString(PyExc_RuntimeError, "_forked: a memory-mode tracer is not reset");
+        return NULL;
+    }
+    for (uint32_t i = 0; i < t->ncodes; i++) {
+        line_code *lc = t->codes[i];
+        if (!lc->nested)
+            memset(lc->hits, 0, (size_t)lc->nlines * sizeof *lc->hits);
+        memset(lc->ticks, 0, (size_t)lc->nlines * sizeof *lc->ticks);
+        if (lc->ninstr) {
+            memset(lc->ihits, 0, (size_t)lc->ninstr * sizeof *lc->ihits);
+            memset(lc->iticks, 0, (size_t)lc->ninstr * sizeof *lc->iticks);
+        }
+    }
+    uintptr_t own = thread_key();
+    uint64_t now = sonde_clock_ticks();
+    for (line_thread **at = &t->threads; *at;) {
+        line_thread *th = *at;
+        if (th->owner == own) {
+            for (uint32_t d = 0; d < th->depth; d++)
+                th->stack[d].start = th->stack[d].istart = now;
+            at = &th->next;
+            continue;
+        }
+        *at = th->next;
+        free(th->stack);
+        free(th);
+    }
+    t->start = sonde_clock_mark_now();
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef tracer_methods[] = {
     { "add_code", (PyCFunction)(void (*)(void))tracer_add_code, METH_VARARGS | METH_KEYWORDS,
       "add_code(code, first_line, last_line, code_units=0, unit_lines=b'', parent=None, "
@@ -361,6 +401,9 @@ static PyMethodDef tracer_methods[] = {
       "launcher); it and the frames outside it are not the program's, and allocating "
       "stacks end below it." },
     { "disable", (PyCFunction)tracer_disable, METH_NOARGS, "Stop; open lines end now." },
+    { "_forked", (PyCFunction)tracer_forked, METH_NOARGS,
+      "_forked(): in a child just forked, counts start again from zero, now, in the forking "
+      "thread alone (the parent keeps what was counted before)." },
     { "document", (PyCFunction)(void (*)(void))tracer_document, METH_VARARGS | METH_KEYWORDS,
       "document(source_of, instructions_of=None) -> bytes: the JSON document of `sonde lines "
       "-o`, or with memory=True of `sonde mem -o` (docs/formats.md); source_of(file, "
