@@ -21,10 +21,13 @@ private folder:
   -o, DIR/out in FORMAT (the command line copies it to -o); -f tensorboard
   -o DIR with --torch-steps' cycles apart (OPTIONS "cycles_apart"): DIR/out
   holds the first cycle, DIR/out.1, DIR/out.2 ... the others;
-- run --subprocesses (OPTIONS "children"): every process the program forks
-  writes its own DIR/children/PID.stats and PID.out (JSON, as the
-  parent's DIR/out then is), PID.argv (its command line, NUL-separated)
-  and PID.said; the command line sums them;
+- --subprocesses (OPTIONS "children"): every process the program starts
+  that runs Python writes its own DIR/children/PID.out (run: JSON, as the
+  parent's DIR/out then is, and PID.stats; lines, mem: the document and
+  PID.start, when it started recording in Unix ns, as the program's
+  DIR/start), PID.argv (its command line, NUL-separated) and PID.said;
+  lines and mem write the program's file in DIR/main_file, which a Python
+  the program starts chooses functions in; the command line sums them;
 - lines, mem: DIR/out, the JSON document (OPTIONS: JSON with "functions",
   the -f patterns, and the tool's settings); the command line prints its
   table, copies it to -o and draws --plot from it.  lines with "lprof"
@@ -310,7 +313,9 @@ class _LinesTool:
         # of the modules imported here first (select_imported).
         import builtins
         import json
+        import time
         from . import _lines, _main_module
+        self._time_ns = time.time_ns
         self._loads, self._compiled_code = json.loads, _lines.compiled_code
         self._matches = _lines.names_matching
         self.folder, self.namespace = folder, namespace
@@ -340,8 +345,8 @@ class _LinesTool:
         # the program starts chooses the program's functions as it runs
         # the program's file (a multiprocessing worker's __mp_main__).
         self.children = self.options.get("children", False)
-        self.forked = self.prof._tracer._forked
         self.is_child = folder.path != folder.root
+        self.started_ns = 0  # when recording started (Unix ns): each part says so
         if self.children:
             self._follow_main_file(code, source, patterns, main)
 
@@ -389,7 +394,14 @@ class _LinesTool:
         from ._lines import LineProfiler
         return LineProfiler(bytecode=self.options.get("bytecode", False))
 
+    def forked(self):
+        """A child the program forked (--subprocesses; the tracer runs no
+        events for sonde's code): its counts start from zero, now."""
+        self.prof._tracer._forked()
+        self.started_ns = self._time_ns()
+
     def start(self):
+        self.started_ns = self._time_ns()
         self.prof.enable()
 
     def pause_thread(self):
@@ -409,6 +421,8 @@ class _LinesTool:
         if self.options.get("lprof"):  # -o FILE.lprof: dump_stats' file, before the document
             self.folder.write("lprof", self.prof.get_stats().to_bytes())
         document = self.prof.document()  # the JSON text, written in C
+        if self.children:  # the parts' timelines are placed by it
+            self.folder.write("start", str(self.started_ns).encode("ascii"))
         self.folder.write("out", document)
         if self.children and self.folder.path != self.folder.root:
             return  # a child's part: the program says what its patterns found
@@ -446,8 +460,12 @@ class _MemTool(_LinesTool):
     not_running = "on whose lines nothing ran or was allocated"
 
     def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         # The C allocator shim was preloaded for this process only: the
-        # program's own children start without it.
+        # program's own children start without it, unless they are
+        # followed (--subprocesses).
+        if self.children:
+            return
         shim = os.environ.pop("SONDE_PRELOAD", None)
         if shim and "LD_PRELOAD" in os.environ:
             rest = [lib for lib in os.environ["LD_PRELOAD"].split() if lib != shim]
@@ -455,7 +473,6 @@ class _MemTool(_LinesTool):
                 os.environ["LD_PRELOAD"] = " ".join(rest)
             else:
                 del os.environ["LD_PRELOAD"]
-        super().__init__(*args, **kwargs)
 
     def profiler(self):
         from ._mem import MemoryProfiler
@@ -468,6 +485,7 @@ class _MemTool(_LinesTool):
         # (arm's hand-over): that frame and main()'s are not the program's
         # stack.
         self.prof._tracer._stack_floor(main.__code__)
+        self.started_ns = self._time_ns()
         self.prof.enable()
 
 

@@ -56,6 +56,7 @@ static const cli_opt option_table[] = {
               "at each sampled block)" },
     { .long_name = "plot", .arg = "SVG", .type = CLI_STRING, .offset = offsetof(mem_opts, plot),
       .help = "draw RSS and heap over time, with the functions' spans" },
+    TOOL_ARGS_SUBPROCESSES(mem_opts, a),
     CLI_PROGRAM_OPTIONS(mem_opts, a.prog),
     { 0 },
 };
@@ -66,7 +67,7 @@ const cli_command cmd_mem = {
     .name = "mem",
     .summary = "memory each line allocates and keeps, RSS over time (replaces memory_profiler)",
     .synopsis = "[-o FILE] [-f FUNC]... [--interval MS] [--native | --no-native]\n"
-                "[--sample-bytes N] [--lines] [--plot SVG] [--python PY]\n"
+                "[--sample-bytes N] [--lines] [--plot SVG] [--subprocesses] [--python PY]\n"
                 "(SCRIPT | -m MODULE | -c CODE) [ARGS...]",
     .about = "Runs a Python program and measures, for every line of the chosen functions,\n"
              "the bytes allocated and released while it ran (callees included), the bytes\n"
@@ -137,13 +138,14 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf options;
     sonde_buf_init(&options);
     sonde_buf_printf(&options, "{\"functions\": [%s], \"interval_ms\": %.17g, "
-                     "\"sample_bytes\": %ld, \"line_events\": %s}",
+                     "\"sample_bytes\": %ld, \"line_events\": %s, \"children\": %s}",
                      o.a.functions.data ? o.a.functions.data : "", o.interval, o.sample_bytes,
-                     o.line_events ? "true" : "false");
+                     o.line_events ? "true" : "false", o.a.subprocesses ? "true" : "false");
     launcher_program prog = {
         .python = launch_python(env, o.a.prog.python), .tool = "mem", .format = "",
         .options = options.data, .mode = o.a.prog.mode, .target = o.a.prog.target,
         .args = o.a.prog.args, .nargs = o.a.prog.nargs, .preload = shim[0] ? shim : NULL,
+        .children = o.a.subprocesses,
     };
     mem_draw how = { .plot = &plot };
     rc = sonde_buf_ok(&options) ? tool_args_run(&o.a, env, &prog, draw, &how)

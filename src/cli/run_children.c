@@ -10,6 +10,7 @@
 
 #include "../core/merge.h"
 #include "../core/outfile.h"
+#include "../formats/json_about.h"
 #include "../formats/load.h"
 #include "../report/doc_merge.h"
 #include "options.h"
@@ -158,13 +159,42 @@ typedef struct doc_in {
     char name[64];       /* its file in the folder */
 } doc_in;
 
-/* Reads the folder's document `name` into d.  0, or SONDE_EXIT_FAILED
- * after printing why. */
-static int read_doc(const launcher_session *run, const char *name, doc_in *d)
+/* When the part's recording started (its file `start`: Unix ns), into
+ * a->start_ns; left as it is when it did not say. */
+static void part_start(const launcher_session *run, const char *start, sonde_about *a)
+{
+    sonde_buf b;
+    sonde_buf_init(&b);
+    if (launcher_read(run, start, &b) == 0 && b.len > 0 && b.len < 32) {
+        char text[32];
+        memcpy(text, b.data, b.len);
+        text[b.len] = '\0';
+        char *end;
+        long long ns = strtoll(text, &end, 10);
+        if (*end == '\0' && ns > 0)
+            a->start_ns = ns;
+    }
+    sonde_buf_free(&b);
+}
+
+/* Reads the folder's document `name` into d, what a says of its process
+ * (when it started: the timelines of mem's parts are placed by it) put
+ * in.  0, or SONDE_EXIT_FAILED after printing why. */
+static int read_doc(const launcher_session *run, const char *name, const sonde_about *a,
+                    doc_in *d)
 {
     char err[256];
-    if (launcher_read(run, name, &d->text) < 0 || !sonde_buf_ok(&d->text))
-        return cli_fail(SONDE_EXIT_FAILED, "%s", d->text.why[0] ? d->text.why : "out of memory");
+    sonde_buf raw;
+    sonde_buf_init(&raw);
+    if (launcher_read(run, name, &raw) < 0 || !sonde_buf_ok(&raw)) {
+        int rc = cli_fail(SONDE_EXIT_FAILED, "%s", raw.why[0] ? raw.why : "out of memory");
+        sonde_buf_free(&raw);
+        return rc;
+    }
+    sonde_json_about_insert(&d->text, raw.data, raw.len, a, 0);
+    sonde_buf_free(&raw);
+    if (!sonde_buf_ok(&d->text))
+        return cli_fail(SONDE_EXIT_FAILED, "out of memory");
     if (sonde_json_read(&d->tree, d->text.data, d->text.len, err, sizeof err) < 0)
         return cli_fail(SONDE_EXIT_FAILED, "%s: %s", name, err);
     d->read = 1;
@@ -186,7 +216,10 @@ int run_children_sum_documents(const launcher_session *run, const sonde_about *a
     int n = children_of(run, &pids);
     doc_in *docs = n < 0 ? NULL : calloc((size_t)n + 1, sizeof *docs);
     sonde_doc_part *parts = docs ? calloc((size_t)n + 1, sizeof *parts) : NULL;
-    int rc = parts ? read_doc(run, "out", &docs[0]) : cli_fail(SONDE_EXIT_FAILED, "out of memory");
+    sonde_about own = *about; /* shallow: only its start changes */
+    part_start(run, "start", &own);
+    int rc = parts ? read_doc(run, "out", &own, &docs[0])
+                   : cli_fail(SONDE_EXIT_FAILED, "out of memory");
     uint32_t k = 0;
     if (rc == 0) {
         sonde_merge_label(docs[0].label, sizeof docs[0].label, program_pid(run), about, "out");
@@ -198,12 +231,15 @@ int run_children_sum_documents(const launcher_session *run, const sonde_about *a
         sonde_about_init(&a);
         doc_in *d = &docs[k];
         const char *name = d->name;
+        char start[64];
         snprintf(d->name, sizeof d->name, "children/%d.out", pids[i]);
+        snprintf(start, sizeof start, "children/%d.start", pids[i]);
+        part_start(run, start, &a);
         if (child_about(run, pids[i], &a) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
         else if (launcher_path(run, name, path, sizeof path) < 0 || access(path, F_OK) < 0)
             ; /* left out: its .said says why */
-        else if ((rc = read_doc(run, name, d)) == 0 &&
+        else if ((rc = read_doc(run, name, &a, d)) == 0 &&
                  sonde_doc_merge_clash(&docs[0].tree, &d->tree, why, sizeof why))
             rc = cli_fail(SONDE_EXIT_FAILED, "process %d's part cannot be summed: %s", pids[i],
                           why);

@@ -3,6 +3,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "../formats/load.h"
 #include "run_children.h"
@@ -81,7 +82,8 @@ int tool_args_run(const tool_args *a, const sonde_env *env, const launcher_progr
             launcher_about(&run, prog, &about) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
         if (rc == 0 && prog->children)
-            rc = run_children_sum_documents(&run, &about, 0, &children);
+            rc = run_children_sum_documents(&run, &about, strcmp(prog->tool, "mem") == 0,
+                                            &children);
         if (rc == 0)
             rc = draw_document(&run, draw, ctx);
         if (rc == 0 && prog->children) {

@@ -357,6 +357,42 @@ static void *timeline_main(void *arg)
     return NULL;
 }
 
+/* The lock and the timeline's condition variable, new. */
+static void init_sync(mem_data *m)
+{
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(&m->wake, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+/* The allocating stacks, empty but for their root.  0, or -1 on out of
+ * memory. */
+static int init_stacks(mem_data *m)
+{
+    int64_t root = -1;
+    if (sonde_profile_init(&m->stacks) < 0 ||
+        (root = sonde_profile_add_thread(&m->stacks, 0, 0, "all threads")) < 0)
+        return -1;
+    m->root = m->stacks.threads[root].root;
+    return 0;
+}
+
+/* Starts the timeline thread, which takes no signals (Ctrl-C is the
+ * program's). */
+static void start_timeline(mem_data *m)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    m->timeline_running = 1;
+    if (pthread_create(&m->timeline, NULL, timeline_main, m) != 0)
+        m->timeline_running = 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* ---- fork ---- */
 
 static void before_fork(void)
@@ -412,19 +448,11 @@ mem_data *mem_data_new(uint64_t sample_bytes, uint64_t interval_ns, int line_eve
     sonde_livemap_init(&m->live);
     sonde_u64map_init(&m->line_at);
     sonde_u64map_init(&m->site_of);
-    pthread_mutex_init(&m->lock, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&m->wake, &attr);
-    pthread_condattr_destroy(&attr);
-    int64_t root = -1;
-    if (sonde_profile_init(&m->stacks) < 0 ||
-        (root = sonde_profile_add_thread(&m->stacks, 0, 0, "all threads")) < 0) {
+    init_sync(m);
+    if (init_stacks(m) < 0) {
         mem_data_free(m);
         return NULL;
     }
-    m->root = m->stacks.threads[root].root;
     return m;
 }
 
@@ -478,14 +506,42 @@ int mem_account_start(mem_data *m)
     pthread_mutex_unlock(&m->lock);
     __atomic_store_n(&mem_generation, mem_generation + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&mem_active, m, __ATOMIC_RELEASE);
-    /* The timeline thread takes no signals: Ctrl-C is the program's. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    m->timeline_running = 1;
-    if (pthread_create(&m->timeline, NULL, timeline_main, m) != 0)
-        m->timeline_running = 0;
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    start_timeline(m);
+    return 0;
+}
+
+int mem_account_forked(mem_data *m)
+{
+    if (!m->inherited)
+        return 0; /* it was not recording at the fork */
+    init_sync(m); /* the copies' state is the parent's: unusable here */
+    m->inherited = 0;
+    if (m->statm_fd >= 0)
+        close(m->statm_fd); /* the parent's figures */
+    m->statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (m->statm_fd < 0)
+        return -1;
+    sonde_livemap_free(&m->live);
+    sonde_livemap_init(&m->live);
+    mem_mapped_free(&m->mapped);
+    memset(&m->mapped, 0, sizeof m->mapped);
+    sonde_profile_free(&m->stacks);
+    free(m->allocs);
+    m->allocs = NULL;
+    m->allocs_cap = 0;
+    if (init_stacks(m) < 0)
+        return -1;
+    m->heap = m->heap_peak = m->reserved = m->churn = m->churn_at_read = 0;
+    m->untracked = m->samples = 0;
+    m->npoints = m->nspans = 0;
+    m->spans_dropped = 0;
+    m->start_ns = sonde_clock_ns();
+    mem_tls_fresh = mem_tls_released = 0; /* blocks of the parent's books */
+    mem_read_rss(m, 1);
+    m->rss_attributed = m->rss;
+    mem_sites_forked(m);
+    __atomic_store_n(&mem_active, m, __ATOMIC_RELEASE);
+    start_timeline(m);
     return 0;
 }
 

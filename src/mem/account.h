@@ -226,6 +226,20 @@ extern _Thread_local uintptr_t mem_tls_fresh __attribute__((tls_model("initial-e
  * put it back (0: none). */
 extern _Thread_local uintptr_t mem_tls_released __attribute__((tls_model("initial-exec")));
 
+/* In a child the program forked that is followed (sonde mem
+ * --subprocesses), in its only thread, before it allocates for the
+ * program: the books start again from zero, now -- the blocks the parent
+ * followed are not the child's to release, the figures so far are the
+ * parent's -- and recording goes on, with a timeline thread of the
+ * child's own.  The activations open in the calling thread stay open, as
+ * if opened now (mem_sites_forked).  A recording the fork did not copy
+ * running (not m's) is left alone.  0, or -1 (errno set) when the books
+ * cannot be started again: m then records nothing. */
+int mem_account_forked(mem_data *m);
+/* The sites' part of it (sites.c): lines' figures and spans cleared, the
+ * other threads' shadow stacks gone, this thread's open from now. */
+void mem_sites_forked(mem_data *m);
+
 /* ---- the hooks' entry points (any thread) ---- */
 
 /* The slow paths (account.c). */

@@ -211,6 +211,41 @@ void mem_line(mem_data *m, int line)
         line_open(m, th, f, rss);
 }
 
+void mem_sites_forked(mem_data *m)
+{
+    for (uint32_t i = 0; i < m->nsites; i++) {
+        mem_site *s = m->sites[i];
+        memset(s->lines, 0, (size_t)s->nlines * sizeof *s->lines);
+        s->active = 0;
+        s->last_span = -1;
+    }
+    m->walk = 0;
+    mem_thread *own = this_thread();
+    for (mem_thread **at = &m->threads; *at;) {
+        mem_thread *th = *at;
+        if (th == own) {
+            at = &th->next;
+            continue;
+        }
+        *at = th->next; /* a thread the fork did not copy */
+        free(th->stack);
+        free(th);
+    }
+    if (!own)
+        return;
+    own->alloc_total = own->freed_total = 0;
+    uint64_t now = sonde_clock_ns(), rss = mem_rss(m);
+    for (uint32_t k = 0; k < own->depth; k++) {
+        mem_open *f = &own->stack[k];
+        if (f->line >= 0)
+            line_open(m, own, f, rss);
+        f->peak = 0;
+        f->node = 0;
+        if (f->site && f->site->active++ == 0)
+            mem_span_mark(m, f->site, now, 0);
+    }
+}
+
 void mem_sites_unwind(mem_data *m)
 {
     for (mem_thread *th = m->threads; th; th = th->next)

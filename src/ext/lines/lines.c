@@ -347,18 +347,17 @@ static PyObject *tracer_stack_floor(lines_tracer *t, PyObject *code)
     Py_RETURN_NONE;
 }
 
-/* In a child just forked (sonde lines --subprocesses, from
+/* In a child just forked (sonde lines and mem --subprocesses, from
  * os.register_at_fork): the counts so far are the parent's, which writes
  * them; the child's start at zero, from now.  Only the forking thread
  * lives on: the others' records go, and its open lines and instructions
- * restart their time now (their hit was the parent's). */
+ * restart their time now (their hit was the parent's).  Memory mode: the
+ * memory profiler's books too (memory.h's mem_forked). */
 static PyObject *tracer_forked(lines_tracer *t, PyObject *unused)
 {
     (void)unused;
-    if (t->mem) {
-        PyErr_SetString(PyExc_RuntimeError, "_forked: a memory-mode tracer is not reset");
+    if (t->mem && mem_forked(t->mem) < 0)
         return NULL;
-    }
     for (uint32_t i = 0; i < t->ncodes; i++) {
         line_code *lc = t->codes[i];
         if (!lc->nested)

@@ -49,3 +49,13 @@ uint32_t mem_add_site(mem_data *m, PyCodeObject *code, PyObject *name, int first
         PyErr_NoMemory();
     return site;
 }
+
+int mem_forked(mem_data *m)
+{
+    mem_busy_begin(); /* the books' own memory is sonde's */
+    int rc = mem_account_forked(m);
+    mem_busy_end();
+    if (rc < 0)
+        PyErr_SetFromErrnoWithFilename(PyExc_OSError, "/proc/self/statm");
+    return rc;
+}

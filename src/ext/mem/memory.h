@@ -42,6 +42,11 @@ void mem_set_floor(mem_data *m, PyObject *code);
 int mem_start(mem_data *m);
 void mem_stop(mem_data *m);
 
+/* In a child the program forked (sonde mem --subprocesses): recording
+ * goes on from zero, now (src/mem/account.h's mem_account_forked).  0, or
+ * -1 with an exception. */
+int mem_forked(mem_data *m);
+
 /* The document `sonde mem -o` writes (docs/formats.md), as bytes;
  * source_of(file, line) gives a line's text.  m is stopped.  NULL with an
  * exception. */
