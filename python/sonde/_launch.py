@@ -245,6 +245,10 @@ class _RunTool:
         # tracer does not see called) and writes them as its own files.
         self.children = self.options.get("children", False)
         self.forked = self.prof._forked
+        # --torch: a forked child records no operators (torch's profiler
+        # does not live on in a fork); this runs first, into the calls the
+        # child's recording then forgets.
+        self.forked_first = self.torch_forked if self.torch_wanted else None
         if self.torch_wanted:
             from . import _torch
             self.watcher = _torch.ImportWatcher(self.torch_imported)
@@ -263,6 +267,11 @@ class _RunTool:
         except _torch.TorchError as e:
             self.torch = None
             self.folder.say("sonde: --torch: %s" % e)
+
+    def torch_forked(self):
+        self.torch = None
+        self.torch_wanted = False
+        self.watcher._leave()
 
     def stop(self):
         self.prof.disable()
@@ -715,6 +724,9 @@ def arm_child(root, fields, boot):
         folder.say("sonde: --subprocesses: process %d is left out: %s" % (_getpid(), target))
         return False
     folder.write("argv", cmdline)
+    rank = os.environ.get("RANK", "")  # a process of a torch.distributed job
+    if rank.isdigit() and len(rank) < 10:
+        folder.write("rank", rank.encode("ascii"))
     arm(folder, list(fields[:3]) + [mode, target], boot)
     return True
 
@@ -741,6 +753,8 @@ def main(folder, tool_name, out_format, options, mode, target, frame):
     outcome = None
     ending.catch_signals()
     if ending.children:
+        if getattr(tool, "forked_first", None):
+            os.register_at_fork(after_in_child=tool.forked_first)
         os.register_at_fork(after_in_child=tool.forked)
     tool.start()
     try:

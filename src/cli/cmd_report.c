@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../core/merge.h"
 #include "../core/stats.h"
 #include "../core/time_tree_graft.h"
 #include "../formats/format.h"
@@ -32,6 +33,7 @@ typedef struct report_opts {
     int short_paths;
     long min_count;          /* -1 when not given */
     int ops, by_caller, by_shape; /* --ops, --by-caller, --by-shape */
+    int by_process;          /* --by-process */
 } report_opts;
 
 static const cli_opt option_table[] = {
@@ -61,6 +63,10 @@ static const cli_opt option_table[] = {
       .set = 1,
       .help = "--ops: a row per operator and input shapes\n"
               "(recorded by sonde run --torch-shapes)" },
+    { .long_name = "by-process", .type = CLI_FLAG, .offset = offsetof(report_opts, by_process),
+      .set = 1,
+      .help = "--ops: a table per process (a rank of a distributed\n"
+              "job), then all together (--subprocesses, merge)" },
     { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,
       .offset = offsetof(report_opts, format),
       .help = "table (default), pstats, json, collapsed, speedscope,\n"
@@ -95,7 +101,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env);
 const cli_command cmd_report = {
     .name = "report",
     .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
-    .synopsis = "FILE... [-s KEY] [-l N] [--callers RE] [--callees RE] [--ops [--by-caller] [--by-shape]]\n"
+    .synopsis = "FILE... [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
+                "[--ops [--by-caller] [--by-shape] [--by-process]]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
@@ -176,8 +183,8 @@ static int parse(int argc, char **argv, report_opts *o, cli_words *words, cli_ou
         return cli_usage_error("report", "which file? give a .prof file");
     if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
         return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
-    if ((o->by_caller || o->by_shape) && !o->ops)
-        return cli_usage_error("report", "--by-caller and --by-shape go with --ops");
+    if ((o->by_caller || o->by_shape || o->by_process) && !o->ops)
+        return cli_usage_error("report", "--by-caller, --by-shape and --by-process go with --ops");
     if (o->ops && (strcmp(o->format, "table") != 0 || o->table.callers_re ||
                    o->table.callees_re))
         return cli_usage_error("report", "--ops prints a table: it goes with neither -f, "
@@ -207,6 +214,37 @@ static int graft_rebuilt_tree(const char *file, sonde_profile *p, const sonde_st
         fprintf(stderr, "sonde: '%s': the call tree rebuilt from its callers was cut at %u "
                 "frames or %d deep; the smallest branches are left out\n", file,
                 SONDE_TIME_TREE_MAX_NODES, SONDE_TIME_TREE_MAX_DEPTH);
+    return 0;
+}
+
+/* --ops --by-process: a table per process frame of p (the operators
+ * beneath it), each under its label, then a heading for the table of
+ * them all, which the caller prints.  0, or an exit code after printing
+ * why not. */
+static int ops_by_process(sonde_buf *b, const sonde_profile *p, const sonde_ops_opts *all,
+                          const char *file)
+{
+    char err[512];
+    int processes = 0;
+    for (uint32_t f = 0; f < p->nfuncs; f++) {
+        if (!sonde_merge_is_process(p, f))
+            continue;
+        sonde_ops_opts one = *all;
+        one.one_process = 1;
+        one.process_func = f;
+        sonde_buf_puts(b, processes++ ? "\n" : "");
+        sonde_buf_text_str(b, sonde_profile_str(p, p->funcs[f].name));
+        sonde_buf_putc(b, '\n');
+        if (sonde_ops_table_write(b, p, NULL, &one, err, sizeof err) == 0)
+            continue;
+        if (strncmp(err, "no PyTorch operators", 20) != 0)
+            return cli_fail(SONDE_EXIT_FAILED, "%s", err);
+        sonde_buf_puts(b, "(no PyTorch operators in this process)\n");
+    }
+    if (!processes)
+        return cli_fail(SONDE_EXIT_FAILED, "'%s' holds one process: --by-process needs a profile "
+                        "of several (sonde run --torch --subprocesses, sonde merge)", file);
+    sonde_buf_puts(b, "\nall processes\n");
     return 0;
 }
 
@@ -249,7 +287,9 @@ static int convert(const sonde_env *env, const report_opts *o, const cli_words *
     } else if (o->ops) {
         sonde_ops_opts oo = { .sort = o->table.sort, .limit = o->table.limit,
                               .by_caller = o->by_caller, .by_shape = o->by_shape };
-        if (sonde_ops_table_write(b, &in.p, &in.s, &oo, err, sizeof err) < 0)
+        if (o->by_process)
+            rc = ops_by_process(b, &in.p, &oo, file);
+        if (rc == 0 && sonde_ops_table_write(b, &in.p, &in.s, &oo, err, sizeof err) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else {
         sonde_stats_count_samples(&in.s, in.p.sample_rate); /* a sampled run's table counts samples */

@@ -240,10 +240,11 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
         return cli_usage_error("run", "--torch-steps takes [WAIT:]ACTIVE[:REPEAT], whole numbers "
                                "with ACTIVE 1 or more (as torch.profiler.schedule's wait, "
                                "active and repeat), not '%s'", o->torch_steps);
-    if (o->subprocesses && torch)
-        return cli_usage_error("run", "--subprocesses with --torch is not supported yet: "
-                               "profile the processes that run torch one by one");
     int tensorboard = strcmp(fmt->name, "tensorboard") == 0;
+    if (o->subprocesses && fmt->needs_timeline)
+        return cli_usage_error("run", "-f %s is one process's timeline: with --subprocesses "
+                               "write -f json or pstats (the processes summed, each under "
+                               "its frame)", o->format);
     if (tensorboard && !torch)
         return cli_usage_error("run", "-f tensorboard writes PyTorch's trace: add --torch");
     if (tensorboard && !o->out)
@@ -483,7 +484,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     int rc = parse(argc, argv, &o, &out);
     if (rc != 0)
         return cli_exit(rc);
-    char options[320] = "{}", steps[96] = "null";
+    char options[400] = "{}", steps[96] = "null";
     if (o.torch_steps)
         snprintf(steps, sizeof steps, "[%ld, %ld, %ld]", o.steps[0], o.steps[1], o.steps[2]);
     if (o.subprocesses)
@@ -491,10 +492,11 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if ((o.torch || o.torch_shapes) &&
         snprintf(options, sizeof options, "{\"torch\": true, \"shapes\": %s, \"memory\": %s, "
                  "\"max_events\": %ld, \"steps\": %s, \"steps_given\": \"%s\", "
-                 "\"all_calls\": %s, \"cycles_apart\": %s}",
+                 "\"all_calls\": %s, \"cycles_apart\": %s, \"children\": %s}",
                  o.torch_shapes ? "true" : "false", o.torch_memory ? "true" : "false",
                  o.max_events, steps, o.torch_steps ? o.torch_steps : "",
-                 o.torch_all_calls ? "true" : "false", o.cycles_apart ? "true" : "false") >=
+                 o.torch_all_calls ? "true" : "false", o.cycles_apart ? "true" : "false",
+                 o.subprocesses ? "true" : "false") >=
             (int)sizeof options)
         return cli_exit(cli_usage_error("run", "--torch-steps '%s' is too long",
                                         o.torch_steps ? o.torch_steps : ""));

@@ -23,7 +23,9 @@
  * as sitecustomize (written into the folder) during its start-up.  It
  * takes the folder off sys.path and the program's view of PYTHONPATH
  * (os.environ; the process's own environment keeps it, so that a program
- * that execs itself is launched again), imports the interpreter's own
+ * that execs itself is launched again; with --subprocesses os.environ
+ * keeps it too, so that a child started with a copy of it, as torchrun
+ * starts its workers, is followed), imports the interpreter's own
  * sitecustomize if it has one (where there is none, another process
  * fails the import as the interpreter's own search would, leaving none in
  * sys.modules), and in the first process to get here (or
@@ -44,7 +46,7 @@ static const char boot[] =
     "    folder = os.path.dirname(os.path.abspath(boot.__file__))\n"
     "    if folder in sys.path:\n"
     "        sys.path.remove(folder)\n"
-    "    if sys.version_info[0] >= 3:\n"
+    "    if sys.version_info[0] >= 3 and not os.path.isdir(folder + '/children'):\n"
     "        data, key = os.environ._data, os.environ.encodekey('PYTHONPATH')\n"
     "        value, mine = data.get(key, b''), os.fsencode(folder)\n"
     "        if value == mine:\n"

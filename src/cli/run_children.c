@@ -98,6 +98,26 @@ static int child_about(const launcher_session *run, int pid, sonde_about *a)
     return rc;
 }
 
+/* The rank child pid said it has (PID.rank: torch.distributed's RANK in
+ * its environment), or -1. */
+static long child_rank(const launcher_session *run, int pid)
+{
+    char name[64];
+    snprintf(name, sizeof name, "children/%d.rank", pid);
+    sonde_buf b;
+    sonde_buf_init(&b);
+    long rank = -1;
+    if (pid > 0 && launcher_read(run, name, &b) == 0 && b.len > 0 && b.len < 12) {
+        char text[12], *end;
+        memcpy(text, b.data, b.len);
+        text[b.len] = '\0';
+        long r = strtol(text, &end, 10);
+        rank = *end == '\0' && r >= 0 ? r : -1;
+    }
+    sonde_buf_free(&b);
+    return rank;
+}
+
 /* Adds the profile in the folder's file `name` to p, labelled for pid
  * and a's command line.  0, or SONDE_EXIT_FAILED after printing why. */
 static int add_part(const launcher_session *run, const char *name, int pid, const sonde_about *a,
@@ -112,7 +132,7 @@ static int add_part(const launcher_session *run, const char *name, int pid, cons
     if (sonde_load_file(path, &part, &ps, err, sizeof err) < 0) {
         rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     } else {
-        sonde_merge_label(label, sizeof label, pid, a, name);
+        sonde_merge_label_ranked(label, sizeof label, pid, a, name, child_rank(run, pid));
         if (sonde_merge_tree(p, &part, label) < 0)
             rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     }
@@ -244,7 +264,8 @@ int run_children_sum_documents(const launcher_session *run, const sonde_about *a
             rc = cli_fail(SONDE_EXIT_FAILED, "process %d's part cannot be summed: %s", pids[i],
                           why);
         else if (rc == 0) {
-            sonde_merge_label(d->label, sizeof d->label, pids[i], &a, name);
+            sonde_merge_label_ranked(d->label, sizeof d->label, pids[i], &a, name,
+                                     child_rank(run, pids[i]));
             parts[k] = (sonde_doc_part){ &d->tree, d->label, name };
             k++;
             ++*children;

@@ -13,6 +13,12 @@
 void sonde_merge_label(char *out, size_t outlen, int pid, const sonde_about *a,
                        const char *file)
 {
+    sonde_merge_label_ranked(out, outlen, pid, a, file, -1);
+}
+
+void sonde_merge_label_ranked(char *out, size_t outlen, int pid, const sonde_about *a,
+                              const char *file, long rank)
+{
     char what[84];
     sonde_buf b;
     sonde_buf_init(&b);
@@ -30,7 +36,9 @@ void sonde_merge_label(char *out, size_t outlen, int pid, const sonde_about *a,
         if ((unsigned char)*c < 0x20)
             *c = ' ';
     sonde_buf_free(&b);
-    if (pid > 0)
+    if (pid > 0 && rank >= 0)
+        snprintf(out, outlen, PROCESS_PREFIX "%d (rank %ld: %s)", pid, rank, what);
+    else if (pid > 0)
         snprintf(out, outlen, PROCESS_PREFIX "%d (%s)", pid, what);
     else
         snprintf(out, outlen, PROCESS_PREFIX "%s", what);

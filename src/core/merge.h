@@ -36,6 +36,10 @@
  * without a command, "process FILE" without a pid (pid <= 0). */
 void sonde_merge_label(char *out, size_t outlen, int pid, const sonde_about *a,
                        const char *file);
+/* The same for a process of a distributed job: "process PID (rank R:
+ * COMMAND)" when rank >= 0 (torch.distributed's RANK). */
+void sonde_merge_label_ranked(char *out, size_t outlen, int pid, const sonde_about *a,
+                              const char *file, long rank);
 
 /* 1 when func is a process frame: a C function labelled "process ...". */
 int sonde_merge_is_process(const sonde_profile *p, uint32_t func);

@@ -199,14 +199,27 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
     return 0;
 }
 
-/* Each operator node, under the nearest Python function above it; a
- * node's total counts unless the same operator is open above it there
- * (pstats' rule for recursion). */
-static int from_tree(rows *r, const sonde_profile *p)
+/* 1 when node n is beneath a node of function f. */
+static int beneath(const sonde_profile *p, uint32_t n, uint32_t f)
+{
+    for (uint32_t depth = 0; n != SONDE_NO_NODE && depth < p->nnodes; depth++) {
+        if (p->nodes[n].func == f)
+            return 1;
+        n = p->nodes[n].parent;
+    }
+    return 0;
+}
+
+/* Each operator node (with one_process, beneath its frame), under the
+ * nearest Python function above it (by_caller; else one row per
+ * operator); a node's total counts unless the same operator is open above
+ * it there (pstats' rule for recursion). */
+static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
 {
     for (uint32_t n = 1; n < p->nnodes; n++) {
         const sonde_node *node = &p->nodes[n];
-        if (node->func == SONDE_NO_FUNC || p->funcs[node->func].kind != SONDE_FUNC_TORCH)
+        if (node->func == SONDE_NO_FUNC || p->funcs[node->func].kind != SONDE_FUNC_TORCH ||
+            (o->one_process && !beneath(p, n, o->process_func)))
             continue;
         uint32_t caller = SONDE_NO_FUNC, up = node->parent;
         int nested = 0;
@@ -221,7 +234,7 @@ static int from_tree(rows *r, const sonde_profile *p)
             nested |= f == node->func;
             up = p->nodes[up].parent;
         }
-        op_row *row = row_for(r, node->func, caller);
+        op_row *row = row_for(r, node->func, o->by_caller ? caller : SONDE_NO_FUNC);
         if (!row)
             return -1;
         row->calls += node->calls;
@@ -466,7 +479,7 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
                  sonde_ops_sort_names);
         return -1;
     }
-    if (o->by_caller && !sonde_load_has_tree(p)) {
+    if ((o->by_caller || o->one_process) && !sonde_load_has_tree(p)) {
         snprintf(err, errlen, "this profile has no call tree to find the callers in: write it "
                  "with sonde run --torch -f json -o FILE");
         return -1;
@@ -480,7 +493,8 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
         return -1;
     }
     rows r = { .p = p, .by_shape = o->by_shape };
-    if (find_below(&r, p) < 0 || (o->by_caller ? from_tree(&r, p) : from_stats(&r, p, s)) < 0) {
+    int tree = o->by_caller || o->one_process;
+    if (find_below(&r, p) < 0 || (tree ? from_tree(&r, p, o) : from_stats(&r, p, s)) < 0) {
         free_rows(&r);
         snprintf(err, errlen, "out of memory");
         return -1;

@@ -15,11 +15,14 @@
  * (a JSON one: memory is kept per node) adds torch's CPU Mem and Self CPU
  * Mem columns: net bytes allocated while the operator ran, callees
  * included, and less its nested operators'; a region, which sonde records
- * as a frame, gets those of the operators beneath it (self 0). */
+ * as a frame, gets those of the operators beneath it (self 0).  With
+ * one_process, the table of one process of several (`--by-process`: a
+ * rank of a distributed job), from the tree beneath its frame. */
 #ifndef SONDE_OPS_TABLE_H
 #define SONDE_OPS_TABLE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../core/buf.h"
 #include "../core/profile.h"
@@ -30,6 +33,9 @@ typedef struct sonde_ops_opts {
     long limit;         /* rows; 0 = all */
     int by_caller;
     int by_shape;
+    int one_process;    /* only the operators beneath a node of function
+                         * process_func (a process's frame), from the tree */
+    uint32_t process_func;
 } sonde_ops_opts;
 
 /* 1 when key names an order of the operator table: cpu_time_total (or

@@ -122,10 +122,13 @@ def test_a_child_that_cannot_be_followed_says_why(tmp_path):
     assert re.search(r"prog\.py:2\(work\)$", proc.stderr, re.M), proc.stderr
 
 
-def test_subprocesses_with_torch_is_refused(tmp_path):
+def test_a_timeline_with_subprocesses_is_refused(tmp_path):
+    """A Chrome or TensorBoard trace is one process's: the processes'
+    sum goes in JSON or pstats."""
     (tmp_path / "x.py").write_text("")
-    proc = subprocess.run([SONDE, "run", "--subprocesses", "--torch", "x.py"], cwd=str(tmp_path),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True)
-    assert proc.returncode == 2 and "--subprocesses with --torch is not supported yet" in \
-        proc.stderr, proc.stderr
+    proc = subprocess.run([SONDE, "run", "--subprocesses", "--torch", "-f", "chrome", "-o",
+                           "t.json", "x.py"], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 2 and "-f chrome is one process's timeline: with --subprocesses" \
+        in proc.stderr, proc.stderr
+    assert not (tmp_path / "t.json").exists()
