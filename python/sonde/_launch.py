@@ -367,19 +367,20 @@ class _LinesTool:
         the watcher sees)."""
         from . import _lines
         path = getattr(code, "co_filename", "")
-        if not self.is_child:
+        if not self.is_child:  # the file, and -m's module name (a line each)
             if path and not path.startswith("<"):
-                self.folder.write("main_file", os.path.abspath(path).encode(
-                    "utf-8", "surrogateescape"))
+                self.folder.write("main_file", (os.path.abspath(path) + "\n" + (
+                    main.name if main else "")).encode("utf-8", "surrogateescape"))
             return
         try:
             with open(self.folder.root + "/main_file", "rb") as f:
-                wanted = f.read().decode("utf-8", "surrogateescape")
+                wanted, _, module = f.read().decode("utf-8", "surrogateescape").partition("\n")
         except OSError:
             return  # the program runs no file: its children have none to run again
         if path and os.path.abspath(path) == wanted:
             return  # the child runs the program's file as its own: chosen above
-        prof, names = self.prof, ("__main__", "__mp_main__", main.name if main else "__main__")
+        # (-m's module: multiprocessing runs it again by name, as __mp_main__)
+        prof, names = self.prof, ("__main__", "__mp_main__", module or "__main__")
         seen = []
 
         def hook(event, args):

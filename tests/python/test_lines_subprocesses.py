@@ -78,3 +78,27 @@ def test_lprof_output_with_subprocesses_is_refused(tmp_path):
     assert proc.returncode == 2 and "-o x.lprof would hold one process's" in proc.stderr, \
         proc.stderr
     assert not (tmp_path / "x.lprof").exists()
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_stdlib_module_run_with_m_counts_its_workers(python, tmp_path):
+    """`-m compileall -j 2`: its workers (a process pool of the
+    interpreter's default start method) run compile_file, which -f names
+    by module; its first statement runs once per file compiled."""
+    python = need(python)
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(3):
+        (src / ("m%d.py" % k)).write_text("x = %d\n" % k)
+    proc = run_sonde(["lines", "--subprocesses", "-o", "out.json", "-f",
+                      "compileall:compile_file", "--python", python, "-m", "compileall", "-q",
+                      "-f", "-j", "2", "src"], tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr, proc.stderr
+    doc = json.loads((tmp_path / "out.json").read_text())
+    (func,) = [f for f in doc["functions"] if f["name"] == "compile_file"]
+    first = [line for line in func["lines"] if line["source"].strip() == "success = True"]
+    assert first and first[0]["hits"] == 3, first
+    # and none of them in the program's own process, which only hands them out
+    (own,) = [p for p in doc["parts"] if p["file"] == "out"]
+    assert not any(line.get("hits") for f in own["functions"] for line in f["lines"])
