@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from conftest import SONDE, need, run_sonde, version_params
-from test_run_subprocesses import PROGRAM
+from test_run_subprocesses import PROGRAM, reported_tasks
 
 LEAF_LINE = PROGRAM.splitlines().index("        leaf(i)") + 1  # PROGRAM starts with a newline
 
@@ -32,9 +32,7 @@ def test_every_child_counts_its_lines(python, tmp_path):
     proc = run_sonde(["lines", "--subprocesses", "-o", "out.json", "--python", python,
                       "prog.py"], tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    truth = {}
-    for pid, n in re.findall(r"^calls (\d+) (\d+)$", proc.stdout, re.M):
-        truth[int(pid)] = truth.get(int(pid), 0) + int(n)
+    truth = reported_tasks(proc.stdout)
     # a worker at least of each pool and the executor, the fork, the
     # subprocess, the program
     assert len(truth) >= 7, proc.stdout
@@ -65,7 +63,7 @@ def test_children_run_the_functions_named_with_f(tmp_path):
     proc = run_sonde(["lines", "--subprocesses", "-f", "leaf", "prog.py"], tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "warning" not in proc.stderr, proc.stderr
-    calls = sum(int(n) for n in re.findall(r"^calls \d+ (\d+)$", proc.stdout, re.M))
+    calls = sum(reported_tasks(proc.stdout).values())
     hits = re.findall(r"^ +\d+ +(\d+) .* return i$", proc.stderr, re.M)
     assert sum(int(n) for n in hits) == calls, proc.stderr
 

@@ -14,6 +14,7 @@ import subprocess
 import pytest
 
 from conftest import need, run_sonde, version_params
+from test_run_subprocesses import reported_tasks
 
 PROGRAM = r'''
 import multiprocessing, os, subprocess, sys
@@ -73,9 +74,7 @@ def test_every_child_measures_its_lines(python, placing, tmp_path):
                      (["--lines"] if placing == "lines" else []) +
                      ["--python", python, "prog.py"], tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    truth = {}
-    for pid, n in re.findall(r"^calls (\d+) (\d+)$", proc.stdout, re.M):
-        truth[int(pid)] = truth.get(int(pid), 0) + int(n)
+    truth = reported_tasks(proc.stdout)
     assert len(truth) >= 6, proc.stdout  # a worker of each pool, the fork, the subprocess, the program
     doc = json.loads((tmp_path / "out.json").read_text())
     by_pid = {}

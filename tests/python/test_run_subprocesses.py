@@ -50,6 +50,14 @@ if __name__ == "__main__":
 '''
 
 
+def reported_tasks(stdout):
+    """{pid: the tasks' n summed} of the program's "calls PID N" lines."""
+    truth = {}
+    for pid, n in re.findall(r"^calls (\d+) (\d+)$", stdout, re.M):
+        truth[int(pid)] = truth.get(int(pid), 0) + int(n)
+    return truth
+
+
 def leaf_calls_by_process(doc):
     """{pid: calls of leaf beneath that process's frame} of a JSON profile."""
     funcs = doc["functions"]
@@ -83,9 +91,7 @@ def test_every_child_is_profiled_under_its_process(python, tmp_path):
     proc = run_sonde(["run", "--subprocesses", "-f", "json", "-o", "out.json", "-l", "0",
                       "--python", python, "prog.py"], tmp_path, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    truth = {}
-    for pid, n in re.findall(r"^calls (\d+) (\d+)$", proc.stdout, re.M):
-        truth[int(pid)] = truth.get(int(pid), 0) + int(n)
+    truth = reported_tasks(proc.stdout)
     # a worker at least a pool (fork, spawn, forkserver) and of the
     # executor, the fork, the subprocess, the program
     assert len(truth) >= 7, proc.stdout
