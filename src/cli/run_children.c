@@ -98,24 +98,32 @@ static int child_about(const launcher_session *run, int pid, sonde_about *a)
     return rc;
 }
 
+/* The whole number, not negative, that the folder's file `name` holds
+ * (a child's rank, a part's start), or -1 when it holds none. */
+static long long small_number(const launcher_session *run, const char *name)
+{
+    sonde_buf b;
+    sonde_buf_init(&b);
+    long long value = -1;
+    if (launcher_read(run, name, &b) == 0 && b.len > 0 && b.len < 24) {
+        char text[24], *end;
+        memcpy(text, b.data, b.len);
+        text[b.len] = '\0';
+        long long v = strtoll(text, &end, 10);
+        value = *end == '\0' && v >= 0 ? v : -1;
+    }
+    sonde_buf_free(&b);
+    return value;
+}
+
 /* The rank child pid said it has (PID.rank: torch.distributed's RANK in
  * its environment), or -1. */
 static long child_rank(const launcher_session *run, int pid)
 {
     char name[64];
     snprintf(name, sizeof name, "children/%d.rank", pid);
-    sonde_buf b;
-    sonde_buf_init(&b);
-    long rank = -1;
-    if (pid > 0 && launcher_read(run, name, &b) == 0 && b.len > 0 && b.len < 12) {
-        char text[12], *end;
-        memcpy(text, b.data, b.len);
-        text[b.len] = '\0';
-        long r = strtol(text, &end, 10);
-        rank = *end == '\0' && r >= 0 ? r : -1;
-    }
-    sonde_buf_free(&b);
-    return rank;
+    long long rank = small_number(run, name);
+    return rank <= 1000000000 ? (long)rank : -1;
 }
 
 /* Adds the profile in the folder's file `name` to p, labelled for pid
@@ -183,18 +191,9 @@ typedef struct doc_in {
  * a->start_ns; left as it is when it did not say. */
 static void part_start(const launcher_session *run, const char *start, sonde_about *a)
 {
-    sonde_buf b;
-    sonde_buf_init(&b);
-    if (launcher_read(run, start, &b) == 0 && b.len > 0 && b.len < 32) {
-        char text[32];
-        memcpy(text, b.data, b.len);
-        text[b.len] = '\0';
-        char *end;
-        long long ns = strtoll(text, &end, 10);
-        if (*end == '\0' && ns > 0)
-            a->start_ns = ns;
-    }
-    sonde_buf_free(&b);
+    long long ns = small_number(run, start);
+    if (ns > 0)
+        a->start_ns = ns;
 }
 
 /* Reads the folder's document `name` into d, what a says of its process
