@@ -4,7 +4,8 @@
  * sampling is off and large blocks always are, the books (heap, lines,
  * leaks) follow allocations, releases, forgotten blocks and a failed
  * realloc's restore, line events give each line its thread's bytes
- * (callees and nested code included), and a forked child records nothing.
+ * (callees and nested code included), and a forked child records nothing
+ * unless followed, when it records its own from zero.
  *
  * The interpreter is a fake host: a stack of (code, offset) set by each
  * test, and a line per offset. */
@@ -298,6 +299,37 @@ static void test_fork(void)
     stop(m);
 }
 
+/* A followed child (sonde mem --subprocesses): its books start empty at
+ * the fork -- the parent's block is not its to release -- and it records
+ * its own, with a timeline thread of its own that stops. */
+static void test_fork_followed(void)
+{
+    mem_data *m = start(0, 0, 1);
+    mem_on_alloc(block(1), 10, MEM_PYTHON);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int why = mem_account_forked(m) != 0 ? 1 : mem_active != m ? 2 : m->inherited ? 3
+                  : m->samples != 0 || mem_heap(m) != 0 ? 4 : 0;
+        if (!why) {
+            mem_on_release(block(1)); /* the parent's: not in the child's books */
+            mem_on_alloc(block(2), 30, MEM_PYTHON);
+            why = m->samples != 1 ? 5 : mem_heap(m) != 30 ? 6 : !m->timeline_running ? 7 : 0;
+        }
+        if (!why) {
+            mem_account_stop(m); /* joins the child's own timeline thread */
+            mem_data_free(m);
+        }
+        _exit(why);
+    }
+    int status = -1;
+    check(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "the followed child's books start empty and go on (child's status %#x)", status);
+    check_u64(m->samples, 1);
+    check_u64(mem_heap(m), 10); /* the parent's books are its own */
+    stop(m);
+}
+
 void test_mem_account(void)
 {
     test_weights();
@@ -307,4 +339,5 @@ void test_mem_account(void)
     test_leaks();
     test_line_events();
     test_fork();
+    test_fork_followed();
 }
