@@ -23,7 +23,7 @@ private folder:
   holds the first cycle, DIR/out.1, DIR/out.2 ... the others;
 - --subprocesses (OPTIONS "children"): every process the program starts
   that runs Python writes its own DIR/children/PID.out (run: JSON, as the
-  parent's DIR/out then is, and PID.stats; lines, mem: the document and
+  parent's DIR/out then is, and no stats; lines, mem: the document and
   PID.start, when it started recording in Unix ns, as the program's
   DIR/start), PID.argv (its command line, NUL-separated) and PID.said;
   lines and mem write the program's file in DIR/main_file, which a Python
@@ -305,6 +305,8 @@ class _RunTool:
                 self.prof.write(self.folder.file(name + ".part"), self.out_format,
                                 all_calls=bool(self.options.get("all_calls")), steps=steps)
                 self.folder.publish(name + ".part", name)
+        if self.children:
+            return  # --subprocesses: the command line sums the JSON parts alone
         self.prof.write(self.folder.file("stats.part"), "pstats")
         self.folder.publish("stats.part", "stats")
 

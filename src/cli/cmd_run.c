@@ -512,7 +512,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         .children = o.subprocesses,
     };
     launcher_session run;
-    if (launcher_run(env, &prog, "stats", &run) == LAUNCHER_PROFILE)
+    /* --subprocesses: each process leaves its JSON part alone, no stats */
+    if (launcher_run(env, &prog, o.subprocesses ? "out" : "stats", &run) == LAUNCHER_PROFILE)
         rc = o.subprocesses ? report_family(&o, &out, &prog, &run)
                             : report(&o, &out, &prog, &run);
     launcher_close(&run);
