@@ -36,7 +36,7 @@ static int take_unit(const char *cmd, void *dest, const char *value)
 }
 
 static const cli_opt option_table[] = {
-    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_OUTPUT,
       .offset = offsetof(lines_opts, a.out),
       .help = "write the counts as JSON (see docs/formats.md), or\n"
               "as line_profiler's file when FILE ends in .lprof\n"

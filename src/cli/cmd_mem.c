@@ -29,7 +29,7 @@ typedef struct mem_opts {
 } mem_opts;
 
 static const cli_opt option_table[] = {
-    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_OUTPUT,
       .offset = offsetof(mem_opts, a.out),
       .help = "write the figures and the timeline as JSON" },
     TOOL_ARGS_FUNCTION(mem_opts, a),

@@ -50,7 +50,7 @@ typedef struct run_opts {
 #define RUN_MAX_EVENTS 1000000
 
 static const cli_opt option_table[] = {
-    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_STRING,
+    { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_OUTPUT,
       .offset = offsetof(run_opts, out),
       .help = "write the profile (kept even after Ctrl-C or a crash\nof the program)" },
     { .short_name = 'f', .long_name = "format", .arg = "FMT", .type = CLI_STRING,

@@ -3,6 +3,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +115,41 @@ static int take_pid(const char *cmd, long *dest, const char *value)
     return 0;
 }
 
+/* CLI_OUTPUT: value with each "{rank}" the RANK torchrun gives each of
+ * its processes, into *dest (value itself when it has none).  0, or an
+ * exit code after printing why not. */
+static int take_output(const char *cmd, const cli_opt *o, const char **dest, const char *value)
+{
+    static char expanded[2][PATH_MAX]; /* a command has at most two such options */
+    static int next;
+    if (!strstr(value, "{rank}")) {
+        *dest = value;
+        return 0;
+    }
+    char name[64];
+    name_of(o, name, sizeof name);
+    const char *rank = getenv("RANK");
+    size_t digits = rank ? strspn(rank, "0123456789") : 0;
+    if (!rank || !digits || rank[digits] || digits > 9)
+        return cli_usage_error(cmd, "%s %s: {rank} is the process's rank in a torch.distributed "
+                               "job, and RANK is not set here (run sonde under torchrun "
+                               "--no-python)", name, value);
+    char *out = expanded[next++ % 2];
+    size_t len = 0;
+    for (const char *at = value; *at && len < PATH_MAX - 1;) {
+        const char *piece = strncmp(at, "{rank}", 6) == 0 ? rank : NULL;
+        size_t n = piece ? strlen(piece) : 1;
+        if (len + n >= PATH_MAX)
+            break;
+        memcpy(out + len, piece ? piece : at, n);
+        len += n;
+        at += piece ? 6 : 1;
+    }
+    out[len] = '\0';
+    *dest = out;
+    return 0;
+}
+
 /* Stores what option o says into the options struct.  0, or an exit
  * code after printing why its value is wrong. */
 static int take(const char *cmd, const cli_opt *o, void *opts, const char *value)
@@ -128,6 +164,8 @@ static int take(const char *cmd, const cli_opt *o, void *opts, const char *value
     case CLI_STRING:
         *(const char **)dest = value;
         return 0;
+    case CLI_OUTPUT:
+        return take_output(cmd, o, (const char **)dest, value);
     case CLI_COUNT:
         return take_count(cmd, o, dest, value);
     case CLI_REAL:

@@ -37,6 +37,9 @@ enum cli_opt_type {
     CLI_FLAG,     /* no value: (int) = .set */
     CLI_IGNORED,  /* no value; accepted for another tool's sake, changes nothing */
     CLI_STRING,   /* (const char *) = the value; given twice, the last counts */
+    CLI_OUTPUT,   /* a file to write, as CLI_STRING, each "{rank}" in it the
+                   * process's rank in a torch.distributed job (RANK): what
+                   * sonde writes under `torchrun --no-python sonde ...` */
     CLI_COUNT,    /* (long) = a whole number from .min to .max, else "NAME .what" */
     CLI_REAL,     /* (double) = a number from .min to .max, else "NAME .what, not 'V'" */
     CLI_PID,      /* (long) = a process id */

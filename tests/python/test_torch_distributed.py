@@ -7,13 +7,14 @@ rank are equal, and `report --ops --by-process` shows each rank's and
 their sum."""
 
 import json
+import os
 import re
 import subprocess
 import sys
 
 import pytest
 
-from conftest import run_sonde
+from conftest import SONDE, run_sonde
 
 torch = pytest.importorskip("torch", reason="torch is not installed in the test environment "
                             "(make test installs torch==2.13.0 for Python 3.11)")
@@ -100,3 +101,31 @@ def test_a_ddp_job_is_one_profile_with_a_part_per_rank(tmp_path):
     heads = re.findall(r"^(process \d+ \(rank \d|process \d+ \(|all processes)", report.stdout,
                        re.M)
     assert heads[-1] == "all processes" and len(heads) == 4, report.stdout
+
+
+def test_sonde_as_the_program_torchrun_starts_writes_a_file_per_rank(tmp_path):
+    """`torchrun --no-python sonde run --torch -o rank{rank}.json train.py`:
+    each rank's sonde writes its own file, {rank} its RANK; each holds that
+    rank's collectives, as torch.profiler counts them in the job run bare."""
+    (tmp_path / "train.py").write_text(TRAIN)
+    bare = subprocess.run([sys.executable] + TORCHRUN + [str(tmp_path)], cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=600)
+    assert bare.returncode == 0, bare.stderr
+    truth = [json.loads((tmp_path / ("rank-%d.json" % r)).read_text())["allreduce"]
+             for r in (0, 1)]
+    launch = [a for a in TORCHRUN if a != "train.py"] + ["--no-python", SONDE, "run", "--torch",
+                                                          "-f", "json", "-o", "rank{rank}.json",
+                                                          "train.py"]
+    env = dict(os.environ, SONDE_PYTHON=sys.executable)
+    env.pop("PYTHONPATH", None)
+    job = subprocess.run([sys.executable] + launch, cwd=str(tmp_path), env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=600)
+    assert job.returncode == 0, job.stderr
+    for rank in (0, 1):
+        doc = json.loads((tmp_path / ("rank%d.json" % rank)).read_text())
+        assert sum(calls_by_process(doc, "c10d::allreduce_").values()) == truth[rank], rank
+    # outside torchrun, {rank} has nothing to stand for: one line
+    alone = run_sonde(["run", "-o", "x{rank}.json", "train.py"], tmp_path)
+    assert alone.returncode == 2 and "{rank} is the process's rank" in alone.stderr, alone.stderr
