@@ -574,9 +574,12 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (started) {
         /* The command decides its own end (Ctrl-C reached it too), and its
          * exit code is the answer, unless sonde could not profile it. */
-        int status;
-        while (waitpid((pid_t)pid, &status, 0) < 0 && errno == EINTR)
+        int status = 0, waited;
+        while ((waited = waitpid((pid_t)pid, &status, 0)) < 0 && errno == EINTR)
             ;
+        /* a native capture's wait may have taken its end (task.h) */
+        if (waited < 0 && !sonde_proc_reaped_take((int)pid, &status) && rc == 0)
+            return cli_fail(SONDE_EXIT_FAILED, "the exit status of process %ld was lost", pid);
         return rc == SONDE_EXIT_FAILED || rc == SONDE_EXIT_USAGE ? rc : launch_exit_code(status);
     }
     return rc;

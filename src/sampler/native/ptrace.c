@@ -89,8 +89,14 @@ static int wait_stop(int pid, int *tid, int *deliver, const sigset_t *chld)
         if (r < 0 && errno == EINTR)
             continue;
         if (r == *tid) {
-            if (!WIFSTOPPED(status))
-                return -ESRCH;   /* exited or killed, and now its parent's to wait for */
+            if (!WIFSTOPPED(status)) {
+                /* exited or killed, and now its parent's to wait for; when
+                 * that is sonde (its own child ended between the look above
+                 * and this wait), this wait took its end: kept for record's */
+                if (*tid == pid)
+                    sonde_proc_reaped_keep(pid, status);
+                return -ESRCH;
+            }
             /* The interrupt (SIGTRAP), or a group stop (a stop signal):
              * detaching leaves the latter in it, as it should be.  Any
              * other stop is a signal's delivery: read here, the signal
@@ -139,6 +145,8 @@ static void wait_gone(int pid, int tid)
     for (int tries = 0; tries < 500; tries++) {   /* at most about a second */
         int status;
         pid_t r = waitpid(tid, &status, __WALL | WNOHANG);
+        if (r == tid && tid == pid)
+            sonde_proc_reaped_keep(pid, status);   /* as wait_stop keeps it */
         if (r == tid || (r < 0 && errno != EINTR))
             return;   /* waited for, or not sonde's to wait for */
         if (r == 0)

@@ -161,3 +161,21 @@ int sonde_proc_alive(int pid)
     }
     return 0;
 }
+
+/* Only the sampling thread waits for children and tracees. */
+static int reaped_pid, reaped_status;
+
+void sonde_proc_reaped_keep(int pid, int status)
+{
+    reaped_pid = pid;
+    reaped_status = status;
+}
+
+int sonde_proc_reaped_take(int pid, int *status)
+{
+    if (pid <= 0 || reaped_pid != pid)
+        return 0;
+    *status = reaped_status;
+    reaped_pid = 0;
+    return 1;
+}

@@ -1,6 +1,7 @@
 /* task.h - a process's or a thread's scheduling state and a process's
  * parent, as /proc/PID/stat (or /proc/PID/task/TID/stat) gives them; a
- * thread's tracer (its status file); whether a process still runs. */
+ * thread's tracer (its status file); whether a process still runs; the
+ * end of sonde's child, when a capture's wait took it. */
 #ifndef SONDE_PROC_TASK_H
 #define SONDE_PROC_TASK_H
 
@@ -38,5 +39,13 @@ int sonde_proc_task_tracer(int pid, int tid);
  * looks like the end).  -EMFILE (or -ENFILE, -ENOMEM) when sonde cannot open
  * /proc's files to look: out of descriptors is not the process's end. */
 int sonde_proc_alive(int pid);
+
+/* The end of sonde's own child, when a wait that was not the command's
+ * took it (the native capture waits for each thread it stops, and the
+ * program's main thread may end between its look and its wait): kept
+ * here for the command's own wait, which then finds no child. */
+void sonde_proc_reaped_keep(int pid, int status);
+/* 1 and the status kept for pid into *status, or 0 when none was. */
+int sonde_proc_reaped_take(int pid, int *status);
 
 #endif
