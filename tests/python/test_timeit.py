@@ -209,7 +209,11 @@ def test_compare_refuses_another_benchmark(tmp_path):
 
 def test_known_ratio_and_significance(tmp_path):
     # 1:2 by construction, and a 5% difference (10000 against 10500
-    # additions): both called significant, each ratio as ratio_holds rules.
+    # additions): each ratio as ratio_holds rules, the 1:2 called
+    # significant.  Whether 5% is significant depends on how noisy the
+    # machine was: under load 8 (a flake-finder round) sonde measured it
+    # 1.04x (95% CI 1.03-1.06) with a Wilcoxon p of 0.016, "not
+    # significant"; what load cannot do is turn it round.
     setup = sum((["-s", s] for s in SETUP + ["r3 = range(10500)"]), [])
     p = sonde_timeit(["--subtract-wait"] + setup + [TWO, "for _ in r3: a + b", ONE], tmp_path)
     assert p.returncode == 0, p.stderr
@@ -218,7 +222,7 @@ def test_known_ratio_and_significance(tmp_path):
     five, half = comparisons(p.stdout)
     # Statements of one interpreter share their processes: compared pairwise.
     assert five["test"] == half["test"] == "Wilcoxon", p.stdout
-    assert five["word"] == "slower" and five["verdict"] == "significant", p.stdout
+    assert five["word"] == "slower", p.stdout
     ratio_holds(five, 1.05, p.stdout + p.stderr)
     assert half["word"] == "faster" and half["verdict"] == "significant", p.stdout
     ratio_holds(half, 2.0, p.stdout + p.stderr)

@@ -186,7 +186,12 @@ int sonde_native_ptrace_capture(int pid, int tid, sonde_native_stack *st, void (
     if (ptrace(PTRACE_SEIZE, tid, 0, 0) < 0) {
         int e = errno;
         pthread_sigmask(SIG_SETMASK, &mask, NULL);
-        return e == ESRCH ? -ESRCH : -EPERM;
+        /* The kernel refuses a thread that is ending (EPERM, not ESRCH):
+         * another thread's exec ends it, or its exit is under way.  Gone,
+         * not a refusal. */
+        char state = e == EPERM ? sonde_proc_task_state(pid, tid) : 0;
+        return e == ESRCH || (e == EPERM && (state == 0 || state == 'Z' || state == 'X'))
+                   ? -ESRCH : -EPERM;
     }
     uint64_t t0 = now_ns();
     int deliver = 0, rc = ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0 ? -ESRCH : 0;
