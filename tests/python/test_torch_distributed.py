@@ -70,14 +70,20 @@ def calls_by_process(doc, name):
     return calls
 
 
-def test_a_ddp_job_is_one_profile_with_a_part_per_rank(tmp_path):
+def reference(tmp_path):
+    """train.py written in tmp_path, and run bare under torchrun with
+    torch.profiler in each rank: [rank 0's c10d::allreduce_ calls, rank 1's]."""
     (tmp_path / "train.py").write_text(TRAIN)
     bare = subprocess.run([sys.executable] + TORCHRUN + [str(tmp_path)], cwd=str(tmp_path),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=600)
     assert bare.returncode == 0, bare.stderr
-    truth = [json.loads((tmp_path / ("rank-%d.json" % r)).read_text())["allreduce"]
-             for r in (0, 1)]
+    return [json.loads((tmp_path / ("rank-%d.json" % r)).read_text())["allreduce"]
+            for r in (0, 1)]
+
+
+def test_a_ddp_job_is_one_profile_with_a_part_per_rank(tmp_path):
+    truth = reference(tmp_path)
     assert truth[0] > 0 and truth[1] == truth[0], truth
 
     proc = run_sonde(["run", "--torch", "--subprocesses", "-f", "json", "-o", "job.json"] +
@@ -107,13 +113,7 @@ def test_sonde_as_the_program_torchrun_starts_writes_a_file_per_rank(tmp_path):
     """`torchrun --no-python sonde run --torch -o rank{rank}.json train.py`:
     each rank's sonde writes its own file, {rank} its RANK; each holds that
     rank's collectives, as torch.profiler counts them in the job run bare."""
-    (tmp_path / "train.py").write_text(TRAIN)
-    bare = subprocess.run([sys.executable] + TORCHRUN + [str(tmp_path)], cwd=str(tmp_path),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=600)
-    assert bare.returncode == 0, bare.stderr
-    truth = [json.loads((tmp_path / ("rank-%d.json" % r)).read_text())["allreduce"]
-             for r in (0, 1)]
+    truth = reference(tmp_path)
     launch = [a for a in TORCHRUN if a != "train.py"] + ["--no-python", SONDE, "run", "--torch",
                                                           "-f", "json", "-o", "rank{rank}.json",
                                                           "train.py"]
