@@ -199,15 +199,16 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
     return 0;
 }
 
-/* 1 when node n is beneath a node of function f. */
-static int beneath(const sonde_profile *p, uint32_t n, uint32_t f)
+/* Which nodes are a node of function f or beneath one: children come
+ * after their parents, so one pass down.  NULL on out of memory. */
+static uint8_t *nodes_beneath(const sonde_profile *p, uint32_t f)
 {
-    for (uint32_t depth = 0; n != SONDE_NO_NODE && depth < p->nnodes; depth++) {
-        if (p->nodes[n].func == f)
-            return 1;
-        n = p->nodes[n].parent;
+    uint8_t *in = calloc(p->nnodes ? p->nnodes : 1, 1);
+    for (uint32_t n = 1; in && n < p->nnodes; n++) {
+        uint32_t up = p->nodes[n].parent;
+        in[n] = p->nodes[n].func == f || (up != SONDE_NO_NODE && up < n && in[up]);
     }
-    return 0;
+    return in;
 }
 
 /* Each operator node (with one_process, beneath its frame), under the
@@ -216,10 +217,13 @@ static int beneath(const sonde_profile *p, uint32_t n, uint32_t f)
  * it there (pstats' rule for recursion). */
 static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
 {
+    uint8_t *in = o->one_process ? nodes_beneath(p, o->process_func) : NULL;
+    if (o->one_process && !in)
+        return -1;
     for (uint32_t n = 1; n < p->nnodes; n++) {
         const sonde_node *node = &p->nodes[n];
         if (node->func == SONDE_NO_FUNC || p->funcs[node->func].kind != SONDE_FUNC_TORCH ||
-            (o->one_process && !beneath(p, n, o->process_func)))
+            (in && !in[n]))
             continue;
         uint32_t caller = SONDE_NO_FUNC, up = node->parent;
         int nested = 0;
@@ -235,14 +239,17 @@ static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
             up = p->nodes[up].parent;
         }
         op_row *row = row_for(r, node->func, o->by_caller ? caller : SONDE_NO_FUNC);
-        if (!row)
+        if (!row) {
+            free(in);
             return -1;
+        }
         row->calls += node->calls;
         add_figures(r, row, n);
         row->self += (double)node->self * p->seconds_per_tick;
         if (!nested)
             row->total += (double)node->total * p->seconds_per_tick;
     }
+    free(in);
     return 0;
 }
 
