@@ -136,11 +136,11 @@ static int take_output(const char *cmd, const cli_opt *o, const char **dest, con
                                "--no-python)", name, value);
     char *out = expanded[next++ % 2];
     size_t len = 0;
-    for (const char *at = value; *at && len < PATH_MAX - 1;) {
+    for (const char *at = value; *at;) {
         const char *piece = strncmp(at, "{rank}", 6) == 0 ? rank : NULL;
         size_t n = piece ? strlen(piece) : 1;
         if (len + n >= PATH_MAX)
-            break;
+            return cli_usage_error(cmd, "%s %s: the file name is too long", name, value);
         memcpy(out + len, piece ? piece : at, n);
         len += n;
         at += piece ? 6 : 1;
