@@ -42,12 +42,27 @@ void sonde_clock_setup(void)
 #endif
 }
 
+sonde_clock_mark sonde_clock_mark_against(clockid_t which)
+{
+    sonde_clock_mark best = { 0, 0 };
+    uint64_t narrowest = UINT64_MAX;
+    for (int try = 0; try < 8; try++) {
+        struct timespec ts;
+        uint64_t before = sonde_clock_ticks();
+        clock_gettime(which, &ts);
+        uint64_t after = sonde_clock_ticks();
+        if (after - before < narrowest) {
+            narrowest = after - before;
+            best.ticks = before + (after - before) / 2;
+            best.ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        }
+    }
+    return best;
+}
+
 sonde_clock_mark sonde_clock_mark_now(void)
 {
-    sonde_clock_mark m;
-    m.ticks = sonde_clock_ticks();
-    m.ns = sonde_clock_ns();
-    return m;
+    return sonde_clock_mark_against(CLOCK_MONOTONIC);
 }
 
 double sonde_clock_seconds_per_tick(sonde_clock_mark start, sonde_clock_mark end)

@@ -40,7 +40,13 @@ typedef struct sonde_clock_mark {
     uint64_t ticks, ns;
 } sonde_clock_mark;
 
+/* Ticks against CLOCK_MONOTONIC (sonde_clock_mark_against). */
 sonde_clock_mark sonde_clock_mark_now(void);
+/* Ticks against clock `which`, read between two tick readings: of a few
+ * tries the one the least time apart (an interrupt or a preemption between
+ * the readings would set the pair off by its length), its ticks the
+ * middle of the two. */
+sonde_clock_mark sonde_clock_mark_against(clockid_t which);
 /* Seconds per tick measured between two marks. */
 double sonde_clock_seconds_per_tick(sonde_clock_mark start, sonde_clock_mark end);
 

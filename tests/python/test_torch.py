@@ -531,12 +531,28 @@ def test_chrome_trace_nests_operators_under_their_callers(tmp_path, workload):
         if e["cat"] == "torch":
             counts[e["name"]] = counts.get(e["name"], 0) + 1
     assert counts == {k: v[0] for k, v in ref["ops"].items()} == ref["chrome_ops"]
+    # The tree of a second run holds each operator beneath the Python
+    # function the trace puts it in.  Which C call holds an operator is not
+    # compared: a detach or clone starts 100-400 ns after the builtin method
+    # that runs it, within what joining torch's clock to the tracer's can
+    # move from run to run, so the caller compared is the nearest function
+    # written in Python on both sides.
     tree_path, _side, _r = sonde_torch(tmp_path, workload)
     tree = Tree(tree_path)
-    in_tree = {(tree.func(tree.nodes[i][1])["qualname"], f["name"])
-               for i, f in tree.torch_nodes()}
-    placed = {(up["name"], e["name"]) for e, up in pairs if e["cat"] == "torch"}
-    assert all(up is not None for e, up in pairs if e["cat"] == "torch")
+    in_tree = set()
+    for i, f in tree.torch_nodes():
+        up = tree.nodes[i][1]
+        while tree.func(up)["kind"] == "c":
+            up = tree.nodes[up][1]
+        in_tree.add((tree.func(up)["qualname"], f["name"]))
+    holder_of = {id(e): up for e, up in pairs}
+    placed = set()
+    for e, up in pairs:
+        if e["cat"] == "torch":
+            while up is not None and up["cat"] == "python" and up["name"].startswith("<"):
+                up = holder_of[id(up)]
+            assert up is not None, e
+            placed.add((up["name"], e["name"]))
     assert placed <= in_tree, placed - in_tree
     assert any(up["cat"] == "python" for e, up in pairs if e["cat"] == "torch")
 

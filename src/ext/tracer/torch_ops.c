@@ -3,8 +3,12 @@
  *
  * The clocks: torch stamps operators with CLOCK_REALTIME nanoseconds (its
  * approximate clock, converted); the tracer counts ticks.  Both are read
- * together when spans start and again when operators are placed, and the
- * line through the two pairs converts one to the other.  Operators of a
+ * together (sonde_clock_mark_against) when spans start and again when
+ * operators are placed, and the line through the two pairs converts one
+ * to the other.  A pair read apart by even a few hundred nanoseconds would
+ * move every operator that much against the calls, and an operator that
+ * starts that soon after the C call running it (a detach, a clone) out of
+ * it.  Operators of a
  * thread the tracer never saw (autograd's device threads) are placed
  * against the spans of the thread that started torch profiling: beneath
  * what it was running then (its backward() call). */
@@ -17,17 +21,11 @@
 
 #include "../../core/timeline.h"
 
-static int64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void torch_ops_begin(tracer *t)
 {
-    t->span_ticks0 = sonde_clock_ticks();
-    t->span_realtime0 = realtime_ns();
+    sonde_clock_mark mark = sonde_clock_mark_against(CLOCK_REALTIME);
+    t->span_ticks0 = mark.ticks;
+    t->span_realtime0 = (int64_t)mark.ns;
     t->span_native = PyThread_get_thread_native_id();
     t->spans_since = t->span_ticks0;
     t->spans_on = 1;
@@ -136,8 +134,9 @@ static int read_ops(tracer *t, const torch_input *in, int shapes, sonde_op **ops
         PyErr_SetString(PyExc_TypeError, "_torch_place: lists of one length expected");
         return -1;
     }
-    int64_t rt1 = realtime_ns();
-    uint64_t ticks1 = sonde_clock_ticks();
+    sonde_clock_mark mark = sonde_clock_mark_against(CLOCK_REALTIME);
+    int64_t rt1 = (int64_t)mark.ns;
+    uint64_t ticks1 = mark.ticks;
     double per_ns = rt1 > t->span_realtime0
                         ? (double)(ticks1 - t->span_ticks0) / (double)(rt1 - t->span_realtime0)
                         : 1.0;
