@@ -160,7 +160,12 @@ void sonde_verdict_write(sonde_buf *b, const sonde_usage *u, const sonde_profile
             sonde_buf_printf(b, " (its %u threads' added up)", p->nthreads);
         else if (waited[most] > u->wall)
             sonde_buf_puts(b, " (its threads' added up)");
-        sonde_buf_printf(b, ", most in %s\n", sonde_profile_str(p, p->funcs[top].name));
+        sonde_buf_printf(b, ", most in %s", sonde_profile_str(p, p->funcs[top].name));
+        /* A launcher, a reloader (werkzeug's runs the program again in a
+         * child), a build step: the work is the child's. */
+        if (most == SONDE_WAIT_CHILD && !u->children_profiled)
+            sonde_buf_puts(b, "; sonde run --subprocesses profiles the children too");
+        sonde_buf_putc(b, '\n');
     } else if (queued >= 0.1 * u->wall) {
         sonde_buf_printf(b, "waiting: the CPU was busy only %.0f%% of the wall time, and the "
                          "program waited %.0f%% (%.3f s) for a CPU that other processes had; "

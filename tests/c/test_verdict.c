@@ -149,6 +149,25 @@ static void test_verdicts(void)
               "own: see the children's with sonde run --subprocesses\n");
     sonde_buf_free(&b);
 
+    /* The program waited on a child that did little on the CPU (werkzeug's
+     * reloader runs the program again in one): where to find its work. */
+    sonde_usage reloader = { .wall = 10.0, .user = 0.5, .sys = 0.1, .children_cpu = 0.3 };
+    sonde_profile_free(&p);
+    sonde_stats_free(&s);
+    sonde_profile_init(&p);
+    sonde_stats_init(&s);
+    add_func(&p, &s, "~", "<built-in method posix.waitpid>", 9.0);
+    check_verdict(&reloader, &p, &s,
+                  "verdict:   waiting on child processes: the CPU was busy only 6% of the wall "
+                  "time; 9.000 s went to child-process calls, most in <built-in method "
+                  "posix.waitpid>; sonde run --subprocesses profiles the children too\n",
+                  __LINE__);
+    reloader.children_profiled = 1;
+    check_verdict(&reloader, &p, &s,
+                  "verdict:   waiting on child processes: the CPU was busy only 6% of the wall "
+                  "time; 9.000 s went to child-process calls, most in <built-in method "
+                  "posix.waitpid>\n", __LINE__);
+
     /* Ran 40% of the time and queued for a CPU 55%: CPU-bound on a busy
      * machine, not waiting on anything of its own. */
     sonde_usage queued = { .wall = 2.0, .user = 0.8, .sys = 0.0, .children_cpu = 0,
