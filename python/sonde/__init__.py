@@ -135,22 +135,32 @@ class Profile(_Engine):
     """
 
     def __init__(self, timer=None, timeunit=0.0, subcalls=True, builtins=True, *,
-                 torch=False, torch_shapes=False):
+                 torch=False, torch_shapes=False, torch_steps=None):
         # torch=True adds PyTorch operators and record_function regions
         # beneath the calls that ran them (imports torch); torch_shapes
-        # names each operator with its input shapes too.
-        if timer is not None and (torch or torch_shapes):
+        # names each operator with its input shapes too; torch_steps
+        # (WAIT, ACTIVE[, REPEAT]) records the operators of those steps
+        # only, as `run --torch-steps` does.
+        if timer is not None and (torch or torch_shapes or torch_steps is not None):
             raise ValueError("torch=True places operators by sonde's own clock: "
                              "it takes no timer")
+        schedule = None
+        if torch_steps is not None:
+            from ._torch import schedule_of
+            schedule = schedule_of(torch_steps)
+            torch = True
         super().__init__(timer, timeunit)
         self._subcalls = bool(subcalls)
         self._builtins = bool(builtins)
         self._torch = None
         if torch or torch_shapes:
             import torch as torch_module
+            from ._sonde import DEFAULT_MAX_EVENTS
             from ._torch import Session, TorchError
             try:
-                self._torch = Session(self, torch_module, torch_shapes)
+                # a timeline too, for write(path, "chrome" or "tensorboard")
+                self._torch = Session(self, torch_module, torch_shapes,
+                                      max_events=DEFAULT_MAX_EVENTS, schedule=schedule)
             except TorchError as e:
                 raise RuntimeError(str(e)) from None
             self.disable = self._disable_torch  # without torch, disable() stays the C method
@@ -169,6 +179,13 @@ class Profile(_Engine):
         if builtins is not None:
             self._builtins = bool(builtins)
         super().enable(True, self._builtins)
+
+    def torch_cycles(self):
+        """With torch_steps: the steps recorded in each cycle of the
+        schedule, as (first, last) step numbers, in order (write(path,
+        "tensorboard", steps=(first, last)) writes one cycle's trace, as
+        tensorboard_trace_handler writes a file a cycle); [] without."""
+        return self._torch.step_cycles() if self._torch is not None else []
 
     def _disable_torch(self):
         """disable(), then the operators recorded meanwhile join the tree."""

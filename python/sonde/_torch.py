@@ -36,6 +36,24 @@ def step():
         session.step()
 
 
+def schedule_of(steps):
+    """Profile(torch_steps=(WAIT, ACTIVE[, REPEAT])) as a Session's
+    schedule (wait, active, repeat), read as `run --torch-steps`
+    [WAIT:]ACTIVE[:REPEAT] is: REPEAT 1 unless given, 0 for every cycle;
+    ValueError, in one line, when it makes no sense."""
+    try:
+        given = [int(n) for n in steps if int(n) == n and not isinstance(n, bool)]
+    except (TypeError, ValueError):
+        given = []
+    if (not isinstance(steps, (tuple, list)) or len(given) != len(steps) or
+            len(given) not in (2, 3) or given[0] < 0 or given[1] < 1 or
+            (len(given) == 3 and given[2] < 0)):
+        raise ValueError("torch_steps takes (WAIT, ACTIVE) or (WAIT, ACTIVE, REPEAT), whole "
+                         "numbers with ACTIVE 1 or more (as torch.profiler.schedule's wait, "
+                         "active and repeat), not %r" % (steps,))
+    return (given[0], given[1], given[2] if len(given) == 3 else 1)
+
+
 class TorchError(Exception):
     """torch cannot be profiled here: the message says why, in one line."""
 

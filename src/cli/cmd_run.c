@@ -45,10 +45,6 @@ typedef struct run_opts {
     int subprocesses;            /* --subprocesses: the children the program forks too */
 } run_opts;
 
-/* The slices a trace keeps when --max-events is not given: about 150 MB
- * of JSON, which Perfetto's UI opens. */
-#define RUN_MAX_EVENTS 1000000
-
 static const cli_opt option_table[] = {
     { .short_name = 'o', .long_name = "output", .arg = "FILE", .type = CLI_OUTPUT,
       .offset = offsetof(run_opts, out),
@@ -261,7 +257,7 @@ static int parse(int argc, char **argv, run_opts *o, cli_output *out)
         return cli_usage_error("run", "-f %s needs -o FILE (the trace is a file for Perfetto "
                                "or chrome://tracing)", o->format);
     if (fmt->needs_timeline && !o->max_events)
-        o->max_events = RUN_MAX_EVENTS;
+        o->max_events = SONDE_DEFAULT_SLICES;
     if (tensorboard && strcmp(o->out, "-") != 0 && (rc = trace_file_in(o)) != 0)
         return rc;
     return cli_output_open(out, o->out);

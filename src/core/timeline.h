@@ -23,6 +23,9 @@
 
 /* The largest budget a timeline takes (24 bytes a slice, twice over). */
 #define SONDE_MAX_SLICES (100u * 1000 * 1000)
+/* The budget when none is asked for (run --max-events, Profile(torch=True)):
+ * a trace of about 150 MB of JSON, which Perfetto's UI opens. */
+#define SONDE_DEFAULT_SLICES 1000000
 
 /* Adds one thread's spans and placed ops (both sorted, as sonde_ops_place
  * leaves them; ops whose node is SONDE_NO_NODE are left out) to p's

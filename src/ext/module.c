@@ -14,6 +14,7 @@
 
 #include "../cli/cli.h"
 #include "../core/outfile.h"
+#include "../core/timeline.h"
 #include "../formats/json_read.h"
 #include "../report/lines_table.h"
 #include "../report/mem_plot.h"
@@ -192,7 +193,8 @@ __attribute__((visibility("default"))) PyMODINIT_FUNC PyInit__sonde(void)
     if (!m)
         return NULL;
     if (sonde_profiler_add_type(m) < 0 || sonde_lines_add_type(m) < 0 ||
-        PyModule_AddStringConstant(m, "VERSION", sonde_version()) < 0) {
+        PyModule_AddStringConstant(m, "VERSION", sonde_version()) < 0 ||
+        PyModule_AddIntConstant(m, "DEFAULT_MAX_EVENTS", SONDE_DEFAULT_SLICES) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -263,3 +263,62 @@ def test_tensorboard_bad_input(tmp_path, args, code, why):
     r = run_sonde(["run"] + args + [LOOP], tmp_path)
     assert r.returncode == code and why in r.stderr, r.stderr
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+PROFILED_LOOP = """\
+import runpy, sys
+import sonde
+sys.argv = [sys.argv[1]]
+with sonde.Profile(torch_steps=(1, 2, 2)) as prof:
+    runpy.run_path(sys.argv[0], run_name="__main__")
+for k, (first, last) in enumerate(prof.torch_cycles()):
+    prof.write("%s/api.%d.pt.trace.json" % (sys.argv[0] + ".out", k), "tensorboard",
+               steps=(first, last))
+prof.write(sys.argv[0] + ".out/all.json", "chrome")
+print(prof.torch_cycles())
+"""
+
+
+def test_profile_torch_steps_writes_each_cycle_as_torch_does(tmp_path):
+    """sonde.Profile(torch_steps=(1, 2, 2)) around the loop: its cycles are
+    steps 1-2 and 4-5, and each cycle's trace holds torch's file's
+    operators and steps for that cycle (schedule(wait=1, warmup=0,
+    active=2, repeat=2)); its chrome trace holds both cycles."""
+    theirs = [plugin_view(path) for path in torch_traces(tmp_path, "1:2:2")]
+    loop = tmp_path / "loop.py"
+    loop.write_text(open(LOOP).read())
+    (tmp_path / "loop.py.out").mkdir()
+    proc = subprocess.run([sys.executable, "-c", PROFILED_LOOP, str(loop)], env=with_pkg_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "trained\n[(1, 2), (4, 5)]\n", proc.stdout
+    ours = [plugin_view(tmp_path / "loop.py.out" / ("api.%d.pt.trace.json" % k)) for k in (0, 1)]
+    assert ours == theirs
+    # write(path, "chrome"): both cycles' steps and operators in one trace
+    events = json.loads((tmp_path / "loop.py.out" / "all.json").read_text())["traceEvents"]
+    assert [e["name"] for e in events if e.get("cat") == "step"] == [
+        "ProfilerStep#%d" % n for n in (1, 2, 4, 5)]
+    ops = {}
+    for e in events:
+        if e.get("cat") == "torch":
+            ops[e["name"]] = ops.get(e["name"], 0) + 1
+    summed = {name: sum(view[0].get(name, 0) for view in theirs)
+              for name in set().union(*(view[0] for view in theirs))}
+    assert {name: n for name, n in ops.items() if name in summed} == summed
+    # and the regions, which the plugin's operator table leaves out: one a step
+    assert {name: n for name, n in ops.items() if name not in summed} == {
+        "loss_and_grad": 4, "Optimizer.step#SGD.step": 4,
+        "Optimizer.zero_grad#SGD.zero_grad": 4}
+
+
+@pytest.mark.parametrize("steps", [(0,), (1, 0), (1, -2), (-1, 2), (1, 2, -1), "1:2", (1.5, 2),
+                                   (True, 2)])
+def test_profile_torch_steps_refuses_what_makes_no_sense(steps):
+    check = ("import sonde\ntry:\n    sonde.Profile(torch_steps=%r)\nexcept ValueError as e:\n"
+             "    print(e)\n" % (steps,))
+    proc = subprocess.run([sys.executable, "-c", check], env=with_pkg_env(),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("torch_steps takes (WAIT, ACTIVE) or (WAIT, ACTIVE, REPEAT), "
+                                  "whole numbers with ACTIVE 1 or more"), proc.stdout
