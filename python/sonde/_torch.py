@@ -130,6 +130,7 @@ class Session:
         # before the first step then stay torch's: a program that never
         # steps is recorded whole, as torch records it).
         self.framing = self._active(0)
+        self.since = None  # operators begun before it are not the first window's
         self.began = self.step_began = time.time_ns()
         _stepping = self
         self.step_hook = None
@@ -164,9 +165,19 @@ class Session:
             if active and not ahead:
                 self._close()
             elif not active and number == 0:  # what ran before the first step goes
-                self.torch.autograd._disable_profiler()
-                self.enabled = False
                 self.prof._torch_spans(False, True)
+                if ahead:
+                    # The next step is recorded: torch's profiler stays on and
+                    # what it recorded so far is left out when read.  Turned
+                    # off and on again here, inside the optimizer's own
+                    # record_function region (this hook runs in it), the
+                    # region's end would reach the new recording with the old
+                    # one's freed event: a heap corruption.
+                    self.since = end
+                    self.prof._torch_spans(True)
+                else:
+                    self.torch.autograd._disable_profiler()
+                    self.enabled = False
             if ahead and not self.enabled:  # the next step begins once recording has
                 self.prof._torch_spans(True)
                 self._enable()
@@ -180,8 +191,10 @@ class Session:
         self.said += said
         self.prof._torch_spans(False)  # (the calls open now end here: first)
         self.windows.append(_operators(self.torch, self.torch.autograd._disable_profiler(),
-                                       self.regions, self.shapes, self.memory, awaited))
+                                       self.regions, self.shapes, self.memory, awaited,
+                                       self.since))
         self.enabled = False
+        self.since = None
 
     def _unwatch_steps(self):
         global _stepping
@@ -268,7 +281,7 @@ class Session:
                 said += more
                 self.windows.append(_operators(self.torch, self.torch.autograd
                                                ._disable_profiler(), self.regions, self.shapes,
-                                               self.memory, awaited))
+                                               self.memory, awaited, self.since))
                 if awaited is not None:  # the steps that ended before sonde's wait
                     steps = [st for st in steps if st[2] < awaited]
             ops = _Operators.joined(self.windows)
@@ -398,10 +411,11 @@ def _device_present(torch):
         return False
 
 
-def _operators(torch, result, regions, shapes, memory=False, until=None):
+def _operators(torch, result, regions, shapes, memory=False, until=None, since=None):
     """The CPU operators and regions key_averages() counts, less the
-    regions sonde recorded itself as frames (their names in `regions`)
-    and those begun at or after `until` (sonde's own wait for the GPU),
+    regions sonde recorded itself as frames (their names in `regions`),
+    those begun at or after `until` (sonde's own wait for the GPU) and,
+    with the kernels, those begun before `since` (the steps waited),
     and the GPU kernels each launched, joined as torch.profiler joins them
     (a kernel's linked correlation id is its operator's correlation id;
     _Launchers says which operator where several have that id).  With
@@ -418,6 +432,8 @@ def _operators(torch, result, regions, shapes, memory=False, until=None):
     for e in events:
         name = _name(e)
         if name is None or _filter_name(name) or e.is_hidden_event() or name == _MEMORY_EVENT:
+            continue
+        if since is not None and e.start_ns() < since:
             continue
         if e.device_type() in devices:
             if not e.is_user_annotation():  # a region's span on the GPU is no kernel
