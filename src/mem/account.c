@@ -341,6 +341,8 @@ static void *timeline_main(void *arg)
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&m->lock);
+    m->timeline_started = 1;
+    pthread_cond_broadcast(&m->wake);
     while (m->timeline_running) {
         uint64_t ns = (uint64_t)next.tv_nsec + m->interval_ns;
         next.tv_sec += (time_t)(ns / 1000000000u);
@@ -381,16 +383,24 @@ static int init_stacks(mem_data *m)
 }
 
 /* Starts the timeline thread, which takes no signals (Ctrl-C is the
- * program's). */
+ * program's), and returns once it runs: a fork from then on finds it
+ * waiting or holding the lock, never inside its own start-up, where an
+ * allocator without fork handlers (AddressSanitizer's) may hold a lock
+ * that the child would then wait on forever. */
 static void start_timeline(mem_data *m)
 {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     m->timeline_running = 1;
+    m->timeline_started = 0;
     if (pthread_create(&m->timeline, NULL, timeline_main, m) != 0)
         m->timeline_running = 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_mutex_lock(&m->lock);
+    while (m->timeline_running && !m->timeline_started)
+        pthread_cond_wait(&m->wake, &m->lock);
+    pthread_mutex_unlock(&m->lock);
 }
 
 /* ---- fork ---- */

@@ -195,8 +195,10 @@ struct mem_data {
     int statm_fd;
     long page_size;
     pthread_t timeline;
-    pthread_cond_t wake;         /* tells the timeline thread to stop */
+    pthread_cond_t wake;         /* tells the timeline thread to stop, and its
+                                    starter that it runs */
     int timeline_running;
+    int timeline_started;        /* under the lock: the thread is past its start */
     int inherited;               /* fork's copy, in the child: the timeline thread
                                     was mid-wait on `wake` in the parent, so the
                                     child never touches `wake` and destroys nothing */
