@@ -21,9 +21,9 @@ when the user's code fails, for the same reason:
       leaves nothing a load that comes and goes in step with the rounds
       could give one statement over another
   {"stmt", "setup", "calibrate": min_ns, "result"} -> {"loops", "empty"}:
-      the loop count whose value lasts at least min_ns (or "loops" when
-      the task gives it), and the cost of the empty loop (ns per loop)
-      at that count
+      the loop count whose value costs min_ns and 5% more (or "loops"
+      when the task gives it; see calibrate), and the empty loop's cost
+      at that count (ns per loop)
 
 The loop is timeit's own (timeit.Timer compiles the statement inlined in
 a `for` loop) timed with time.perf_counter_ns, with the garbage collector
@@ -31,8 +31,8 @@ left as the program has it (timeit.Timer.timeit would disable it).  The
 time the kernel kept the process waiting for a CPU during a value (its
 run delay, /proc/self/schedstat) is measured: each result says how much
 ("waits"), and with "subtract_wait" in the task it is taken off the
-values (--subtract-wait).  Calibration always takes it off, so that a
-preempted value does not leave the loop count short.  When
+values (--subtract-wait).  Calibration counts what a value costs
+(see _cost).  When
 the user's code fails, the result is {"error": "the user's traceback",
 "where": "setup" | "statement", "index": the variant's}; this file's own
 frames are left out.
@@ -41,6 +41,7 @@ Runs on every interpreter sonde supports (src/core/pyversions.h).
 
 import itertools
 import marshal
+import math
 import os
 import sys
 import time
@@ -98,15 +99,36 @@ def _run(timer, loops, subtract=True, waits=None):
     """One value: `loops` passes of the loop, in ns (setup run by the call
     but not timed, as timeit), less the time spent waiting for a CPU when
     subtract; the wait is appended to waits when given."""
+    before = _run_delay()
+    t = _inner(timer, loops, timer.timer)
+    # The loop ran, so a value is never 0 (pyperf refuses one): the
+    # kernel's wait accounts in ticks and can reach the value whole.
+    waited = max(min(t - 1, _run_delay() - before), 0)
+    if waits is not None:
+        waits.append(waited)
+    return t - waited if subtract else t
+
+
+def _cost(timer, loops):
+    """What `loops` passes of the loop cost, in ns: the larger of this
+    thread's CPU time and the wall's time less the time the process waited
+    for a CPU.  Neither is above the cost, and a load moves neither much:
+    the CPU's time misses what the statement spends blocked (a sleep,
+    I/O), the wall's can lose a wait that began just outside the loop."""
+    walls = []
+
+    def clock():
+        walls.append(time.perf_counter_ns())
+        return time.thread_time_ns()
+
+    before = _run_delay()
+    cpu = _inner(timer, loops, clock)
+    return max(cpu, walls[-1] - walls[0] - (_run_delay() - before))
+
+
+def _inner(timer, loops, clock):
     try:
-        before = _run_delay()
-        t = timer.inner(itertools.repeat(None, loops), timer.timer)
-        # The loop ran, so a value is never 0 (pyperf refuses one): the
-        # kernel's wait accounts in ticks and can reach the value whole.
-        waited = max(min(t - 1, _run_delay() - before), 0)
-        if waits is not None:
-            waits.append(waited)
-        return t - waited if subtract else t
+        return timer.inner(itertools.repeat(None, loops), clock)
     except (Exception, SystemExit) as e:
         src = getattr(timer, "src", None)
         raise _UserError(_where(e, src), _user_traceback(e, src))
@@ -125,17 +147,21 @@ def _where(exc, src):
 
 
 def calibrate(timer, min_ns):
-    """The loop count whose value lasts at least min_ns (as timeit's
-    autorange, aiming straight at the target once a value is measurable);
-    the count is checked on the fastest of three values, so that a value
-    stretched by preemption does not leave it short."""
+    """The loop count whose value costs min_ns and 5% more (see _cost),
+    as timeit's autorange, aiming straight at the target once a value is
+    measurable, and aimed again from the fastest of three values at the
+    count found.  The cost, not the wall's time: a load stretches values
+    by preemptions that come and go, so that two statements as fast as
+    each other got counts up to ten times apart under load; then the
+    longer values were more often preempted, and the two drew a difference
+    where there was none."""
     loops = 1
     while True:
-        t = _run(timer, loops)
+        t = _cost(timer, loops)
         if t >= min_ns:
-            t = min(t, _run(timer, loops), _run(timer, loops))
+            t = min(t, _cost(timer, loops), _cost(timer, loops))
             if t >= min_ns:
-                return loops
+                return max(1, int(math.ceil(loops * min_ns * 1.05 / t)))
         if t <= 0:
             loops *= 10
         else:
@@ -160,7 +186,7 @@ def measure(task, user_globals=None):
         timer = _timer(task["stmt"], task.get("setup", "pass"), user_globals)
         loops = task.get("loops") or calibrate(timer, task["calibrate"])
         empty = timeit.Timer("pass", timer=time.perf_counter_ns)
-        cost = min(_run(empty, loops) for _ in range(3)) / loops
+        cost = min(_cost(empty, loops) for _ in range(3)) / loops
         return {"loops": loops, "empty": cost,
                 "python_version": "%d.%d.%d" % tuple(sys.version_info[:3]),
                 "python_implementation": sys.implementation.name}
