@@ -331,8 +331,9 @@ def test_identical_statements_not_significant(tmp_path):
     # process runs the two in an order drawn at random round by round, so
     # whatever a load does to one position falls on either statement alike
     # (with the order rotated, a make test-repeat round at load 7 saw 6).
-    # Nor the loop count: it was calibrated on the wall's time, so under
-    # load the two statements got counts far apart (up to ten times), the
+    # Nor the loop count: it was calibrated on the wall's time less the
+    # wait, which a wait begun just outside the loop could bring near 0, so
+    # under load the statements got counts far apart (up to ten times), the
     # longer values were preempted more often, and a round at load 7 saw
     # 7; at load 8-9 here, 11 of 150 comparisons had p < 5% then, 4 of
     # 150 with the count calibrated on what a value costs.
