@@ -177,7 +177,7 @@ class LineProfiler(LineProfilerAPI, Traced):
         return len(code.co_code) // 2 if self._bytecode else 0
 
     def results(self):
-        """[{file, name, first_line, total_ns, lines: [{line, hits, time_ns, source}],
+        """[{file, name, first_line, total_ns, lines: [{line, hits, iterations, time_ns, source}],
         and with bytecode: instructions: [{offset, opname, arg, line, hits, time_ns}]}]:
         the functions of the document dump_json() writes."""
         return json.loads(self.document())["functions"]

@@ -38,6 +38,8 @@
 #define DOC_LINES "lines"                /* [line] */
 #define DOC_LINE "line"                  /* int: a line's number */
 #define DOC_HITS "hits"                  /* int (mem: null without line events) */
+#define DOC_ITERATIONS "iterations"      /* lines: int, a loop's passes on the line
+                                            (absent in older documents: 0) */
 #define DOC_SOURCE "source"              /* str: the line's text */
 
 /* lines: a function's time, a line's, and with --bytecode each

@@ -6,8 +6,9 @@
 static void put_line(sonde_buf *b, const sonde_lines_doc_line *l)
 {
     sonde_buf_printf(b, "{" DOC_KEY(DOC_LINE) "%d, " DOC_KEY(DOC_HITS) "%llu, "
-                     DOC_KEY(DOC_TIME_NS) "%llu, " DOC_KEY(DOC_SOURCE), l->line,
-                     (unsigned long long)l->hits, (unsigned long long)l->time_ns);
+                     DOC_KEY(DOC_ITERATIONS) "%llu, " DOC_KEY(DOC_TIME_NS) "%llu, "
+                     DOC_KEY(DOC_SOURCE), l->line, (unsigned long long)l->hits,
+                     (unsigned long long)l->iterations, (unsigned long long)l->time_ns);
     sonde_buf_json_str(b, l->source);
     sonde_buf_putc(b, '}');
 }

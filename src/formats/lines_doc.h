@@ -3,8 +3,8 @@
  * from its figures.
  *
  * {"sonde": 1, "mode": "lines", "functions": [{"file", "name",
- *  "first_line", "total_ns", "lines": [{"line", "hits", "time_ns",
- *  "source"}], and with instructions counted "instructions": [{"offset",
+ *  "first_line", "total_ns", "lines": [{"line", "hits", "iterations",
+ *  "time_ns", "source"}], and with instructions counted "instructions": [{"offset",
  *  "opname", "arg", "line", "hits", "time_ns"}]}]}
  *
  * The keys are doc.h's.  Strings are profile bytes (see code_name.h):
@@ -18,7 +18,7 @@
 
 typedef struct sonde_lines_doc_line {
     int line;
-    uint64_t hits, time_ns;
+    uint64_t hits, iterations, time_ns;
     const char *source;
 } sonde_lines_doc_line;
 

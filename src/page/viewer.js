@@ -960,8 +960,10 @@
       if (!ran || (filter && !filter.test(fn.name))) return;
       box.appendChild(el("div", fn.name + "  (" + fn.file + ":" + fn.first_line + ")", "fn"));
       var t = el("table"), hr = el("tr");
+      /* a loop's passes on one line (a comprehension's items), apart from its hits */
+      var looped = !mem && fn.lines.some(function (l) { return l.iterations > 0; });
       (mem ? ["line", "allocated / net", "allocated", "net"].concat(reserved ? ["reserved"] : [], ["mem usage", "increment", "hits", "source"])
-           : ["line", "time", "hits", "time", "% time", "source"]).forEach(function (h) {
+           : ["line", "time", "hits"].concat(looped ? ["iterations"] : [], ["time", "% time", "source"])).forEach(function (h) {
         hr.appendChild(el("th", h, h === "source" ? "src" : null));
       });
       t.appendChild(hr);
@@ -978,8 +980,9 @@
            [l.rss_bytes ? fmtBytes(l.rss_bytes) : "", l.rss_bytes ? fmtBytes(l.rss_increment_bytes) : "",
            l.hits === null || l.hits === undefined ? "" : l.hits || ""]).forEach(function (v) { row.appendChild(el("td", v)); });
         } else {
-          [l.hits || "", l.hits ? (l.time_ns / 1e6).toFixed(3) + " ms" : "",
-           l.hits && fn.total_ns ? pct(l.time_ns / fn.total_ns) : ""].forEach(function (v) { row.appendChild(el("td", v)); });
+          [l.hits || ""].concat(looped ? [l.iterations || ""] : [],
+           [l.hits ? (l.time_ns / 1e6).toFixed(3) + " ms" : "",
+            l.hits && fn.total_ns ? pct(l.time_ns / fn.total_ns) : ""]).forEach(function (v) { row.appendChild(el("td", v)); });
         }
         row.appendChild(el("td", l.source, "src"));
         t.appendChild(row);

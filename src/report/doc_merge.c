@@ -228,6 +228,7 @@ static int merge_lines_function(merger *m, const fentry *g, uint32_t ng)
         }
         sonde_lines_doc_line *l = &m->llines[m->nlines - 1];
         l->hits = add(l->hits, count(t, e->obj, DOC_HITS));
+        l->iterations = add(l->iterations, count(t, e->obj, DOC_ITERATIONS));
         l->time_ns = add(l->time_ns, count(t, e->obj, DOC_TIME_NS));
     }
     if ((n = gather(m, g, ng, DOC_INSTRUCTIONS, DOC_OFFSET)) < 0)

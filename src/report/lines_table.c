@@ -60,14 +60,21 @@ static void put_time(double ns, double scale, char *out, size_t outlen)
     snprintf(out, outlen, v > 0 && v < 0.05 ? "%.3g" : "%.1f", v);
 }
 
-/* One row of figures: hits, time, time per hit, share of the total. */
-static void put_figures(sonde_buf *b, double hits, double ns, double total, double scale)
+/* One row of figures: hits, with iters its iterations column (NULL: the
+ * function has none), time, time per hit, share of the total. */
+static void put_figures(sonde_buf *b, double hits, const double *iters, double ns,
+                        double total, double scale)
 {
-    char time[32], per_hit[32];
+    char time[32], per_hit[32] = "";
     put_time(ns, scale, time, sizeof time);
-    put_time(ns / hits, scale, per_hit, sizeof per_hit);
-    sonde_buf_printf(b, "%10.0f %12s %10s %8.1f", hits, time, per_hit,
-                     total ? 100.0 * ns / total : 0.0);
+    if (hits > 0)
+        put_time(ns / hits, scale, per_hit, sizeof per_hit);
+    sonde_buf_printf(b, "%10.0f ", hits);
+    if (iters && *iters > 0)
+        sonde_buf_printf(b, "%10.0f ", *iters);
+    else if (iters)
+        sonde_buf_printf(b, "%10s ", "");
+    sonde_buf_printf(b, "%12s %10s %8.1f", time, per_hit, total ? 100.0 * ns / total : 0.0);
 }
 
 static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *fn, double scale)
@@ -75,9 +82,12 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     const sonde_jval *lines = sonde_json_get(t, fn, DOC_LINES);
     const sonde_jval *instrs = sonde_json_get(t, fn, DOC_INSTRUCTIONS);
     double total = sonde_json_num(t, fn, DOC_TOTAL_NS, 0);
-    int ran = 0;
-    for (uint32_t i = 0; lines && i < lines->len; i++)
-        ran |= sonde_json_num(t, sonde_json_item(t, lines, i), DOC_HITS, 0) > 0;
+    int ran = 0, looped = 0;
+    for (uint32_t i = 0; lines && i < lines->len; i++) {
+        const sonde_jval *l = sonde_json_item(t, lines, i);
+        ran |= sonde_json_num(t, l, DOC_HITS, 0) > 0;
+        looped |= sonde_json_num(t, l, DOC_ITERATIONS, 0) > 0;
+    }
     if (!ran)
         return;
     sonde_buf_printf(b, "\nTotal time: %.6g s\nFile: ", total / 1e9);
@@ -87,19 +97,24 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
     sonde_buf_printf(b, " at line %d\n\n",
                      (int)sonde_num_to_int(sonde_json_num(t, fn, DOC_FIRST_LINE, 0), INT_MIN,
                                            INT_MAX));
+    /* Iterations get a column of their own where the function has any, so
+     * that Per Hit stays the line's time over the times it began. */
     char header[128];
-    snprintf(header, sizeof header, "%6s %10s %12s %10s %8s  %s", "Line #", "Hits", "Time",
-             "Per Hit", "% Time", "Line Contents");
+    snprintf(header, sizeof header, "%6s %10s %s%12s %10s %8s  %s", "Line #", "Hits",
+             looped ? "     Iters " : "", "Time", "Per Hit", "% Time", "Line Contents");
     sonde_buf_underlined(b, header);
     for (uint32_t i = 0; i < lines->len; i++) {
         const sonde_jval *l = sonde_json_item(t, lines, i);
         double line = sonde_json_num(t, l, DOC_LINE, 0), hits = sonde_json_num(t, l, DOC_HITS, 0);
+        double iters = sonde_json_num(t, l, DOC_ITERATIONS, 0);
         int at = (int)sonde_num_to_int(line, INT_MIN, INT_MAX);
         sonde_buf_printf(b, "%6d ", at);
-        if (hits > 0)
-            put_figures(b, hits, sonde_json_num(t, l, DOC_TIME_NS, 0), total, scale);
+        if (hits > 0 || iters > 0)
+            put_figures(b, hits, looped ? &iters : NULL, sonde_json_num(t, l, DOC_TIME_NS, 0),
+                        total, scale);
         else
-            sonde_buf_printf(b, "%10s %12s %10s %8s", "", "", "", "");
+            sonde_buf_printf(b, "%10s %s%12s %10s %8s", "", looped ? "           " : "", "", "",
+                             "");
         sonde_buf_puts(b, "  ");
         sonde_buf_text_str(b, sonde_json_str(t, sonde_json_get(t, l, DOC_SOURCE)));
         sonde_buf_putc(b, '\n');
@@ -109,7 +124,9 @@ static void put_function(sonde_buf *b, const sonde_jtree *t, const sonde_jval *f
             if (sonde_json_num(t, in, DOC_LINE, -1) != line || ih <= 0)
                 continue;
             sonde_buf_printf(b, "%6s ", "");
-            put_figures(b, ih, sonde_json_num(t, in, DOC_TIME_NS, 0), total, scale);
+            double no_iters = 0;
+            put_figures(b, ih, looped ? &no_iters : NULL, sonde_json_num(t, in, DOC_TIME_NS, 0),
+                        total, scale);
             sonde_buf_printf(b, "      %4d ",
                              (int)sonde_num_to_int(sonde_json_num(t, in, DOC_OFFSET, 0), INT_MIN,
                                                    INT_MAX));

@@ -14,7 +14,8 @@ static void test_lines_doc(void)
 {
     sonde_lines_doc_line lines[] = {
         { .line = 7, .hits = 1, .time_ns = 1500, .source = "def f(n):" },
-        { .line = 8, .hits = 10, .time_ns = 2500, .source = "\treturn \"<\xe9>\"" },
+        { .line = 8, .hits = 10, .iterations = 30, .time_ns = 2500,
+          .source = "\treturn \"<\xe9>\"" },
     };
     sonde_lines_doc_instr instrs[] = {
         { .offset = 2, .line = 8, .opname = "LOAD_FAST", .arg = "n", .hits = 10, .time_ns = 40 },
@@ -33,8 +34,9 @@ static void test_lines_doc(void)
               "\"functions\": [\n"
               " {\"file\": \"caf\xc3\xa9.py\", \"name\": \"f\", \"first_line\": 7, "
               "\"total_ns\": 4000, \"lines\": [\n"
-              "  {\"line\": 7, \"hits\": 1, \"time_ns\": 1500, \"source\": \"def f(n):\"},\n"
-              "  {\"line\": 8, \"hits\": 10, \"time_ns\": 2500, "
+              "  {\"line\": 7, \"hits\": 1, \"iterations\": 0, \"time_ns\": 1500, "
+              "\"source\": \"def f(n):\"},\n"
+              "  {\"line\": 8, \"hits\": 10, \"iterations\": 30, \"time_ns\": 2500, "
               "\"source\": \"\\u0009return \\\"\\u003c\\udce9\\u003e\\\"\"}],\n"
               " \"instructions\": [\n"
               "  {\"offset\": 2, \"opname\": \"LOAD_FAST\", \"arg\": \"n\", \"line\": 8, "
@@ -51,6 +53,10 @@ static void test_lines_doc(void)
     check(table.data && strstr(table.data, "Function: f at line 7") &&
               strstr(table.data, "Total time: 4e-06 s") && strstr(table.data, "LOAD_FAST n"),
           "the table reads what was written:\n%s", table.data ? table.data : "");
+    /* iterations in a column of their own; Per Hit is the time over the hits */
+    check(table.data && strstr(table.data, "      Hits      Iters         Time    Per Hit") &&
+              strstr(table.data, "        10         30       2500.0      250.0     62.5"),
+          "the iterations' column:\n%s", table.data ? table.data : "");
     sonde_jtree_free(&t);
     sonde_buf_free(&table);
     sonde_buf_free(&b);

@@ -1,9 +1,11 @@
 """Counts line hits of lines_workloads.TRACED two ways: with sys.settrace
 (the interpreter's own line events of every frame on the functions'
-lines, their lambdas' and comprehensions' too: the reference) and with sonde's
+lines, their lambdas' and comprehensions' too, told apart into hits and
+iterations as line_events.LineCounter does: the reference) and with sonde's
 LineProfiler; with "bytecode", instruction hits too (the interpreter's
 opcode events against sonde's --bytecode counts).  Prints both as JSON:
-{"func:line": hits} or {"func@offset": hits}.
+{"func:line": hits} or {"func@offset": hits}, and the lines' iterations
+({"func:line": n}) as "reference_iterations" and "sonde_iterations".
 
 usage: lines_driver.py [bytecode]
 """
@@ -13,6 +15,7 @@ import sys
 import threading
 
 import lines_workloads as w
+from line_events import LineCounter
 import sonde
 
 BYTECODE = sys.argv[1:] == ["bytecode"]
@@ -35,11 +38,11 @@ if not BYTECODE:
 
 def reference():
     hits = {}
+    lines = LineCounter(lambda frame: "%s:%d" % (codes[frame.f_code], frame.f_lineno))
 
     def local(frame, event, arg):
         if event == "line" and not BYTECODE:
-            key = "%s:%d" % (codes[frame.f_code], frame.f_lineno)
-            hits[key] = hits.get(key, 0) + 1
+            lines.line(frame)
         if event == "opcode":
             key = "%s@%d" % (codes[frame.f_code], frame.f_lasti)
             hits[key] = hits.get(key, 0) + 1
@@ -49,6 +52,7 @@ def reference():
         if frame.f_code not in codes:
             return None
         frame.f_trace_opcodes = BYTECODE
+        lines.call(frame)
         return local
 
     sys.settrace(global_trace)
@@ -58,6 +62,9 @@ def reference():
     finally:
         sys.settrace(None)
         threading.settrace(None)
+    if not BYTECODE:
+        reference.iterations = lines.iterations
+        return lines.hits
     return hits
 
 
@@ -97,10 +104,15 @@ def measured():
                 i.offset for i in dis.get_instructions(code, **kwargs)]
         return {"%s@%d" % (f["name"].split(".")[-1], i["offset"]): i["hits"]
                 for f in prof.results() for i in f["instructions"] if i["hits"]}
+    measured.iterations = {"%s:%d" % (f["name"].split(".")[-1], l["line"]): l["iterations"]
+                           for f in prof.results() for l in f["lines"] if l["iterations"]}
     return {"%s:%d" % (f["name"].split(".")[-1], l["line"]): l["hits"]
             for f in prof.results() for l in f["lines"] if l["hits"]}
 
 
 w.everything()  # warm up: imports, caches
 expected = instruction_reference() if BYTECODE and sys.version_info >= (3, 12) else reference()
-print(json.dumps({"reference": expected, "sonde": measured()}))
+got = measured()
+print(json.dumps({"reference": expected, "sonde": got,
+                  "reference_iterations": getattr(reference, "iterations", {}),
+                  "sonde_iterations": getattr(measured, "iterations", {})}))

@@ -18,10 +18,10 @@ import sys
 import pytest
 
 from conftest import HERE, PKG, need, run_sonde, version_params, with_pkg_env
-# SETTRACE: the interpreter's own line events of s.py's functions (its
-# module code left out), by line: what `sonde lines` counts when no
-# function is named.
-from test_lines import SETTRACE
+# settrace_counts: the hits and iterations of s.py's functions (their
+# module code left out) from the interpreter's own line events, by line:
+# what `sonde lines` counts when no function is named.
+from test_lines import settrace_counts
 
 sys.path[:0] = [PKG, HERE]
 
@@ -200,9 +200,7 @@ def test_lines_command_writes_lprof(python, tmp_path):
     code and the table on stderr are as with -o s.json."""
     python = need(python)
     (tmp_path / "s.py").write_text(LINES_SCRIPT)
-    ref = subprocess.run([python, "-c", SETTRACE], cwd=str(tmp_path), stdout=subprocess.PIPE,
-                         universal_newlines=True, check=True).stdout
-    want = {int(k): v for k, v in json.loads(ref).items()}
+    want, _ = settrace_counts(python, tmp_path)
     proc = run_sonde(["lines", "-o", "s.lprof", "s.py"], tmp_path, python=python)
     assert proc.returncode == 3, proc.stderr
     import line_profiler

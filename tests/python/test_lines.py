@@ -6,6 +6,7 @@ import dis
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -21,7 +22,13 @@ def test_hits_equal_line_events(python):
                          stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
     got = json.loads(out)
     assert got["sonde"] == got["reference"]
+    assert got["sonde_iterations"] == got["reference_iterations"]
     assert got["sonde"]["loops:11"] == 30 + 3 * 50  # every iteration, threads' too
+    # A comprehension's line: one hit a run, its items as iterations, on
+    # every version (run in a code object of its own up to 3.11, inlined
+    # from 3.12).  everything() runs comprehension(10) once.
+    assert got["sonde"]["comprehension:21"] == 1
+    assert got["sonde_iterations"]["comprehension:21"] == 10
 
 
 @pytest.mark.parametrize("python", version_params())
@@ -108,6 +115,44 @@ def test_report_prints_a_lines_file_again(tmp_path):
     assert report.stdout == lines.stderr and "LOAD_" in report.stdout
 
 
+COMPREHENSION_SCRIPT = """
+@profile
+def work(n):
+    total = 0
+    for i in range(n):
+        xs = [j * j for j in range(4)]
+        total += sum(x for x in xs if x)
+    return total
+
+work(3000)
+"""
+
+
+def test_comprehension_hits_equal_kernprofs(tmp_path):
+    """A line that runs a comprehension counts the hits kernprof counts
+    (one a run, not one an item: issue 24 saw 4 times kernprof's), and the
+    items apart, as iterations; Per Hit is the line's time over its hits."""
+    (tmp_path / "c.py").write_text(COMPREHENSION_SCRIPT)
+    kern = subprocess.run([sys.executable, "-m", "kernprof", "-l", "-o", "c.lprof", "c.py"],
+                          cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert kern.returncode == 0, kern.stderr
+    import line_profiler
+
+    stats = line_profiler.LineStats.from_files(str(tmp_path / "c.lprof"))
+    (entries,) = stats.timings.values()
+    want = {line: hits for line, hits, _ in entries}
+    proc = run_sonde(["lines", "-o", "c.json", "c.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (work,) = json.load(open(str(tmp_path / "c.json")))["functions"]
+    by_line = {l["line"]: l for l in work["lines"]}
+    assert {n: l["hits"] for n, l in by_line.items() if l["hits"]} == want
+    assert want[6] == want[7] == 3000
+    assert by_line[6]["iterations"] == 4 * 3000  # inlined (3.12+) or not, the same
+    row = next(r for r in proc.stderr.splitlines() if r.rstrip().endswith("range(4)]"))
+    assert re.match(r"^\s+6\s+3000\s+12000\s", row), proc.stderr
+
+
 def test_default_is_every_function_of_the_script(tmp_path):
     (tmp_path / "s.py").write_text("import sys\ndef a():\n    return 1\nclass C:\n"
                                    "    def m(self):\n        return a()\nC().m()\nsys.exit(3)\n")
@@ -163,13 +208,17 @@ main()
 
 SETTRACE = """
 import json, sys
-counts = {}
+from line_events import LineCounter
+counts = LineCounter(lambda frame: frame.f_lineno)
 def local(frame, event, arg):
     if event == "line":
-        counts[frame.f_lineno] = counts.get(frame.f_lineno, 0) + 1
+        counts.line(frame)
     return local
 def tracer(frame, event, arg):
-    return local if frame.f_code.co_filename == "s.py" and frame.f_code.co_name != "<module>" else None
+    if frame.f_code.co_filename != "s.py" or frame.f_code.co_name == "<module>":
+        return None
+    counts.call(frame)
+    return local
 code = compile(open("s.py").read(), "s.py", "exec")
 sys.settrace(tracer)
 try:
@@ -177,23 +226,40 @@ try:
 except SystemExit:
     pass
 sys.settrace(None)
-print(json.dumps(counts))
+print(json.dumps([counts.hits, counts.iterations]))
 """
 
 
+def settrace_counts(python, cwd):
+    """({line: hits}, {line: iterations}) of s.py's functions in cwd, from
+    the interpreter's own line events (SETTRACE)."""
+    ref = subprocess.run([python, "-c", SETTRACE], cwd=str(cwd), stdout=subprocess.PIPE,
+                         universal_newlines=True, check=True,
+                         env=dict(os.environ, PYTHONPATH=HERE)).stdout
+    return tuple({int(k): v for k, v in d.items()} for d in json.loads(ref))
+
+
 @pytest.mark.parametrize("python", version_params())
-def test_comprehensions_and_lambdas_count_every_line_event(python, tmp_path):
-    """sonde lines counts the line events of a function's generator
-    expressions, comprehensions and lambdas on its lines, as sys.settrace
-    sees them, on every interpreter (up to 3.11 they are code objects of
-    their own; from 3.12 list comprehensions are inlined)."""
+def test_comprehensions_and_lambdas_count_hits_and_iterations(python, tmp_path):
+    """sonde lines counts a line's hits as line_profiler does (the times it
+    began in its function) and the passes of the comprehensions and
+    generator expressions it runs as its iterations, each exactly as the
+    interpreter's own line events say (line_events.LineCounter tells them
+    apart), on every interpreter: up to 3.11 comprehensions are code
+    objects of their own, from 3.12 list comprehensions are inlined, and
+    each line that runs one still counts one hit a run."""
     python = need(python)
     (tmp_path / "s.py").write_text(NESTED)
-    ref = subprocess.run([python, "-c", SETTRACE], cwd=str(tmp_path), stdout=subprocess.PIPE,
-                         universal_newlines=True, check=True).stdout
-    want = {int(k): v for k, v in json.loads(ref).items()}
+    hits, iterations = settrace_counts(python, tmp_path)
     proc = run_sonde(["lines", "-o", "s.json", "s.py"], tmp_path, python=python)
     assert proc.returncode == 0, proc.stderr
     (main,) = json.load(open(str(tmp_path / "s.json")))["functions"]
     got = {l["line"]: l["hits"] for l in main["lines"] if l["hits"]}
-    assert got == want and got[7] > 200 and got[10] > 4
+    got_iterations = {l["line"]: l["iterations"] for l in main["lines"] if l["iterations"]}
+    assert got == hits and got_iterations == iterations
+    # each of these lines began once (a generator expression's items are
+    # resumptions, each starting anew: neither hits nor iterations); the
+    # comprehension on two lines alternates between them, and its passes
+    # that stay on a line are iterations
+    assert [got[n] for n in (5, 6, 7, 8, 11)] == [1, 1, 1, 1, 1]
+    assert iterations[9] >= 4

@@ -67,6 +67,7 @@ static int add_function(sonde_lines_doc_function *f, const line_code *lc, double
     }
     for (int k = 0; k < lc->nlines; k++) {
         lines[k] = (sonde_lines_doc_line){ .line = lc->first + k, .hits = lc->hits[k],
+                                           .iterations = lc->iters[k],
                                            .time_ns = ns_of(lc->ticks[k], ns_per_tick),
                                            .source = sonde_keep_source(keep, source_of, file,
                                                                        lc->first + k) };

@@ -120,8 +120,10 @@ static void stop(lines_tracer *t)
 
 static void free_code(line_code *lc)
 {
-    if (!lc->nested)
+    if (!lc->nested) {
         free(lc->hits);
+        free(lc->iters);
+    }
     free(lc->ticks);
     free(lc->ihits);
     free(lc->iticks);
@@ -174,6 +176,7 @@ static line_code *new_code(PyObject *code, int first, int last, int ninstr,
     *lc = (line_code){
         .code = code, .first = first, .nlines = (int)n, .nested = outer != NULL,
         .hits = outer ? outer->hits : calloc(n, sizeof(uint64_t)),
+        .iters = outer ? outer->iters : calloc(n, sizeof(uint64_t)),
         .ticks = calloc(n, sizeof(uint64_t)), .ninstr = ninstr,
         .ihits = ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
         .iticks = ninstr ? calloc((size_t)ninstr, sizeof(uint64_t)) : NULL,
@@ -183,7 +186,7 @@ static line_code *new_code(PyObject *code, int first, int last, int ninstr,
     };
     if (lc->unit_lines)
         memcpy(lc->unit_lines, unit_lines, nunits * sizeof(int32_t));
-    if (!lc->hits || !lc->ticks || (ninstr && (!lc->ihits || !lc->iticks)) ||
+    if (!lc->hits || !lc->iters || !lc->ticks || (ninstr && (!lc->ihits || !lc->iticks)) ||
         (nunits && !lc->unit_lines)) {
         free_code(lc);
         return NULL;
@@ -360,8 +363,10 @@ static PyObject *tracer_forked(lines_tracer *t, PyObject *unused)
         return NULL;
     for (uint32_t i = 0; i < t->ncodes; i++) {
         line_code *lc = t->codes[i];
-        if (!lc->nested)
+        if (!lc->nested) {
             memset(lc->hits, 0, (size_t)lc->nlines * sizeof *lc->hits);
+            memset(lc->iters, 0, (size_t)lc->nlines * sizeof *lc->iters);
+        }
         memset(lc->ticks, 0, (size_t)lc->nlines * sizeof *lc->ticks);
         if (lc->ninstr) {
             memset(lc->ihits, 0, (size_t)lc->ninstr * sizeof *lc->ihits);

@@ -2,8 +2,10 @@
  * (and, in memory mode, sonde mem and sonde.MemoryProfiler).
  *
  * Only code objects registered with it are traced.  For each of their
- * lines it counts hits (every line event the interpreter raises for it:
- * a line in a loop is hit once per iteration) and time: from the line's
+ * lines it counts hits (the line events that begin it: a line in a loop is
+ * hit once per iteration), iterations (the line events that repeat the
+ * line a call is on: a comprehension's items; see lines_state.h) and
+ * time: from the line's
  * event to the next line event of the same frame activation, callees
  * included, as line_profiler measures.  A frame that yields, returns or
  * unwinds closes its open line; a resumed generator or coroutine starts a

@@ -26,14 +26,23 @@
 
 /* A traced code object.  One nested in a traced function (a lambda, a
  * comprehension or generator expression: their lines are that function's
- * lines) counts its hits in the function's hits array, which it shares,
+ * lines) counts in the function's hits and iters arrays, which it shares,
  * over the function's range of lines; its time is already on the line
- * that ran it, so its own ticks are not reported. */
+ * that ran it, so its own ticks are not reported.
+ *
+ * A line's hits are the times it began in its own function, as
+ * line_profiler counts them; its iters, the times a line event repeated
+ * the line its activation was already on (the next pass of a loop on one
+ * line: a comprehension's items).  The line event that starts a nested
+ * activation (a comprehension, lambda or generator expression called or
+ * resumed from the line) is neither: the line already counted its hit.
+ * So a list comprehension of 4 items counts 1 hit and 4 iters on every
+ * version, run inlined (3.12+) or in its own code object. */
 typedef struct line_code {
     PyObject *code;          /* strong reference */
     int first, nlines;       /* lines first .. first + nlines - 1 */
-    int nested;              /* hits are the enclosing function's */
-    uint64_t *hits, *ticks;
+    int nested;              /* hits and iters are the enclosing function's */
+    uint64_t *hits, *iters, *ticks;
     int ninstr;              /* code units, when instructions are counted too, else 0 */
     uint64_t *ihits, *iticks;/* per code unit (an instruction's offset / 2) */
     int32_t *unit_lines;     /* 3.12+: the line of each code unit (0: none) */
@@ -46,6 +55,7 @@ typedef struct line_frame {
     line_code *lc;
     const void *frame;       /* the activation (<= 3.11: its frame object) */
     int line;                /* the open line, or -1 */
+    int begun;               /* a line event has come in this activation */
     uint64_t start;          /* ticks when it opened */
     int instr;               /* the open instruction (code unit), or -1 */
     uint64_t istart;
@@ -188,6 +198,8 @@ static inline void lines_on_line(lines_tracer *t, const void *frame, const void 
     if (!f)
         return;
     int in_range = line >= f->lc->first && line < f->lc->first + f->lc->nlines;
+    int begun = f->begun;
+    f->begun = 1;
     if (t->mem) {
         /* Memory mode keeps no time: bytes and RSS instead. */
         f->line = in_range ? line : -1;
@@ -203,7 +215,10 @@ static inline void lines_on_line(lines_tracer *t, const void *frame, const void 
         f->line = -1;
         return;
     }
-    f->lc->hits[line - f->lc->first]++;
+    if (f->line == line)
+        f->lc->iters[line - f->lc->first]++;
+    else if (begun || !f->lc->nested)
+        f->lc->hits[line - f->lc->first]++;
     f->line = line;
     f->start = sonde_clock_ticks();
 }
