@@ -81,7 +81,17 @@ static int step_cfi(const sonde_native_stack *st, frame_regs *f, const sonde_cfi
         return -1;
     frame_regs caller;
     for (int i = 0; i < SONDE_CFI_NREGS; i++) {
-        int rc = apply(st, f, &row->regs[i], i, cfa, &caller.regs[i], &caller.valid[i]);
+        const sonde_cfi_rule *r = &row->regs[i];
+        int rc = apply(st, f, r, i, cfa, &caller.regs[i], &caller.valid[i]);
+        if (rc == -2 && i != row->ra_reg && r->kind == SONDE_CFI_OFFSET &&
+            cfa + (uint64_t)r->off < f->regs[SONDE_CFI_RSP]) {
+            /* A save slot below the stack pointer: an epilogue has popped
+             * it already (GCC's CFI keeps the slot's rule until the
+             * return), so the register holds the caller's value again. */
+            caller.regs[i] = f->regs[i];
+            caller.valid[i] = f->valid[i];
+            continue;
+        }
         if (rc < 0)
             return rc == -2 ? SONDE_NATIVE_OUT_OF_COPY : SONDE_NATIVE_BAD_FRAME;
     }
