@@ -511,8 +511,10 @@ def test_cython_functions_by_their_python_names(tmp_path):
     """A Cython extension built here (cythonize, as a package's build
     does): its functions' symbols are mangled (__pyx_f_4kern__fib, as nm
     lists them), and --native names them as Python does, module and
-    function (kern._fib, kern.spin), under the line that called them (issue
-    24: py-spy names them; sonde showed the mangled symbols)."""
+    function (kern._fib, kern.spin), under the line that called them, at
+    the lines of kern.pyx their code comes from (the markers Cython writes
+    in kern.c), as py-spy shows them (issue 24: sonde showed the mangled
+    symbols, at kern.c's lines)."""
     pytest.importorskip("Cython")
     (tmp_path / "kern.pyx").write_text(CYTHON_KERNEL)
     (tmp_path / "prog.py").write_text(CYTHON_PROGRAM)
@@ -543,6 +545,10 @@ def test_cython_functions_by_their_python_names(tmp_path):
         spin = names.index("kern.spin")
         assert frames[spin - 1][1:] == (str(tmp_path / "prog.py"), 4), frames
         assert set(names[spin + 1:]) == {"kern._fib"}, frames
+        # def spin (8) and its body (9); _fib's body (2-5)
+        assert frames[spin][1] == "kern.pyx" and frames[spin][2] in (8, 9), frames
+        assert {f[1] for f in frames[spin + 1:]} == {"kern.pyx"}, frames
+        assert {f[2] for f in frames[spin + 1:]} <= {2, 3, 4, 5}, frames
     assert "cut at the stack copy's end" not in rec.stderr, rec.stderr
 
 

@@ -1,6 +1,7 @@
 /* symbols.c - symbol tables, demangling and DWARF lines of one object; see symbols.h. */
 #include "symbols.h"
 
+#include "cython_lines.h"
 #include "cython_name.h"
 #include "demangle.h"
 #include "guard.h"
@@ -30,6 +31,7 @@ struct sonde_native_symbols {
     int dwarf_tried;
     int dwarf_fd;
     sonde_dw *dwarf;    /* libdw over the file with .debug_line, or NULL */
+    sonde_cython_lines pyx;   /* the Cython lines of the C file last asked of */
 };
 
 /* Appends a symbol.  0, or -ENOMEM. */
@@ -341,15 +343,36 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
 }
 
 /* out's name: name demangled (demangle.h), within its bounds, or a
- * Cython function's Python name (cython_name.h).  name lies in a mapping
- * that may shrink under sonde: it is copied first, under the guard, so
- * that a fault never comes while the demangler's helper is being asked. */
-static void set_name(sonde_native_symbol *out, const char *name)
+ * Cython function's Python name (cython_name.h): 1 for Cython's, else 0.
+ * name lies in a mapping that may shrink under sonde: it is copied
+ * first, under the guard, so that a fault never comes while the
+ * demangler's helper is being asked. */
+static int set_name(sonde_native_symbol *out, const char *name)
 {
     char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
     snprintf(mangled, sizeof mangled, "%s", name);
-    if (!sonde_native_demangle(mangled, out->name, sizeof out->name))
-        sonde_cython_name(mangled, out->name, sizeof out->name);
+    return !sonde_native_demangle(mangled, out->name, sizeof out->name) &&
+           sonde_cython_name(mangled, out->name, sizeof out->name);
+}
+
+/* A Cython function's line in the C file Cython generated becomes the
+ * line of the .pyx it came from, where that C file can be read (a build
+ * in place; wheels ship no C files), as the process sees its files. */
+static void cython_line(sonde_native_symbols *s, int pid, sonde_native_symbol *out)
+{
+    if (out->file[0] != '/')
+        return;
+    if (!s->pyx.c_path || strcmp(s->pyx.c_path, out->file) != 0) {
+        char path[sizeof out->file + 32];
+        snprintf(path, sizeof path, "/proc/%d/root%s", pid, out->file);
+        sonde_cython_lines_load(&s->pyx, out->file, path);
+    }
+    const char *file;
+    int line;
+    if (out->line > 0 && sonde_cython_lines_find(&s->pyx, (uint32_t)out->line, &file, &line)) {
+        snprintf(out->file, sizeof out->file, "%s", file);
+        out->line = line;
+    }
 }
 
 /* sonde_native_symbolize's work, guarded by it. */
@@ -361,8 +384,9 @@ static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_a
     sonde_native_symbols *s = ob->f->symbols;
     uint64_t addr = pc - ob->bias, at = return_address ? addr - 1 : addr;
     const symbol *sym = covering(s, at);
+    int cython = 0;
     if (sym) {
-        set_name(out, sym->name);
+        cython = set_name(out, sym->name);
         out->has_symbol = 1;
         out->offset = addr - sym->start;
     } else {
@@ -376,6 +400,8 @@ static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_a
     }
     if (with_line)
         line_of(s, ob, at, out);
+    if (cython)
+        cython_line(s, pid, out);
     return 0;
 }
 
@@ -414,6 +440,7 @@ void sonde_native_symbols_free(sonde_native_symbols *s)
         close(s->dwarf_fd);
     if (s->has_debug)
         sonde_elf_close(&s->debug);
+    sonde_cython_lines_free(&s->pyx);
     free(s->v);
     free(s);
 }
