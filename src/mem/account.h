@@ -17,15 +17,18 @@
  *
  * - From the stack (the default): each sampled block, and each release of
  *   a followed one, reads the thread's Python stack in place (mem_host's
- *   frames) and counts its weight on every site line on it, callees
- *   included.  No event slows the program between samples; lines are
+ *   frames), and the stack of the thread that started it (starter_frames:
+ *   a worker's bytes are the waiting line's too), and counts its weight
+ *   on every site line on them, callees included.  No event slows the program between samples; lines are
  *   seen only through their samples, so they have no hit counts.
  * - From line events (line_events): the line tracer reports activations
  *   and lines (mem.h); each thread's shadow stack keeps running totals of
  *   the bytes its allocations and releases weigh, and a line's figures
  *   are the differences between its start and its end, callees included,
  *   as its time is.  Exact at line boundaries and with hit counts, but
- *   each line event costs what the interpreter's tracing costs.
+ *   each line event costs what the interpreter's tracing costs.  What the
+ *   events cannot see, a thread's samples outside any traced activation
+ *   and what workers owe their starter's lines, is placed from the stack.
  *
  * The live heap is the sum of the weights of the blocks still followed
  * (of an anonymous mapping, its touched part: mapped.h); RSS is read from
@@ -89,6 +92,10 @@ typedef struct mem_frame {
 typedef struct mem_host {
     /* Up to max frames of the calling thread, innermost first. */
     int (*frames)(mem_frame *out, int max);
+    /* The same of the thread that started the calling one, which runs on
+     * meanwhile; 0 when it is the calling thread or not known.  NULL: no
+     * such reading (a thread's allocations are then its own stack's). */
+    int (*starter_frames)(mem_frame *out, int max);
     /* The line of the instruction at `offset` (bytes) of code; <= 0 when
      * it has none. */
     int (*line_of)(const void *code, int offset);

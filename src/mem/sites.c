@@ -149,8 +149,9 @@ static void line_close(mem_data *m, mem_thread *th, mem_open *f, uint64_t rss)
     if (!lf)
         return; /* nested code: its function's line counts it */
     uint64_t heap = mem_heap(m), peak = f->peak > heap ? f->peak : heap;
-    lf->alloc += th->alloc_total - f->alloc0;
-    lf->freed += th->freed_total - f->freed0;
+    /* Atomic: workers add to these under the lock alone (by_starter). */
+    __atomic_fetch_add(&lf->alloc, th->alloc_total - f->alloc0, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&lf->freed, th->freed_total - f->freed0, __ATOMIC_RELAXED);
     lf->rss_max = rss > lf->rss_max ? rss : lf->rss_max;
     lf->rss_increment += (int64_t)rss - (int64_t)f->rss0;
     lf->peak_heap = peak > lf->peak_heap ? peak : lf->peak_heap;
@@ -310,18 +311,33 @@ static int line_at(mem_data *m, const mem_site *s, int offset)
     return (int)line;
 }
 
-/* The site lines on the calling thread's stack, innermost first; each
- * sample stamps them so that a line that recurs counts once. */
-static int site_stack(mem_data *m, site_line *out, int max)
+/* The site lines among frames[0 .. n - 1], innermost first, after the k
+ * of out already found; the new count. */
+static int sites_among(mem_data *m, const mem_frame *frames, int n, site_line *out, int k,
+                       int max)
 {
-    mem_frame frames[MEM_MAX_FRAMES];
-    int n = m->host.frames(frames, max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES), k = 0;
-    for (int i = 0; i < n && frames[i].code != m->floor; i++) {
+    for (int i = 0; i < n && k < max && frames[i].code != m->floor; i++) {
         uint32_t site = sonde_u64map_get(&m->site_of, (uint64_t)(uintptr_t)frames[i].code);
         if (site < m->nsites)
             out[k++] = (site_line){ .site = m->sites[site],
                                     .line = line_at(m, m->sites[site], frames[i].offset) };
     }
+    return k;
+}
+
+/* The site lines on the calling thread's stack (when `own`), innermost
+ * first, then those on the stack of the thread that started it: a
+ * worker's bytes are also the line's that handed it the work and waits
+ * for it, as a callee's are its caller's.  Each sample stamps them so
+ * that a line that recurs counts once. */
+static int site_stack(mem_data *m, site_line *out, int max, int own)
+{
+    mem_frame frames[MEM_MAX_FRAMES];
+    int cap = max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES, k = 0;
+    if (own)
+        k = sites_among(m, frames, m->host.frames(frames, cap), out, 0, max);
+    if (m->host.starter_frames)
+        k = sites_among(m, frames, m->host.starter_frames(frames, cap), out, k, max);
     m->walk++;
     return k;
 }
@@ -382,7 +398,7 @@ static void rss_to_lines(mem_data *m, const site_line *s, int k)
 static uint32_t place_by_stack(mem_data *m, uint64_t weight)
 {
     site_line s[MEM_MAX_FRAMES];
-    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     for (int i = 0; i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
         if (lf) {
@@ -401,7 +417,7 @@ static uint32_t place_by_stack(mem_data *m, uint64_t weight)
 static void release_by_stack(mem_data *m, uint64_t weight, int undo)
 {
     site_line s[MEM_MAX_FRAMES];
-    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     for (int i = 0; i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
         if (lf)
@@ -411,24 +427,75 @@ static void release_by_stack(mem_data *m, uint64_t weight, int undo)
         rss_to_lines(m, s, k);
 }
 
+/* ---- line events: what the stack adds (lock held) ---- */
+
+/* With line events, a thread's open lines get its own bytes (line_close);
+ * the stack adds what the events cannot see: the bytes of a thread with
+ * no open activation (a worker, or the program outside the traced
+ * functions) go to the lines on its stack and its starter's, and those of
+ * a traced worker to its starter's lines too.  The starter closes its own
+ * lines under the GIL alone, so these adds are atomic; RSS and the spans
+ * stay with the events.  delta is added to alloc or to freed (a negative
+ * one takes back what was added just before).  The node of the stack
+ * read. */
+static uint32_t add_from_stack(mem_data *m, int64_t delta, int freed, int own)
+{
+    site_line s[MEM_MAX_FRAMES];
+    int k = site_stack(m, s, MEM_MAX_FRAMES, own);
+    for (int i = 0; i < k; i++) {
+        mem_line_figures *lf = first_sight(m, &s[i]);
+        if (lf)
+            __atomic_fetch_add(freed ? &lf->freed : &lf->alloc, (uint64_t)delta, __ATOMIC_RELAXED);
+    }
+    return stack_node_of(m, s, k);
+}
+
+/* This thread's shadow stack when it has an open activation, else NULL. */
+static mem_thread *traced_thread(void)
+{
+    mem_thread *th = this_thread();
+    return th && th->depth ? th : NULL;
+}
+
+/* The node of th's stack of sites above `node` (its starter's lines),
+ * made as needed; not kept, since the starter moves on. */
+static uint32_t node_above(mem_data *m, const mem_thread *th, uint32_t node)
+{
+    for (uint32_t k = 0; k < th->depth; k++) {
+        const mem_open *f = &th->stack[k];
+        if (!f->site)
+            continue; /* on its function's line, already in the stack */
+        uint32_t child = sonde_profile_child_for(&m->stacks, node, f->site->index,
+                                                 f->line >= 0 ? f->line : f->site->first);
+        if (child == SONDE_NO_NODE)
+            return node; /* out of memory: the deepest stack known */
+        node = child;
+    }
+    return node;
+}
+
+static uint32_t place_by_events(mem_data *m, uint64_t weight)
+{
+    mem_thread *th = traced_thread();
+    if (!th)
+        return add_from_stack(m, (int64_t)weight, 0, 1);
+    uint32_t starter = add_from_stack(m, (int64_t)weight, 0, 0);
+    return starter == m->root ? thread_node(m, th) : node_above(m, th, starter);
+}
+
 /* ---- both ways (lock held) ---- */
 
 uint32_t mem_place_alloc(mem_data *m, uint64_t weight)
 {
-    if (!m->line_events)
-        return place_by_stack(m, weight);
-    mem_thread *th = this_thread();
-    return th ? thread_node(m, th) : m->root;
+    return m->line_events ? place_by_events(m, weight) : place_by_stack(m, weight);
 }
 
 uint32_t mem_place_again(mem_data *m, uint64_t weight, uint32_t node)
 {
-    if (m->line_events) {
-        mem_thread *th = this_thread();
-        return th ? thread_node(m, th) : m->root;
-    }
+    if (m->line_events)
+        return place_by_events(m, weight);
     site_line s[MEM_MAX_FRAMES];
-    int k = site_stack(m, s, MEM_MAX_FRAMES);
+    int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     uint32_t now = stack_node_of(m, s, k);
     for (int i = 0; now != node && i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
@@ -447,7 +514,9 @@ void mem_place_release(mem_data *m, uint64_t weight, enum mem_leaving how)
             release_by_stack(m, weight, how == MEM_RESTORED);
         return;
     }
-    mem_thread *th = this_thread();
+    mem_thread *th = traced_thread();
+    int64_t w = (int64_t)weight;
+    add_from_stack(m, how == MEM_RELEASED ? w : -w, how != MEM_FORGOTTEN, !th);
     if (!th)
         return;
     if (how == MEM_RELEASED)

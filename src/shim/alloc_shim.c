@@ -12,7 +12,11 @@
  * A program may also reach the allocator through a handle to the C
  * library itself (ctypes.CDLL("libc.so.6").malloc), whose lookups do not
  * pass through the shim: dlsym() is the shim's too, and answers those
- * names with the shim's functions (x86-64). */
+ * names with the shim's functions (x86-64).
+ *
+ * pthread_create is wrapped too: each new thread learns the token of the
+ * thread that started it (alloc_shim.h), so that sonde can give what a
+ * worker allocates to the line that started it. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -20,6 +24,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -41,6 +46,7 @@ typedef void *(*mmap_fn)(void *, size_t, int, int, int, off_t);
 typedef int (*munmap_fn)(void *, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*aligned_alloc_fn)(size_t, size_t);
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 /* The C library's functions without a __libc_ name: set by the
  * constructor, or by a call that comes before it (another library's
@@ -50,6 +56,7 @@ static mmap_fn real_mmap;
 static munmap_fn real_munmap;
 static posix_memalign_fn real_posix_memalign;
 static aligned_alloc_fn real_aligned_alloc;
+static pthread_create_fn real_pthread_create;
 
 /* Where reports go, or NULL: atomic (attach stores it, every report loads
  * it with acquire). */
@@ -76,6 +83,7 @@ static void resolve(void)
     real_munmap = (munmap_fn)lookup(RTLD_NEXT, "munmap");
     real_posix_memalign = (posix_memalign_fn)lookup(RTLD_NEXT, "posix_memalign");
     real_aligned_alloc = (aligned_alloc_fn)lookup(RTLD_NEXT, "aligned_alloc");
+    real_pthread_create = (pthread_create_fn)lookup(RTLD_NEXT, "pthread_create");
 }
 
 __attribute__((constructor)) static void shim_init(void)
@@ -214,6 +222,50 @@ EXPORT int munmap(void *addr, size_t len)
         resolve();
     report_release(addr);
     return real_munmap(addr, len);
+}
+
+/* ---- threads ---- */
+
+/* The token of the thread that started this one, or NULL (alloc_shim.h). */
+static _Thread_local const void *parent_token __attribute__((tls_model("initial-exec")));
+
+/* What a new thread needs before it runs the program's start routine. */
+typedef struct thread_start {
+    void *(*routine)(void *);
+    void *arg;
+    const void *token;
+} thread_start;
+
+static void *start_with_parent(void *p)
+{
+    thread_start start = *(thread_start *)p;
+    __libc_free(p);
+    parent_token = start.token;
+    return start.routine(start.arg);
+}
+
+EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
+                          void *(*routine)(void *), void *arg)
+{
+    if (!real_pthread_create)
+        resolve();
+    const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
+    const void *token = s ? s->thread_token() : NULL;
+    if (!token)
+        token = parent_token;
+    thread_start *start = token ? __libc_malloc(sizeof *start) : NULL;
+    if (!start)
+        return real_pthread_create(thread, attr, routine, arg);
+    *start = (thread_start){ .routine = routine, .arg = arg, .token = token };
+    int rc = real_pthread_create(thread, attr, start_with_parent, start);
+    if (rc != 0)
+        __libc_free(start);
+    return rc;
+}
+
+EXPORT const void *sonde_alloc_shim_parent(void)
+{
+    return parent_token;
 }
 
 #ifdef SHIM_DLSYM

@@ -9,7 +9,14 @@
  * whose release was reported fails, the block is still there and
  * sink->restore says so.  An anonymous mapping is reported to sink->map
  * (its pages are the program's only once touched), its munmap to
- * sink->release.  Attaching NULL stops the reports. */
+ * sink->release.  Attaching NULL stops the reports.
+ *
+ * The shim also wraps pthread_create, so that each thread knows the thread
+ * that started it: while a sink is attached, the starting thread's token
+ * (sink->thread_token, or when that is NULL the token its own starter left
+ * it) is handed to the new thread, and SONDE_ALLOC_PARENT returns it there.
+ * What a token is belongs to the sink (sonde's extension: the starter's
+ * Python thread state); NULL means not known. */
 #ifndef SONDE_ALLOC_SHIM_H
 #define SONDE_ALLOC_SHIM_H
 
@@ -20,10 +27,13 @@ typedef struct sonde_alloc_sink {
     void (*release)(void *p);
     void (*restore)(void *p);   /* p's release just reported did not happen */
     void (*map)(void *p, size_t len);
+    const void *(*thread_token)(void); /* in the thread calling pthread_create */
 } sonde_alloc_sink;
 
 typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);
+typedef const void *(*sonde_alloc_parent_fn)(void);
 
 #define SONDE_ALLOC_ATTACH "sonde_alloc_shim_attach"
+#define SONDE_ALLOC_PARENT "sonde_alloc_shim_parent"
 
 #endif

@@ -4,7 +4,8 @@
  * sampling is off and large blocks always are, the books (heap, lines,
  * leaks) follow allocations, releases, forgotten blocks and a failed
  * realloc's restore, line events give each line its thread's bytes
- * (callees and nested code included), and a forked child records nothing
+ * (callees and nested code included), a worker's bytes count on its
+ * starter's lines too both ways, and a forked child records nothing
  * unless followed, when it records its own from zero.
  *
  * The interpreter is a fake host: a stack of (code, offset) set by each
@@ -39,6 +40,21 @@ static int line_of(const void *code, int offset)
 }
 
 static const mem_host host = { .frames = frames, .line_of = line_of };
+
+/* The stack of the thread that started the calling one (a worker's). */
+static mem_frame starter[2];
+static int starter_depth;
+
+static int starter_frames(mem_frame *out, int max)
+{
+    int n = starter_depth < max ? starter_depth : max;
+    for (int i = 0; i < n; i++)
+        out[i] = starter[i];
+    return n;
+}
+
+static const mem_host worker_host = { .frames = frames, .starter_frames = starter_frames,
+                                      .line_of = line_of };
 
 /* A block address that was never handed out: the books only key on it. */
 static void *block(uint64_t i) { return (void *)(uintptr_t)(0x10000000ull + i * 64); }
@@ -273,6 +289,66 @@ static void test_line_events(void)
     mem_data_free(m);
 }
 
+/* ---- workers ---- */
+
+/* Net bytes of each line of site a (lines 10..14) and b, at the end. */
+static void check_net(mem_data *m, uint64_t a12, uint64_t b11)
+{
+    mem_node_bytes nb;
+    check(mem_figures_net(m, &nb) == 0, "mem_figures_net");
+    check_u64(m->sites[0]->lines[2].net, a12);
+    check_u64(m->sites[1]->lines[1].net, b11);
+    mem_node_bytes_free(&nb);
+}
+
+/* The starter waits on a's line 12; the worker runs b (untraced, then on
+ * its line 11).  Both ways, a's line gets every byte the worker
+ * allocates, b's line those made while the worker is on it, and a block
+ * made on b's line belongs to the stack a:12 -> b:11. */
+static void test_workers(void)
+{
+    starter_depth = 1;
+    starter[0] = (mem_frame){ code_a, 4 }; /* line 12 */
+    for (int line_events = 0; line_events <= 1; line_events++) {
+        mem_data *m = mem_data_new(0, 10 * 1000 * 1000, line_events, &worker_host, 1);
+        check(m && mem_account_start(m) == 0, "start");
+        mem_site_add(m, code_a, "a.py", "wait", 10, 5, NULL);
+        mem_site_add(m, code_b, "b.py", "work", 10, 5, NULL);
+        mem_line_figures *a12 = &m->sites[0]->lines[2], *b11 = &m->sites[1]->lines[1];
+        depth = 0; /* outside any site */
+        mem_on_alloc(block(1), 100, MEM_PYTHON);
+        check_u64(a12->alloc, 100);
+        depth = 1;
+        stack[0] = (mem_frame){ code_b, 2 }; /* line 11 */
+        if (line_events) {
+            check(mem_frame_enter(m, 1) == 0, "mem_frame_enter");
+            mem_line(m, 11);
+        }
+        mem_on_alloc(block(2), 40, MEM_NATIVE);
+        mem_on_release(block(1));
+        if (line_events)
+            mem_line(m, -1); /* b's line closes with the worker's totals */
+        check_u64(a12->alloc, 140);
+        check_u64(a12->freed, 100);
+        check_u64(b11->alloc, 40);
+        check_u64(b11->freed, 100);
+        mem_account_stop(m);
+        check_net(m, 40, 40);
+        uint32_t nallocs = 0, *allocs = mem_allocations(m, &nallocs);
+        int stitched = 0;
+        for (uint32_t i = 0; allocs && i < nallocs; i++) {
+            const sonde_node *node = &m->stacks.nodes[allocs[i]];
+            const sonde_node *parent = &m->stacks.nodes[node->parent];
+            stitched |= m->allocs[allocs[i]].bytes == 40 && node->func == 1 && node->line == 11 &&
+                        parent->func == 0 && parent->line == 12;
+        }
+        check(stitched, "block 2's stack is a:12 -> b:11 (line events: %d)", line_events);
+        free(allocs);
+        mem_data_free(m);
+    }
+    depth = starter_depth = 0;
+}
+
 /* ---- fork ---- */
 
 static void test_fork(void)
@@ -338,6 +414,7 @@ void test_mem_account(void)
     test_books();
     test_leaks();
     test_line_events();
+    test_workers();
     test_fork();
     test_fork_followed();
 }

@@ -1,9 +1,18 @@
 /* frames.c - the calling thread's Python stack for sonde mem's sampled
- * allocations, and the line of an instruction (see frames.h).  Up to 3.10 frames are objects
- * linked by f_back; from 3.11 they are _PyInterpreterFrame records whose
- * layout only the interpreter's internal headers give, read here as
- * tracemalloc reads them: frames not started yet, and the C stack's
- * entry records, are skipped. */
+ * allocations, the stack of the thread that started it, and the line of
+ * an instruction (see frames.h).  Up to 3.10 frames are objects linked by
+ * f_back; from 3.11 they are _PyInterpreterFrame records whose layout only
+ * the interpreter's internal headers give, read here as tracemalloc reads
+ * them: frames not started yet, and the C stack's entry records, are
+ * skipped.
+ *
+ * The starting thread runs on while its stack is read.  Holding the GIL,
+ * the reader knows that thread's Python frames stand still; without it
+ * (native code's threads) every word is copied with process_vm_readv,
+ * which fails instead of faulting on memory released meanwhile, at most
+ * once a millisecond per starter; no pointer read is followed but to the
+ * next frame: a code object is only compared with the sites' (which sonde
+ * holds). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -27,7 +36,20 @@
 #include <frameobject.h>
 #endif
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../shim/alloc_shim.h"
 #include "frames.h"
+
+/* Frames looked at per walk of another thread's stack, skipped ones
+ * included: its links may form a loop while it changes. */
+#define MAX_STEPS 512
 
 static int frames(mem_frame *out, int max)
 {
@@ -77,10 +99,161 @@ static int frames(mem_frame *out, int max)
     return n;
 }
 
+/* ---- the stack of the thread that started the calling one ---- */
+
+/* The thread that started recording: the starter of every thread the
+ * shim cannot name one for.  Set by mem_frames_start; read in any thread. */
+static const PyThreadState *recorder;
+/* The shim's answer to "who started me", or NULL without the shim. */
+static sonde_alloc_parent_fn shim_parent;
+
+typedef int (*read_fn)(const void *addr, void *out, size_t n);
+
+static int read_held(const void *addr, void *out, size_t n)
+{
+    memcpy(out, addr, n);
+    return 0;
+}
+
+static int read_careful(const void *addr, void *out, size_t n)
+{
+    struct iovec here = { out, n }, there = { (void *)addr, n };
+    return process_vm_readv(getpid(), &here, 1, &there, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* Up to max frames of ts, innermost first, each read with `read`. */
+static int frames_of(const PyThreadState *ts, read_fn read, mem_frame *out, int max)
+{
+    int n = 0;
+#if PY_VERSION_HEX >= 0x030D0000
+    _PyInterpreterFrame *at, f;
+    if (read(&ts->current_frame, &at, sizeof at))
+        return 0;
+#elif PY_VERSION_HEX >= 0x030B0000
+    _PyCFrame *cframe;
+    _PyInterpreterFrame *at, f;
+    if (read(&ts->cframe, &cframe, sizeof cframe) || !cframe ||
+        read(&cframe->current_frame, &at, sizeof at))
+        return 0;
+#else
+    PyFrameObject *at, f;
+    if (read(&ts->frame, &at, sizeof at))
+        return 0;
+#define previous f_back
+#endif
+    for (int steps = 0; at && n < max && steps < MAX_STEPS; steps++, at = f.previous) {
+        if (read(at, &f, sizeof f))
+            break;
+#if PY_VERSION_HEX >= 0x030E0000
+        if (f.owner >= FRAME_OWNED_BY_INTERPRETER)
+            continue;
+        PyCodeObject *code = (PyCodeObject *)PyStackRef_AsPyObjectBorrow(f.f_executable);
+        out[n++] = (mem_frame){ code, (int)(f.instr_ptr - _PyCode_CODE(code)) * 2 };
+#elif PY_VERSION_HEX >= 0x030D0000
+        if (f.owner == FRAME_OWNED_BY_CSTACK)
+            continue;
+        PyCodeObject *code = (PyCodeObject *)f.f_executable;
+        out[n++] = (mem_frame){ code, (int)(f.instr_ptr - _PyCode_CODE(code)) * 2 };
+#elif PY_VERSION_HEX >= 0x030B0000
+#if PY_VERSION_HEX >= 0x030C0000
+        if (f.owner == FRAME_OWNED_BY_CSTACK)
+            continue;
+#endif
+        out[n++] = (mem_frame){ f.f_code, (int)(f.prev_instr - _PyCode_CODE(f.f_code)) * 2 };
+#else
+#if PY_VERSION_HEX >= 0x030A0000
+        int offset = f.f_lasti < 0 ? -1 : f.f_lasti * 2;
+#else
+        int offset = f.f_lasti;
+#endif
+        out[n++] = (mem_frame){ f.f_code, offset };
+#undef previous
+#endif
+    }
+    return n;
+}
+
+/* Without the GIL a careful read costs a system call per frame, and a
+ * library's C threads may allocate a million times a second while their
+ * starter waits on one line: each starter's stack is read carefully at
+ * most once per STARTER_FRESH_NS, and the copy is lent in between (a line
+ * late by at most that much; a starter that waits does not move). */
+#define STARTER_FRESH_NS 1000000
+#define STARTER_FRAMES 128
+#define STARTERS 4
+
+typedef struct starter_copy {
+    const PyThreadState *ts;
+    uint64_t read_ns;
+    int n;
+    mem_frame frames[STARTER_FRAMES];
+} starter_copy;
+
+/* Taken only inside the accounting's lock (mem_data.lock), which a fork
+ * holds: a child never inherits it taken. */
+static pthread_mutex_t starters_lock = PTHREAD_MUTEX_INITIALIZER;
+static starter_copy starters[STARTERS]; /* starters_lock */
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static int starter_copied(const PyThreadState *ts, mem_frame *out, int max)
+{
+    uint64_t now = now_ns();
+    pthread_mutex_lock(&starters_lock);
+    starter_copy *c = &starters[0];
+    for (int i = 0; i < STARTERS; i++) {
+        if (starters[i].ts == ts) {
+            c = &starters[i];
+            break;
+        }
+        if (starters[i].read_ns < c->read_ns)
+            c = &starters[i]; /* else the one read longest ago makes room */
+    }
+    if (c->ts != ts || now - c->read_ns >= STARTER_FRESH_NS) {
+        c->ts = ts;
+        c->read_ns = now;
+        c->n = frames_of(ts, read_careful, c->frames, STARTER_FRAMES);
+    }
+    int n = c->n < max ? c->n : max;
+    memcpy(out, c->frames, (size_t)n * sizeof *out);
+    pthread_mutex_unlock(&starters_lock);
+    return n;
+}
+
+static int starter_frames(mem_frame *out, int max)
+{
+    const PyThreadState *self = PyGILState_GetThisThreadState();
+    const PyThreadState *starter = shim_parent ? shim_parent() : NULL;
+    if (!starter)
+        starter = recorder;
+    if (!starter || starter == self)
+        return 0;
+    if (PyGILState_Check())
+        return frames_of(starter, read_held, out, max);
+    return starter_copied(starter, out, max);
+}
+
+void mem_frames_start(void)
+{
+    recorder = PyThreadState_Get();
+    shim_parent = (sonde_alloc_parent_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_PARENT);
+}
+
+const void *mem_thread_token(void)
+{
+    return PyGILState_GetThisThreadState();
+}
+
 static int line_of(const void *code, int offset)
 {
     return PyCode_Addr2Line((PyCodeObject *)code, offset);
 }
 
 /* Constant: the hooks read it from any thread. */
-const mem_host mem_python_host = { .frames = frames, .line_of = line_of };
+const mem_host mem_python_host = { .frames = frames, .starter_frames = starter_frames,
+                                   .line_of = line_of };

@@ -13,6 +13,7 @@
 
 #include "../../mem/account.h"
 #include "../../shim/alloc_shim.h"
+#include "frames.h"
 #include "memory.h"
 
 /* Constant. */
@@ -75,7 +76,8 @@ static void native_map(void *p, size_t len) { mem_on_map(p, len); }
 /* Constant: the shim calls it from any thread. */
 static const sonde_alloc_sink native_sink = { .alloc = native_alloc,
                                               .release = native_release,
-                                              .restore = native_restore, .map = native_map };
+                                              .restore = native_restore, .map = native_map,
+                                              .thread_token = mem_thread_token };
 
 #if PY_VERSION_HEX >= 0x030D0000
 /* 3.13+: the interpreter tells a reference tracer of each object it makes;
@@ -167,6 +169,7 @@ int mem_start(mem_data *m)
         PyMem_SetAllocator(domains[d], &hook);
     }
     installed = 1;
+    mem_frames_start();
     tracer_start();
     sonde_alloc_attach_fn attach = shim_attach();
     m->native = attach != NULL;
