@@ -170,7 +170,8 @@ static uint32_t gdbs(int pid, frame_view *v)
     while (f && fgets(line, sizeof line, f) && n < MAX_FRAMES) {
         frame_view *g = &v[n];
         memset(g, 0, sizeof *g);
-        if (sscanf(line, "FRAME %llx %d %1023[^\t]\t%1023[^\t]\t", &g->pc, &g->line, g->file,
+        if (strstr(line, "\tinlined") ||
+            sscanf(line, "FRAME %llx %d %1023[^\t]\t%1023[^\t]\t", &g->pc, &g->line, g->file,
                    g->symbol) != 4)
             continue;
         if (strcmp(g->symbol, "?") == 0)

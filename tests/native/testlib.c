@@ -29,3 +29,27 @@ KEEP int tl_outer(int ready_fd, int fd, int n)
     int v = tl_middle(fd, n);
     return v + 1;
 }
+
+/* tl_inlining does the same as tl_outer through two functions always
+ * inlined into it, tl_inline_read inside tl_inline_wait: their frames come
+ * only from DWARF's inline records. */
+static inline __attribute__((always_inline)) int tl_inline_read(int fd, int n)
+{
+    char c = 0;
+    ssize_t got = read(fd, &c, 1);   /* blocks here */
+    return (int)got + c + n * 5;
+}
+
+static inline __attribute__((always_inline)) int tl_inline_wait(int fd, int n)
+{
+    int v = tl_inline_read(fd, n + 2);
+    return v * 11 + n;
+}
+
+KEEP int tl_inlining(int ready_fd, int fd, int n)
+{
+    if (write(ready_fd, "ready\n", 6) != 6)
+        return -1;
+    int v = tl_inline_wait(fd, n);
+    return v + 3;
+}

@@ -243,7 +243,8 @@ def test_threads_without_python_when_perf_is_refused(tmp_path):
 
 
 def gdb_frames(pid):
-    """[(symbol or None, pc)] of the stopped main thread, as gdb sees it."""
+    """[(symbol or None, line, inlined)] of the stopped main thread, as gdb
+    sees it (an inlined function's frame: its name, and inlined True)."""
     text = subprocess.run(
         ["gdb", "-nx", "-batch", "-iex", "set auto-load python-scripts off", "-p", str(pid),
          "-x", os.path.join(ROOT, "tests", "native", "gdb_frames.py")],
@@ -251,9 +252,10 @@ def gdb_frames(pid):
         timeout=120).stdout
     out = []
     for line in text.splitlines():
-        m = re.match(r"^FRAME ([0-9a-f]+) \d+ [^\t]*\t([^\t]*)\t$", line)
+        m = re.match(r"^FRAME [0-9a-f]+ (\d+) [^\t]*\t([^\t]*)\t(inlined)?$", line)
         if m:
-            out.append((None if m.group(2) == "?" else m.group(2), int(m.group(1), 16)))
+            out.append((None if m.group(2) == "?" else m.group(2), int(m.group(1)),
+                        bool(m.group(3))))
     return out
 
 
@@ -291,12 +293,15 @@ def symbol_start(lib, name):
 
 @pytest.mark.parametrize("lib,function", [("libtl.so", "tl_outer"),
                                           ("libtl_stripped.so", "tl_outer"),
-                                          ("libtlx.so", "tlx_outer")])
+                                          ("libtlx.so", "tlx_outer"),
+                                          ("libtl.so", "tl_inlining")])
 @pytest.mark.parametrize("python", native_params())
 def test_dump_native_against_gdb(python, lib, function, tmp_path):
     """The native frames dump --native-all shows are gdb's frames of the
     same stopped thread, eval frames excepted (each is replaced by the
-    Python frames it ran); dump --native leaves the interpreter's out."""
+    Python frames it ran), the frames of inlined functions included (gdb's
+    from DWARF's inline records: the same names at the same lines); dump
+    --native leaves the interpreter's out."""
     python = need(python)
     path = os.path.join(LIBS, lib)
     proc = subprocess.Popen([python, os.path.join(ROOT, "tests", "native", "block.py"), path,
@@ -313,21 +318,40 @@ def test_dump_native_against_gdb(python, lib, function, tmp_path):
         proc.wait()
     assert every.returncode == 0 and shown.returncode == 0, every.stderr + shown.stderr
     ours = [f for f in main_thread(every.stdout) if not f[1].endswith(".py")]
-    theirs = [g for g in gdb if g[0] is None or not g[0].startswith("_PyEval_EvalFrameDefault")]
+    # An eval frame, and the functions inlined into it, are its Python frames.
+    theirs, inlined = [], []
+    for g in gdb:
+        if g[2]:
+            inlined.append(g)
+        elif g[0] is None or not g[0].startswith("_PyEval_EvalFrameDefault"):
+            theirs += inlined + [g]
+            inlined = []
+        else:
+            inlined = []
     assert len(ours) == len(theirs), (ours, theirs)
-    for (name, _file, _line), (symbol, _pc) in zip(ours, theirs):
+    for (name, _file, line), (symbol, gdb_line, is_inlined) in zip(ours, theirs):
         if symbol is None:  # gdb has no name: ours is lib+0xOFF
             assert re.match(r"^[\w.+-]+\+0x[0-9a-f]+$", name), (name, ours, theirs)
         elif "(" in name:  # a C++ name: gdb's minimal symbol is the demangled one, args left out
             assert name.startswith(symbol.split("(")[0]), (name, symbol)
         else:
             assert re.sub(r"\.\d+$", "", name) == re.sub(r"\.\d+$", "", symbol), (name, symbol)
+        if is_inlined:
+            assert int(line) == gdb_line, (name, line, gdb_line)
     frames = main_thread(shown.stdout)
     names = [f[0] for f in frames]
     assert [n for n in names[names.index("inner"):] if n in ("inner", "outer", "<module>")] == \
         ["inner", "outer", "<module>"]
     assert not [n for n in names if n.startswith("_PyEval") or n.startswith("_PyObject_")], names
-    if lib == "libtl.so":
+    if function == "tl_inlining":
+        # gdb: tl_inline_read at testlib.c:40, tl_inline_wait at :46, tl_inlining at :54
+        assert names[1:4] == ["tl_inline_read", "tl_inline_wait", "tl_inlining"], names
+        testlib = open(os.path.join(ROOT, "tests", "native", "testlib.c")).read().splitlines()
+        blocks, = [i for i, t in enumerate(testlib, 1) if "got = read" in t][1:]
+        waits, = [i for i, t in enumerate(testlib, 1) if "tl_inline_read(fd, n + 2)" in t]
+        calls, = [i for i, t in enumerate(testlib, 1) if "tl_inline_wait(fd, n);" in t]
+        assert [int(f[2]) for f in frames[1:4]] == [blocks, waits, calls], frames[1:4]
+    elif lib == "libtl.so":
         assert names[1:4] == ["tl_leaf_static", "tl_middle", "tl_outer"], names
         assert frames[1][1].endswith("testlib.c")
     elif lib == "libtl_stripped.so":
@@ -550,6 +574,43 @@ def test_cython_functions_by_their_python_names(tmp_path):
         assert {f[1] for f in frames[spin + 1:]} == {"kern.pyx"}, frames
         assert {f[2] for f in frames[spin + 1:]} <= {2, 3, 4, 5}, frames
     assert "cut at the stack copy's end" not in rec.stderr, rec.stderr
+
+
+BLUR_PROGRAM = """from PIL import Image, ImageFilter
+image = Image.new("RGB", (2000, 2000), (10, 200, 30))
+for _ in range(25):
+    image.filter(ImageFilter.BoxBlur(8))
+"""
+
+
+def test_inlined_c_functions_are_frames(tmp_path):
+    """Pillow's box blur (its wheel keeps DWARF): ImagingLineBoxBlur32 has
+    no symbol (nm), being inlined into ImagingHorizontalBoxBlur, and is a
+    frame of its own under it, named from DWARF's inline records, as gdb
+    and py-spy show it; before, every sample of it ended at
+    ImagingHorizontalBoxBlur, at the line of the inlined call."""
+    PIL = pytest.importorskip("PIL")
+    (so,) = [f for f in os.listdir(os.path.dirname(PIL.__file__)) if f.startswith("_imaging.cpython")]
+    symbols = subprocess.run(["nm", os.path.join(os.path.dirname(PIL.__file__), so)],
+                             stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+    assert "ImagingHorizontalBoxBlur" in symbols and "LineBoxBlur32" not in symbols
+    (tmp_path / "blur.py").write_text(BLUR_PROGRAM)
+    out = tmp_path / "b.txt"
+    rec = sonde("record", "--native", "-r", "200", "-f", "collapsed", "-o", str(out), "--",
+                sys.executable, "blur.py", cwd=str(tmp_path))
+    assert rec.returncode == 0, rec.stderr
+    rows = collapsed(out)
+    horizontal = [(frames, n) for frames, n in rows
+                  if "ImagingHorizontalBoxBlur" in [f[0] for f in frames]]
+    under = 0
+    for frames, n in horizontal:
+        names = [f[0] for f in frames]
+        at = names.index("ImagingHorizontalBoxBlur")
+        if names[at + 1:at + 2] == ["ImagingLineBoxBlur32"]:
+            assert frames[at + 1][1].endswith("BoxBlur.c") and frames[at + 1][2] > 0, frames
+            under += n
+    # The blur's time is nearly all in the inlined line function's loops.
+    assert under > 0.5 * sum(n for _, n in horizontal) > 0, out.read_text()
 
 
 def test_record_native_passes_the_exit_code(tmp_path):

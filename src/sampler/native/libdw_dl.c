@@ -13,7 +13,8 @@ static const sonde_dynlib_fn functions[] = {
     FUNCTION(begin),       FUNCTION(end),         FUNCTION(addrdie),   FUNCTION(child),
     FUNCTION(siblingof),   FUNCTION(tag),         FUNCTION(haspc),     FUNCTION(attr),
     FUNCTION(formudata),   FUNCTION(getsrcfiles), FUNCTION(filesrc),   FUNCTION(getsrc_die),
-    FUNCTION(linesrc),     FUNCTION(lineno),
+    FUNCTION(linesrc),     FUNCTION(lineno),      FUNCTION(attr_integrate),
+    FUNCTION(formstring),
 };
 
 static sonde_libdw lib;

@@ -1,5 +1,6 @@
 /* libdw_dl.h - elfutils' libdw, loaded when first needed (dlopen of
- * libdw.so.1), for the DWARF line tables behind native frames' file:line.
+ * libdw.so.1), for the DWARF line tables behind native frames' file:line
+ * and the inline records behind the frames of inlined functions.
  *
  * sonde builds without libdw's headers (a machine with only a compiler and
  * Python's headers builds and runs every command): the few types and
@@ -38,6 +39,9 @@ typedef struct sonde_dw_attr {
 
 /* DWARF's numbers (DWARF 5, section 7.5) and libdw's read-only mode. */
 enum {
+    SONDE_DW_AT_name = 0x03,
+    SONDE_DW_AT_linkage_name = 0x6e,
+    SONDE_DW_AT_MIPS_linkage_name = 0x2007, /* GCC's before DWARF 4 */
     SONDE_DW_TAG_lexical_block = 0x0b,
     SONDE_DW_TAG_inlined_subroutine = 0x1d,
     SONDE_DW_TAG_subprogram = 0x2e,
@@ -64,6 +68,9 @@ typedef struct sonde_libdw {
     sonde_dw_line *(*getsrc_die)(sonde_dw_die *cu, uint64_t addr);
     const char *(*linesrc)(sonde_dw_line *line, uint64_t *mtime, uint64_t *length);
     int (*lineno)(sonde_dw_line *line, int *lineno);
+    /* attr, or where die has none, its abstract origin's or specification's */
+    sonde_dw_attr *(*attr_integrate)(sonde_dw_die *die, unsigned int name, sonde_dw_attr *result);
+    const char *(*formstring)(sonde_dw_attr *attr);
 } sonde_libdw;
 
 /* libdw's functions, loaded on the first call (thread-safe); NULL when

@@ -37,6 +37,8 @@ typedef struct named {         /* what one address (as a pc or a return address)
     int32_t line;              /* its source line, 0 when unknown */
     uint8_t kind;              /* enum sonde_merge_kind */
     uint8_t unmapped;          /* in no mapped object */
+    uint8_t inlined;           /* the functions inlined at the address: the entries
+                                  just before this one, outermost first */
 } named;
 
 /* A thread that runs Python, as the walk before the stops saw it. */
@@ -290,6 +292,31 @@ static int place(session *s, sonde_profile *p, const sonde_native_object *ob, ui
     return 0;
 }
 
+/* The functions inlined where sym is, named[] entries of nm's kind put
+ * before the one nm will be (nm->inlined of them).  0, or -1 on out of
+ * memory. */
+static int add_inlined(session *s, sonde_profile *p, const sonde_native_object *ob,
+                       const sonde_native_symbol *sym, named *nm)
+{
+    if (sym->ninlined <= 0)
+        return 0;
+    named *grown = sonde_grow(s->named, &s->named_cap, (size_t)s->nnamed + sym->ninlined + 1,
+                              sizeof *s->named, MAX_NAMED);
+    if (!grown)
+        return -1;
+    s->named = grown;
+    for (int i = 0; i < sym->ninlined; i++) {
+        const sonde_native_inlined *in = &sym->inlined[i];
+        uint32_t func = sonde_profile_func(p, in->file[0] ? in->file : ob->path, 0, in->name,
+                                           in->name, SONDE_FUNC_NATIVE);
+        if (func == SONDE_NO_FUNC)
+            return -1;
+        s->named[s->nnamed++] = (named){ .func = func, .line = in->line, .kind = nm->kind };
+    }
+    nm->inlined = (uint8_t)sym->ninlined;
+    return 0;
+}
+
 /* The named[] index of frame i's address, named on first sight.
  * SONDE_U64MAP_NONE on out of memory. */
 static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f, int i)
@@ -344,6 +371,8 @@ static uint32_t name_of(session *s, sonde_walker *w, const sonde_native_frame *f
         nm.line = sym->line;
         if (nm.func != SONDE_NO_FUNC && place(s, w->profile, ob, nm.func, f->pc - (uint64_t)ra) < 0)
             return SONDE_U64MAP_NONE;
+        if (nm.func != SONDE_NO_FUNC && add_inlined(s, w->profile, ob, sym, &nm) < 0)
+            return SONDE_U64MAP_NONE;
     }
     if (nm.func == SONDE_NO_FUNC)
         return SONDE_U64MAP_NONE;
@@ -395,19 +424,24 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
         out->in_gc = py->in_gc;
         out->outer_frame = py->outer_frame;
     }
-    out->truncated = n == SONDE_WALK_MAX_DEPTH || (py && py->truncated);
-    for (uint32_t i = 0; i < n; i++) {
+    /* Each native frame comes after the functions inlined in it, innermost
+     * first. */
+    uint32_t d = 0, i = 0;
+    for (; i < n && d < SONDE_WALK_MAX_DEPTH; i++) {
         const sonde_merge_out *m = &s->merged[i];
         if (m->python) {
-            out->frames[i] = py->frames[m->index];
-        } else {
-            const named *nm = &s->named[s->which[m->index]];
-            out->frames[i].func = nm->func;
-            out->frames[i].line = nm->line;
+            out->frames[d++] = py->frames[m->index];
+            continue;
+        }
+        uint32_t k = s->which[m->index], inlined = s->named[k].inlined;
+        for (uint32_t j = 1; j <= inlined + 1 && d < SONDE_WALK_MAX_DEPTH; j++) {
+            const named *nm = &s->named[j <= inlined ? k - j : k]; /* k - 1: the innermost */
+            out->frames[d++] = (sonde_frame_sample){ .func = nm->func, .line = nm->line };
         }
     }
-    out->depth = n;
-    return n > 0;
+    out->truncated = d == SONDE_WALK_MAX_DEPTH || (py && py->truncated);
+    out->depth = d;
+    return d > 0;
 }
 
 /* Thread tid's stack into out, from a ptrace stop; python (NULL when it

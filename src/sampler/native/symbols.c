@@ -270,58 +270,74 @@ static sonde_dw *dwarf_of(const sonde_libdw *dw, sonde_native_symbols *s,
     return s->dwarf;
 }
 
-/* The outermost inlined call that covers addr below die: through
- * namespaces, the function that covers addr, and its blocks.  0 with
- * *out, or -1. */
-static int outer_inline(const sonde_libdw *dw, sonde_dw_die *die, uint64_t addr,
-                        sonde_dw_die *out, int depth)
+/* The inlined calls that cover addr below die, outermost first, into
+ * out[0 .. max): through namespaces, the function that covers addr, its
+ * blocks, and each inlined call's own body.  How many.  (dwarf_getscopes
+ * would not do: past the innermost inlined scope it follows the abstract
+ * definition, not the function the code sits in.) */
+static int inline_chain(const sonde_libdw *dw, sonde_dw_die *die, uint64_t addr,
+                        sonde_dw_die *out, int max, int depth)
 {
     sonde_dw_die child;
-    if (depth > 32 || dw->child(die, &child) != 0)
-        return -1;
+    if (max <= 0 || depth > 32 || dw->child(die, &child) != 0)
+        return 0;
     int looked = 0;
     do {
         int tag = dw->tag(&child);
         if (tag == SONDE_DW_TAG_inlined_subroutine && depth > 0 &&
             dw->haspc(&child, addr) == 1) {
-            *out = child;
-            return 0;
+            out[0] = child;
+            return 1 + inline_chain(dw, &out[0], addr, out + 1, max - 1, depth + 1);
         }
         int into = tag == SONDE_DW_TAG_namespace ||
                    ((tag == SONDE_DW_TAG_subprogram || tag == SONDE_DW_TAG_lexical_block) &&
                     dw->haspc(&child, addr) == 1);
-        if (into &&
-            outer_inline(dw, &child, addr, out, depth + (tag != SONDE_DW_TAG_namespace)) == 0)
-            return 0;
+        int n = into ? inline_chain(dw, &child, addr, out, max,
+                                    depth + (tag != SONDE_DW_TAG_namespace))
+                     : 0;
+        if (n > 0)
+            return n;
     } while (++looked < 1000000 && dw->siblingof(&child, &child) == 0);
-    return -1;
-}
-
-/* Where a function that was inlined at addr was called from, in the
- * function that holds the code.  0, or -1 when addr is not in inlined
- * code.  (dwarf_getscopes would not do: past the innermost inlined scope
- * it follows the abstract definition, not the function it sits in.) */
-static int call_site(const sonde_libdw *dw, sonde_dw_die *cu, uint64_t addr, const char **file,
-                     int *line)
-{
-    sonde_dw_die in;
-    sonde_dw_attr a;
-    uint64_t f, l;
-    sonde_dw_files *files;
-    size_t nfiles;
-    if (outer_inline(dw, cu, addr, &in, 0) < 0 ||
-        dw->formudata(dw->attr(&in, SONDE_DW_AT_call_file, &a), &f) != 0 ||
-        dw->formudata(dw->attr(&in, SONDE_DW_AT_call_line, &a), &l) != 0 ||
-        dw->getsrcfiles(cu, &files, &nfiles) != 0 || f >= nfiles ||
-        !(*file = dw->filesrc(files, f, NULL, NULL)))
-        return -1;
-    *line = (int)l;
     return 0;
 }
 
-/* The source line of addr in the function that holds its code: the line
- * table's, or for inlined code the line that called the inlined
- * function (as a debugger's frame of that function shows it). */
+/* Where the inlined call `in` was made: file and line into file/line
+ * (size bytes; "" and 0 when its record does not say). */
+static void call_site(const sonde_libdw *dw, sonde_dw_die *in, sonde_dw_files *files,
+                      size_t nfiles, char *file, size_t size, int *line)
+{
+    sonde_dw_attr a;
+    uint64_t f, l;
+    const char *name = NULL;
+    if (files && dw->formudata(dw->attr(in, SONDE_DW_AT_call_file, &a), &f) == 0 && f < nfiles)
+        name = dw->filesrc(files, f, NULL, NULL);
+    snprintf(file, size, "%s", name ? name : "");
+    *line = dw->formudata(dw->attr(in, SONDE_DW_AT_call_line, &a), &l) == 0 ? (int)l : 0;
+}
+
+static int set_name(char *out, size_t size, const char *name);
+
+/* An inlined function's name: its linkage name demangled, else its name,
+ * from its own record or its abstract origin's. */
+static void inlined_name(const sonde_libdw *dw, sonde_dw_die *in, char *out, size_t size)
+{
+    static const unsigned int names[] = { SONDE_DW_AT_linkage_name, SONDE_DW_AT_MIPS_linkage_name,
+                                          SONDE_DW_AT_name };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        sonde_dw_attr a;
+        const char *name = dw->formstring(dw->attr_integrate(in, names[i], &a));
+        if (name) {
+            set_name(out, size, name);
+            return;
+        }
+    }
+    snprintf(out, size, "[inlined]");
+}
+
+/* The source line of addr in the function that holds its code (the line
+ * table's, or in inlined code the outermost inlined call's), and the
+ * functions inlined there, each at the line of the call inside it (the
+ * innermost at the line table's), as a debugger lists their frames. */
 static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
                     uint64_t addr, sonde_native_symbol *out)
 {
@@ -330,16 +346,35 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
     sonde_dw_die cu;
     if (!dwarf || !dw->addrdie(dwarf, addr, &cu))
         return;
-    const char *file = NULL;
-    int lineno = 0;
-    if (call_site(dw, &cu, addr, &file, &lineno) < 0) {
-        sonde_dw_line *line = dw->getsrc_die(&cu, addr);
-        file = line ? dw->linesrc(line, NULL, NULL) : NULL;
-        if (!file || dw->lineno(line, &lineno) != 0)
-            return;
+    sonde_dw_die chain[SONDE_NATIVE_MAX_INLINED];
+    int n = inline_chain(dw, &cu, addr, chain, SONDE_NATIVE_MAX_INLINED, 0);
+    sonde_dw_files *files = NULL;
+    size_t nfiles = 0;
+    if (n > 0 && dw->getsrcfiles(&cu, &files, &nfiles) != 0)
+        files = NULL;
+    for (int i = 0; i < n; i++) {
+        sonde_native_inlined *in = &out->inlined[i];
+        inlined_name(dw, &chain[i], in->name, sizeof in->name);
+        /* Its call is where the level outside it is at. */
+        if (i == 0)
+            call_site(dw, &chain[i], files, nfiles, out->file, sizeof out->file, &out->line);
+        else
+            call_site(dw, &chain[i], files, nfiles, out->inlined[i - 1].file,
+                      sizeof out->inlined[i - 1].file, &out->inlined[i - 1].line);
     }
-    snprintf(out->file, sizeof out->file, "%s", file);
-    out->line = lineno;
+    out->ninlined = n;
+    sonde_dw_line *line = dw->getsrc_die(&cu, addr);
+    const char *file = line ? dw->linesrc(line, NULL, NULL) : NULL;
+    int lineno = 0;
+    if (!file || dw->lineno(line, &lineno) != 0)
+        return;
+    if (n > 0) {
+        snprintf(out->inlined[n - 1].file, sizeof out->inlined[n - 1].file, "%s", file);
+        out->inlined[n - 1].line = lineno;
+    } else {
+        snprintf(out->file, sizeof out->file, "%s", file);
+        out->line = lineno;
+    }
 }
 
 /* out's name: name demangled (demangle.h), within its bounds, or a
@@ -347,32 +382,58 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
  * name lies in a mapping that may shrink under sonde: it is copied
  * first, under the guard, so that a fault never comes while the
  * demangler's helper is being asked. */
-static int set_name(sonde_native_symbol *out, const char *name)
+static int set_name(char *out, size_t size, const char *name)
 {
     char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
     snprintf(mangled, sizeof mangled, "%s", name);
-    return !sonde_native_demangle(mangled, out->name, sizeof out->name) &&
-           sonde_cython_name(mangled, out->name, sizeof out->name);
+    return !sonde_native_demangle(mangled, out, size) && sonde_cython_name(mangled, out, size);
 }
 
 /* A Cython function's line in the C file Cython generated becomes the
  * line of the .pyx it came from, where that C file can be read (a build
  * in place; wheels ship no C files), as the process sees its files. */
-static void cython_line(sonde_native_symbols *s, int pid, sonde_native_symbol *out)
+static void cython_line(sonde_native_symbols *s, int pid, char *c_file, size_t size,
+                        int *c_line)
 {
-    if (out->file[0] != '/')
+    if (c_file[0] != '/')
         return;
-    if (!s->pyx.c_path || strcmp(s->pyx.c_path, out->file) != 0) {
-        char path[sizeof out->file + 32];
-        snprintf(path, sizeof path, "/proc/%d/root%s", pid, out->file);
-        sonde_cython_lines_load(&s->pyx, out->file, path);
+    if (!s->pyx.c_path || strcmp(s->pyx.c_path, c_file) != 0) {
+        char path[sizeof ((sonde_native_symbol *)0)->file + 32];
+        snprintf(path, sizeof path, "/proc/%d/root%s", pid, c_file);
+        sonde_cython_lines_load(&s->pyx, c_file, path);
     }
     const char *file;
     int line;
-    if (out->line > 0 && sonde_cython_lines_find(&s->pyx, (uint32_t)out->line, &file, &line)) {
-        snprintf(out->file, sizeof out->file, "%s", file);
-        out->line = line;
+    if (*c_line > 0 && sonde_cython_lines_find(&s->pyx, (uint32_t)*c_line, &file, &line)) {
+        snprintf(c_file, size, "%s", file);
+        *c_line = line;
     }
+}
+
+/* A Cython function's implementation inlined into its Python wrapper
+ * (__pyx_pf_4kern_spin in __pyx_pw_4kern_1spin: both are kern.spin to
+ * Python) is one frame, at the implementation's line.  (C functions of
+ * one name, a static one inlined into another's copy, stay apart, as gdb
+ * lists them.) */
+static void merge_same_names(sonde_native_symbol *out)
+{
+    int n = 0;
+    for (int i = 0; i < out->ninlined; i++) {
+        sonde_native_inlined *in = &out->inlined[i];
+        const char *outer = n ? out->inlined[n - 1].name : out->name;
+        if (strcmp(in->name, outer) == 0) {
+            if (n) {
+                out->inlined[n - 1].line = in->line;
+                snprintf(out->inlined[n - 1].file, sizeof in->file, "%s", in->file);
+            } else {
+                out->line = in->line;
+                snprintf(out->file, sizeof out->file, "%s", in->file);
+            }
+        } else if (n++ != i) {
+            out->inlined[n - 1] = *in;
+        }
+    }
+    out->ninlined = n;
 }
 
 /* sonde_native_symbolize's work, guarded by it. */
@@ -386,7 +447,7 @@ static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_a
     const symbol *sym = covering(s, at);
     int cython = 0;
     if (sym) {
-        cython = set_name(out, sym->name);
+        cython = set_name(out->name, sizeof out->name, sym->name);
         out->has_symbol = 1;
         out->offset = addr - sym->start;
     } else {
@@ -400,8 +461,14 @@ static int symbolize(sonde_native_object *ob, int pid, uint64_t pc, int return_a
     }
     if (with_line)
         line_of(s, ob, at, out);
-    if (cython)
-        cython_line(s, pid, out);
+    if (cython) {
+        cython_line(s, pid, out->file, sizeof out->file, &out->line);
+        for (int i = 0; i < out->ninlined; i++) /* those in the same C file (not headers') */
+            if (s->pyx.c_path && strcmp(out->inlined[i].file, s->pyx.c_path) == 0)
+                cython_line(s, pid, out->inlined[i].file, sizeof out->inlined[i].file,
+                            &out->inlined[i].line);
+        merge_same_names(out);
+    }
     return 0;
 }
 

@@ -17,9 +17,11 @@
  * DWARF line table (.debug_line) of the object or its debug file, read
  * by elfutils' libdw, which handles DWARF 2-5 and compressed sections;
  * it is opened on the first address that asks for a line.  Code inlined
- * into a function is given the line of the call in that function, as a
- * debugger shows the frame of the function itself; inlined frames are
- * not listed apart.
+ * into a function is listed as gdb lists it: the function holding the
+ * code at the line of the outermost inlined call, then each inlined
+ * function (named from DWARF's inline records, through their abstract
+ * origin) at the line of the call inside it, the innermost at the line
+ * table's line.
  *
  * Lookups are not cached here: each costs a binary search plus, for
  * lines, libdw's own per-unit cache; callers that see one address many
@@ -32,6 +34,14 @@
 #include "objects.h"
 
 #define SONDE_NATIVE_MAX_SYMBOLS (8u << 20)   /* function symbols kept per object */
+#define SONDE_NATIVE_MAX_INLINED 8            /* inlined calls listed per address */
+
+/* A function inlined where an address is: its name and where it was at. */
+typedef struct sonde_native_inlined {
+    char name[512];       /* demangled */
+    char file[512];       /* "" when not known */
+    int line;             /* 0 when unknown */
+} sonde_native_inlined;
 
 typedef struct sonde_native_symbol {
     char name[1024];      /* demangled; without a symbol "object+0x1234": the link-time
@@ -40,7 +50,12 @@ typedef struct sonde_native_symbol {
     int has_symbol;       /* 1 when name is a symbol's */
     uint64_t offset;      /* from the start name gives */
     char file[1024];      /* "" when there is no line table for it */
-    int line;             /* 0 when unknown */
+    int line;             /* 0 when unknown; in inlined code, the outermost call's */
+    /* With the line: the functions inlined at the address, outermost
+     * first (the code is inlined[ninlined - 1]'s); the innermost are left
+     * out past SONDE_NATIVE_MAX_INLINED. */
+    int ninlined;
+    sonde_native_inlined inlined[SONDE_NATIVE_MAX_INLINED];
 } sonde_native_symbol;
 
 /* Names the process address pc of object ob.  return_address: pc is a
