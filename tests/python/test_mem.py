@@ -803,3 +803,56 @@ def test_workers_memory_goes_to_the_line_that_waits(python, how, tmp_path):
     at = next(t for t, heap in zip(timeline["t_ns"], timeline["heap_bytes"]) if heap >= high)
     assert any(s["name"] == "work" and s["start_ns"] <= at <= (s["end_ns"] or at)
                for s in timeline["spans"]), (at, timeline["spans"])
+
+
+ENDED_STARTER = """
+import ctypes, threading
+
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+starter_ended, worker_done = threading.Event(), threading.Event()
+kept = []
+
+def worker():
+    starter_ended.wait()
+    for _ in range(200):  # Python objects with the GIL, C blocks without it
+        kept.append([bytearray(512) for _ in range(50)])
+        kept.append(libc.malloc(64 << 10))
+    worker_done.set()
+
+def starter():
+    threading.Thread(target=worker).start()
+
+def work():
+    first = threading.Thread(target=starter)
+    first.start()
+    first.join()
+    # the starter's thread state is freed; new threads may take its memory
+    others = [threading.Thread(target=len, args=("x",)) for _ in range(8)]
+    for t in others:
+        t.start()
+    starter_ended.set()
+    for t in others:
+        t.join()
+    worker_done.wait()
+
+work()
+print(len(kept))
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_worker_whose_starter_ended(python, tmp_path):
+    """A worker whose starting thread has ended (its thread state freed,
+    its memory reused by new threads) allocates on: the ended starter is
+    not read (its lines, and those of the threads that took its memory,
+    get none of the worker's 18 MiB, which stay on the worker's own), and
+    the program runs to its end with its output."""
+    python = need(python)
+    (tmp_path / "e.py").write_text(ENDED_STARTER)
+    proc = run_sonde(["mem", "-o", "e.json", "e.py"], tmp_path, python=python)
+    assert proc.returncode == 0 and proc.stdout == "400\n", proc.stderr
+    doc = json.load(open(str(tmp_path / "e.json")))
+    net = {f["name"]: sum(line["net_bytes"] for line in f["lines"]) for f in doc["functions"]}
+    assert net["worker"] > 16 * MB and net["starter"] + net["work"] < MB, net

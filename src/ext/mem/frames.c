@@ -104,6 +104,9 @@ static int frames(mem_frame *out, int max)
 /* The thread that started recording: the starter of every thread the
  * shim cannot name one for.  Set by mem_frames_start; read in any thread. */
 static const PyThreadState *recorder;
+/* The recorder's interpreter, whose thread states are the living
+ * starters.  Set with it. */
+static PyInterpreterState *interpreter;
 /* The shim's answer to "who started me", or NULL without the shim. */
 static sonde_alloc_parent_fn shim_parent;
 
@@ -119,6 +122,25 @@ static int read_careful(const void *addr, void *out, size_t n)
 {
     struct iovec here = { out, n }, there = { (void *)addr, n };
     return process_vm_readv(getpid(), &here, 1, &there, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/* Past this many thread states, a starter is not looked for further. */
+#define MAX_THREADS 4096
+
+/* Whether ts is one of the interpreter's thread states now: a starter may
+ * have ended, its state freed.  Holding the GIL, a state found stays until
+ * the GIL is let go (a thread leaves the list with it held); without it,
+ * the list is read with `read` (careful), and so is what follows. */
+static int alive(const PyThreadState *ts, read_fn read)
+{
+    const PyThreadState *at = PyInterpreterState_ThreadHead(interpreter);
+    for (int i = 0; at && i < MAX_THREADS; i++) {
+        if (at == ts)
+            return 1;
+        if (read(&at->next, &at, sizeof at))
+            return 0;
+    }
+    return 0;
 }
 
 /* Up to max frames of ts, innermost first, each read with `read`. */
@@ -217,7 +239,8 @@ static int starter_copied(const PyThreadState *ts, mem_frame *out, int max)
     if (c->ts != ts || now - c->read_ns >= STARTER_FRESH_NS) {
         c->ts = ts;
         c->read_ns = now;
-        c->n = frames_of(ts, read_careful, c->frames, STARTER_FRAMES);
+        c->n = alive(ts, read_careful) ? frames_of(ts, read_careful, c->frames, STARTER_FRAMES)
+                                       : 0;
     }
     int n = c->n < max ? c->n : max;
     memcpy(out, c->frames, (size_t)n * sizeof *out);
@@ -234,13 +257,14 @@ static int starter_frames(mem_frame *out, int max)
     if (!starter || starter == self)
         return 0;
     if (PyGILState_Check())
-        return frames_of(starter, read_held, out, max);
+        return alive(starter, read_held) ? frames_of(starter, read_held, out, max) : 0;
     return starter_copied(starter, out, max);
 }
 
 void mem_frames_start(void)
 {
     recorder = PyThreadState_Get();
+    interpreter = recorder->interp;
     shim_parent = (sonde_alloc_parent_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_PARENT);
 }
 

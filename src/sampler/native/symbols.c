@@ -315,7 +315,18 @@ static void call_site(const sonde_libdw *dw, sonde_dw_die *in, sonde_dw_files *f
     *line = dw->formudata(dw->attr(in, SONDE_DW_AT_call_line, &a), &l) == 0 ? (int)l : 0;
 }
 
-static int set_name(char *out, size_t size, const char *name);
+/* Into out (size bytes): name demangled (demangle.h), within its bounds,
+ * or a Cython function's Python name (cython_name.h): 1 for Cython's,
+ * else 0.
+ * name lies in a mapping that may shrink under sonde: it is copied
+ * first, under the guard, so that a fault never comes while the
+ * demangler's helper is being asked. */
+static int set_name(char *out, size_t size, const char *name)
+{
+    char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
+    snprintf(mangled, sizeof mangled, "%s", name);
+    return !sonde_native_demangle(mangled, out, size) && sonde_cython_name(mangled, out, size);
+}
 
 /* An inlined function's name: its linkage name demangled, else its name,
  * from its own record or its abstract origin's. */
@@ -377,17 +388,6 @@ static void line_of(sonde_native_symbols *s, const sonde_native_object *ob,
     }
 }
 
-/* out's name: name demangled (demangle.h), within its bounds, or a
- * Cython function's Python name (cython_name.h): 1 for Cython's, else 0.
- * name lies in a mapping that may shrink under sonde: it is copied
- * first, under the guard, so that a fault never comes while the
- * demangler's helper is being asked. */
-static int set_name(char *out, size_t size, const char *name)
-{
-    char mangled[SONDE_DEMANGLE_MAX_MANGLED + 2];
-    snprintf(mangled, sizeof mangled, "%s", name);
-    return !sonde_native_demangle(mangled, out, size) && sonde_cython_name(mangled, out, size);
-}
 
 /* A Cython function's line in the C file Cython generated becomes the
  * line of the .pyx it came from, where that C file can be read (a build
