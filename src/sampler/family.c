@@ -28,6 +28,29 @@ static int image_of(int pid, const char *path, uint64_t *start)
     return 0;
 }
 
+/* The image a walker just opened reads: where its runtime's file is
+ * mapped now, or 0 when its _PyRuntime is not in that file's mappings any
+ * more (the process exec'd while the walker was being opened, and the
+ * walker holds the old image's addresses: 0 is then no image, and the
+ * next refresh opens it again). */
+static uint64_t walker_image(int pid, const sonde_walker *w)
+{
+    sonde_maps m;
+    if (sonde_maps_read(pid, &m) < 0)
+        return 0;
+    const sonde_map *base = sonde_maps_find_base(&m, w->runtime.path);
+    uint64_t start = 0;
+    for (size_t i = 0; base && i < m.count; i++) {
+        /* the file's own mappings, or the zeroed ones just after (.bss) */
+        const char *owner = !m.v[i].path[0] && i > 0 ? m.v[i - 1].path : m.v[i].path;
+        if (m.v[i].start <= w->runtime.addr && w->runtime.addr < m.v[i].end &&
+            strcmp(owner, w->runtime.path) == 0)
+            start = base->start;
+    }
+    sonde_maps_free(&m);
+    return start;
+}
+
 /* "process PID (command line)", on one line (arguments can hold newlines,
  * which would break line-based formats) and at most 80 characters of it. */
 static void label_of(int pid, char *out, size_t outlen)
@@ -180,7 +203,7 @@ static int try_join(sonde_family *f, int pid)
     sonde_family_member *m = &f->members[f->count++];
     m->walker = w;
     m->pid = pid;
-    image_of(pid, w->runtime.path, &m->image);
+    m->image = walker_image(pid, w);
     label_of(pid, m->label, sizeof m->label);
     note_interpreter(f, pid, &w->runtime);
     f->joined++;
@@ -246,7 +269,7 @@ static void follow_execs(sonde_family *f)
             sonde_family_drop(f, i);
             continue;
         }
-        image_of(m->pid, m->walker->runtime.path, &m->image);
+        m->image = walker_image(m->pid, m->walker);
         label_of(m->pid, m->label, sizeof m->label);
         i++;
     }
