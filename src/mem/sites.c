@@ -149,7 +149,7 @@ static void line_close(mem_data *m, mem_thread *th, mem_open *f, uint64_t rss)
     if (!lf)
         return; /* nested code: its function's line counts it */
     uint64_t heap = mem_heap(m), peak = f->peak > heap ? f->peak : heap;
-    /* Atomic: workers add to these under the lock alone (by_starter). */
+    /* Atomic: workers add to these under the lock alone (add_from_stack). */
     __atomic_fetch_add(&lf->alloc, th->alloc_total - f->alloc0, __ATOMIC_RELAXED);
     __atomic_fetch_add(&lf->freed, th->freed_total - f->freed0, __ATOMIC_RELAXED);
     lf->rss_max = rss > lf->rss_max ? rss : lf->rss_max;
