@@ -422,12 +422,13 @@ static void merge_same_names(sonde_native_symbol *out)
         sonde_native_inlined *in = &out->inlined[i];
         const char *outer = n ? out->inlined[n - 1].name : out->name;
         if (strcmp(in->name, outer) == 0) {
+            /* in->file is NUL-terminated within its size, which fits both */
             if (n) {
                 out->inlined[n - 1].line = in->line;
-                snprintf(out->inlined[n - 1].file, sizeof in->file, "%s", in->file);
+                memcpy(out->inlined[n - 1].file, in->file, sizeof in->file);
             } else {
                 out->line = in->line;
-                snprintf(out->file, sizeof out->file, "%s", in->file);
+                memcpy(out->file, in->file, sizeof in->file);
             }
         } else if (n++ != i) {
             out->inlined[n - 1] = *in;
