@@ -17,7 +17,7 @@
  *
  * - From the stack (the default): each sampled block, and each release of
  *   a followed one, reads the thread's Python stack in place (mem_host's
- *   frames), and the stack of the thread that started it (starter_frames:
+ *   frames), and the stacks of the threads that started it (starter_frames:
  *   a worker's bytes are the waiting line's too), and counts its weight
  *   on every site line on them, callees included.  No event slows the program between samples; lines are
  *   seen only through their samples, so they have no hit counts.
@@ -92,8 +92,9 @@ typedef struct mem_frame {
 typedef struct mem_host {
     /* Up to max frames of the calling thread, innermost first. */
     int (*frames)(mem_frame *out, int max);
-    /* The same of the thread that started the calling one, which runs on
-     * meanwhile; 0 when it is the calling thread or not known.  NULL: no
+    /* The same of the threads that started the calling one (its starter,
+     * then the starter's starter...), which run on meanwhile; 0 when none
+     * is known or alive but the calling thread.  NULL: no
      * such reading (a thread's allocations are then its own stack's). */
     int (*starter_frames)(mem_frame *out, int max);
     /* The line of the instruction at `offset` (bytes) of code; <= 0 when

@@ -226,21 +226,23 @@ EXPORT int munmap(void *addr, size_t len)
 
 /* ---- threads ---- */
 
-/* The token of the thread that started this one, or NULL (alloc_shim.h). */
-static _Thread_local const void *parent_token __attribute__((tls_model("initial-exec")));
+/* The tokens of the threads that started this one, nearest first, NULL
+ * past the last (alloc_shim.h). */
+static _Thread_local const void *starters[SONDE_ALLOC_STARTERS_MAX]
+    __attribute__((tls_model("initial-exec")));
 
 /* What a new thread needs before it runs the program's start routine. */
 typedef struct thread_start {
     void *(*routine)(void *);
     void *arg;
-    const void *token;
+    const void *starters[SONDE_ALLOC_STARTERS_MAX];
 } thread_start;
 
-static void *start_with_parent(void *p)
+static void *start_with_starters(void *p)
 {
     thread_start start = *(thread_start *)p;
     __libc_free(p);
-    parent_token = start.token;
+    memcpy(starters, start.starters, sizeof starters);
     return start.routine(start.arg);
 }
 
@@ -251,21 +253,27 @@ EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         resolve();
     const sonde_alloc_sink *s = atomic_load_explicit(&sink, memory_order_acquire);
     const void *token = s ? s->thread_token() : NULL;
-    if (!token)
-        token = parent_token;
-    thread_start *start = token ? __libc_malloc(sizeof *start) : NULL;
+    thread_start *start = token || starters[0] ? __libc_malloc(sizeof *start) : NULL;
     if (!start)
         return real_pthread_create(thread, attr, routine, arg);
-    *start = (thread_start){ .routine = routine, .arg = arg, .token = token };
-    int rc = real_pthread_create(thread, attr, start_with_parent, start);
+    *start = (thread_start){ .routine = routine, .arg = arg };
+    int n = 0;
+    if (token)
+        start->starters[n++] = token;
+    for (int i = 0; n < SONDE_ALLOC_STARTERS_MAX && starters[i]; i++)
+        start->starters[n++] = starters[i];
+    int rc = real_pthread_create(thread, attr, start_with_starters, start);
     if (rc != 0)
         __libc_free(start);
     return rc;
 }
 
-EXPORT const void *sonde_alloc_shim_parent(void)
+EXPORT int sonde_alloc_shim_starters(const void **out, int max)
 {
-    return parent_token;
+    int n = 0;
+    for (; n < max && n < SONDE_ALLOC_STARTERS_MAX && starters[n]; n++)
+        out[n] = starters[n];
+    return n;
 }
 
 #ifdef SHIM_DLSYM

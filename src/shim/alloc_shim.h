@@ -11,12 +11,13 @@
  * (its pages are the program's only once touched), its munmap to
  * sink->release.  Attaching NULL stops the reports.
  *
- * The shim also wraps pthread_create, so that each thread knows the thread
- * that started it: while a sink is attached, the starting thread's token
- * (sink->thread_token, or when that is NULL the token its own starter left
- * it) is handed to the new thread, and SONDE_ALLOC_PARENT returns it there.
- * What a token is belongs to the sink (sonde's extension: the starter's
- * Python thread state); NULL means not known. */
+ * The shim also wraps pthread_create, so that each thread knows the
+ * threads that started it: the new thread gets the starting thread's token
+ * (sink->thread_token while a sink is attached; NULL, and so left out, for
+ * a thread the sink cannot name) followed by the tokens the starting
+ * thread was given, up to SONDE_ALLOC_STARTERS_MAX, and SONDE_ALLOC_STARTERS
+ * copies them out there, nearest first.  What a token is belongs to the
+ * sink (sonde's extension: a Python thread state). */
 #ifndef SONDE_ALLOC_SHIM_H
 #define SONDE_ALLOC_SHIM_H
 
@@ -31,9 +32,11 @@ typedef struct sonde_alloc_sink {
 } sonde_alloc_sink;
 
 typedef void (*sonde_alloc_attach_fn)(const sonde_alloc_sink *sink);
-typedef const void *(*sonde_alloc_parent_fn)(void);
+/* Copies up to max tokens into out, nearest starter first; the count. */
+typedef int (*sonde_alloc_starters_fn)(const void **out, int max);
 
 #define SONDE_ALLOC_ATTACH "sonde_alloc_shim_attach"
-#define SONDE_ALLOC_PARENT "sonde_alloc_shim_parent"
+#define SONDE_ALLOC_STARTERS "sonde_alloc_shim_starters"
+#define SONDE_ALLOC_STARTERS_MAX 4
 
 #endif

@@ -847,12 +847,68 @@ def test_worker_whose_starter_ended(python, tmp_path):
     """A worker whose starting thread has ended (its thread state freed,
     its memory reused by new threads) allocates on: the ended starter is
     not read (its lines, and those of the threads that took its memory,
-    get none of the worker's 18 MiB, which stay on the worker's own), and
-    the program runs to its end with its output."""
+    get none of the worker's 18 MiB), the worker's own lines keep them,
+    and so do the lines of the starter's starter, which waits for the
+    worker (the shim hands a thread its whole chain of starters); the
+    program runs to its end with its output."""
     python = need(python)
     (tmp_path / "e.py").write_text(ENDED_STARTER)
     proc = run_sonde(["mem", "-o", "e.json", "e.py"], tmp_path, python=python)
     assert proc.returncode == 0 and proc.stdout == "400\n", proc.stderr
     doc = json.load(open(str(tmp_path / "e.json")))
     net = {f["name"]: sum(line["net_bytes"] for line in f["lines"]) for f in doc["functions"]}
-    assert net["worker"] > 16 * MB and net["starter"] + net["work"] < MB, net
+    assert net["worker"] > 16 * MB and net["starter"] < MB and net["work"] > 16 * MB, net
+
+
+NESTED = """
+import ctypes, sys, threading, tracemalloc
+
+libc = ctypes.CDLL("libc.so.6")  # its calls release the GIL
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+kept = []
+
+def make():
+    kept.append([bytearray(1000) for _ in range(16000)])
+    kept.extend(libc.malloc(3 << 20) for _ in range(4))
+
+def relay():
+    inner = threading.Thread(target=make)
+    inner.start()
+    inner.join()
+
+def work():
+    outer = threading.Thread(target=relay)
+    outer.start()
+    outer.join()
+
+if sys.argv[1:] == ["reference"]:
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    objects = [bytearray(1000) for _ in range(16000)]
+    print(tracemalloc.get_traced_memory()[0] - before)
+else:
+    work()
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("how", ["stack", "lines"])
+def test_thread_started_by_a_worker_counts_for_every_line_that_waits(python, how, tmp_path):
+    """A thread started by a worker works for the worker's starter too: the
+    objects (tracemalloc's count of the same made in one thread) and the
+    12 MiB of C blocks the inner thread makes go to the worker that starts
+    it and waits for it, and to the main thread's function that does the
+    same with the worker (to the lines each is on meanwhile).  Before, only
+    the worker had them."""
+    python = need(python)
+    (tmp_path / "n.py").write_text(NESTED)
+    reference = subprocess.run([python, "n.py", "reference"], cwd=str(tmp_path),
+                               capture_output=True, text=True, check=True)
+    made = int(reference.stdout) + 12 * MB
+    flags = ["--lines"] if how == "lines" else []
+    proc = run_sonde(["mem", "-o", "n.json"] + flags + ["n.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "n.json")))
+    net = {f["name"]: sum(line["net_bytes"] for line in f["lines"]) for f in doc["functions"]}
+    assert within(net["relay"], made) and within(net["work"], made), (net, made)

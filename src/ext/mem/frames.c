@@ -1,5 +1,5 @@
 /* frames.c - the calling thread's Python stack for sonde mem's sampled
- * allocations, the stack of the thread that started it, and the line of
+ * allocations, the stacks of the threads that started it, and the line of
  * an instruction (see frames.h).  Up to 3.10 frames are objects linked by
  * f_back; from 3.11 they are _PyInterpreterFrame records whose layout only
  * the interpreter's internal headers give, read here as tracemalloc reads
@@ -108,7 +108,7 @@ static const PyThreadState *recorder;
  * starters.  Set with it. */
 static PyInterpreterState *interpreter;
 /* The shim's answer to "who started me", or NULL without the shim. */
-static sonde_alloc_parent_fn shim_parent;
+static sonde_alloc_starters_fn shim_starters;
 
 typedef int (*read_fn)(const void *addr, void *out, size_t n);
 
@@ -202,7 +202,7 @@ static int frames_of(const PyThreadState *ts, read_fn read, mem_frame *out, int 
  * late by at most that much; a starter that waits does not move). */
 #define STARTER_FRESH_NS 1000000
 #define STARTER_FRAMES 128
-#define STARTERS 4
+#define STARTERS 8
 
 typedef struct starter_copy {
     const PyThreadState *ts;
@@ -248,24 +248,34 @@ static int starter_copied(const PyThreadState *ts, mem_frame *out, int max)
     return n;
 }
 
+/* The frames of the threads that started the calling one, nearest
+ * starter first (a thread started by a worker works for the worker's
+ * starter too); an ended starter has none. */
 static int starter_frames(mem_frame *out, int max)
 {
     const PyThreadState *self = PyGILState_GetThisThreadState();
-    const PyThreadState *starter = shim_parent ? shim_parent() : NULL;
-    if (!starter)
-        starter = recorder;
-    if (!starter || starter == self)
-        return 0;
-    if (PyGILState_Check())
-        return alive(starter, read_held) ? frames_of(starter, read_held, out, max) : 0;
-    return starter_copied(starter, out, max);
+    const void *chain[SONDE_ALLOC_STARTERS_MAX];
+    int n = shim_starters ? shim_starters(chain, SONDE_ALLOC_STARTERS_MAX) : 0;
+    if (n == 0 && recorder)
+        chain[n++] = recorder;
+    int held = PyGILState_Check(), got = 0;
+    for (int i = 0; i < n && got < max; i++) {
+        const PyThreadState *ts = chain[i];
+        if (ts == self)
+            continue;
+        if (held)
+            got += alive(ts, read_held) ? frames_of(ts, read_held, out + got, max - got) : 0;
+        else
+            got += starter_copied(ts, out + got, max - got);
+    }
+    return got;
 }
 
 void mem_frames_start(void)
 {
     recorder = PyThreadState_Get();
     interpreter = recorder->interp;
-    shim_parent = (sonde_alloc_parent_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_PARENT);
+    shim_starters = (sonde_alloc_starters_fn)dlsym(RTLD_DEFAULT, SONDE_ALLOC_STARTERS);
 }
 
 const void *mem_thread_token(void)
