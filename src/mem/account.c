@@ -338,6 +338,7 @@ static void *timeline_main(void *arg)
 {
     mem_data *m = arg;
     mem_tls_busy = 1; /* its own allocations are not the program's */
+    pthread_setname_np(pthread_self(), "sonde-timeline"); /* as top -H and /proc show it */
     struct timespec next;
     clock_gettime(CLOCK_MONOTONIC, &next);
     pthread_mutex_lock(&m->lock);
@@ -353,6 +354,8 @@ static void *timeline_main(void *arg)
         if (m->timeline_running) {
             measure_mappings(m);
             mem_read_rss(m, 0);
+            if (!m->line_events)
+                mem_spans_of_recorder(m);
         }
     }
     pthread_mutex_unlock(&m->lock);

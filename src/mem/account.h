@@ -97,6 +97,9 @@ typedef struct mem_host {
      * is known or alive but the calling thread.  NULL: no
      * such reading (a thread's allocations are then its own stack's). */
     int (*starter_frames)(mem_frame *out, int max);
+    /* The same of the thread that started recording, read from another
+     * thread without the GIL (the timeline's).  NULL: no such reading. */
+    int (*recorder_frames)(mem_frame *out, int max);
     /* The line of the instruction at `offset` (bytes) of code; <= 0 when
      * it has none. */
     int (*line_of)(const void *code, int offset);
@@ -126,6 +129,8 @@ typedef struct mem_site {
     uint32_t index;              /* in mem_data.sites */
     uint32_t active;             /* line events: open activations, all threads */
     int64_t last_span;           /* its latest timeline span, or -1 */
+    uint64_t seen_reading;       /* from the stack: the last of the recording thread's
+                                    readings (mem_data.readings) to see it, or 0 */
 } mem_site;
 
 /* Line events: an open activation on a thread's shadow stack. */
@@ -200,6 +205,8 @@ struct mem_data {
     uint32_t nspans;
     size_t spans_cap;
     uint64_t spans_dropped;
+    uint64_t readings;           /* from the stack: of the recording thread's stack,
+                                    for the spans (mem_spans_of_recorder) */
     int statm_fd;
     long page_size;
     pthread_t timeline;
@@ -384,6 +391,11 @@ uint32_t mem_site_add(mem_data *m, const void *code, const char *file, const cha
 void mem_span_mark(mem_data *m, mem_site *site, uint64_t ns, int end);
 
 /* ---- between account.c and sites.c (the lock held) ---- */
+
+/* From the stack, the sites on the recording thread's stack now go on
+ * running in the timeline (its spans), whether they allocate or not
+ * (the timeline thread, each interval). */
+void mem_spans_of_recorder(mem_data *m);
 
 /* Reads RSS for the timeline (account.c); churned: bytes coming and going
  * asked for it (see MEM_RSS_CHURN). */

@@ -364,16 +364,37 @@ static uint32_t stack_node_of(mem_data *m, const site_line *s, int k)
     return node;
 }
 
-/* Sites seen running at `ns` extend their current span, or start one. */
-static void spans_seen(mem_data *m, const site_line *s, int k, uint64_t ns)
+/* Sites seen running at `ns` extend their current span, or start one.
+ * A site goes on running while the recording thread's readings keep
+ * seeing it (one each interval, when the timeline thread gets a CPU): a
+ * `reading` of that thread continues a site the reading before saw, and
+ * a sample one the latest reading saw; else a site not seen for two
+ * intervals starts a new span. */
+static void spans_seen(mem_data *m, const site_line *s, int k, uint64_t ns, int reading)
 {
     for (int i = 0; i < k; i++) {
         mem_site *site = s[i].site;
-        if (site->last_span < 0 || m->spans[site->last_span].end + m->interval_ns < ns)
+        int read_running = site->seen_reading && site->seen_reading + (uint64_t)reading == m->readings;
+        if (site->last_span < 0 ||
+            (!read_running && m->spans[site->last_span].end + 2 * m->interval_ns < ns))
             mem_span_mark(m, site, ns, 0);
         if (site->last_span >= 0)
             m->spans[site->last_span].end = ns;
+        if (reading)
+            site->seen_reading = m->readings;
     }
+}
+
+void mem_spans_of_recorder(mem_data *m)
+{
+    if (!m->host.recorder_frames)
+        return;
+    mem_frame frames[MEM_MAX_FRAMES];
+    site_line s[MEM_MAX_FRAMES];
+    int k = sites_among(m, frames, m->host.recorder_frames(frames, MEM_MAX_FRAMES), s, 0,
+                        MEM_MAX_FRAMES);
+    m->readings++;
+    spans_seen(m, s, k, sonde_clock_ns(), 1);
 }
 
 /* From the stack, RSS changes go to the lines of the thread whose
@@ -407,7 +428,7 @@ static uint32_t place_by_stack(mem_data *m, uint64_t weight)
         }
     }
     if (k)
-        spans_seen(m, s, k, sonde_clock_ns());
+        spans_seen(m, s, k, sonde_clock_ns(), 0);
     rss_to_lines(m, s, k);
     return stack_node_of(m, s, k);
 }

@@ -5,17 +5,21 @@
  * leaks) follow allocations, releases, forgotten blocks and a failed
  * realloc's restore, line events give each line its thread's bytes
  * (callees and nested code included), a worker's bytes count on its
- * starter's lines too both ways, and a forked child records nothing
+ * starter's lines too both ways, the timeline's readings of the
+ * recording thread keep its functions' spans, and a forked child records nothing
  * unless followed, when it records its own from zero.
  *
  * The interpreter is a fake host: a stack of (code, offset) set by each
  * test, and a line per offset. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "core/clock.h"
 #include "mem/account.h"
 
 /* ---- the fake interpreter ---- */
@@ -349,6 +353,68 @@ static void test_workers(void)
     depth = starter_depth = 0;
 }
 
+/* ---- the recording thread's spans ---- */
+
+/* What the timeline thread reads of the recording thread: its stack, set
+ * under the accounting's lock. */
+static mem_frame recorder[1];
+static int recorder_depth;
+
+static int recorder_frames(mem_frame *out, int max)
+{
+    int n = recorder_depth < max ? recorder_depth : max;
+    for (int i = 0; i < n; i++)
+        out[i] = recorder[i];
+    return n;
+}
+
+static const mem_host recorder_host = { .frames = frames, .recorder_frames = recorder_frames,
+                                        .line_of = line_of };
+
+/* Waits (the lock held) until the timeline thread has read the recording
+ * thread `more` times, and the clock is past `after`. */
+static void wait_readings(mem_data *m, uint64_t more, uint64_t after)
+{
+    uint64_t until = m->readings + more;
+    while (m->readings < until || sonde_clock_ns() <= after) {
+        pthread_mutex_unlock(&m->lock);
+        nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+        pthread_mutex_lock(&m->lock);
+    }
+}
+
+/* From the stack, a function the recording thread runs without
+ * allocating is seen running by the timeline's readings, in one span
+ * however late they come, and in a new one after a reading found it gone
+ * and two intervals passed. */
+static void test_recorder_spans(void)
+{
+    const uint64_t interval = 1000 * 1000;
+    mem_data *m = mem_data_new(0, interval, 0, &recorder_host, 1);
+    check(m && mem_account_start(m) == 0, "start");
+    mem_site_add(m, code_a, "a.py", "wait", 10, 5, NULL);
+    pthread_mutex_lock(&m->lock);
+    recorder[0] = (mem_frame){ code_a, 4 };
+    recorder_depth = 1;
+    wait_readings(m, 20, 0);
+    check(m->nspans == 1, "one span while a runs (%u)", m->nspans);
+    recorder_depth = 0;
+    wait_readings(m, 1, m->spans[0].end + 3 * interval);
+    recorder_depth = 1;
+    wait_readings(m, 5, 0);
+    pthread_mutex_unlock(&m->lock);
+    mem_account_stop(m);
+    check(m->nspans == 2 && m->spans[0].site == 0 && m->spans[1].site == 0, "two spans of a (%u)",
+          m->nspans);
+    check(m->spans[0].end > m->spans[0].start && m->spans[1].start > m->spans[0].end + 3 * interval &&
+              m->spans[1].end > m->spans[1].start,
+          "the spans are the readings that saw a: %llu-%llu, %llu-%llu",
+          (unsigned long long)m->spans[0].start, (unsigned long long)m->spans[0].end,
+          (unsigned long long)m->spans[1].start, (unsigned long long)m->spans[1].end);
+    mem_data_free(m);
+    recorder_depth = 0;
+}
+
 /* ---- fork ---- */
 
 static void test_fork(void)
@@ -415,6 +481,7 @@ void test_mem_account(void)
     test_leaks();
     test_line_events();
     test_workers();
+    test_recorder_spans();
     test_fork();
     test_fork_followed();
 }

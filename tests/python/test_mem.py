@@ -805,6 +805,64 @@ def test_workers_memory_goes_to_the_line_that_waits(python, how, tmp_path):
                for s in timeline["spans"]), (at, timeline["spans"])
 
 
+PAUSE = r'''
+import os, subprocess
+from concurrent.futures import ThreadPoolExecutor
+
+# Writes a byte once sonde's timeline thread has slept 40 more times (at
+# most twice per reading of the program's stack): a readiness signal that
+# no load can hurry.
+WATCH = """
+t=$(grep -l '^sonde-timeline$' /proc/$1/task/*/comm | cut -d/ -f5)
+count() { sed -n 's/^voluntary_ctxt_switches:[[:space:]]*//p' /proc/$1/task/$t/status; }
+v=$(count $1)
+while [ "$(count $1)" -lt $((v + 40)) ]; do sleep 0.01; done
+echo x
+"""
+
+def make(n):
+    return [bytearray(1000) for _ in range(n)]
+
+def work():
+    with ThreadPoolExecutor(4) as ex:
+        return list(ex.map(make, [5000] * 4))
+
+def pause(fd):
+    os.read(fd, 1)  # waits for the watcher, allocating only what it returns
+
+keep = work()
+watch = subprocess.Popen(["sh", "-c", WATCH, "sh", str(os.getpid())], stdout=subprocess.PIPE)
+pause(watch.stdout.fileno())
+watch.wait()
+'''
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_timeline_shows_a_function_that_waits_without_allocating(python, tmp_path):
+    """From the stack, the timeline's spans come from the timeline
+    thread's readings of the program's main thread too, not only from
+    allocation samples: a function that waits without allocating (for a
+    byte a watcher writes after 40 of the timeline thread's sleeps) runs
+    across the readings made meanwhile, and one that waits for a thread
+    pool runs while the heap rises to its peak.  Before, the waiting
+    function had at most a span of no length, where its one allocation
+    was sampled."""
+    python = need(python)
+    (tmp_path / "p.py").write_text(PAUSE)
+    proc = run_sonde(["mem", "-o", "p.json", "p.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    timeline = json.load(open(str(tmp_path / "p.json")))["timeline"]
+    spans = [s for s in timeline["spans"] if s["name"] == "pause"]
+    readings = [sum(s["start_ns"] <= t <= s["end_ns"] for t in timeline["t_ns"]) for s in spans]
+    assert readings and max(readings) >= 10, (spans, readings)
+    # The heap first reaches 90% of its peak inside work (the pool's lists
+    # stay alive, and later small allocations may raise the peak itself).
+    high = 0.9 * max(timeline["heap_bytes"])
+    at = next(t for t, heap in zip(timeline["t_ns"], timeline["heap_bytes"]) if heap >= high)
+    assert any(s["name"] == "work" and s["start_ns"] <= at <= s["end_ns"]
+               for s in timeline["spans"]), (at, timeline["spans"])
+
+
 ENDED_STARTER = """
 import ctypes, threading
 

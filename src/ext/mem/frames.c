@@ -271,6 +271,11 @@ static int starter_frames(mem_frame *out, int max)
     return got;
 }
 
+static int recorder_frames(mem_frame *out, int max)
+{
+    return recorder ? starter_copied(recorder, out, max) : 0;
+}
+
 void mem_frames_start(void)
 {
     recorder = PyThreadState_Get();
@@ -290,4 +295,4 @@ static int line_of(const void *code, int offset)
 
 /* Constant: the hooks read it from any thread. */
 const mem_host mem_python_host = { .frames = frames, .starter_frames = starter_frames,
-                                   .line_of = line_of };
+                                   .recorder_frames = recorder_frames, .line_of = line_of };
