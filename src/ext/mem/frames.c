@@ -271,9 +271,14 @@ static int starter_frames(mem_frame *out, int max)
     return got;
 }
 
+/* Read afresh, not through the starters' copies: a copy the timeline
+ * made would be lent to the allocations of the next millisecond, a line
+ * late when the recording thread has just moved on. */
 static int recorder_frames(mem_frame *out, int max)
 {
-    return recorder ? starter_copied(recorder, out, max) : 0;
+    return recorder && alive(recorder, read_careful)
+               ? frames_of(recorder, read_careful, out, max)
+               : 0;
 }
 
 void mem_frames_start(void)
