@@ -427,31 +427,44 @@ def _operators(torch, result, regions, shapes, memory=False, until=None, since=N
     devices = _device_types(types)
     ops = _Operators(until)
     launchers = _Launchers(ops)
-    kernels = []
+    kernels, seen, kept = [], [], []  # the CPU events seen, and those kept with their index
+    shown = {}  # torch's name -> the name shown, or None (left out): names repeat
     events = result.events()
     for e in events:
         name = _name(e)
-        if name is None or _filter_name(name) or e.is_hidden_event() or name == _MEMORY_EVENT:
+        if name is None:
             continue
-        if since is not None and e.start_ns() < since:
+        show = shown.get(name, False)
+        if show is False:
+            show = shown[name] = (None if _filter_name(name) or name == _MEMORY_EVENT
+                                  else _rewrite_name(name, with_wildcard=True))
+        if show is None or e.is_hidden_event():
             continue
-        if e.device_type() in devices:
-            if not e.is_user_annotation():  # a region's span on the GPU is no kernel
+        start = e.start_ns()
+        if since is not None and start < since:
+            continue
+        device, annotation = e.device_type(), e.is_user_annotation()
+        if device in devices:
+            if not annotation:  # a region's span on the GPU is no kernel
                 kernels.append(e)
             continue
-        if e.device_type() != cpu or (until is not None and e.start_ns() >= until):
+        if device != cpu or (until is not None and start >= until):
             continue
-        launchers.saw(e)
-        if name in regions and e.is_user_annotation():
+        seen.append(e)
+        if name in regions and annotation:
             continue
-        if _may_launch(e):
-            launchers.add(e.correlation_id(), len(ops.names))
+        kept.append((e, len(ops.names)))
         ops.tids.append(e.device_resource_id())
-        ops.regions.append(bool(e.is_user_annotation()))
-        name = _rewrite_name(name, with_wildcard=True)
-        ops.names.append("%s %s" % (name, e.shapes()) if shapes else name)
-        ops.starts.append(e.start_ns())
+        ops.regions.append(bool(annotation))
+        ops.names.append("%s %s" % (show, e.shapes()) if shapes else show)
+        ops.starts.append(start)
         ops.ends.append(e.end_ns())
+    if kernels:  # which operator launched each (without a GPU, none to ask)
+        for e in seen:
+            launchers.saw(e)
+        for e, index in kept:
+            if _may_launch(e):
+                launchers.add(e.correlation_id(), index)
     for e in kernels:
         kernel = (launchers.of(e.linked_correlation_id()),
                   _rewrite_name(_name(e), with_wildcard=True), e.start_ns(), e.end_ns(),
