@@ -16,12 +16,14 @@ from round to round:
   same time of a bare run: the interpreter's own shutdown (with torch
   loaded, a second or more) is in both.
 
-The report gives medians of those times and the files' sizes.
+The report gives medians of those times, wall and CPU, and the files'
+sizes.
 
     python3 bench/bench_torch_trace.py [--python PY] [--steps N] [--rounds N]
 
-PY needs torch (build/venv has it after `make test`).  These are wall
-times: run it on a quiet machine (the report prints the load average).
+PY needs torch (build/venv has it after `make test`).  Compare the CPU
+seconds (each process's own, bare's shutdown taken off sonde's): the wall
+times need a quiet machine (the report prints the load average).
 """
 
 import argparse
