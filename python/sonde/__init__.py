@@ -26,6 +26,12 @@ Benchmarks, calibrated over fresh processes (sonde timeit)::
 
     r = sonde.timeit("sorted(data)", setup="data = list(range(1000))[::-1]")
     r.mean, r.ci, r.values                # seconds per loop
+
+PYTEST_DONT_REWRITE: the package carries pytest's plugin (its pytest11
+entry point), and under `sonde run -m pytest` the launcher has imported
+it before pytest starts; this marker keeps pytest from warning that it
+cannot rewrite the asserts of a package that has none (a warning that
+`-W error` makes fatal).
 """
 
 import sys

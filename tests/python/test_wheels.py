@@ -271,6 +271,31 @@ def test_wheel_in_a_fresh_venv(python, wheels, tmp_path):
             frames.index("tl_middle"), stack
 
 
+def test_pytest_with_warnings_as_errors_under_the_installed_command(wheels, tmp_path):
+    """`sonde run -m pytest -W error` with sonde pip-installed (its pytest11
+    entry point makes pytest mark the package for assertion rewriting,
+    after sonde's launcher imported it): the suite passes as it does bare.
+    Before, pytest's PytestAssertRewriteWarning about sonde stopped it."""
+    version = "3.11"
+    python = dict(PYTHONS).get(version)
+    if version not in wheels or not python:
+        pytest.skip("needs Python 3.11's wheel (the interpreter of build/venv's pytest)")
+    venv = tmp_path / "venv"
+    pip = fresh_venv(python, venv, wheels[version])
+    assert pip.returncode == 0, pip.stderr + pip.stdout
+    (tmp_path / "test_sums.py").write_text("def test_sum():\n    assert sum([1, 2]) == 3\n")
+    pytest_home = os.path.dirname(os.path.dirname(pytest.__file__))
+    env = dict(clean_env(), PYTHONPATH=pytest_home)
+    argv = ["-m", "pytest", "-q", "-W", "error", "-p", "no:cacheprovider", "test_sums.py"]
+    bare = subprocess.run([str(venv / "bin" / "python")] + argv, cwd=str(tmp_path), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    assert bare.returncode == 0 and "1 passed" in bare.stdout, bare.stdout + bare.stderr
+    got = subprocess.run([str(venv / "bin" / "sonde"), "run", "-o", "p.prof"] + argv,
+                         cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True)
+    assert got.returncode == 0 and "1 passed" in got.stdout, got.stdout + got.stderr[-3000:]
+
+
 def two_versions(wheels):
     have = sorted(wheels)
     if len(have) < 2:
