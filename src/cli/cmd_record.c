@@ -119,29 +119,58 @@ const cli_command cmd_record = {
              "starts are sampled (the outermost ones; --subprocesses adds theirs).\n"
              "Without --native the target is never stopped: sonde only reads its\n"
              "memory, so py-spy's --nonblocking is accepted and changes nothing.\n"
-             "Ctrl-C stops and writes what was gathered.  --mode cpu (the default)\n"
-             "weighs each sample by the CPU time its thread used since its previous\n"
-             "sample, as the kernel counts it, so times are CPU time and shares hold\n"
-             "on a busy machine; --mode wall samples every thread, running or not\n"
-             "(py-spy's --idle).  Stacks deeper than 1024 frames keep their innermost\n"
-             "1024 under a \"[truncated]\" frame.  --native adds the C and C++ frames\n"
-             "of every thread (threads that never ran Python too): a thread running\n"
-             "Python is stopped alone for the microseconds its stack takes to copy\n"
-             "(ptrace); the others are read by perf without a stop where the kernel\n"
-             "allows it.  --every writes a profile per interval into a folder, for a\n"
-             "service profiled for hours: sonde merge sums any window of them.",
+             "Ctrl-C stops and writes what was gathered; so does a SIGTERM or SIGHUP\n"
+             "sent to sonde (timeout, kill, systemd), which is then passed on to CMD.\n"
+             "--mode cpu (the default) weighs each sample by the CPU time its thread\n"
+             "used since its previous sample, as the kernel counts it, so times are\n"
+             "CPU time and shares hold on a busy machine; --mode wall samples every\n"
+             "thread, running or not (py-spy's --idle).  Stacks deeper than 1024\n"
+             "frames keep their innermost 1024 under a \"[truncated]\" frame.\n"
+             "--native adds the C and C++ frames of every thread (threads that never\n"
+             "ran Python too): a thread running Python is stopped alone for the\n"
+             "microseconds its stack takes to copy (ptrace); the others are read by\n"
+             "perf without a stop where the kernel allows it.  --every writes a\n"
+             "profile per interval into a folder, for a service profiled for hours:\n"
+             "sonde merge sums any window of them.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
 };
 
-static volatile sig_atomic_t stop_requested; /* set by the SIGINT/SIGTERM handler, read by
+static volatile sig_atomic_t stop_requested; /* set by the stop signals' handler, read by
                                                 the sampling loop: one thread */
+static volatile sig_atomic_t command_pid;    /* the command started, once it runs; else 0 */
+static volatile sig_atomic_t unpassed_stop;  /* a stop signal to pass on that came before it */
 
-static void on_stop(int sig)
+/* Stops the sampling.  A SIGTERM or SIGHUP another process sent to sonde
+ * alone (timeout, kill, systemd) is passed on to the command, which ends
+ * as it would unprofiled while sonde writes the profile; the terminal's
+ * Ctrl-C, and signals the command sent, reached it already. */
+static void on_stop(int sig, siginfo_t *info, void *context)
 {
-    (void)sig;
+    (void)context;
+    int saved = errno;
     stop_requested = 1;
+    if (sig != SIGINT && info->si_code <= 0 && info->si_pid != (pid_t)command_pid) {
+        if (command_pid > 0)
+            kill((pid_t)command_pid, sig);
+        else
+            unpassed_stop = sig;
+    }
+    errno = saved;
+}
+
+static const int stop_signals[] = { SIGINT, SIGTERM, SIGHUP };
+#define NSTOP (int)(sizeof stop_signals / sizeof stop_signals[0])
+
+/* Puts back the stop signals' handlers sonde had before it sampled: after
+ * the command has ended, for the stop signals sonde is sent while it waits
+ * for the command's end are passed on as well. */
+static void restore_stop_signals(const struct sigaction old[NSTOP])
+{
+    for (int i = 0; i < NSTOP; i++)
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(stop_signals[i], &old[i], NULL);
 }
 
 /* The command line into *o, checked.  0, or an exit code. */
@@ -496,15 +525,26 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     if (rc != 0)
         return rc;
 
-    struct sigaction stop = { .sa_handler = on_stop }, old_int, old_term;
+    /* a stop signal sonde was started with ignored (nohup) stays ignored */
+    struct sigaction stop = { .sa_sigaction = on_stop, .sa_flags = SA_SIGINFO }, old[NSTOP];
     sigemptyset(&stop.sa_mask);
-    sigaction(SIGINT, &stop, &old_int);
-    sigaction(SIGTERM, &stop, &old_term);
+    for (int i = 0; i < NSTOP; i++) {
+        sigaction(stop_signals[i], NULL, &old[i]);
+        if (old[i].sa_handler != SIG_IGN)
+            sigaction(stop_signals[i], &stop, NULL);
+    }
 
     long pid = o.pid;
     int started = o.cmd != NULL;
-    if (started && (pid = start_command(o.cmd)) < 0)
+    if (started && (pid = start_command(o.cmd)) < 0) {
+        restore_stop_signals(old);
         return SONDE_EXIT_FAILED;
+    }
+    if (started) {
+        command_pid = (sig_atomic_t)pid;
+        if (unpassed_stop)
+            kill((pid_t)pid, unpassed_stop);
+    }
     if (started && !o.out)
         rc = open_output(&o, pid, name, sizeof name, &out, &every);
     every.pid = pid; /* -o DIR -- CMD: the files are named after the command's pid */
@@ -569,18 +609,18 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     cli_every_free(&every);
     sonde_profile_free(&p);
     sonde_thread_filter_free(&o.sample.threads);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
     if (started) {
         /* The command decides its own end (Ctrl-C reached it too), and its
          * exit code is the answer, unless sonde could not profile it. */
         int status = 0, waited;
         while ((waited = waitpid((pid_t)pid, &status, 0)) < 0 && errno == EINTR)
             ;
+        restore_stop_signals(old);
         /* a native capture's wait may have taken its end (task.h) */
         if (waited < 0 && !sonde_proc_reaped_take((int)pid, &status) && rc == 0)
             return cli_fail(SONDE_EXIT_FAILED, "the exit status of process %ld was lost", pid);
         return rc == SONDE_EXIT_FAILED || rc == SONDE_EXIT_USAGE ? rc : launch_exit_code(status);
     }
+    restore_stop_signals(old);
     return rc;
 }

@@ -227,3 +227,58 @@ def test_a_signal_just_before_a_blocking_call_ends_the_program(python, tmp_path)
     assert done.stdout == ""
     stats = marshal.loads((tmp_path / "out.prof").read_bytes())
     assert [v[0] for k, v in stats.items() if k[2] == "work"] == [1], stats.keys()
+
+
+# A service that warms up on the CPU (so a sampler running beside it has
+# samples of `warm`, however busy the machine: the spin counts the
+# service's own CPU time), says it is ready, then waits to be stopped; with
+# an argument it ends itself on SIGTERM and SIGHUP, saying so, and exits 0.
+WARM_THEN_WAIT = """
+import signal, sys, time
+
+def warm():
+    while time.process_time() < 0.3:
+        pass
+
+def stop(sig, frame):
+    print("stopping on", sig, flush=True)
+    sys.exit(0)
+
+if len(sys.argv) > 1:
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGHUP, stop)
+warm()
+print("ready", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+@pytest.mark.parametrize("handles", [False, True], ids=["default", "handled"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_record_passes_a_stop_on_to_its_command(python, handles, sig, tmp_path):
+    """`timeout`, `kill` and systemd send SIGTERM (a lost terminal SIGHUP)
+    to `sonde record -- CMD` alone: sonde writes its profile, passes the
+    signal on, and ends as the command does -- killed by the signal, or
+    with the exit code the command's own handler chose.  (It wrote the
+    profile and then waited for a command that was never told to stop.)"""
+    python = need(python)
+    (tmp_path / "service.py").write_text(WARM_THEN_WAIT)
+    cmd = [SONDE, "record", "-f", "collapsed", "-o", "out.txt", "--", python, "service.py"]
+    proc = subprocess.Popen(cmd + (["handle"] if handles else []), cwd=str(tmp_path),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            universal_newlines=True, preexec_fn=signals_at_default)
+    try:
+        assert proc.stdout.readline() == "ready\n"
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == (0 if handles else -sig), err
+    assert out == ("stopping on %d\n" % sig if handles else ""), err
+    stacks = (tmp_path / "out.txt").read_text().splitlines()
+    assert any(stack.rsplit(" ", 1)[0].endswith("service.py:5)") and ";warm (" in stack
+               for stack in stacks), stacks
