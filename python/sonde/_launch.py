@@ -360,6 +360,8 @@ class _LinesTool:
         self.started_ns = 0  # when recording started (Unix ns): each part says so
         if self.children:
             self._follow_main_file(code, source, patterns, main)
+        if patterns and not self.is_child:
+            self._follow_file_run_by_exec(code, patterns)
 
     def _follow_main_file(self, code, source, patterns, main):
         """The program's main file, said in the folder by the program
@@ -367,7 +369,6 @@ class _LinesTool:
         functions when the child runs that file's code (multiprocessing's
         spawn and forkserver run it as __mp_main__, by runpy: no import
         the watcher sees)."""
-        from . import _lines
         path = getattr(code, "co_filename", "")
         if not self.is_child:  # the file, and -m's module name (a line each)
             if path and not path.startswith("<"):
@@ -382,23 +383,44 @@ class _LinesTool:
         if path and os.path.abspath(path) == wanted:
             return  # the child runs the program's file as its own: chosen above
         # (-m's module: multiprocessing runs it again by name, as __mp_main__)
-        prof, names = self.prof, ("__main__", "__mp_main__", module or "__main__")
-        seen = []
+        self._choose_when_exec(lambda: wanted, patterns,
+                               ("__main__", "__mp_main__", module or "__main__"), set())
+
+    def _follow_file_run_by_exec(self, code, patterns):
+        """A program that another runs (-m pdb FILE, -m coverage run FILE,
+        -m cProfile FILE, -m trace): that one compiles the file sys.argv[0]
+        then names and execs it, with no import the watcher sees.  Its
+        functions are chosen then, as the program's own (__main__)."""
+        path = getattr(code, "co_filename", "<")
+        done = {os.path.abspath(path)} if path[:1] != "<" else set()
+        self._choose_when_exec(lambda: os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0]
+                               else None, patterns, ("__main__",), done, self.unmatched)
+
+    def _choose_when_exec(self, wanted, patterns, names, done, unmatched=None):
+        """An audit hook: the first code exec'd from the file wanted() names
+        (an absolute path, or None) has the functions patterns match chosen,
+        as the module names; the patterns that matched leave unmatched."""
+        from . import _lines
+        prof, with_module = self.prof, self.with_module
 
         def hook(event, args):
-            if seen or event != "exec" or not args:
+            if event != "exec" or not args:
                 return
-            ran = args[0]
-            if getattr(ran, "co_filename", None) == wanted or (
-                    getattr(ran, "co_filename", "<")[:1] != "<"
-                    and os.path.abspath(ran.co_filename) == wanted):
-                seen.append(ran)
-                try:
-                    with open(wanted, "rb") as f:
-                        text = f.read().decode("utf-8", "replace")
-                except OSError:
-                    text = ""
-                _lines.select(prof, ran, text, patterns, self.with_module, names)
+            path = getattr(args[0], "co_filename", "<")
+            if path[:1] == "<":
+                return
+            path, chosen = os.path.abspath(path), wanted()
+            if path != chosen or path in done:
+                return
+            done.add(path)
+            try:
+                with open(path, "rb") as f:
+                    text = f.read().decode("utf-8", "replace")
+            except OSError:
+                text = ""
+            still = _lines.select(prof, args[0], text, patterns, with_module, names)
+            if unmatched is not None:
+                unmatched.intersection_update(still)
 
         sys.addaudithook(hook)
 

@@ -239,6 +239,81 @@ def settrace_counts(python, cwd):
     return tuple({int(k): v for k, v in d.items()} for d in json.loads(ref))
 
 
+# A tool that runs s.py under its own trace function, as coverage run,
+# trace and pdb do: it names the file in sys.argv[0], compiles and execs it,
+# and counts every line event of s.py's functions (line_events.LineCounter)
+# in the main thread and in a thread it starts with threading.settrace.  It
+# prints those counts, and whether sys.gettrace answered its function and,
+# after sys.settrace(None), None.
+TOOL_WITH_ITS_OWN_TRACER = SETTRACE.replace("""code = compile(""", """
+import threading
+sys.argv[:] = ["s.py"]
+code = compile(""").replace("""sys.settrace(None)
+""", """answered = sys.gettrace() is tracer
+sys.settrace(None)
+threading.settrace(tracer)
+thread = threading.Thread(target=exec, args=(code, {"__name__": "__main__"}))
+thread.start()
+thread.join()
+threading.settrace(None)
+print(answered, sys.gettrace() is None)
+""")
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_program_with_its_own_trace_function(python, tmp_path):
+    """A program that sets its own trace function (a tool running another
+    file: coverage run, trace, pdb; the program in a thread too): up to
+    3.11 the interpreter has one trace slot per thread, which the program
+    took from sonde's hook -- `-f main` then "never ran" and no line was
+    counted.  sonde takes the slot back and passes every event on: the
+    program's function sees every line event it sees in a bare run, sonde
+    counts every line once per run (twice here: the main thread and the
+    thread), and sys.gettrace answers what it answers in a bare run.  The
+    file the tool runs by exec (named by sys.argv[0]) has its functions
+    chosen by -f as the program's own."""
+    python = need(python)
+    (tmp_path / "s.py").write_text(NESTED)
+    (tmp_path / "tool.py").write_text(TOOL_WITH_ITS_OWN_TRACER)
+    (tmp_path / "line_events.py").write_text(open(os.path.join(HERE, "line_events.py")).read())
+    bare = subprocess.run([python, "tool.py"], cwd=str(tmp_path), stdout=subprocess.PIPE,
+                          universal_newlines=True, check=True).stdout
+    assert bare.splitlines()[0] == "True True", bare
+    hits, iterations = ({int(k): v for k, v in d.items()}
+                        for d in json.loads(bare.splitlines()[1]))
+    proc = run_sonde(["lines", "-f", "main", "-o", "s.json", "tool.py"], tmp_path, python=python)
+    assert proc.returncode == 0 and "never ran" not in proc.stderr, proc.stderr
+    assert proc.stdout == bare  # the program's own function saw what it sees bare
+    (main,) = [f for f in json.load(open(str(tmp_path / "s.json")))["functions"]
+               if os.path.basename(f["file"]) == "s.py"]
+    got = {l["line"]: l["hits"] for l in main["lines"] if l["hits"]}
+    got_iterations = {l["line"]: l["iterations"] for l in main["lines"] if l["iterations"]}
+    assert got == hits and got_iterations == iterations
+    assert [got[n] for n in (5, 6, 7, 8, 11)] == [2, 2, 2, 2, 2]  # main thread and thread
+
+
+PDB_STEPS = "n\nn\ns\nn\nn\nn\nc\n"  # to main's call, into it, three lines, go on
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_pdb_steps_as_bare_and_the_lines_count(python, tmp_path):
+    """`sonde lines -m pdb s.py`: pdb's trace function steps through the
+    program's lines as in a bare run (the same transcript), and sonde
+    counts main's lines as the interpreter's own line events do."""
+    python = need(python)
+    (tmp_path / "s.py").write_text(NESTED)
+    hits, _ = settrace_counts(python, tmp_path)
+    bare = subprocess.run([python, "-m", "pdb", "s.py"], cwd=str(tmp_path), input=PDB_STEPS,
+                          stdout=subprocess.PIPE, universal_newlines=True).stdout
+    proc = run_sonde(["lines", "-f", "main", "-o", "s.json", "-m", "pdb", "s.py"], tmp_path,
+                     python=python, input=PDB_STEPS)
+    assert proc.returncode == 0 and "never ran" not in proc.stderr, proc.stderr
+    assert "s.py(6)main()" in bare and proc.stdout == bare
+    (main,) = [f for f in json.load(open(str(tmp_path / "s.json")))["functions"]
+               if os.path.basename(f["file"]) == "s.py"]
+    assert {l["line"]: l["hits"] for l in main["lines"] if l["hits"]} == hits
+
+
 @pytest.mark.parametrize("python", version_params())
 def test_comprehensions_and_lambdas_count_hits_and_iterations(python, tmp_path):
     """sonde lines counts a line's hits as line_profiler does (the times it

@@ -36,9 +36,7 @@ int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *
 #endif
 }
 
-/* threading.settrace (trace = 1) or threading.setprofile of hook.  0, or
- * -1 with an exception. */
-static int set_threading_hook(int trace, PyObject *hook)
+int sonde_legacy_threading_hook(int trace, PyObject *hook)
 {
     PyObject *threading = PyImport_ImportModule("threading");
     PyObject *r = threading ? PyObject_CallMethod(threading, trace ? "settrace" : "setprofile",
@@ -52,7 +50,7 @@ static int set_threading_hook(int trace, PyObject *hook)
 int sonde_legacy_install(int trace, PyObject *thread_hook, sonde_legacy_thread_fn hook,
                          sonde_legacy_thread_fn unhook, void *arg)
 {
-    int rc = set_threading_hook(trace, thread_hook);
+    int rc = sonde_legacy_threading_hook(trace, thread_hook);
     PyThreadState *me = PyThreadState_Get();
     for (PyThreadState *ts = PyInterpreterState_ThreadHead(me->interp); ts && rc == 0;
          ts = PyThreadState_Next(ts))
@@ -84,7 +82,7 @@ int sonde_legacy_remove(int trace, sonde_legacy_thread_fn unhook, void *arg)
          ts = PyThreadState_Next(ts))
         if (unhook(ts, arg) < 0)
             keep_first(&failed, &first);
-    if (set_threading_hook(trace, Py_None) < 0)
+    if (sonde_legacy_threading_hook(trace, Py_None) < 0)
         keep_first(&failed, &first);
     if (failed)
         error_restore(first);

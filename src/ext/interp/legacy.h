@@ -27,6 +27,10 @@ static inline PyCodeObject *sonde_frame_code(PyFrameObject *frame)
  * 0, or -1 with an exception. */
 int sonde_legacy_set(PyThreadState *ts, int trace, Py_tracefunc func, PyObject *obj);
 
+/* threading.settrace (trace = 1) or threading.setprofile of hook: what
+ * threads started later put in first.  0, or -1 with an exception. */
+int sonde_legacy_threading_hook(int trace, PyObject *hook);
+
 /* What sonde_legacy_install and _remove do to each thread: 0, or -1 with
  * an exception. */
 typedef int (*sonde_legacy_thread_fn)(PyThreadState *ts, void *arg);
