@@ -181,6 +181,9 @@ typedef struct sonde_profile {
     /* 0: ticks are time (a deterministic profile, node calls counted);
      * else ticks are samples taken at this many per second. */
     double sample_rate;
+    /* The file gave counts and no rate (collapsed stacks): the rate is 1
+     * and a "second" is one sample. */
+    int rate_unknown;
     sonde_sample_event *events;   /* the timeline, when one was kept */
     uint64_t nevents;
     size_t events_cap;

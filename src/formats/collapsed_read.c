@@ -119,9 +119,7 @@ static int split_line(reader *r, const char *text, size_t len, stack_line *out)
     if (space == 0)
         return fail(r, "has no frames before its count");
     out->stack = text;
-    out->len = trimmed(text, space - 1);
-    if (out->len == 0)
-        return fail(r, "has no frames before its count");
+    out->len = trimmed(text, space - 1); /* 0: its samples had no frames */
     return 1;
 }
 
@@ -207,6 +205,11 @@ static int walk_stack(reader *r, const stack_line *l, int build)
         return -1;
     if (build)
         r->p->nodes[node].total += l->count;
+    if (l->len == 0) { /* a sample with no frames (py-spy's raw lines of idle threads) */
+        if (build)
+            r->p->nodes[node].self += l->count;
+        return 0;
+    }
     size_t at = t.frames ? t.len + 1 : 0, depth = 0;
     while (!(t.frames && t.len == l->len)) {    /* a thread with no frames: none */
         const char *semi = memchr(l->stack + at, ';', l->len - at);
@@ -276,6 +279,7 @@ int sonde_collapsed_read(const uint8_t *data, size_t len, sonde_profile *p, char
         pass(&r, data, len, 1);
     p->sample_rate = 1;
     p->seconds_per_tick = 1;
+    p->rate_unknown = 1;
     free(r.scratch);
     free(r.min_line);
     free(r.func_of);

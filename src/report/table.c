@@ -204,7 +204,11 @@ static int put_table(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
         sonde_buf_printf(b, "%12llu function calls", (unsigned long long)calls);
     if (prim != calls && !s->sampled)
         sonde_buf_printf(b, " (%llu primitive calls)", (unsigned long long)prim);
-    sonde_buf_printf(b, " in %.3f seconds\n\n", sonde_stats_total_time(s));
+    if (p->rate_unknown)
+        sonde_buf_puts(b, " (the file gives counts, not times: each \"second\" below is a "
+                          "sample)\n\n");
+    else
+        sonde_buf_printf(b, " in %.3f seconds\n\n", sonde_stats_total_time(s));
     sonde_buf_printf(b, "   Ordered by: %s\n", sort_keys[k].title);
 
     uint32_t n;

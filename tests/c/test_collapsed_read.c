@@ -97,11 +97,17 @@ static void test_pyspy_dialect(void)
     static const char text[] =
         "thread (0x7F12AB);main (a.py:3);f (a.py:7) 5\n"
         "thread (0x7F12AC);main (a.py:3);g (a.py) 2\r\n"
-        "main (a.py:3);f (a.py:8) 1\n";
+        "main (a.py:3);f (a.py:8) 1\n"
+        " 4\n"; /* -f raw: samples of no frames (idle threads with --idle) */
     loaded l;
     load_text(&l, text, sizeof text - 1);
     check(l.rc == 0, "py-spy's stacks load: %s", l.err);
     check_u64(l.p.nthreads, 3);
+    const sonde_node *all = &l.p.nodes[l.p.threads[2].root];
+    check_str(sonde_profile_str(&l.p, l.p.threads[2].name), "all threads");
+    check(all->total == 5 && all->self == 4, "frameless samples count on the root: %llu, %llu",
+          (unsigned long long)all->total, (unsigned long long)all->self);
+    check(l.p.rate_unknown, "collapsed stacks have no rate");
     check_u64(l.p.threads[0].ident, 0x7F12AB);
     check_str(sonde_profile_str(&l.p, l.p.threads[1].name), "thread 0x7F12AC");
     check_dbl(own(&l, "a.py", "f"), 6);

@@ -100,6 +100,10 @@ def check_read_back(path, cwd):
     want = expected_own(text)
     assert want and sum(want.values()) > 20, text
     assert reported_own(path, cwd) == want
+    # counts with no rate: the table says so, not "in N seconds"
+    head = run([SONDE, "report", path, "-l", "1"], cwd).strip().splitlines()[0]
+    assert head.split()[:2] == [str(sum(want.values())), "samples"], head
+    assert "gives counts, not times" in head and "seconds" not in head, head
     spins = [k for k in want if k.endswith("(spin)")]
     assert len(spins) == 1, want
     run([SONDE, "view", path, "-o", "page.html"], cwd)
