@@ -229,8 +229,10 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
         char st = sonde_proc_task_state(w->proc.pid, 0);
         return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : STOP_FAILED;
     }
+    uint64_t idle_before = counts->idle;
     int got = o->native->sample(state, w, !cpu, threads, SONDE_WALK_BATCH, n, &counts->idle,
                                 &counts->native);
+    counts->read += counts->idle - idle_before; /* idle: left unread, counted as count_batch does */
     if (got == 0 && cpu)
         sonde_walker_read_cpu(w, threads, *n);
     return got == -1 ? STOP_NO_MEMORY : got;
