@@ -105,7 +105,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     sonde_buf_init(&page);
     sonde_diff d;
     memset(&d, 0, sizeof d);
-    if (rc == 0 && sonde_diff_compute(&d, &before.p, &before.s, &after.p, &after.s) < 0)
+    if (rc == 0 && (sonde_diff_match_files(&before.p, &after.p) < 0 ||
+                    sonde_diff_compute(&d, &before.p, &before.s, &after.p, &after.s) < 0))
         rc = cli_fail(SONDE_EXIT_FAILED, "out of memory");
     if (rc == 0) {
         char title[2 * PATH_MAX + 80], names[2][PATH_MAX + 32];

@@ -29,6 +29,13 @@ typedef struct sonde_diff {
  * they differ from run to run. */
 void sonde_diff_func_label(sonde_buf *b, const sonde_profile *p, uint32_t func);
 
+/* Before two profiles are compared: a relative file name on one side
+ * ("prog.py": cProfile writes the script as it was given) takes the name
+ * of the other side's absolute file that ends in it, where exactly one
+ * does, so a function has one label on both sides.  0, or -1 on out of
+ * memory. */
+int sonde_diff_match_files(sonde_profile *before, sonde_profile *after);
+
 /* Compares `after` (pa, sa) with `before` (pb, sb) into d.  0, or -1 on
  * out of memory. */
 int sonde_diff_compute(sonde_diff *d, const sonde_profile *pb, const sonde_stats *sb,

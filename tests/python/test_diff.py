@@ -123,6 +123,31 @@ def test_diff_matches_functions_whatever_their_address(tmp_path):
     assert " new " not in rows[0] and " gone " not in rows[0]
 
 
+def test_diff_matches_cprofiles_relative_script_with_sondes_absolute(tmp_path):
+    """cProfile names the script as it was given (prog.py, tools/prog.py),
+    sonde run by its absolute path: `sonde diff cprofile.prof sonde.prof`
+    compares each of the script's functions with itself, none gone and
+    none new (each was both, under two names)."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "prog.py").write_text(
+        "def slow():\n    return sum(i * i for i in range(20000))\n"
+        "def fast():\n    return sum(range(100))\n"
+        "for _ in range(3):\n    slow()\n    fast()\n")
+    subprocess.run([sys.executable, "-m", "cProfile", "-o", "before.prof", "tools/prog.py"],
+                   cwd=str(tmp_path), check=True)
+    assert {k[0] for k in pstats.Stats(str(tmp_path / "before.prof")).stats
+            if k[2] == "slow"} == {"tools/prog.py"}
+    proc = run_sonde(["run", "-o", "after.prof", "tools/prog.py"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    proc = run_sonde(["diff", "before.prof", "after.prof", "-l", "0"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = [l for l in proc.stdout.splitlines() if "prog.py:" in l]
+    names = sorted(r.split("(")[-1] for r in rows)
+    assert names == ["<genexpr>)", "<module>)", "fast)", "slow)"], proc.stdout
+    path = str(tmp_path / "tools" / "prog.py")
+    assert all(path + ":" in r and " new " not in r and " gone " not in r for r in rows), rows
+
+
 @pytest.mark.parametrize("args, message", [
     (["diff", "w.prof"], "give two profiles"),
     (["diff", "w.prof", "w.prof", "w.json"], "two profiles: BEFORE and AFTER"),
