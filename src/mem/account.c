@@ -569,6 +569,7 @@ void mem_account_stop(mem_data *m)
         pthread_cond_broadcast(&m->wake);
     measure_mappings(m);
     mem_read_rss(m, 1);
+    mem_sites_rss_read(m); /* the change since the last reading, to its lines */
     pthread_mutex_unlock(&m->lock);
     if (joinable)
         pthread_join(m->timeline, NULL);

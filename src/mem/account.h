@@ -133,6 +133,16 @@ typedef struct mem_site {
                                     readings (mem_data.readings) to see it, or 0 */
 } mem_site;
 
+/* Frames read per sample from the stack (the innermost ones; 4 KiB of the
+ * allocating thread's stack between the two arrays that hold them). */
+#define MEM_MAX_FRAMES 128
+
+/* From the stack: a line of a site, as a frame of a sample shows it. */
+typedef struct mem_site_line {
+    mem_site *site;
+    int line;
+} mem_site_line;
+
 /* Line events: an open activation on a thread's shadow stack. */
 typedef struct mem_open {
     mem_site *site;              /* NULL: nested code (MEM_NESTED) */
@@ -192,6 +202,9 @@ struct mem_data {
     uint64_t churn_at_read;      /* ... when RSS was last read */
     uint64_t rss, rss_ns;        /* the last RSS reading and when */
     uint64_t rss_attributed;     /* from the stack: RSS as lines last got it */
+    mem_site_line rss_lines[MEM_MAX_FRAMES]; /* from the stack: the lines of the stack
+                                    RSS was last read on, which get its change */
+    int rss_nlines;
     sonde_u64map line_at;        /* from the stack: site << 32 | offset -> line */
     uint32_t walk;               /* from the stack: stamps each sample's lines */
     uint64_t start_ns;
@@ -418,6 +431,10 @@ enum mem_leaving { MEM_RELEASED, MEM_FORGOTTEN, MEM_RESTORED };
 /* A followed block of `weight` bytes was released by the calling thread,
  * forgotten (as if never allocated), or restored (its release undone). */
 void mem_place_release(mem_data *m, uint64_t weight, enum mem_leaving how);
+
+/* From the stack, RSS just read (m->rss): its change since the reading
+ * before goes to the lines that reading was taken on (lock held). */
+void mem_sites_rss_read(mem_data *m);
 
 /* Closes every thread's open activations (recording stops); frees the
  * sites and the shadow stacks. */

@@ -9,10 +9,6 @@
 #include "../core/grow.h"
 #include "account.h"
 
-/* Frames read per sample from the stack (the innermost ones; 4 KiB of the
- * allocating thread's stack between the two arrays that hold them). */
-#define MEM_MAX_FRAMES 128
-
 /* Thread-local: this thread's shadow stack, valid while tls_generation is
  * mem_generation (line events). */
 static _Thread_local mem_thread *tls_thread __attribute__((tls_model("initial-exec")));
@@ -221,6 +217,7 @@ void mem_sites_forked(mem_data *m)
         s->last_span = -1;
     }
     m->walk = 0;
+    m->rss_nlines = 0;
     mem_thread *own = this_thread();
     for (mem_thread **at = &m->threads; *at;) {
         mem_thread *th = *at;
@@ -290,11 +287,6 @@ void mem_thread_allocated(mem_data *m, uint64_t weight)
 
 /* ---- from the stack (lock held) ---- */
 
-typedef struct site_line {
-    mem_site *site;
-    int line;
-} site_line;
-
 /* The line of code unit `offset` of site s (cached: the interpreter walks
  * the whole location table for it). */
 static int line_at(mem_data *m, const mem_site *s, int offset)
@@ -313,13 +305,13 @@ static int line_at(mem_data *m, const mem_site *s, int offset)
 
 /* The site lines among frames[0 .. n - 1], innermost first, after the k
  * of out already found; the new count. */
-static int sites_among(mem_data *m, const mem_frame *frames, int n, site_line *out, int k,
+static int sites_among(mem_data *m, const mem_frame *frames, int n, mem_site_line *out, int k,
                        int max)
 {
     for (int i = 0; i < n && k < max && frames[i].code != m->floor; i++) {
         uint32_t site = sonde_u64map_get(&m->site_of, (uint64_t)(uintptr_t)frames[i].code);
         if (site < m->nsites)
-            out[k++] = (site_line){ .site = m->sites[site],
+            out[k++] = (mem_site_line){ .site = m->sites[site],
                                     .line = line_at(m, m->sites[site], frames[i].offset) };
     }
     return k;
@@ -330,7 +322,7 @@ static int sites_among(mem_data *m, const mem_frame *frames, int n, site_line *o
  * worker's bytes are also the line's that handed it the work and waits
  * for it, as a callee's are its caller's.  Each sample stamps them so
  * that a line that recurs counts once. */
-static int site_stack(mem_data *m, site_line *out, int max, int own)
+static int site_stack(mem_data *m, mem_site_line *out, int max, int own)
 {
     mem_frame frames[MEM_MAX_FRAMES];
     int cap = max < MEM_MAX_FRAMES ? max : MEM_MAX_FRAMES, k = 0;
@@ -343,7 +335,7 @@ static int site_stack(mem_data *m, site_line *out, int max, int own)
 }
 
 /* The line's figures when this sample has not counted it yet, else NULL. */
-static mem_line_figures *first_sight(mem_data *m, const site_line *sl)
+static mem_line_figures *first_sight(mem_data *m, const mem_site_line *sl)
 {
     mem_line_figures *lf = figures_of(sl->site, sl->line);
     if (!lf || lf->seen == m->walk)
@@ -352,7 +344,7 @@ static mem_line_figures *first_sight(mem_data *m, const site_line *sl)
     return lf;
 }
 
-static uint32_t stack_node_of(mem_data *m, const site_line *s, int k)
+static uint32_t stack_node_of(mem_data *m, const mem_site_line *s, int k)
 {
     uint32_t node = m->root;
     for (int i = k - 1; i >= 0; i--) {
@@ -370,7 +362,7 @@ static uint32_t stack_node_of(mem_data *m, const site_line *s, int k)
  * `reading` of that thread continues a site the reading before saw, and
  * a sample one the latest reading saw; else a site not seen for two
  * intervals starts a new span. */
-static void spans_seen(mem_data *m, const site_line *s, int k, uint64_t ns, int reading)
+static void spans_seen(mem_data *m, const mem_site_line *s, int k, uint64_t ns, int reading)
 {
     for (int i = 0; i < k; i++) {
         mem_site *site = s[i].site;
@@ -390,25 +382,24 @@ void mem_spans_of_recorder(mem_data *m)
     if (!m->host.recorder_frames)
         return;
     mem_frame frames[MEM_MAX_FRAMES];
-    site_line s[MEM_MAX_FRAMES];
+    mem_site_line s[MEM_MAX_FRAMES];
     int k = sites_among(m, frames, m->host.recorder_frames(frames, MEM_MAX_FRAMES), s, 0,
                         MEM_MAX_FRAMES);
     m->readings++;
     spans_seen(m, s, k, sonde_clock_ns(), 1);
 }
 
-/* From the stack, RSS changes go to the lines of the thread whose
- * allocations and releases made it read RSS again. */
-static void rss_to_lines(mem_data *m, const site_line *s, int k)
+/* From the stack, the RSS change since the last reading goes to the
+ * lines of the stack it was read on: they ran on from there (a line that
+ * allocates is read as it allocates, before it touches the pages; a
+ * release, before it returns them), and RSS now is their Mem usage. */
+void mem_sites_rss_read(mem_data *m)
 {
-    if (m->churn - m->churn_at_read < MEM_RSS_CHURN)
-        return;
-    mem_read_rss(m, 1);
     int64_t delta = (int64_t)m->rss - (int64_t)m->rss_attributed;
     m->rss_attributed = m->rss;
     m->walk++;
-    for (int i = 0; i < k; i++) {
-        mem_line_figures *lf = first_sight(m, &s[i]);
+    for (int i = 0; i < m->rss_nlines; i++) {
+        mem_line_figures *lf = first_sight(m, &m->rss_lines[i]);
         if (lf) {
             lf->rss_increment += delta;
             lf->rss_max = m->rss > lf->rss_max ? m->rss : lf->rss_max;
@@ -416,9 +407,22 @@ static void rss_to_lines(mem_data *m, const site_line *s, int k)
     }
 }
 
+/* RSS read again once the allocations and releases of a thread have
+ * churned enough: the change so far to the lines of the last reading,
+ * the change from now to the lines of this one, s. */
+static void rss_to_lines(mem_data *m, const mem_site_line *s, int k)
+{
+    if (m->churn - m->churn_at_read < MEM_RSS_CHURN)
+        return;
+    mem_read_rss(m, 1);
+    mem_sites_rss_read(m);
+    memcpy(m->rss_lines, s, (size_t)k * sizeof *s);
+    m->rss_nlines = k;
+}
+
 static uint32_t place_by_stack(mem_data *m, uint64_t weight)
 {
-    site_line s[MEM_MAX_FRAMES];
+    mem_site_line s[MEM_MAX_FRAMES];
     int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     for (int i = 0; i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
@@ -437,7 +441,7 @@ static uint32_t place_by_stack(mem_data *m, uint64_t weight)
  * takes back one counted just before (a realloc that failed). */
 static void release_by_stack(mem_data *m, uint64_t weight, int undo)
 {
-    site_line s[MEM_MAX_FRAMES];
+    mem_site_line s[MEM_MAX_FRAMES];
     int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     for (int i = 0; i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
@@ -461,7 +465,7 @@ static void release_by_stack(mem_data *m, uint64_t weight, int undo)
  * read. */
 static uint32_t add_from_stack(mem_data *m, int64_t delta, int freed, int own)
 {
-    site_line s[MEM_MAX_FRAMES];
+    mem_site_line s[MEM_MAX_FRAMES];
     int k = site_stack(m, s, MEM_MAX_FRAMES, own);
     for (int i = 0; i < k; i++) {
         mem_line_figures *lf = first_sight(m, &s[i]);
@@ -515,7 +519,7 @@ uint32_t mem_place_again(mem_data *m, uint64_t weight, uint32_t node)
 {
     if (m->line_events)
         return place_by_events(m, weight);
-    site_line s[MEM_MAX_FRAMES];
+    mem_site_line s[MEM_MAX_FRAMES];
     int k = site_stack(m, s, MEM_MAX_FRAMES, 1);
     uint32_t now = stack_node_of(m, s, k);
     for (int i = 0; now != node && i < k; i++) {
@@ -550,6 +554,7 @@ void mem_place_release(mem_data *m, uint64_t weight, enum mem_leaving how)
 
 void mem_sites_free(mem_data *m)
 {
+    m->rss_nlines = 0;
     for (uint32_t i = 0; i < m->nsites; i++)
         free_site(m->sites[i]);
     free(m->sites);

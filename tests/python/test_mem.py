@@ -210,6 +210,32 @@ def test_line_events_give_memory_profilers_columns(tmp_path):
     assert "Every line followed" in proc.stderr
 
 
+@pytest.mark.parametrize("python", version_params())
+def test_stack_mode_puts_rss_on_the_line_that_touched_it(python, tmp_path):
+    """Without --lines RSS is read as a line allocates (before it touches
+    the pages) or releases (before it returns them): the change up to the
+    next reading is the reading's line's, as memory_profiler's Increment
+    is the change across the line.  (It went to the line of the next
+    reading: a 64 MiB bytearray's +64 MiB was on `del`, and `del`'s
+    -64 MiB on nothing.)"""
+    python = need(python)
+    (tmp_path / "g.py").write_text(
+        "def grow():\n"
+        "    block = bytearray(64 << 20)\n"
+        "    small = bytes(10)\n"
+        "    del block\n"
+        "    return small\n"
+        "grow()\n")
+    proc = run_sonde(["mem", "-o", "g.json", "g.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.load(open(str(tmp_path / "g.json")))
+    assert doc["line_events"] is False
+    lines = lines_of(doc)
+    assert within(lines[2]["rss_increment_bytes"], 64 * MB), lines
+    assert within(-lines[4]["rss_increment_bytes"], 64 * MB), lines
+    assert lines[2]["rss_bytes"] >= lines[4]["rss_bytes"] + 60 * MB, lines
+
+
 def test_timeline_and_plot(workloads_run):
     tmp, _, doc, _ = workloads_run
     tl = doc["timeline"]
