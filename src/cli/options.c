@@ -284,8 +284,38 @@ void cli_help_write(sonde_buf *b, const cli_command *cmd)
     }
 }
 
+/* The file the shell would run for command `name` (no '/'), searched in
+ * PATH, into out: 1 when it is a Python script (its first line a "#!"
+ * naming python), -1 when it is something else, 0 when there is none. */
+static int command_on_path(const char *name, char *out, size_t len)
+{
+    const char *path = getenv("PATH");
+    for (const char *at = path ? path : ""; *at;) {
+        const char *colon = strchr(at, ':');
+        size_t n = colon ? (size_t)(colon - at) : strlen(at);
+        int w = snprintf(out, len, "%.*s%s%s", (int)n, at, n ? "/" : "", name);
+        at += n + (colon != NULL);
+        struct stat st;
+        if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || !S_ISREG(st.st_mode) ||
+            access(out, X_OK) < 0)
+            continue;
+        char head[256] = "";
+        FILE *f = fopen(out, "rb");
+        size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
+        if (f)
+            fclose(f);
+        head[got] = '\0';
+        char *eol = strchr(head, '\n');
+        if (eol)
+            *eol = '\0';
+        return strncmp(head, "#!", 2) == 0 && strstr(head, "python") ? 1 : -1;
+    }
+    return 0;
+}
+
 int cli_program_take(cli_program *p, const char *cmd, const cli_words *words)
 {
+    static char on_path[PATH_MAX]; /* a command found on PATH: p->target, for the run */
     p->args = words->word;
     p->nargs = words->count;
     if (!p->mode) {
@@ -299,6 +329,17 @@ int cli_program_take(cli_program *p, const char *cmd, const cli_words *words)
     if (strcmp(p->mode, "script") != 0)
         return 0;
     struct stat st;
+    if (stat(p->target, &st) < 0 && errno == ENOENT && !strchr(p->target, '/')) {
+        /* a command's name, as kernprof takes it: its script on PATH */
+        int found = command_on_path(p->target, on_path, sizeof on_path);
+        if (found < 0)
+            return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': no such file here, and the "
+                            "command %s is not a Python script (sonde record -- %s ... samples "
+                            "the Python processes any command starts)", p->target, on_path,
+                            p->target);
+        if (found > 0)
+            p->target = on_path;
+    }
     if (stat(p->target, &st) < 0)
         return cli_fail(SONDE_EXIT_USAGE, "cannot run '%s': %s", p->target, strerror(errno));
     if (S_ISDIR(st.st_mode))

@@ -422,3 +422,35 @@ def test_verdict_cpu_went_to_child_processes(tmp_path):
     assert "verdict:   the CPU went to child processes: they used %s s of it" % used.group(1) \
         in proc.stderr
     assert "sonde run --subprocesses" in proc.stderr
+
+
+def test_a_command_on_path_runs_as_its_script(tmp_path):
+    """`sonde run sphinx-build ...`: a name that is no file here is looked
+    up on PATH, as kernprof does, and its Python script is run (argv[0]
+    its path, as the shell gives it); a command that is not Python gets
+    one line that says so and where sonde record fits."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    tool = bin_dir / "greet-tool"
+    tool.write_text("#!/usr/bin/env python3\nimport sys\n\ndef main():\n"
+                    "    print('hello', sys.argv[0], sys.argv[1:])\n\nmain()\n")
+    (bin_dir / "shell-tool").write_text("#!/bin/sh\necho hi\n")
+    for f in ("greet-tool", "shell-tool"):
+        os.chmod(str(bin_dir / f), 0o755)
+    env = dict(os.environ, PATH="%s:%s" % (bin_dir, os.environ["PATH"]),
+               SONDE_PYTHON=sys.executable)
+    env.pop("PYTHONPATH", None)
+    done = subprocess.run([SONDE, "run", "-o", "t.prof", "greet-tool", "a", "b"],
+                          cwd=str(tmp_path), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello %s ['a', 'b']\n" % tool
+    stats = marshal.loads((tmp_path / "t.prof").read_bytes())
+    assert [v[1] for k, v in stats.items() if k[2] == "main" and k[0] == str(tool)] == [1]
+    done = subprocess.run([SONDE, "run", "shell-tool"], cwd=str(tmp_path), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == ("sonde: cannot run 'shell-tool': no such file here, and the command "
+                           "%s is not a Python script (sonde record -- shell-tool ... samples "
+                           "the Python processes any command starts)\n" % (bin_dir / "shell-tool"))
