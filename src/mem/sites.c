@@ -366,7 +366,8 @@ static void spans_seen(mem_data *m, const mem_site_line *s, int k, uint64_t ns, 
 {
     for (int i = 0; i < k; i++) {
         mem_site *site = s[i].site;
-        int read_running = site->seen_reading && site->seen_reading + (uint64_t)reading == m->readings;
+        int read_running =
+            site->seen_reading && site->seen_reading + (uint64_t)reading == m->readings;
         if (site->last_span < 0 ||
             (!read_running && m->spans[site->last_span].end + 2 * m->interval_ns < ns))
             mem_span_mark(m, site, ns, 0);

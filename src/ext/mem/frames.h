@@ -11,8 +11,9 @@
  * or without the GIL), 0 when it has no Python thread state;
  * starter_frames: the same of the threads that started it, nearest
  * first (as the shim says, else the thread that called
- * mem_frames_start); line_of: PyCode_Addr2Line.  None makes objects or calls Python code, so they may
- * run inside an allocator hook.  Constant. */
+ * mem_frames_start); line_of: PyCode_Addr2Line.  None makes objects
+ * or calls Python code, so they may run inside an allocator hook.
+ * Constant. */
 extern const mem_host mem_python_host;
 
 /* Called by the thread that starts recording, with the GIL. */
