@@ -337,6 +337,7 @@ void mem_forget_fresh(void *p)
 static void *timeline_main(void *arg)
 {
     mem_data *m = arg;
+    mem_frame frames[MEM_MAX_FRAMES]; /* the recording thread's, each interval */
     mem_tls_busy = 1; /* its own allocations are not the program's */
     pthread_setname_np(pthread_self(), "sonde-timeline"); /* as top -H and /proc show it */
     struct timespec next;
@@ -354,8 +355,13 @@ static void *timeline_main(void *arg)
         if (m->timeline_running) {
             measure_mappings(m);
             mem_read_rss(m, 0);
-            if (!m->line_events)
-                mem_spans_of_recorder(m);
+        }
+        if (m->timeline_running && !m->line_events && m->host.recorder_frames) {
+            pthread_mutex_unlock(&m->lock); /* the allocating threads go on meanwhile */
+            int n = m->host.recorder_frames(frames, MEM_MAX_FRAMES);
+            pthread_mutex_lock(&m->lock);
+            if (m->timeline_running)
+                mem_spans_of_recorder(m, frames, n);
         }
     }
     pthread_mutex_unlock(&m->lock);

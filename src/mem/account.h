@@ -405,10 +405,11 @@ void mem_span_mark(mem_data *m, mem_site *site, uint64_t ns, int end);
 
 /* ---- between account.c and sites.c (the lock held) ---- */
 
-/* From the stack, the sites on the recording thread's stack now go on
- * running in the timeline (its spans), whether they allocate or not
- * (the timeline thread, each interval). */
-void mem_spans_of_recorder(mem_data *m);
+/* From the stack, the sites on the recording thread's stack, n frames
+ * read just before (host.recorder_frames, outside the lock: it walks the
+ * interpreter's thread list), go on running in the timeline (its spans),
+ * whether they allocate or not (the timeline thread, each interval). */
+void mem_spans_of_recorder(mem_data *m, const mem_frame *frames, int n);
 
 /* Reads RSS for the timeline (account.c); churned: bytes coming and going
  * asked for it (see MEM_RSS_CHURN). */

@@ -378,14 +378,10 @@ static void spans_seen(mem_data *m, const mem_site_line *s, int k, uint64_t ns, 
     }
 }
 
-void mem_spans_of_recorder(mem_data *m)
+void mem_spans_of_recorder(mem_data *m, const mem_frame *frames, int n)
 {
-    if (!m->host.recorder_frames)
-        return;
-    mem_frame frames[MEM_MAX_FRAMES];
     mem_site_line s[MEM_MAX_FRAMES];
-    int k = sites_among(m, frames, m->host.recorder_frames(frames, MEM_MAX_FRAMES), s, 0,
-                        MEM_MAX_FRAMES);
+    int k = sites_among(m, frames, n, s, 0, MEM_MAX_FRAMES);
     m->readings++;
     spans_seen(m, s, k, sonde_clock_ns(), 1);
 }
