@@ -119,6 +119,8 @@ void mem_read_rss(mem_data *m, int churned)
     uint64_t ns = sonde_clock_ns(), rss = read_statm(m);
     store(&m->rss, rss);
     m->rss_ns = ns;
+    if (rss > m->rss_most)
+        m->rss_most = rss;
     if (churned)
         store(&m->churn_at_read, m->churn);
     add_point(m, ns, rss);
@@ -550,7 +552,7 @@ int mem_account_forked(mem_data *m)
     m->allocs_cap = 0;
     if (init_stacks(m) < 0)
         return -1;
-    m->heap = m->heap_peak = m->reserved = m->churn = m->churn_at_read = 0;
+    m->heap = m->heap_peak = m->reserved = m->churn = m->churn_at_read = m->rss_most = 0;
     m->untracked = m->samples = 0;
     m->npoints = m->nspans = 0;
     m->spans_dropped = 0;
@@ -579,7 +581,11 @@ void mem_account_stop(mem_data *m)
     pthread_mutex_unlock(&m->lock);
     if (joinable)
         pthread_join(m->timeline, NULL);
+    /* the kernel raises its mark lazily (per-thread counters folded in
+     * later): a reading of statm can be above it */
     m->rss_high_water = rss_high_water();
+    if (m->rss_most > m->rss_high_water)
+        m->rss_high_water = m->rss_most;
     if (m->statm_fd >= 0)
         close(m->statm_fd);
     m->statm_fd = -1;

@@ -201,6 +201,7 @@ struct mem_data {
     uint64_t churn;              /* bytes allocated + released, ever */
     uint64_t churn_at_read;      /* ... when RSS was last read */
     uint64_t rss, rss_ns;        /* the last RSS reading and when */
+    uint64_t rss_most;           /* the largest reading */
     uint64_t rss_attributed;     /* from the stack: RSS as lines last got it */
     mem_site_line rss_lines[MEM_MAX_FRAMES]; /* from the stack: the lines of the stack
                                     RSS was last read on, which get its change */
@@ -231,7 +232,8 @@ struct mem_data {
                                     was mid-wait on `wake` in the parent, so the
                                     child never touches `wake` and destroys nothing */
     void *reserve;               /* address space released for writing results */
-    uint64_t rss_high_water;     /* VmHWM when recording stopped */
+    uint64_t rss_high_water;     /* VmHWM when recording stopped, or the largest
+                                    reading where the kernel's mark lags it */
 
     mem_thread *threads;         /* line events: every thread's shadow stack (GIL) */
 };
