@@ -175,8 +175,8 @@ static void follow(mem_data *m, void *p, uint64_t weight, double objects, enum m
     store(&m->heap, m->heap + heap);
     if (m->heap > m->heap_peak)
         m->heap_peak = m->heap;
-    if (kind != MEM_MAPPED)
-        store(&m->churn, m->churn + weight);
+    /* a mapping too: RSS is read as it comes, before its pages are touched */
+    store(&m->churn, m->churn + weight);
     m->samples++;
     e.node = mem_place_alloc(m, weight);
     count_alloc(m, e.node, weight, objects);

@@ -239,6 +239,41 @@ def test_stack_mode_puts_rss_on_the_line_that_touched_it(python, tmp_path):
     assert max(l["rss_bytes"] for l in lines.values()) <= doc["rss_high_water_bytes"], doc
 
 
+MAPPED_AND_FILLED = """import ctypes, mmap
+
+def mapped_and_filled(n):
+    block = mmap.mmap(-1, n)
+    view = (ctypes.c_char * n).from_buffer(block)
+    ctypes.memset(ctypes.addressof(view), 1, n)
+    del view
+    return block
+
+def grow():
+    block = mapped_and_filled(48 << 20)
+    small = bytearray(1 << 20)
+    return block, small
+
+grow()
+"""
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_stack_mode_reads_rss_as_a_mapping_comes(python, tmp_path):
+    """A line whose memory is an anonymous mapping (an allocator's arena:
+    jemalloc's in polars, mimalloc's) touched after it is made, with no
+    allocation after it on the line: RSS is read as the mapping comes, so
+    the line's Increment is the 48 MiB it touched.  (Mappings did not
+    count towards the 256 KiB that call for a reading: the line had no
+    RSS at all, and its change went to the line read before.)"""
+    python = need(python)
+    (tmp_path / "m.py").write_text(MAPPED_AND_FILLED)
+    proc = run_sonde(["mem", "-f", "grow", "-o", "m.json", "m.py"], tmp_path, python=python)
+    assert proc.returncode == 0, proc.stderr
+    lines = lines_of(json.load(open(str(tmp_path / "m.json"))))
+    assert within(lines[11]["rss_increment_bytes"], 48 * MB), lines
+    assert within(lines[12]["rss_increment_bytes"], 1 * MB, 0.25), lines
+
+
 def test_timeline_and_plot(workloads_run):
     tmp, _, doc, _ = workloads_run
     tl = doc["timeline"]
