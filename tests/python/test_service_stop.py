@@ -62,13 +62,24 @@ def serve_then_stop(cmd, cwd, python, sig):
                 c.sendall(b"request %d\n" % k)
                 assert c.makefile("rb").readline() == b"REQUEST %d\n" % k
             said.append(proc.stdout.readline())
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+    out, err = signal_then_wait(proc, sig)
+    return proc.returncode, "".join(said) + out, err
+
+
+def signal_then_wait(proc, sig):
+    """Sends sig to proc and waits for its end (killed if it has not ended
+    within 120 s): (the rest of its stdout, its stderr)."""
+    try:
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=120)
+        return proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-    return proc.returncode, "".join(said) + out, err
 
 
 def handled_count(stdout):
@@ -269,14 +280,9 @@ def test_record_passes_a_stop_on_to_its_command(python, handles, sig, tmp_path):
     proc = subprocess.Popen(cmd + (["handle"] if handles else []), cwd=str(tmp_path),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             universal_newlines=True, preexec_fn=signals_at_default)
-    try:
-        assert proc.stdout.readline() == "ready\n"
-        proc.send_signal(sig)
-        out, err = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+    ready = proc.stdout.readline()
+    out, err = signal_then_wait(proc, sig)
+    assert ready == "ready\n", err
     assert proc.returncode == (0 if handles else -sig), err
     assert out == ("stopping on %d\n" % sig if handles else ""), err
     stacks = (tmp_path / "out.txt").read_text().splitlines()
