@@ -244,8 +244,11 @@ def test_a_signal_just_before_a_blocking_call_ends_the_program(python, tmp_path)
 # samples of `warm`, however busy the machine: the spin counts the
 # service's own CPU time), says it is ready, then waits to be stopped; with
 # an argument it ends itself on SIGTERM and SIGHUP, saying so, and exits 0.
+# It waits as an event loop does, on its signal wakeup descriptor: a signal
+# that comes between "ready" and the wait still ends the wait (a bare
+# time.sleep would sleep on, its handler pending, in a bare run too).
 WARM_THEN_WAIT = """
-import signal, sys, time
+import os, select, signal, sys, time
 
 def warm():
     while time.process_time() < 0.3:
@@ -255,13 +258,16 @@ def stop(sig, frame):
     print("stopping on", sig, flush=True)
     sys.exit(0)
 
+woken, wake = os.pipe()
+os.set_blocking(wake, False)
+signal.set_wakeup_fd(wake)
 if len(sys.argv) > 1:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
 warm()
 print("ready", flush=True)
 while True:
-    time.sleep(3600)
+    select.select([woken], [], [])
 """
 
 
