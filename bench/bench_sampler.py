@@ -34,7 +34,8 @@ Per measurement:
   the sample lines of its output (one per thread per sample). The target
   has one thread, so each is the number of stacks taken; the kept rate is
   samples / wall;
-- at 100 Hz only, the target's slowdown: its work rate while sampled,
+- at the rates --slowdown-at names (100 Hz unless told), the target's
+  slowdown: its work rate while sampled,
   against its rate over two windows without a sampler, right before and
   right after, half as long each (--seconds / 2):
   1 - rate sampled / rate unsampled. How much the two unsampled windows
@@ -47,6 +48,7 @@ sonde's CPU per second compares with each peer's.
 
     python3 bench/bench_sampler.py [--seconds S] [--rounds N]
                                    [--rates 100,1000,10000] [--python PY]
+                                   [--slowdown-at 100,10000]
 """
 
 import argparse
@@ -68,7 +70,7 @@ SONDE = os.path.join(ROOT, "build", "bin", "sonde")
 VENV_BIN = os.path.join(ROOT, "build", "benchvenv", "bin")
 TARGET = os.path.join(BENCH, "target_deep.py")
 WARMUP = 0.2            # seconds the target works before a measurement
-SLOWDOWN_HZ = 100       # the rate at which the target's slowdown is measured
+SLOWDOWN_HZ = {100}     # the rates at which the target's slowdown is measured (--slowdown-at)
 
 
 MODE = ["wall"]         # --mode, for sonde and profiling.sampling (set by main)
@@ -181,7 +183,7 @@ def cpu_of_children():
 
 def measure(sampler, hz, seconds, python, out, log_path):
     """One sampler at one rate on a fresh target: a dict of figures."""
-    slowdown = hz == SLOWDOWN_HZ
+    slowdown = hz in SLOWDOWN_HZ
     with Target(python) as target, open(log_path, "w+") as log:
         if slowdown:
             before = target.window(seconds / 2)
@@ -239,7 +241,7 @@ def report(hz, seconds, rounds, samplers, runs):
     for s in samplers[1:]:
         print("sonde/%s CPU per second: %.2f" % (
             s.name, median["sonde"]["cpu/s"] / median[s.name]["cpu/s"]))
-    if hz == SLOWDOWN_HZ:
+    if hz in SLOWDOWN_HZ:
         noise = statistics.median(run["noise"] for s in samplers
                                   for run in runs[s.name])
         print("noise: the unsampled windows before and after differ by %.1f%%"
@@ -260,8 +262,13 @@ def main():
                         help="sonde's and profiling.sampling's --mode, py-spy's --idle for"
                         " wall (default wall, what austin samples by default; sonde's own"
                         " default is cpu)")
+    parser.add_argument("--slowdown-at", default="100",
+                        help="rates at which the target's slowdown is measured, comma-separated"
+                        " (default 100; each adds two unsampled windows to the measurement)")
     args = parser.parse_args()
     MODE[0] = args.mode
+    SLOWDOWN_HZ.clear()
+    SLOWDOWN_HZ.update(int(r) for r in args.slowdown_at.split(","))
     rates = [int(r) for r in args.rates.split(",")]
     python = shutil.which(args.python)
     if python is None:

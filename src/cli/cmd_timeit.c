@@ -22,6 +22,7 @@
 #include "launch.h"
 #include "launcher.h"
 #include "options.h"
+#include "path_search.h"
 #include "output.h"
 #include "tool_args.h"
 
@@ -193,18 +194,10 @@ static int check(const timeit_opts *o, const cli_words *w)
  * folder of PATH. */
 static int runnable(const char *name)
 {
+    char file[PATH_MAX];
     if (strchr(name, '/'))
         return access(name, X_OK) == 0;
-    const char *path = getenv("PATH");
-    char file[PATH_MAX];
-    for (const char *dir = path; dir && *dir;) {
-        size_t n = strcspn(dir, ":");
-        if (n > 0 && (size_t)snprintf(file, sizeof file, "%.*s/%s", (int)n, dir, name) <
-                         sizeof file && access(file, X_OK) == 0)
-            return 1;
-        dir += n + (dir[n] == ':');
-    }
-    return 0;
+    return cli_find_on_path(name, file, sizeof file) == 0;
 }
 
 /* The interpreter the driver runs under: the one --python that is timed,

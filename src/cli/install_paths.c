@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "path_search.h"
 
 /* Wheel installs considered beside one command (one per Python version). */
 #define MAX_INSTALLS 16
@@ -72,17 +73,9 @@ static int python_minor(const char *python)
     char found[PATH_MAX], real[PATH_MAX];
     const char *path = python;
     if (!strchr(python, '/')) { /* looked up on PATH, as exec does */
-        const char *dirs = getenv("PATH");
-        path = NULL;
-        while (dirs && *dirs && !path) {
-            size_t n = strcspn(dirs, ":");
-            if ((size_t)snprintf(found, sizeof found, "%.*s/%s", (int)n, dirs, python) <
-                    sizeof found && access(found, X_OK) == 0)
-                path = found;
-            dirs += n + (dirs[n] == ':');
-        }
-        if (!path)
+        if (cli_find_on_path(python, found, sizeof found) < 0)
             return -1;
+        path = found;
     }
     if (!realpath(path, real))
         return -1;

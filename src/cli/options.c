@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "path_search.h"
+
 /* Labels ("  -o, --output FILE") wider than this push their help along
  * instead of setting the column where every help starts. */
 #define LABEL_MAX 21
@@ -289,28 +291,18 @@ void cli_help_write(sonde_buf *b, const cli_command *cmd)
  * naming python), -1 when it is something else, 0 when there is none. */
 static int command_on_path(const char *name, char *out, size_t len)
 {
-    const char *path = getenv("PATH");
-    for (const char *at = path ? path : ""; *at;) {
-        const char *colon = strchr(at, ':');
-        size_t n = colon ? (size_t)(colon - at) : strlen(at);
-        int w = snprintf(out, len, "%.*s%s%s", (int)n, at, n ? "/" : "", name);
-        at += n + (colon != NULL);
-        struct stat st;
-        if (w < 0 || (size_t)w >= len || stat(out, &st) < 0 || !S_ISREG(st.st_mode) ||
-            access(out, X_OK) < 0)
-            continue;
-        char head[256] = "";
-        FILE *f = fopen(out, "rb");
-        size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
-        if (f)
-            fclose(f);
-        head[got] = '\0';
-        char *eol = strchr(head, '\n');
-        if (eol)
-            *eol = '\0';
-        return strncmp(head, "#!", 2) == 0 && strstr(head, "python") ? 1 : -1;
-    }
-    return 0;
+    if (cli_find_on_path(name, out, len) < 0)
+        return 0;
+    char head[256] = "";
+    FILE *f = fopen(out, "rb");
+    size_t got = f ? fread(head, 1, sizeof head - 1, f) : 0;
+    if (f)
+        fclose(f);
+    head[got] = '\0';
+    char *eol = strchr(head, '\n');
+    if (eol)
+        *eol = '\0';
+    return strncmp(head, "#!", 2) == 0 && strstr(head, "python") ? 1 : -1;
 }
 
 int cli_program_take(cli_program *p, const char *cmd, const cli_words *words)

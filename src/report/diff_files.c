@@ -16,13 +16,14 @@ static int relative(const char *file)
 }
 
 /* The distinct absolute files of p's functions, as string ids, into a new
- * array; NULL on out of memory (or none, with *n 0). */
-static uint32_t *absolute_files(const sonde_profile *p, size_t *n)
+ * array *out (NULL when there are none) of *n.  0, or -1 on out of memory. */
+static int absolute_files(const sonde_profile *p, uint32_t **out, size_t *n)
 {
     sonde_u64map seen;
     sonde_u64map_init(&seen);
     uint32_t *ids = NULL;
     size_t cap = 0;
+    *out = NULL;
     *n = 0;
     for (uint32_t f = 0; f < p->nfuncs; f++) {
         uint32_t file = p->funcs[f].file;
@@ -34,13 +35,14 @@ static uint32_t *absolute_files(const sonde_profile *p, size_t *n)
             free(grown ? grown : ids);
             sonde_u64map_free(&seen);
             *n = 0;
-            return NULL;
+            return -1;
         }
         ids = grown;
         ids[(*n)++] = file;
     }
     sonde_u64map_free(&seen);
-    return ids;
+    *out = ids;
+    return 0;
 }
 
 /* The one absolute file of other (among ids) that ends in "/" + rel (a
@@ -69,9 +71,11 @@ static const char *only_match(const sonde_profile *other, const uint32_t *ids, s
 static int adopt_names(sonde_profile *p, const sonde_profile *other)
 {
     size_t n;
-    uint32_t *ids = absolute_files(other, &n);
-    if (!ids)
-        return n == 0 ? 0 : -1;
+    uint32_t *ids;
+    if (absolute_files(other, &ids, &n) < 0)
+        return -1;
+    if (n == 0)
+        return 0;
     sonde_u64map named; /* p's relative file id -> the id it becomes (itself: none) */
     sonde_u64map_init(&named);
     int rc = 0;
