@@ -164,12 +164,6 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
                                    w->code_qualname, SONDE_FUNC_PYTHON);
     if (info.func == SONDE_NO_FUNC)
         goto fail;
-    if (known != SONDE_U64MAP_NONE) {
-        /* Another code object now lives where a freed one did. */
-        free(w->codes[known].linetable);
-        w->codes[known] = info;
-        return known;
-    }
     sonde_code_info *codes = sonde_grow(w->codes, &w->codes_cap, (size_t)w->ncodes + 1,
                                         sizeof *codes, UINT32_MAX);
     if (!codes)
@@ -178,6 +172,13 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
     uint32_t *slot = sonde_u64map_slot(&w->code_index, addr, w->ncodes);
     if (!slot)
         goto fail;
+    if (known != SONDE_U64MAP_NONE) {
+        /* Another code object now lives where a freed one did: it takes a
+         * new index, so that lines cached under the old one are never its. */
+        free(w->codes[known].linetable);
+        w->codes[known].linetable = NULL;
+        *slot = w->ncodes;
+    }
     w->codes[w->ncodes] = info;
     return w->ncodes++;
 fail:
@@ -185,15 +186,34 @@ fail:
     return -1;
 }
 
-static int32_t line_of(const sonde_walker *w, const sonde_code_info *c, uint64_t code,
-                       uint64_t raw_instr)
+/* Lines kept in walker.lines before it is emptied and starts again: a
+ * bound on its memory (16 bytes a line) however much code runs. */
+#define LINES_CACHED_MAX (1u << 20)
+
+/* The line of the instruction raw_instr points at (or counts, <= 3.10) in
+ * codes[c], the code object at address code: from the line cache, else
+ * decoded from its line table and kept.  Its first line when the table
+ * does not say. */
+static int32_t line_of(sonde_walker *w, uint32_t c, uint64_t code, uint64_t raw_instr)
 {
+    const sonde_code_info *info = &w->codes[c];
     uint32_t index;
     int line;
-    if (!c->linetable || sonde_py_instr_index(&w->layout, raw_instr, code, &index) < 0 ||
-        sonde_py_line_for((enum sonde_py_line_format)w->layout.code_line_format, c->linetable,
-                          c->linetable_len, c->firstlineno, index, &line) < 0)
-        return c->firstlineno;
+    if (!info->linetable || sonde_py_instr_index(&w->layout, raw_instr, code, &index) < 0)
+        return info->firstlineno;
+    uint64_t key = (uint64_t)c << 32 | index;
+    uint32_t cached = sonde_u64map_get(&w->lines, key);
+    if (cached != SONDE_U64MAP_NONE)
+        return (int32_t)cached;
+    if (sonde_py_line_for((enum sonde_py_line_format)w->layout.code_line_format, info->linetable,
+                          info->linetable_len, info->firstlineno, index, &line) < 0)
+        return info->firstlineno;
+    if (w->lines.count >= LINES_CACHED_MAX) {
+        sonde_u64map_free(&w->lines);
+        sonde_u64map_init(&w->lines);
+    }
+    if ((uint32_t)line != SONDE_U64MAP_NONE)
+        (void)sonde_u64map_slot(&w->lines, key, (uint32_t)line); /* out of memory: not kept */
     return line;
 }
 
@@ -322,6 +342,32 @@ static int read_frame(sonde_walker *w, stack_copy *c, uint64_t addr, uint8_t *bl
     return sonde_proc_read(&w->proc, addr, block, n);
 }
 
+/* Slots of distinct_codes' table: a power of two, at least twice
+ * SONDE_WALK_MAX_DEPTH, so that it is never more than half full. */
+#define DISTINCT_SLOTS (2 * SONDE_WALK_MAX_DEPTH)
+
+/* The n code addresses of a stack without repeats, in the order first
+ * met, into distinct; which[i] is codes[i]'s place there.  Returns how
+ * many are distinct.  (A recursive function is read once a sample.) */
+static uint32_t distinct_codes(const uint64_t *codes, uint32_t n, uint64_t *distinct,
+                               uint32_t *which)
+{
+    uint16_t slot[DISTINCT_SLOTS]; /* place in distinct + 1; 0: empty */
+    memset(slot, 0, sizeof slot);
+    uint32_t count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t h = (uint32_t)((codes[i] >> 4) * 0x9E3779B97F4A7C15ull >> 40) % DISTINCT_SLOTS;
+        while (slot[h] && distinct[slot[h] - 1] != codes[i])
+            h = (h + 1) % DISTINCT_SLOTS;
+        if (!slot[h]) {
+            distinct[count] = codes[i];
+            slot[h] = (uint16_t)++count;
+        }
+        which[i] = slot[h] - 1u;
+    }
+    return count;
+}
+
 /* Frames read per stack, shim frames included, before the chain is taken
  * for a cycle: 3.12+ push at most one shim per Python frame. */
 #define MAX_VISITED (2 * SONDE_WALK_MAX_DEPTH + 2)
@@ -386,17 +432,27 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
         s->entry[depth - 1] = 1; /* the outermost frame starts the outermost eval call */
     if (depth == 0)
         return 0;
-    if (sonde_proc_read_many(&w->proc, codes, depth, ncode, w->code_blocks) != (int)depth)
+    /* Each code object once, however often it recurs on the stack. */
+    uint64_t distinct[SONDE_WALK_MAX_DEPTH];
+    uint32_t which[SONDE_WALK_MAX_DEPTH], ndistinct = distinct_codes(codes, depth, distinct, which);
+    if (sonde_proc_read_many(&w->proc, distinct, ndistinct, ncode, w->code_blocks) !=
+        (int)ndistinct)
         return -1;
-    if (outer && generator_frame(l, outer_block, w->code_blocks + (size_t)(depth - 1) * ncode))
+    if (outer &&
+        generator_frame(l, outer_block, w->code_blocks + (size_t)which[depth - 1] * ncode))
         return -1;
-    for (uint32_t i = 0; i < depth; i++) {
-        int64_t c = resolve_code(w, codes[i], w->code_blocks + (size_t)i * ncode);
+    uint32_t resolved[SONDE_WALK_MAX_DEPTH];
+    for (uint32_t u = 0; u < ndistinct; u++) {
+        int64_t c = resolve_code(w, distinct[u], w->code_blocks + (size_t)u * ncode);
         if (c < 0)
             return -1;
+        resolved[u] = (uint32_t)c;
+    }
+    for (uint32_t i = 0; i < depth; i++) {
+        uint32_t c = resolved[which[i]];
         sonde_frame_sample *f = &s->frames[s->depth++];
         f->func = w->codes[c].func;
-        f->line = line_of(w, &w->codes[c], codes[i], raws[i]);
+        f->line = line_of(w, c, codes[i], raws[i]);
     }
     return 0;
 }
@@ -1072,6 +1128,7 @@ int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
     w->profile = profile;
     w->pthread_tid_offset = -1;
     sonde_u64map_init(&w->code_index);
+    sonde_u64map_init(&w->lines);
     sonde_u64map_init(&w->exc_types);
     w->chunk_buf = malloc(CHUNK_MAX);
     w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
@@ -1128,5 +1185,6 @@ void sonde_walker_close(sonde_walker *w)
     free(w->outside);
     free(w->outside_blocks);
     sonde_u64map_free(&w->code_index);
+    sonde_u64map_free(&w->lines);
     memset(w, 0, sizeof *w);
 }

@@ -91,6 +91,7 @@ typedef struct sonde_walker {
     sonde_code_info *codes;
     uint32_t ncodes;
     size_t codes_cap;
+    sonde_u64map lines;          /* codes[] index << 32 | instruction index -> its line */
     int64_t pthread_tid_offset;  /* <= 3.10: where struct pthread keeps the TID; -1 unknown */
     uint8_t *chunk_buf;          /* a copy of the thread's newest stack chunk (3.11+) */
     uint8_t *code_blocks;        /* code object headers of one stack, read together */

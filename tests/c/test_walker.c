@@ -14,6 +14,7 @@
 #include "core/profile.h"
 #include "harness.h"
 #include "sampler/python/attr.h"
+#include "sampler/python/linetable.h"
 #include "sampler/thread_filter.h"
 #include "sampler/walker.h"
 
@@ -205,6 +206,64 @@ static void built_stacks(void)
     walk_built(3000, 2000, 1990, SONDE_WALK_MAX_DEPTH, 1, 0); /* a loop beyond the cap: unseen */
 }
 
+/* One sample of the built stack: its frames' function names and lines
+ * into name/line (the innermost frame's), 0 when the walk failed. */
+static int sample_top(sonde_walker *w, sonde_profile *p, const char **name, int32_t *line)
+{
+    sonde_thread_sample *out = malloc(sizeof *out);
+    uint32_t n = 0;
+    int ok = sonde_walker_sample(w, &(uint64_t){ 0 }, out, 1, &n) == 0 && n == 1 && !out->torn &&
+             out->depth > 0;
+    if (ok) {
+        *name = sonde_profile_str(p, p->funcs[out->frames[0].func].name);
+        *line = out->frames[0].line;
+    }
+    free(out);
+    return ok;
+}
+
+/* A code object freed and another made at its address between two
+ * samples (exec in a loop does it): the second sample names the new one,
+ * and its line comes from its own line table, not from the line the
+ * first one's table gave for the same instruction (lines are cached per
+ * code object). */
+static void code_replaced_at_its_address(void)
+{
+    const sonde_py_layout *l = sonde_py_layout_for(3, 10);
+    fake_stack f;
+    build_stack(&f, l, 12, -1, 0);
+    const uint8_t table[] = { 100, 3 }; /* 3.10: the first 100 bytes lie 3 lines down */
+    uint64_t tab = at(&f, W_TABLE), code = at(&f, W_CODE);
+    put64(tab, l->bytes_size, sizeof table);
+    memcpy((char *)(uintptr_t)tab + l->bytes_sval, table, sizeof table);
+    int want_first, want_second;
+    check(sonde_py_line_for((enum sonde_py_line_format)l->code_line_format, table, sizeof table,
+                            7, 0, &want_first) == 0 &&
+          sonde_py_line_for((enum sonde_py_line_format)l->code_line_format, table, sizeof table,
+                            20, 0, &want_second) == 0 && want_first != want_second,
+          "the table gives lines that depend on the first line");
+    sonde_profile p;
+    sonde_profile_init(&p);
+    sonde_walker w;
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
+    w.proc.pid = getpid();
+    w.layout = *l;
+    w.runtime.addr = at(&f, W_RUNTIME);
+    const char *name = NULL;
+    int32_t line = 0;
+    check(sample_top(&w, &p, &name, &line) && strcmp(name, "f") == 0 && line == want_first,
+          "first code: f at line %d (%s %d)", want_first, name ? name : "-", line);
+    int32_t first = 20;
+    memcpy((char *)(uintptr_t)code + l->code_firstlineno, &first, sizeof first);
+    put_str(l, at(&f, W_NAME), "g");
+    check(sample_top(&w, &p, &name, &line) && strcmp(name, "g") == 0 && line == want_second,
+          "the code made at its address: g at line %d (%s %d)", want_second, name ? name : "-",
+          line);
+    sonde_walker_close(&w);
+    sonde_profile_free(&p);
+    free(f.words);
+}
+
 /* --thread NAME: a thread whose stack is read cut at the cap has a name
  * that cannot be read yet (threading's is in the outermost frame), so it
  * stays undecided, to be decided when a whole stack shows it; a whole
@@ -264,6 +323,7 @@ static void filter_decides_a_reused_thread_state_anew(void)
 void test_walker(void)
 {
     built_stacks();
+    code_replaced_at_its_address();
     filter_decides_a_reused_thread_state_anew();
     filter_waits_for_a_whole_stack(3000, -1);   /* cut: undecided (was: left out for good) */
     filter_waits_for_a_whole_stack(10, 0);      /* whole, and no thread name: left out */
