@@ -157,6 +157,18 @@ static void build_stack(fake_stack *f, const sonde_py_layout *l, uint32_t depth,
     }
 }
 
+/* A walker (and the profile it names functions in) reading the built
+ * stack f of layout l in this process. */
+static void walker_on(sonde_walker *w, sonde_profile *p, const fake_stack *f,
+                      const sonde_py_layout *l)
+{
+    sonde_profile_init(p);
+    check(sonde_walker_init(w, p) == 0, "walker init");
+    w->proc.pid = getpid();
+    w->layout = *l;
+    w->runtime.addr = at(f, W_RUNTIME);
+}
+
 static void walk_built(uint32_t depth, long loop_from, long loop_to, uint32_t want_depth,
                        int want_truncated, int want_torn)
 {
@@ -164,12 +176,8 @@ static void walk_built(uint32_t depth, long loop_from, long loop_to, uint32_t wa
     fake_stack f;
     build_stack(&f, l, depth, loop_from, loop_to);
     sonde_profile p;
-    sonde_profile_init(&p);
     sonde_walker w;
-    check(sonde_walker_init(&w, &p) == 0, "walker init");
-    w.proc.pid = getpid();
-    w.layout = *l;
-    w.runtime.addr = at(&f, W_RUNTIME);
+    walker_on(&w, &p, &f, l);
     sonde_thread_sample *out = malloc(sizeof *out);
     uint32_t n = 0;
     int rc = sonde_walker_sample(&w, &(uint64_t){ 0 }, out, 1, &n);
@@ -243,12 +251,8 @@ static void code_replaced_at_its_address(void)
                             20, 0, &want_second) == 0 && want_first != want_second,
           "the table gives lines that depend on the first line");
     sonde_profile p;
-    sonde_profile_init(&p);
     sonde_walker w;
-    check(sonde_walker_init(&w, &p) == 0, "walker init");
-    w.proc.pid = getpid();
-    w.layout = *l;
-    w.runtime.addr = at(&f, W_RUNTIME);
+    walker_on(&w, &p, &f, l);
     const char *name = NULL;
     int32_t line = 0;
     check(sample_top(&w, &p, &name, &line) && strcmp(name, "f") == 0 && line == want_first,
@@ -274,15 +278,11 @@ static void filter_waits_for_a_whole_stack(uint32_t depth, int want_known)
     fake_stack f;
     build_stack(&f, l, depth, -1, 0);
     sonde_profile p;
-    sonde_profile_init(&p);
     sonde_walker w;
+    walker_on(&w, &p, &f, l);
     sonde_thread_filter filter;
     sonde_thread_filter_init(&filter);
     sonde_thread_filter_add(&filter, "worker");
-    check(sonde_walker_init(&w, &p) == 0, "walker init");
-    w.proc.pid = getpid();
-    w.layout = *l;
-    w.runtime.addr = at(&f, W_RUNTIME);
     w.filter = &filter;
     sonde_thread_sample *out = malloc(sizeof *out);
     uint32_t n = 0;
