@@ -251,7 +251,7 @@ class _RunTool:
         self.forked_first = self.torch_forked if self.torch_wanted else None
         if self.torch_wanted:
             from . import _torch
-            self.watcher = _torch.ImportWatcher(self.torch_imported)
+            self.watcher = _torch.TorchImportHook(self.torch_imported)
             sys.meta_path.insert(0, self.watcher)
 
     def torch_imported(self, torch):
@@ -343,7 +343,7 @@ class _LinesTool:
         # (-f main) chooses those, not the same names in the standard library.
         main_own = [p for p in patterns if ":" not in p and p not in self.unmatched]
         _lines.select_imported(self.prof, patterns, self.unmatched, _modules, main_own)
-        self.watcher = (_lines.ImportWatcher(self.prof, patterns, self.unmatched, main_own)
+        self.watcher = (_lines.LaterImportsFinder(self.prof, patterns, self.unmatched, main_own)
                         if patterns else None)
         if self.watcher:
             sys.meta_path.insert(0, self.watcher)

@@ -286,7 +286,7 @@ def in_stdlib(filename):
 def select_imported(tracer, patterns, unmatched, modules, not_stdlib=()):
     """Registers with tracer the functions that -f patterns name in modules
     already imported (modules: name -> module, sonde's own and __main__ left
-    out: select chooses the program's), as ImportWatcher does for the
+    out: select chooses the program's), as LaterImportsFinder does for the
     modules imported later, so that a function is found whoever imported
     its module first.  Removes the patterns that matched from unmatched.
     not_stdlib: patterns that look at no module of the standard library."""
@@ -351,7 +351,7 @@ def compiled_code(pattern, modules, main_namespace):
     return None
 
 
-class ImportWatcher:
+class LaterImportsFinder:
     """Registers functions of modules imported later that -f patterns name
     (module:qualname, or a bare qualname pattern for any module)."""
 

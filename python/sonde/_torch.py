@@ -12,7 +12,7 @@ times are torch.profiler's key_averages() figures, each under its Python
 caller.
 
 Nothing here imports torch before the program does: the launcher waits
-for the program's own `import torch` (ImportWatcher) before starting.
+for the program's own `import torch` (TorchImportHook) before starting.
 """
 
 import sys
@@ -581,7 +581,7 @@ class _Loader:
         return getattr(self._loader, name)
 
 
-class ImportWatcher:
+class TorchImportHook:
     """On sys.meta_path until the program imports torch: then calls
     on_import(torch) once torch's own module code has run, and leaves."""
 

@@ -132,7 +132,7 @@ def test_torch_import_folds(browser, tmp_path):
     time): folded, `import torch` is one frame as wide as the import
     machinery's outermost frame under the script's <module> in the JSON,
     and no machinery frame nor sonde's own loader (_Loader.exec_module,
-    ImportWatcher.find_spec) is drawn."""
+    TorchImportHook.find_spec) is drawn."""
     proc = run_sonde(["run", "--torch", "-f", "json", "-o", "cnn.json",
                       os.path.join(ROOT, "examples", "torch_cnn.py"), "2"], tmp_path)
     assert proc.returncode == 0, proc.stderr
