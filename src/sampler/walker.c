@@ -217,6 +217,20 @@ static int32_t line_of(sonde_walker *w, uint32_t c, uint64_t code, uint64_t raw_
     return line;
 }
 
+int sonde_walker_name_frame(sonde_walker *w, uint64_t code, uint64_t raw_instr,
+                            sonde_frame_sample *out)
+{
+    size_t ncode = code_span(&w->layout);
+    if (ncode == 0 || ncode > HEADER_MAX || sonde_proc_read(&w->proc, code, w->code_blocks, ncode) < 0)
+        return -1;
+    int64_t c = resolve_code(w, code, w->code_blocks);
+    if (c < 0)
+        return -1;
+    out->func = w->codes[c].func;
+    out->line = line_of(w, (uint32_t)c, code, raw_instr);
+    return 0;
+}
+
 /* Bytes of a frame the walk reads. */
 static size_t frame_span(const sonde_py_layout *l)
 {

@@ -188,6 +188,13 @@ int sonde_walker_sample(sonde_walker *w, uint64_t *cursor, sonde_thread_sample *
  * 0, or a negative errno when the thread state cannot be read. */
 int sonde_walker_sample_thread(sonde_walker *w, uint64_t tstate, sonde_thread_sample *out);
 
+/* The function and line of a frame read by the caller (a suspended
+ * coroutine's): its code object at `code` (untagged) and its instruction
+ * field `raw_instr`, as a walk would name them.  0, or -1 when the code
+ * object cannot be read. */
+int sonde_walker_name_frame(sonde_walker *w, uint64_t code, uint64_t raw_instr,
+                            sonde_frame_sample *out);
+
 /* The thread's name: "MainThread", or a threading.Thread's name read from
  * its Thread object; in a subinterpreter followed by " (interpreter N)",
  * or "interpreter N" alone when it has no name.  0, or -1 when it has none that can be read. */

@@ -30,7 +30,9 @@
     X(dict_size) X(dict_keys) X(dict_values)                                                     \
     X(bytes_size) X(bytes_ob_size) X(bytes_sval)                                                 \
     X(str_size) X(str_state) X(str_length) X(str_ascii_size) X(str_compact_size)              \
-    X(gc_size) X(gc_collecting)
+    X(gc_size) X(gc_collecting)                                                                 \
+    X(fr_stackpointer) X(gen_size) X(gen_iframe) X(gen_frame_state)                              \
+    X(set_size) X(set_used) X(set_table) X(set_mask) X(long_size) X(long_tag) X(long_digit)
 
 typedef struct debug_version {
     unsigned minor;
@@ -44,6 +46,10 @@ typedef struct debug_version {
     uint64_t cached_keys;          /* PyHeapTypeObject.ht_cached_keys (<= 3.14) */
     uint64_t exc_info;             /* PyThreadState.exc_info (3.15 publishes exc_state, the
                                       thread's own item, not the innermost handler's) */
+    int8_t awaiting[2];            /* FRAME_SUSPENDED_YIELD_FROM (and 3.15's _LOCKED); where
+                                      the version keeps task lists (the gen group is there) */
+    uint8_t awaited_slot;          /* the awaited object is stackpointer[-this] then (3.15's
+                                      _PyFrame_StackPeek takes a depth: 2, below a null ref) */
 } debug_version;
 
 static const debug_version versions[] = {
@@ -79,6 +85,9 @@ static const debug_version versions[] = {
         .str_ascii_size = 80, .gc_size = 81, .gc_collecting = 82,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3, .cached_keys = 880,
         .exc_info = 120,
+        .fr_stackpointer = 37, .gen_size = 83, .gen_iframe = 85, .gen_frame_state = 86,
+        .set_size = 62, .set_used = 63, .set_table = 64, .set_mask = 65, .long_size = 71,
+        .long_tag = 72, .long_digit = 73, .awaiting = { -1, -1 }, .awaited_slot = 1,
     },
     {
         .minor = 15,
@@ -98,6 +107,9 @@ static const debug_version versions[] = {
         .gc_collecting = 95,
         .status_holds_gil_bit = SONDE_PY_ABSENT, .code_tag_bits = 3,
         .cached_keys = SONDE_PY_ABSENT, .exc_info = 144,
+        .fr_stackpointer = 45, .gen_size = 99, .gen_iframe = 101, .gen_frame_state = 102,
+        .set_size = 74, .set_used = 75, .set_table = 76, .set_mask = 77, .long_size = 83,
+        .long_tag = 84, .long_digit = 85, .awaiting = { 2, 3 }, .awaited_slot = 2,
     },
 };
 
@@ -252,6 +264,27 @@ int sonde_py_layout_from_debug_offsets(const void *bytes, size_t len, sonde_py_l
         .type_name = field(b, v->tp_name, v->tp_size, 8),
         .rt_gc_collecting = SONDE_PY_ABSENT,
     };
+
+    /* The task graph's objects, where the version keeps task lists: all of them, or none. */
+    if (v->gen_iframe) {
+        l.frame_stackpointer = field(b, v->fr_stackpointer, v->fr_size, 8);
+        l.gen_iframe = field(b, v->gen_iframe, v->gen_size, 8);
+        l.gen_frame_state = field(b, v->gen_frame_state, v->gen_size, 1);
+        l.gen_awaiting_state = (uint8_t)v->awaiting[0];
+        l.gen_awaiting_state_2 = (uint8_t)v->awaiting[1];
+        l.gen_awaited_slot = v->awaited_slot;
+        l.set_used = field(b, v->set_used, v->set_size, 8);
+        l.set_table = field(b, v->set_table, v->set_size, 8);
+        l.set_mask = field(b, v->set_mask, v->set_size, 8);
+        l.long_tag = field(b, v->long_tag, v->long_size, 8);
+        l.long_digit = field(b, v->long_digit, v->long_size, 4);
+        const uint64_t graph[] = { l.frame_stackpointer, l.gen_iframe, l.gen_frame_state,
+                                   l.set_used, l.set_table, l.set_mask, l.long_tag,
+                                   l.long_digit };
+        l.task_lists = 1;
+        for (size_t i = 0; i < sizeof graph / sizeof graph[0]; i++)
+            l.task_lists &= graph[i] != SONDE_PY_ABSENT;
+    }
 
     /* The collector's state is embedded in the interpreter state; its flag is read from there. */
     uint64_t gc = field(b, v->is_gc, v->is_size, 0), collecting = field(b, v->gc_collecting,

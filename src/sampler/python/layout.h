@@ -162,6 +162,25 @@ typedef struct sonde_py_layout {
                                             exception, or NULL / None where none is handled */
     uint64_t exc_item_previous;          /* _PyErr_StackItem *previous_item: the next outer */
     uint64_t type_name;                  /* const char *tp_name in PyTypeObject */
+
+    /* The asyncio task graph (dump --async), where each thread keeps its tasks in a list
+     * that the _asyncio module's own debug offsets describe (asyncio_tasks.h): task_lists 1,
+     * and the rest of this group set; all 0 where the version has no such lists. */
+    uint64_t task_lists;
+    uint64_t frame_stackpointer;         /* _PyStackRef *stackpointer: above the frame's
+                                            value stack */
+    uint64_t gen_iframe;                 /* the frame inside a coroutine (or generator) */
+    uint64_t gen_frame_state;            /* int8_t gi_frame_state */
+    uint64_t gen_awaiting_state;         /* that state while suspended awaiting the object on
+                                            top of the frame's stack (FRAME_SUSPENDED_YIELD_
+                                            FROM), stored as its int8 value's byte */
+    uint64_t gen_awaiting_state_2;       /* another such state (3.15's _LOCKED), or the same */
+    uint64_t gen_awaited_slot;           /* that object is stackpointer[-this] */
+    uint64_t set_used;                   /* PySetObject: Py_ssize_t used */
+    uint64_t set_table;                  /* setentry *table (entries of {key, hash}) */
+    uint64_t set_mask;                   /* Py_ssize_t mask: entries - 1 */
+    uint64_t long_tag;                   /* PyLongObject: uintptr_t lv_tag */
+    uint64_t long_digit;                 /* digit ob_digit[] (30-bit digits in uint32) */
 } sonde_py_layout;
 
 /* The fixed tables, one per layout_3X.c; reach them through sonde_py_layout_for(). */

@@ -1,0 +1,351 @@
+/* asyncio_tasks.c - the asyncio task graph of another process; see asyncio_tasks.h. */
+#include "asyncio_tasks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/grow.h"
+#include "proc/elf.h"
+#include "proc/maps.h"
+#include "python/attr.h"
+
+/* _Py_AsyncioModuleDebugOffsets, 3.14+: 13 words in three groups, each led by its struct's
+ * size: the task object (name, awaited_by, is_task, awaited_by_is_set, coro, node), the
+ * interpreter state (its list of tasks of ended threads) and the thread state (running loop,
+ * running task, its list). */
+enum { TASK_SIZE, TASK_NAME, TASK_AWAITED_BY, TASK_IS_TASK, TASK_AWAITED_BY_IS_SET, TASK_CORO,
+       TASK_NODE, INTERP_SIZE, INTERP_TASKS_HEAD, THREAD_SIZE, THREAD_LOOP, THREAD_TASK,
+       THREAD_TASKS_HEAD, ASYNC_WORDS };
+
+/* A task object read whole is at most this large (3.14's is about 200 bytes). */
+#define TASK_READ_MAX 1024
+/* Structs the offsets are checked against: nothing of interest is larger. */
+#define STRUCT_MAX ((uint64_t)1 << 20)
+
+#define TPFLAGS_LONG_SUBCLASS (1ul << 24)
+#define TPFLAGS_UNICODE_SUBCLASS (1ul << 28)
+
+typedef struct reader {
+    sonde_walker *w;
+    uint64_t off[ASYNC_WORDS];
+    uint64_t tag_mask;      /* ~ the stack reference's tag bits */
+    sonde_async_graph *g;
+    size_t tasks_cap, frames_cap, waiters_cap;
+} reader;
+
+static int fail(char *err, size_t errlen, const char *what, int pid)
+{
+    snprintf(err, errlen, what, pid);
+    return -1;
+}
+
+static int read_ptr(const reader *r, uint64_t addr, uint64_t *out)
+{
+    return sonde_proc_read(&r->w->proc, addr, out, sizeof *out);
+}
+
+static int proc_reader(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+    return sonde_proc_read(&((sonde_walker *)ctx)->proc, addr, buf, len);
+}
+
+/* The offsets from file path, mapped at m: 0, or -1 when it has no .AsyncioDebug section or
+ * the section cannot be read from the process. */
+static int offsets_in(reader *r, const char *path, const sonde_map *m)
+{
+    sonde_elf elf;
+    if (sonde_elf_open(&elf, path) < 0)
+        return -1;
+    uint64_t base, at, size;
+    int rc = sonde_elf_load_base(&elf, &base) == 0 &&
+                     sonde_elf_section(&elf, ".AsyncioDebug", &at, &size) == 0 &&
+                     size >= sizeof r->off
+                 ? 0
+                 : -1;
+    sonde_elf_close(&elf);
+    if (rc == 0)
+        rc = sonde_proc_read(&r->w->proc, at + (m->start - base), r->off, sizeof r->off);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Every offset inside its struct, each struct of a sane size. */
+static int offsets_valid(const uint64_t *o)
+{
+    static const struct { int field, size; uint64_t width; } inside[] = {
+        { TASK_NAME, TASK_SIZE, 8 }, { TASK_AWAITED_BY, TASK_SIZE, 8 },
+        { TASK_AWAITED_BY_IS_SET, TASK_SIZE, 1 }, { TASK_CORO, TASK_SIZE, 8 },
+        { TASK_NODE, TASK_SIZE, 16 }, { INTERP_TASKS_HEAD, INTERP_SIZE, 16 },
+        { THREAD_TASKS_HEAD, THREAD_SIZE, 16 },
+    };
+    if (o[TASK_SIZE] > TASK_READ_MAX || o[INTERP_SIZE] > STRUCT_MAX || o[THREAD_SIZE] > STRUCT_MAX)
+        return 0;
+    for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++)
+        if (o[inside[i].field] > o[inside[i].size] ||
+            o[inside[i].size] - o[inside[i].field] < inside[i].width)
+            return 0;
+    return 1;
+}
+
+/* Finds the _asyncio module's offsets: in the file holding _PyRuntime (a build with _asyncio
+ * built in), else in a mapped _asyncio*.so.  0, or -1 when asyncio is not loaded. */
+static int find_offsets(reader *r)
+{
+    int pid = r->w->proc.pid;
+    sonde_maps maps;
+    if (sonde_maps_read(pid, &maps) < 0)
+        return -1;
+    int rc = -1;
+    for (int pass = 0; pass < 2 && rc < 0; pass++) {
+        for (size_t i = 0; i < maps.count && rc < 0; i++) {
+            const sonde_map *m = &maps.v[i];
+            const char *base = strrchr(m->path, '/');
+            base = base ? base + 1 : m->path;
+            int wanted = pass == 0 ? strcmp(m->path, r->w->runtime.path) == 0
+                                   : strncmp(base, "_asyncio", 8) == 0;
+            char path[PATH_MAX + 64];
+            if (m->offset != 0 || !wanted || sonde_maps_file(pid, m, path, sizeof path) < 0)
+                continue;
+            rc = offsets_in(r, path, m) == 0 && offsets_valid(r->off) ? 0 : -1;
+        }
+    }
+    sonde_maps_free(&maps);
+    return rc;
+}
+
+/* The type object of obj and its tp_flags.  0, or -1. */
+static int type_of(const reader *r, uint64_t obj, uint64_t *type, uint64_t *flags)
+{
+    const sonde_py_layout *l = &r->w->layout;
+    return read_ptr(r, obj + l->ob_type, type) < 0 ||
+                   read_ptr(r, *type + l->type_flags, flags) < 0
+               ? -1
+               : 0;
+}
+
+/* A task's name: a str, or the number of an unnamed task ("Task-N", as get_name() makes it
+ * from the int kept until then). */
+static void task_name(const reader *r, uint64_t name, char *out, size_t outlen)
+{
+    const sonde_py_layout *l = &r->w->layout;
+    uint64_t type, flags;
+    snprintf(out, outlen, "?");
+    if (!name || type_of(r, name, &type, &flags) < 0)
+        return;
+    if (flags & TPFLAGS_UNICODE_SUBCLASS) {
+        if (sonde_py_read_str(l, proc_reader, r->w, name, out, outlen) < 0)
+            snprintf(out, outlen, "?");
+        return;
+    }
+    uint64_t tag;
+    uint32_t digits[2] = { 0, 0 };
+    if (!(flags & TPFLAGS_LONG_SUBCLASS) || read_ptr(r, name + l->long_tag, &tag) < 0)
+        return;
+    uint64_t ndigits = tag >> 3; /* lv_tag: digits << 3 | sign (0 positive, 1 zero, 2 negative) */
+    if ((tag & 3) == 2 || ndigits > 2 ||
+        (ndigits && sonde_proc_read(&r->w->proc, name + l->long_digit, digits,
+                                    ndigits * sizeof digits[0]) < 0))
+        return;
+    snprintf(out, outlen, "Task-%llu",
+             (unsigned long long)digits[0] | (unsigned long long)digits[1] << 30);
+}
+
+/* 1 when obj is a coroutine or a generator (what a coroutine's await goes down into), by its
+ * type's name. */
+static int awaits_into(const reader *r, uint64_t obj)
+{
+    uint64_t type, flags, name_at;
+    char name[16] = "";
+    if (type_of(r, obj, &type, &flags) < 0 ||
+        read_ptr(r, type + r->w->layout.type_name, &name_at) < 0 ||
+        sonde_proc_read(&r->w->proc, name_at, name, sizeof name - 1) < 0)
+        return 0;
+    name[sizeof name - 1] = '\0';
+    return strcmp(name, "coroutine") == 0 || strcmp(name, "generator") == 0;
+}
+
+static int push_frame(reader *r, const sonde_frame_sample *f)
+{
+    sonde_async_graph *g = r->g;
+    sonde_frame_sample *grown = sonde_grow(g->frames, &r->frames_cap, (size_t)g->nframes + 1,
+                                           sizeof *grown, UINT32_MAX);
+    if (!grown)
+        return -1;
+    g->frames = grown;
+    g->frames[g->nframes++] = *f;
+    return 0;
+}
+
+/* Task t's coroutine chain, from coro down through what each coroutine awaits, into the
+ * frames, innermost first.  0, or -1 on out of memory. */
+static int read_chain(reader *r, sonde_async_task *t, uint64_t coro)
+{
+    const sonde_py_layout *l = &r->w->layout;
+    uint64_t fields[] = { l->frame_code, l->frame_instr, l->frame_stackpointer };
+    uint64_t span = 0;
+    for (size_t i = 0; i < 3; i++)
+        span = fields[i] + 8 > span ? fields[i] + 8 : span;
+    t->first_frame = r->g->nframes;
+    uint8_t block[512];
+    for (uint32_t depth = 0; coro; depth++) {
+        uint64_t frame = coro + l->gen_iframe, code, instr, sp, awaited = 0;
+        uint8_t state;
+        if (depth == SONDE_ASYNC_MAX_CHAIN || span > sizeof block ||
+            sonde_proc_read(&r->w->proc, coro + l->gen_frame_state, &state, 1) < 0 ||
+            sonde_proc_read(&r->w->proc, frame, block, span) < 0) {
+            t->chain_cut = 1;
+            break;
+        }
+        memcpy(&code, block + l->frame_code, 8);
+        memcpy(&instr, block + l->frame_instr, 8);
+        memcpy(&sp, block + l->frame_stackpointer, 8);
+        sonde_frame_sample f;
+        if (sonde_walker_name_frame(r->w, code & r->tag_mask, instr, &f) < 0) {
+            t->chain_cut = 1;
+            break;
+        }
+        if (push_frame(r, &f) < 0)
+            return -1;
+        t->nframes++;
+        coro = 0;
+        if ((state == (uint8_t)l->gen_awaiting_state || state == (uint8_t)l->gen_awaiting_state_2) &&
+            sp > 8 * l->gen_awaited_slot &&
+            read_ptr(r, sp - 8 * l->gen_awaited_slot, &awaited) == 0 && (awaited &= r->tag_mask) &&
+            awaits_into(r, awaited))
+            coro = awaited;
+    }
+    /* Read outermost first: turned innermost first, as stacks are shown. */
+    sonde_frame_sample *f = r->g->frames + t->first_frame;
+    for (uint32_t i = 0, j = t->nframes; i + 1 < j; i++, j--) {
+        sonde_frame_sample keep = f[i];
+        f[i] = f[j - 1];
+        f[j - 1] = keep;
+    }
+    return 0;
+}
+
+static int push_waiter(reader *r, uint64_t waiter)
+{
+    sonde_async_graph *g = r->g;
+    uint64_t *grown = sonde_grow(g->waiters, &r->waiters_cap, (size_t)g->nwaiters + 1,
+                                 sizeof *grown, UINT32_MAX);
+    if (!grown)
+        return -1;
+    g->waiters = grown;
+    g->waiters[g->nwaiters++] = waiter;
+    return 0;
+}
+
+/* The objects awaiting task t: one, or a set of them.  0, or -1 on out of memory. */
+static int read_waiters(reader *r, sonde_async_task *t, const uint8_t *task)
+{
+    const sonde_py_layout *l = &r->w->layout;
+    uint64_t by;
+    memcpy(&by, task + r->off[TASK_AWAITED_BY], 8);
+    t->first_waiter = r->g->nwaiters;
+    if (!by)
+        return 0;
+    if (!task[r->off[TASK_AWAITED_BY_IS_SET]]) {
+        t->nwaiters = 1;
+        return push_waiter(r, by);
+    }
+    uint64_t table, mask;
+    if (read_ptr(r, by + l->set_table, &table) < 0 || read_ptr(r, by + l->set_mask, &mask) < 0 ||
+        mask >= SONDE_ASYNC_MAX_WAITERS)
+        return 0;
+    uint64_t entries[2 * SONDE_ASYNC_MAX_WAITERS]; /* {key, hash} each */
+    if (sonde_proc_read(&r->w->proc, table, entries, (mask + 1) * 16) < 0)
+        return 0;
+    for (uint64_t i = 0; i <= mask; i++)
+        if (entries[2 * i]) { /* a deleted entry's dummy key matches no task */
+            if (push_waiter(r, entries[2 * i]) < 0)
+                return -1;
+            t->nwaiters++;
+        }
+    return 0;
+}
+
+/* The tasks on the list whose head is at `head` (in a thread state, or the interpreter's: then
+ * tstate is 0).  0, or -1 on out of memory. */
+static int read_list(reader *r, uint64_t head, uint64_t tstate)
+{
+    sonde_async_graph *g = r->g;
+    uint64_t node;
+    if (read_ptr(r, head, &node) < 0) {
+        g->lists_cut = 1;
+        return 0;
+    }
+    uint8_t task[TASK_READ_MAX];
+    while (node != head) {
+        uint64_t addr = node - r->off[TASK_NODE], coro, name;
+        if (!node || g->ntasks == SONDE_ASYNC_MAX_TASKS ||
+            sonde_proc_read(&r->w->proc, addr, task, r->off[TASK_SIZE]) < 0) {
+            g->lists_cut = 1;
+            return 0;
+        }
+        memcpy(&node, task + r->off[TASK_NODE], 8);
+        memcpy(&name, task + r->off[TASK_NAME], 8);
+        memcpy(&coro, task + r->off[TASK_CORO], 8);
+        sonde_async_task *grown = sonde_grow(g->tasks, &r->tasks_cap, (size_t)g->ntasks + 1,
+                                             sizeof *grown, UINT32_MAX);
+        if (!grown)
+            return -1;
+        g->tasks = grown;
+        sonde_async_task *t = &g->tasks[g->ntasks++];
+        *t = (sonde_async_task){ .addr = addr, .tstate = tstate };
+        task_name(r, name, t->name, sizeof t->name);
+        if (read_chain(r, t, coro) < 0 || read_waiters(r, t, task) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+int sonde_async_check(const sonde_walker *w, char *err, size_t errlen)
+{
+    if (w->layout.task_lists)
+        return 0;
+    return fail(err, errlen,
+                "--async: process %d runs a Python that keeps no list of its asyncio tasks "
+                "(Python 3.14 and later do): sonde cannot find them from outside", w->proc.pid);
+}
+
+int sonde_async_read(sonde_walker *w, const uint64_t *tstates, uint32_t n, sonde_async_graph *g,
+                     char *err, size_t errlen)
+{
+    *g = (sonde_async_graph){ 0 };
+    reader r = { .w = w, .g = g, .tag_mask = ~w->layout.frame_code_tag_bits };
+    int pid = w->proc.pid;
+    if (sonde_async_check(w, err, errlen) < 0)
+        return -1;
+    if (find_offsets(&r) < 0) {
+        g->not_imported = 1;
+        return 0;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (read_list(&r, tstates[i] + r.off[THREAD_TASKS_HEAD], tstates[i]) < 0)
+            goto oom;
+    if (w->interp && read_list(&r, w->interp + r.off[INTERP_TASKS_HEAD], 0) < 0)
+        goto oom;
+    return 0;
+oom:
+    sonde_async_free(g);
+    return fail(err, errlen, "--async: out of memory reading the tasks of process %d", pid);
+}
+
+void sonde_async_free(sonde_async_graph *g)
+{
+    free(g->tasks);
+    free(g->frames);
+    free(g->waiters);
+    *g = (sonde_async_graph){ 0 };
+}
+
+int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr)
+{
+    for (uint32_t i = 0; i < g->ntasks; i++)
+        if (g->tasks[i].addr == addr)
+            return i;
+    return -1;
+}

@@ -1,0 +1,58 @@
+/* asyncio_tasks.h - the asyncio tasks of another process and who awaits whom (dump --async),
+ * read from outside as the stacks are.
+ *
+ * Where the interpreter keeps each thread's tasks in a linked list (layout task_lists), the
+ * _asyncio module publishes where a task keeps its name, coroutine and awaiters in a section of
+ * its own file, .AsyncioDebug (the executable, libpython or _asyncio*.so, once asyncio is
+ * imported).  Each task's coroutine chain is read from the coroutine it runs down through the
+ * coroutines each one awaits (the object on top of a suspended frame's stack), so it is named
+ * innermost first, as a stack is.  Every list, chain and set is the target's memory, and bounded. */
+#ifndef SONDE_ASYNCIO_TASKS_H
+#define SONDE_ASYNCIO_TASKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "walker.h"
+
+#define SONDE_ASYNC_MAX_TASKS 8192    /* tasks read, over every list */
+#define SONDE_ASYNC_MAX_CHAIN 256     /* coroutines of one task's chain */
+#define SONDE_ASYNC_MAX_WAITERS 1024  /* entries of one task's set of awaiters */
+
+typedef struct sonde_async_task {
+    uint64_t addr;          /* the Task object */
+    uint64_t tstate;        /* the thread state whose list holds it; 0: the interpreter's (tasks
+                               of threads that have ended) */
+    char name[128];         /* its name, as task.get_name() gives it */
+    uint32_t first_frame, nframes;   /* its chain in graph.frames, innermost first */
+    uint32_t first_waiter, nwaiters; /* in graph.waiters: the objects awaiting it */
+    int chain_cut;          /* the chain was longer than SONDE_ASYNC_MAX_CHAIN, or a
+                               coroutine of it could not be read: its outer part is shown */
+} sonde_async_task;
+
+typedef struct sonde_async_graph {
+    sonde_async_task *tasks;
+    uint32_t ntasks;
+    sonde_frame_sample *frames;
+    uint32_t nframes;
+    uint64_t *waiters;
+    uint32_t nwaiters;
+    int lists_cut;          /* a list was torn or longer than the bound: tasks are missing */
+    int not_imported;       /* no _asyncio module is loaded: there are no tasks */
+} sonde_async_graph;
+
+/* Whether the tasks of w's process can be read: 0, or -1 with one line in err when its Python
+ * keeps no task lists. */
+int sonde_async_check(const sonde_walker *w, char *err, size_t errlen);
+
+/* Reads the tasks of the threads whose states are tstates[0 .. n) and the interpreter's list,
+ * naming frames through w.  0 (none, and not_imported, where asyncio is not loaded); or -1 with
+ * one line in err: the version keeps no task lists, or out of memory. */
+int sonde_async_read(sonde_walker *w, const uint64_t *tstates, uint32_t n, sonde_async_graph *g,
+                     char *err, size_t errlen);
+void sonde_async_free(sonde_async_graph *g);
+
+/* The index of the task at address addr in g, or -1. */
+int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr);
+
+#endif
