@@ -7,14 +7,18 @@
 #include <string.h>
 
 #include "../core/clock.h"
+#include "../core/grow.h"
+#include "../sampler/asyncio_tasks.h"
 #include "../sampler/sampler.h"
 #include "commands.h"
+#include "dump_async.h"
+#include "dump_frames.h"
 #include "options.h"
 #include "sample_opts.h"
 
 typedef struct dump_opts {
     long pid;
-    int native, native_all;
+    int native, native_all, async;
     cli_sample_opts sample;   /* --mode, --idle, --gil, --thread */
     int mode;
 } dump_opts;
@@ -23,6 +27,9 @@ static const cli_opt option_table[] = {
     { .short_name = 'p', .long_name = "pid", .arg = "PID", .type = CLI_PID,
       .offset = offsetof(dump_opts, pid), .help = "the running process to read" },
     CLI_SAMPLE_OPTIONS(dump_opts, sample),
+    { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(dump_opts, async), .set = 1,
+      .help = "the asyncio tasks of each thread too, each under the task\n"
+              "awaiting it, with its coroutines (Python 3.14+)" },
     CLI_NATIVE_OPTIONS(dump_opts, native, native_all,
                        "native frames too, on every thread (each is stopped for the\n"
                        "microseconds its stack takes to copy)"),
@@ -35,7 +42,7 @@ const cli_command cmd_dump = {
     .name = "dump",
     .summary = "print every thread's current Python stack (replaces py-spy dump)",
     .synopsis = "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
-                "[--native | --native-all] -p PID",
+                "[--native | --native-all] [--async] -p PID",
     .about = "Prints the current Python stack of every thread of a running process,\n"
              "innermost frame first, each with its file:line and the source line.  The\n"
              "process is only read, never stopped or changed (py-spy's --nonblocking is\n"
@@ -45,42 +52,14 @@ const cli_command cmd_dump = {
              "be unwound or merged.  Every thread is shown, with the CPU time it has\n"
              "used (--mode cpu, the default, and wall), or only the thread holding the\n"
              "GIL (--mode gil), or only threads handling an exception, with its type\n"
-             "(--mode exception); --thread shows only the threads it names.",
+             "(--mode exception); --thread shows only the threads it names.  --async\n"
+             "adds each thread's asyncio tasks, as Python 3.14's `python -m asyncio\n"
+             "pstree` prints them: every task under the task that awaits it, with the\n"
+             "chain of coroutines it is suspended in, innermost first.",
     .words = CLI_WORDS_ANYWHERE,
     .opts = option_table,
     .run = cmd_main,
 };
-
-/* Appends line `line` of file (as the process sees it: a relative name is
- * from its working directory), trimmed, if readable. */
-static void put_source(sonde_buf *b, int pid, const char *file, int line)
-{
-    char path[4200];
-    if (file[0] == '<')
-        return; /* <string>, <frozen ...>: no file */
-    snprintf(path, sizeof path, file[0] == '/' ? "/proc/%d/root%s" : "/proc/%d/cwd/%s", pid, file);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char text[512];
-    int at = 0;
-    while (at < line && at < 1000000 && fgets(text, sizeof text, f)) {
-        if (strchr(text, '\n'))
-            at++;
-    }
-    fclose(f);
-    if (at != line)
-        return;
-    char *s = text;
-    while (*s == ' ' || *s == '\t')
-        s++;
-    s[strcspn(s, "\r\n")] = '\0';
-    if (*s) {
-        sonde_buf_puts(b, "        ");
-        sonde_buf_text_str(b, s);
-        sonde_buf_putc(b, '\n');
-    }
-}
 
 /* How long dump walks a thread list (it is the target's memory, and may
  * be cyclic); the threads after that point are left out, and said. */
@@ -155,20 +134,27 @@ static void put_thread(sonde_buf *b, sonde_walker *w, long pid, const sonde_thre
     sonde_buf_printf(b, "%s%s\n",
                      s->torn ? " [stack changed while read: incomplete]" : "",
                      s->truncated ? " [truncated]" : "");
-    for (uint32_t k = 0; k < s->depth; k++) {
-        const sonde_func *f = &p->funcs[s->frames[k].func];
-        const char *file = sonde_profile_str(p, f->file);
-        sonde_buf_puts(b, "    ");
-        sonde_buf_text_str(b, sonde_profile_str(p, f->qualname));
-        sonde_buf_puts(b, " (");
-        sonde_buf_text_str(b, file);
-        sonde_buf_printf(b, ":%d)\n", s->frames[k].line);
-        if (f->kind == SONDE_FUNC_PYTHON)
-            put_source(b, (int)pid, file, s->frames[k].line);
-    }
+    for (uint32_t k = 0; k < s->depth; k++)
+        cli_dump_frame(b, p, (int)pid, &s->frames[k], 4);
     if (s->truncated)
         sonde_buf_printf(b, "    [truncated] ... the stack is deeper than %d frames: its "
                          "outer frames are not shown\n", SONDE_WALK_MAX_DEPTH);
+}
+
+/* Keeps thread s (the nth shown) for --async's task lists.  0, or -1 on out of memory. */
+static int remember_thread(const sonde_walker *w, const sonde_thread_sample *s,
+                           cli_async_thread **kept, size_t *cap, uint64_t nth)
+{
+    cli_async_thread *grown = sonde_grow(*kept, cap, (size_t)nth + 1, sizeof *grown, UINT32_MAX);
+    if (!grown)
+        return -1;
+    *kept = grown;
+    cli_async_thread *t = &grown[nth];
+    t->tstate = s->tstate;
+    t->native_id = s->native_id;
+    if (sonde_walker_thread_name(w, s, t->name, sizeof t->name) < 0)
+        t->name[0] = '\0';
+    return 0;
 }
 
 static int cmd_main(int argc, char **argv, const sonde_env *env)
@@ -218,6 +204,10 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         rc = cli_fail(SONDE_EXIT_USAGE, "--mode %s: %s", sonde_sample_mode_name(opts.mode), why);
         goto out;
     }
+    if (opts.async && sonde_async_check(&w, err, sizeof err) < 0) {
+        rc = cli_fail(SONDE_EXIT_USAGE, "%s", err);
+        goto out;
+    }
     w.read_exceptions = opts.mode == SONDE_MODE_EXCEPTION;
     w.filter = opts.sample.threads.n ? &opts.sample.threads : NULL;
     uint64_t cursor = 0, nshown = 0;
@@ -240,11 +230,16 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     /* The heading comes with the first thread shown: a --thread that
      * names none prints its one line and nothing else. */
     int headed = 0;
+    cli_async_thread *async_threads = NULL; /* with --async: the threads shown */
+    size_t async_cap = 0;
     for (;;) {
         for (uint32_t i = 0; i < n; i++)
             if (shown(opts.mode, &threads[i])) {
                 put_heading(&b, &w, pid, &headed);
                 put_thread(&b, &w, pid, &threads[i]);
+                if (opts.async && remember_thread(&w, &threads[i], &async_threads, &async_cap,
+                                                  nshown) < 0)
+                    opts.async = -1;
                 nshown++;
             }
         if (!cursor)
@@ -262,6 +257,13 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     }
     if (!w.filter || w.filter->kept > 0)
         put_heading(&b, &w, pid, &headed);
+    int async_failed = opts.async < 0;
+    if (opts.async > 0)
+        async_failed = cli_dump_async(&b, &w, (int)pid, async_threads, (uint32_t)nshown, err,
+                                      sizeof err) < 0;
+    else if (async_failed)
+        snprintf(err, sizeof err, "--async: out of memory");
+    free(async_threads);
     if (nshown == 0 && headed && opts.mode != SONDE_MODE_CPU && opts.mode != SONDE_MODE_WALL)
         sonde_buf_printf(&b, "\n[no thread %s now]\n", opts.mode == SONDE_MODE_GIL
                          ? "holds the GIL" : "handles an exception");
@@ -279,6 +281,8 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
     rc = written < 0 ? cli_fail(SONDE_EXIT_FAILED, "cannot write the standard output: %s",
                                 strerror(e))
                      : 0;
+    if (rc == 0 && async_failed)
+        rc = cli_fail(SONDE_EXIT_FAILED, "%s", err);
     if (rc == 0 && w.filter && w.filter->kept == 0) {
         char names[512];
         sonde_thread_filter_describe(w.filter, names, sizeof names);

@@ -1,0 +1,181 @@
+"""sonde dump --async: every asyncio task of a running process, under the task
+that awaits it, with the chain of coroutines it is suspended in.  The
+reference is the interpreter's own reader of the same process, `python -m
+asyncio pstree PID` (where it has one: asyncio.tools); the tasks, who awaits
+whom, and each task's coroutines with their lines are the same.  Where the
+interpreter keeps no task lists, --async is refused in one line, exit 2."""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import SONDE, need, start_ready, stop_ready, version_params
+
+# Three named tasks awaiting each other (alpha -> bravo -> charlie), an
+# unnamed one, a gather that two tasks are awaited by, and an event loop in
+# a second thread with a task of its own.  Every task waits on an event that
+# is never set; "ready" is printed by a callback that runs once main and
+# the tasks it made have all suspended, and once the other loop has.
+PROGRAM = r'''
+import asyncio
+import threading
+
+
+async def leaf(ev):
+    await ev.wait()
+
+
+async def middle(ev):
+    await leaf(ev)
+
+
+async def worker(ev, inner):
+    if inner is not None:
+        await inner
+    else:
+        await middle(ev)
+
+
+def other_loop(started):
+    async def serve():
+        t = asyncio.create_task(middle(asyncio.Event()), name="elsewhere")
+        asyncio.get_running_loop().call_soon(started.set)
+        await t
+    asyncio.run(serve())
+
+
+def ready():
+    print("ready", flush=True)
+
+
+async def main():
+    started = threading.Event()
+    threading.Thread(target=other_loop, args=(started,), name="looper", daemon=True).start()
+    started.wait()
+    ev = asyncio.Event()
+    c = asyncio.create_task(worker(ev, None), name="charlie")
+    b = asyncio.create_task(worker(ev, c), name="bravo")
+    a = asyncio.create_task(worker(ev, b), name="alpha")
+    d = asyncio.create_task(middle(ev))
+    asyncio.get_running_loop().call_soon(ready)
+    await asyncio.gather(a, d)
+
+asyncio.run(main())
+'''
+
+
+def has_pstree(python):
+    return subprocess.run([python, "-c", "import asyncio.tools"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+
+
+def pstree_tasks(text):
+    """{task: (the task awaiting it or None, [(function, file, line)] outermost
+    first)} from `python -m asyncio pstree`'s tree: "└── (T) NAME" for a
+    task, "└──  FUNC FILE:LINE" for a coroutine, four columns a level."""
+    tasks, path = {}, []
+    for line in text.splitlines():
+        at = line.find("── ")
+        if at < 0:
+            continue
+        depth, node = at // 4, line[at + 3:]
+        del path[depth:]
+        owner = next((name for kind, name in reversed(path) if kind == "T"), None)
+        if node.startswith("(T) "):
+            name = node[4:].strip()
+            tasks.setdefault(name, (owner, []))
+            path.append(("T", name))
+        else:
+            func, where = node.strip().rsplit(" ", 1)
+            file, lineno = where.rsplit(":", 1)
+            frames = tasks[owner][1]
+            if (func, file, int(lineno)) not in frames:  # a task shown twice
+                frames.append((func, file, int(lineno)))
+            path.append(("F", func))
+    return tasks
+
+
+def sonde_tasks(text):
+    """The same from sonde dump --async: "task NAME (awaited by W)" lines,
+    each task's coroutines four columns further in, innermost first."""
+    tasks, at_indent = {}, {}
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("asyncio tasks of"))
+    for line in lines[start:]:
+        indent = len(line) - len(line.lstrip(" "))
+        task = re.match(r"task (\S+)(?: \(awaited by (\S+)\))?$", line.strip())
+        frame = re.match(r"(\S+) \((.+):(\d+)\)$", line.strip())
+        if task:
+            tasks[task.group(1)] = (task.group(2), [])
+            at_indent[indent] = task.group(1)
+        elif frame and indent - 4 in at_indent:
+            tasks[at_indent[indent - 4]][1].insert(
+                0, (frame.group(1), frame.group(2), int(frame.group(3))))
+    return tasks
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_tasks_and_their_awaits_as_the_interpreter_shows_them(python, tmp_path):
+    python = need(python)
+    proc = start_ready(python, tmp_path, PROGRAM)
+    try:
+        ours = subprocess.run([SONDE, "dump", "--async", "-p", str(proc.pid)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=120)
+        if not has_pstree(python):
+            assert ours.returncode == 2 and ours.stdout == "", ours.stdout
+            assert ours.stderr.count("\n") == 1
+            assert "keeps no list of its asyncio tasks" in ours.stderr, ours.stderr
+            return
+        theirs = subprocess.run([python, "-m", "asyncio", "pstree", str(proc.pid)],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                universal_newlines=True, timeout=120)
+    finally:
+        stop_ready(proc)
+    assert ours.returncode == 0, ours.stderr
+    assert theirs.returncode == 0, theirs.stdout
+    want = pstree_tasks(theirs.stdout)
+    got = sonde_tasks(ours.stdout)
+    assert {"alpha", "bravo", "charlie"} <= set(want), theirs.stdout
+    # Every task the interpreter's reader shows, as it shows it.
+    assert {name: got.get(name) for name in want} == want, (ours.stdout, theirs.stdout)
+    # 3.14's reader leaves out the second thread's loop (3.15's has it): there
+    # the program's own structure is the reference.
+    assert len(got) == 7, ours.stdout  # main, serve, the unnamed one and four named
+    serve, frames = got["elsewhere"]
+    assert [f[0] for f in frames] == ["middle", "leaf", "Event.wait"], ours.stdout
+    assert [f[0] for f in got[serve][1]] == ["other_loop.<locals>.serve"], ours.stdout
+    # Each task under the thread whose loop runs it.
+    looper = ours.stdout.split("asyncio tasks of thread")
+    assert any("looper" in part.split("\n")[0] and "task elsewhere" in part for part in looper)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_a_process_without_tasks_says_so(python, tmp_path):
+    """A program that never imported asyncio (3.14's _asyncio is a module of
+    its own file; a build may have it built in), and one whose tasks have
+    all ended: the threads, and a line that there is no task."""
+    python = need(python)
+    if not has_pstree(python):
+        pytest.skip("this interpreter keeps no task lists (the test above checks its line)")
+    for text, line in (("import time\n", "[no asyncio task: the process has not imported "
+                        "asyncio]"),
+                       ("import asyncio, time\nasyncio.run(asyncio.sleep(0))\n",
+                        "[no asyncio task is alive in this process]")):
+        proc = start_ready(python, tmp_path, text + 'print("ready", flush=True)\n'
+                           'time.sleep(600)\n')
+        try:
+            ours = subprocess.run([SONDE, "dump", "--async", "-p", str(proc.pid)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  universal_newlines=True, timeout=120)
+        finally:
+            stop_ready(proc)
+        assert ours.returncode == 0 and ours.stderr == "", ours.stderr
+        assert "time.sleep(600)" in ours.stdout
+        imported = subprocess.run([python, "-c", "import sys; print('_asyncio' in "
+                                   "sys.builtin_module_names)"], stdout=subprocess.PIPE,
+                                  universal_newlines=True).stdout.strip() == "True"
+        if imported and "not imported" in line:
+            line = "[no asyncio task is alive in this process]"  # loaded with the interpreter
+        assert ours.stdout.rstrip().endswith(line), ours.stdout
