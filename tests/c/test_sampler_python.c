@@ -1291,6 +1291,19 @@ static void test_debug_offsets_314_315(void)
         {"exc_item_value", offsetof(sonde_py_layout, exc_item_value), 0, 0},
         {"exc_item_previous", offsetof(sonde_py_layout, exc_item_previous), 8, 8},
         {"type_name", offsetof(sonde_py_layout, type_name), 24, 24},
+        {"task_lists", offsetof(sonde_py_layout, task_lists), 1, 1},
+        {"frame_stackpointer", offsetof(sonde_py_layout, frame_stackpointer), 64, 64},
+        {"gen_iframe", offsetof(sonde_py_layout, gen_iframe), 72, 72},
+        {"gen_frame_state", offsetof(sonde_py_layout, gen_frame_state), 67, 67},
+        /* FRAME_SUSPENDED_YIELD_FROM: -1 in 3.14 (as a byte, 255); 2, and _LOCKED 3, in 3.15 */
+        {"gen_awaiting_state", offsetof(sonde_py_layout, gen_awaiting_state), 255, 2},
+        {"gen_awaiting_state_2", offsetof(sonde_py_layout, gen_awaiting_state_2), 255, 3},
+        {"gen_awaited_slot", offsetof(sonde_py_layout, gen_awaited_slot), 1, 2},
+        {"set_used", offsetof(sonde_py_layout, set_used), 24, 24},
+        {"set_table", offsetof(sonde_py_layout, set_table), 40, 40},
+        {"set_mask", offsetof(sonde_py_layout, set_mask), 32, 32},
+        {"long_tag", offsetof(sonde_py_layout, long_tag), 16, 16},
+        {"long_digit", offsetof(sonde_py_layout, long_digit), 24, 24},
     };
     sonde_py_layout l314, l315;
     char err[200] = "";
