@@ -97,8 +97,14 @@ int cli_dump_async(sonde_buf *b, sonde_walker *w, int pid, const cli_async_threa
     }
     for (uint32_t i = 0; i < n; i++)
         tstates[i] = threads[i].tstate;
+    /* A list that changed while read (tasks end and start as it is walked) is read again, a
+     * few times, for a whole one. */
     sonde_async_graph g;
     int rc = sonde_async_read(w, tstates, n, &g, err, errlen);
+    for (int again = 0; rc == 0 && g.lists_cut && again < 4; again++) {
+        sonde_async_free(&g);
+        rc = sonde_async_read(w, tstates, n, &g, err, errlen);
+    }
     free(tstates);
     if (rc < 0)
         return -1;

@@ -238,22 +238,26 @@ static int push_waiter(reader *r, uint64_t waiter)
     return 0;
 }
 
+/* What a task object holds that the graph needs, copied as its list is walked. */
+typedef struct task_fields {
+    uint64_t addr, name, coro, awaited_by;
+    int awaited_by_is_set;
+} task_fields;
+
 /* The objects awaiting task t: one, or a set of them.  0, or -1 on out of memory. */
-static int read_waiters(reader *r, sonde_async_task *t, const uint8_t *task)
+static int read_waiters(reader *r, sonde_async_task *t, const task_fields *f)
 {
     const sonde_py_layout *l = &r->w->layout;
-    uint64_t by;
-    memcpy(&by, task + r->off[TASK_AWAITED_BY], 8);
     t->first_waiter = r->g->nwaiters;
-    if (!by)
+    if (!f->awaited_by)
         return 0;
-    if (!task[r->off[TASK_AWAITED_BY_IS_SET]]) {
+    if (!f->awaited_by_is_set) {
         t->nwaiters = 1;
-        return push_waiter(r, by);
+        return push_waiter(r, f->awaited_by);
     }
     uint64_t table, mask;
-    if (read_ptr(r, by + l->set_table, &table) < 0 || read_ptr(r, by + l->set_mask, &mask) < 0 ||
-        mask >= SONDE_ASYNC_MAX_WAITERS)
+    if (read_ptr(r, f->awaited_by + l->set_table, &table) < 0 ||
+        read_ptr(r, f->awaited_by + l->set_mask, &mask) < 0 || mask >= SONDE_ASYNC_MAX_WAITERS)
         return 0;
     uint64_t entries[2 * SONDE_ASYNC_MAX_WAITERS]; /* {key, hash} each */
     if (sonde_proc_read(&r->w->proc, table, entries, (mask + 1) * 16) < 0)
@@ -268,7 +272,9 @@ static int read_waiters(reader *r, sonde_async_task *t, const uint8_t *task)
 }
 
 /* The tasks on the list whose head is at `head` (in a thread state, or the interpreter's: then
- * tstate is 0).  0, or -1 on out of memory. */
+ * tstate is 0).  The list is walked first, each task copied as it is met, and only then are
+ * names, chains and awaiters read: tasks end and start while the list is walked, and the
+ * shorter the walk, the likelier it is whole.  0, or -1 on out of memory. */
 static int read_list(reader *r, uint64_t head, uint64_t tstate)
 {
     sonde_async_graph *g = r->g;
@@ -277,29 +283,46 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
         g->lists_cut = 1;
         return 0;
     }
+    task_fields *met = NULL;
+    size_t nmet = 0, met_cap = 0;
     uint8_t task[TASK_READ_MAX];
     while (node != head) {
-        uint64_t addr = node - r->off[TASK_NODE], coro, name;
-        if (!node || g->ntasks == SONDE_ASYNC_MAX_TASKS ||
+        uint64_t addr = node - r->off[TASK_NODE];
+        if (!node || g->ntasks + nmet >= SONDE_ASYNC_MAX_TASKS ||
             sonde_proc_read(&r->w->proc, addr, task, r->off[TASK_SIZE]) < 0) {
             g->lists_cut = 1;
-            return 0;
+            break;
         }
+        task_fields *grown = sonde_grow(met, &met_cap, nmet + 1, sizeof *grown, UINT32_MAX);
+        if (!grown) {
+            free(met);
+            return -1;
+        }
+        met = grown;
+        task_fields *f = &met[nmet++];
+        f->addr = addr;
         memcpy(&node, task + r->off[TASK_NODE], 8);
-        memcpy(&name, task + r->off[TASK_NAME], 8);
-        memcpy(&coro, task + r->off[TASK_CORO], 8);
+        memcpy(&f->name, task + r->off[TASK_NAME], 8);
+        memcpy(&f->coro, task + r->off[TASK_CORO], 8);
+        memcpy(&f->awaited_by, task + r->off[TASK_AWAITED_BY], 8);
+        f->awaited_by_is_set = task[r->off[TASK_AWAITED_BY_IS_SET]] != 0;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < nmet && rc == 0; i++) {
         sonde_async_task *grown = sonde_grow(g->tasks, &r->tasks_cap, (size_t)g->ntasks + 1,
                                              sizeof *grown, UINT32_MAX);
-        if (!grown)
-            return -1;
+        if (!grown) {
+            rc = -1;
+            break;
+        }
         g->tasks = grown;
         sonde_async_task *t = &g->tasks[g->ntasks++];
-        *t = (sonde_async_task){ .addr = addr, .tstate = tstate };
-        task_name(r, name, t->name, sizeof t->name);
-        if (read_chain(r, t, coro) < 0 || read_waiters(r, t, task) < 0)
-            return -1;
+        *t = (sonde_async_task){ .addr = met[i].addr, .tstate = tstate };
+        task_name(r, met[i].name, t->name, sizeof t->name);
+        rc = read_chain(r, t, met[i].coro) < 0 || read_waiters(r, t, &met[i]) < 0 ? -1 : 0;
     }
-    return 0;
+    free(met);
+    return rc;
 }
 
 int sonde_async_check(const sonde_walker *w, char *err, size_t errlen)
