@@ -89,6 +89,10 @@ static const cli_opt option_table[] = {
     CLI_SAMPLE_OPTIONS(record_opts, sample),
     { .long_name = "threads", .type = CLI_FLAG, .offset = offsetof(record_opts, s.thread_roots),
       .set = 1, .help = "put each thread at the root of its stacks" },
+    { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(record_opts, s.async), .set = 1,
+      .help = "a thread running an asyncio task: its stack goes on through\n"
+              "the tasks awaiting it, each under \"<task NAME>\", in place of\n"
+              "the event loop's frames (Python 3.14+)" },
     { .long_name = "subprocesses", .type = CLI_FLAG,
       .offset = offsetof(record_opts, s.subprocesses), .set = 1,
       .help = "sample every Python process it starts too (multiprocessing\n"
@@ -110,7 +114,7 @@ const cli_command cmd_record = {
     .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS]\n"
                 "[--every SECONDS [--keep N] [--keep-bytes SIZE]]\n"
                 "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
-                "[--threads] [--subprocesses] [--native | --native-all]\n"
+                "[--threads] [--async] [--subprocesses] [--native | --native-all]\n"
                 "(-p PID | -- CMD [ARGS...])",
     .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
              "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
@@ -190,6 +194,9 @@ static int parse(int argc, char **argv, record_opts *o)
     o->s.threads = o->sample.threads.n ? &o->sample.threads : NULL;
     if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
+    if (o->s.async && o->native)
+        return cli_usage_error("record", "--async and --native do not go together yet: "
+                               "record the task stacks, or the native frames");
     if ((o->keep || o->keep_bytes) && !o->s.every)
         return cli_usage_error("record", "--keep and --keep-bytes bound --every's files: give "
                                "--every SECONDS too");

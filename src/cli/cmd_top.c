@@ -34,7 +34,7 @@
 typedef struct top_opts {
     long pid, rate;
     cli_sample_opts sample;   /* --mode, --idle, --gil, --thread */
-    int native, native_all;
+    int native, native_all, async;
 } top_opts;
 
 static const cli_opt option_table[] = {
@@ -45,6 +45,9 @@ static const cli_opt option_table[] = {
       .what = "needs a rate from 1 to 10000 samples per second",
       .help = "samples per second (default 100)" },
     CLI_SAMPLE_OPTIONS(top_opts, sample),
+    { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(top_opts, async), .set = 1,
+      .help = "a running asyncio task's functions count under the tasks\n"
+              "awaiting it, each a \"<task NAME>\" row (Python 3.14+)" },
     CLI_NATIVE_OPTIONS(top_opts, native, native_all,
                        "native functions too, on every thread (one running\n"
                        "Python is stopped for the microseconds its stack takes\n"
@@ -58,7 +61,7 @@ const cli_command cmd_top = {
     .name = "top",
     .summary = "live view of a running Python process (replaces py-spy top)",
     .synopsis = "-p PID [-r HZ] [--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
-                "[--native | --native-all]",
+                "[--async] [--native | --native-all]",
     .about = "A live view of a running Python process: functions by the share of\n"
              "samples spent in them (own) and under them (total), refreshed every\n"
              "second; in --mode cpu (the default) each sample weighs the CPU time its\n"
@@ -374,7 +377,7 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
         return cli_usage_error("top", "which process? give -p PID");
     long pid = opts.pid, rate = opts.rate;
     sonde_sampler_opts o = { .rate = (double)rate, .on_tick = on_tick,
-                             .native_all = opts.native_all };
+                             .native_all = opts.native_all, .async = opts.async };
     if ((rc = cli_sample_mode("top", &opts.sample, &o.mode)) != 0)
         return rc;
     o.threads = opts.sample.threads.n ? &opts.sample.threads : NULL;
@@ -383,6 +386,9 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
                         "use 'sonde record -p %ld' for a profile, or 'sonde dump -p %ld' for "
                         "the stacks now", pid, pid);
     opts.native |= opts.native_all;
+    if (opts.async && opts.native)
+        return cli_usage_error("top", "--async and --native do not go together yet: watch the "
+                               "tasks, or the native frames");
     if (opts.native && !env->native)
         return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
                         "through libdw, which python3 -m sonde leaves out): run 'sonde top "

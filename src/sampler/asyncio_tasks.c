@@ -12,26 +12,22 @@
 #include "proc/maps.h"
 #include "python/attr.h"
 
-/* _Py_AsyncioModuleDebugOffsets, 3.14+: 13 words in three groups, each led by its struct's
- * size: the task object (name, awaited_by, is_task, awaited_by_is_set, coro, node), the
- * interpreter state (its list of tasks of ended threads) and the thread state (running loop,
- * running task, its list). */
-enum { TASK_SIZE, TASK_NAME, TASK_AWAITED_BY, TASK_IS_TASK, TASK_AWAITED_BY_IS_SET, TASK_CORO,
-       TASK_NODE, INTERP_SIZE, INTERP_TASKS_HEAD, THREAD_SIZE, THREAD_LOOP, THREAD_TASK,
-       THREAD_TASKS_HEAD, ASYNC_WORDS };
-
 /* A task object read whole is at most this large (3.14's is about 200 bytes). */
 #define TASK_READ_MAX 1024
 /* Structs the offsets are checked against: nothing of interest is larger. */
 #define STRUCT_MAX ((uint64_t)1 << 20)
+
+/* How often record --async looks for the _asyncio module until the program imports it (a
+ * read of its memory map). */
+#define ASYNC_LOOK_EVERY_NS 250000000u
+/* Tasks awaiting tasks, followed from a running one before its stack is cut there. */
+#define ASYNC_AWAITERS_MAX 64
 
 #define TPFLAGS_LONG_SUBCLASS (1ul << 24)
 #define TPFLAGS_UNICODE_SUBCLASS (1ul << 28)
 
 typedef struct reader {
     sonde_walker *w;
-    uint64_t off[ASYNC_WORDS];
-    uint64_t tag_mask;      /* ~ the stack reference's tag bits */
     sonde_async_graph *g;
     size_t tasks_cap, frames_cap, waiters_cap;
 } reader;
@@ -42,9 +38,9 @@ static int fail(char *err, size_t errlen, const char *what, int pid)
     return -1;
 }
 
-static int read_ptr(const reader *r, uint64_t addr, uint64_t *out)
+static int read_ptr(const sonde_walker *w, uint64_t addr, uint64_t *out)
 {
-    return sonde_proc_read(&r->w->proc, addr, out, sizeof *out);
+    return sonde_proc_read(&w->proc, addr, out, sizeof *out);
 }
 
 static int proc_reader(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -52,9 +48,9 @@ static int proc_reader(void *ctx, uint64_t addr, void *buf, size_t len)
     return sonde_proc_read(&((sonde_walker *)ctx)->proc, addr, buf, len);
 }
 
-/* The offsets from file path, mapped at m: 0, or -1 when it has no .AsyncioDebug section or
- * the section cannot be read from the process. */
-static int offsets_in(reader *r, const char *path, const sonde_map *m)
+/* The offsets from file path, mapped at m, into w: 0, or -1 when it has no .AsyncioDebug
+ * section or the section cannot be read from the process. */
+static int offsets_in(sonde_walker *w, const char *path, const sonde_map *m)
 {
     sonde_elf elf;
     if (sonde_elf_open(&elf, path) < 0)
@@ -62,25 +58,34 @@ static int offsets_in(reader *r, const char *path, const sonde_map *m)
     uint64_t base, at, size;
     int rc = sonde_elf_load_base(&elf, &base) == 0 &&
                      sonde_elf_section(&elf, ".AsyncioDebug", &at, &size) == 0 &&
-                     size >= sizeof r->off
+                     size >= sizeof w->async_off
                  ? 0
                  : -1;
     sonde_elf_close(&elf);
     if (rc == 0)
-        rc = sonde_proc_read(&r->w->proc, at + (m->start - base), r->off, sizeof r->off);
+        rc = sonde_proc_read(&w->proc, at + (m->start - base), w->async_off, sizeof w->async_off);
     return rc < 0 ? -1 : 0;
 }
 
 /* Every offset inside its struct, each struct of a sane size. */
 static int offsets_valid(const uint64_t *o)
 {
-    static const struct { int field, size; uint64_t width; } inside[] = {
-        { TASK_NAME, TASK_SIZE, 8 }, { TASK_AWAITED_BY, TASK_SIZE, 8 },
-        { TASK_AWAITED_BY_IS_SET, TASK_SIZE, 1 }, { TASK_CORO, TASK_SIZE, 8 },
-        { TASK_NODE, TASK_SIZE, 16 }, { INTERP_TASKS_HEAD, INTERP_SIZE, 16 },
-        { THREAD_TASKS_HEAD, THREAD_SIZE, 16 },
+    static const struct {
+        int field, size;
+        uint64_t width;
+    } inside[] = {
+        { SONDE_ASYNC_TASK_NAME, SONDE_ASYNC_TASK_SIZE, 8 },
+        { SONDE_ASYNC_TASK_AWAITED_BY, SONDE_ASYNC_TASK_SIZE, 8 },
+        { SONDE_ASYNC_TASK_IS_TASK, SONDE_ASYNC_TASK_SIZE, 1 },
+        { SONDE_ASYNC_TASK_AWAITED_BY_IS_SET, SONDE_ASYNC_TASK_SIZE, 1 },
+        { SONDE_ASYNC_TASK_CORO, SONDE_ASYNC_TASK_SIZE, 8 },
+        { SONDE_ASYNC_TASK_NODE, SONDE_ASYNC_TASK_SIZE, 16 },
+        { SONDE_ASYNC_INTERP_TASKS_HEAD, SONDE_ASYNC_INTERP_SIZE, 16 },
+        { SONDE_ASYNC_THREAD_TASK, SONDE_ASYNC_THREAD_SIZE, 8 },
+        { SONDE_ASYNC_THREAD_TASKS_HEAD, SONDE_ASYNC_THREAD_SIZE, 16 },
     };
-    if (o[TASK_SIZE] > TASK_READ_MAX || o[INTERP_SIZE] > STRUCT_MAX || o[THREAD_SIZE] > STRUCT_MAX)
+    if (o[SONDE_ASYNC_TASK_SIZE] > TASK_READ_MAX || o[SONDE_ASYNC_INTERP_SIZE] > STRUCT_MAX ||
+        o[SONDE_ASYNC_THREAD_SIZE] > STRUCT_MAX)
         return 0;
     for (size_t i = 0; i < sizeof inside / sizeof inside[0]; i++)
         if (o[inside[i].field] > o[inside[i].size] ||
@@ -89,11 +94,12 @@ static int offsets_valid(const uint64_t *o)
     return 1;
 }
 
-/* Finds the _asyncio module's offsets: in the file holding _PyRuntime (a build with _asyncio
- * built in), else in a mapped _asyncio*.so.  0, or -1 when asyncio is not loaded. */
-static int find_offsets(reader *r)
+/* Finds the _asyncio module's offsets, into w (async_found): in the file holding _PyRuntime (a
+ * build with _asyncio built in), else in a mapped _asyncio*.so.  0, or -1 when asyncio is not
+ * loaded. */
+static int find_offsets(sonde_walker *w)
 {
-    int pid = r->w->proc.pid;
+    int pid = w->proc.pid;
     sonde_maps maps;
     if (sonde_maps_read(pid, &maps) < 0)
         return -1;
@@ -103,49 +109,49 @@ static int find_offsets(reader *r)
             const sonde_map *m = &maps.v[i];
             const char *base = strrchr(m->path, '/');
             base = base ? base + 1 : m->path;
-            int wanted = pass == 0 ? strcmp(m->path, r->w->runtime.path) == 0
+            int wanted = pass == 0 ? strcmp(m->path, w->runtime.path) == 0
                                    : strncmp(base, "_asyncio", 8) == 0;
             char path[PATH_MAX + 64];
             if (m->offset != 0 || !wanted || sonde_maps_file(pid, m, path, sizeof path) < 0)
                 continue;
-            rc = offsets_in(r, path, m) == 0 && offsets_valid(r->off) ? 0 : -1;
+            rc = offsets_in(w, path, m) == 0 && offsets_valid(w->async_off) ? 0 : -1;
         }
     }
     sonde_maps_free(&maps);
+    w->async_found = rc == 0;
     return rc;
 }
 
 /* The type object of obj and its tp_flags.  0, or -1. */
-static int type_of(const reader *r, uint64_t obj, uint64_t *type, uint64_t *flags)
+static int type_of(const sonde_walker *w, uint64_t obj, uint64_t *type, uint64_t *flags)
 {
-    const sonde_py_layout *l = &r->w->layout;
-    return read_ptr(r, obj + l->ob_type, type) < 0 ||
-                   read_ptr(r, *type + l->type_flags, flags) < 0
+    return read_ptr(w, obj + w->layout.ob_type, type) < 0 ||
+                   read_ptr(w, *type + w->layout.type_flags, flags) < 0
                ? -1
                : 0;
 }
 
 /* A task's name: a str, or the number of an unnamed task ("Task-N", as get_name() makes it
  * from the int kept until then). */
-static void task_name(const reader *r, uint64_t name, char *out, size_t outlen)
+static void task_name(const sonde_walker *w, uint64_t name, char *out, size_t outlen)
 {
-    const sonde_py_layout *l = &r->w->layout;
+    const sonde_py_layout *l = &w->layout;
     uint64_t type, flags;
     snprintf(out, outlen, "?");
-    if (!name || type_of(r, name, &type, &flags) < 0)
+    if (!name || type_of(w, name, &type, &flags) < 0)
         return;
     if (flags & TPFLAGS_UNICODE_SUBCLASS) {
-        if (sonde_py_read_str(l, proc_reader, r->w, name, out, outlen) < 0)
+        if (sonde_py_read_str(l, proc_reader, (void *)w, name, out, outlen) < 0)
             snprintf(out, outlen, "?");
         return;
     }
     uint64_t tag;
     uint32_t digits[2] = { 0, 0 };
-    if (!(flags & TPFLAGS_LONG_SUBCLASS) || read_ptr(r, name + l->long_tag, &tag) < 0)
+    if (!(flags & TPFLAGS_LONG_SUBCLASS) || read_ptr(w, name + l->long_tag, &tag) < 0)
         return;
     uint64_t ndigits = tag >> 3; /* lv_tag: digits << 3 | sign (0 positive, 1 zero, 2 negative) */
     if ((tag & 3) == 2 || ndigits > 2 ||
-        (ndigits && sonde_proc_read(&r->w->proc, name + l->long_digit, digits,
+        (ndigits && sonde_proc_read(&w->proc, name + l->long_digit, digits,
                                     ndigits * sizeof digits[0]) < 0))
         return;
     snprintf(out, outlen, "Task-%llu",
@@ -153,76 +159,87 @@ static void task_name(const reader *r, uint64_t name, char *out, size_t outlen)
 }
 
 /* 1 when obj is a coroutine or a generator (what a coroutine's await goes down into), by its
- * type's name. */
-static int awaits_into(const reader *r, uint64_t obj)
+ * type's name, kept per type. */
+static int awaits_into(sonde_walker *w, uint64_t obj)
 {
     uint64_t type, flags, name_at;
+    if (type_of(w, obj, &type, &flags) < 0)
+        return 0;
+    uint32_t known = sonde_u64map_get(&w->async_types, type);
+    if (known != SONDE_U64MAP_NONE)
+        return known == 1;
     char name[16] = "";
-    if (type_of(r, obj, &type, &flags) < 0 ||
-        read_ptr(r, type + r->w->layout.type_name, &name_at) < 0 ||
-        sonde_proc_read(&r->w->proc, name_at, name, sizeof name - 1) < 0)
+    if (read_ptr(w, type + w->layout.type_name, &name_at) < 0 ||
+        sonde_proc_read(&w->proc, name_at, name, sizeof name - 1) < 0)
         return 0;
     name[sizeof name - 1] = '\0';
-    return strcmp(name, "coroutine") == 0 || strcmp(name, "generator") == 0;
+    int into = strcmp(name, "coroutine") == 0 || strcmp(name, "generator") == 0;
+    if (w->async_types.count < 4096)
+        (void)sonde_u64map_slot(&w->async_types, type, into ? 1 : 2); /* else: not kept */
+    return into;
 }
 
-static int push_frame(reader *r, const sonde_frame_sample *f)
+/* The coroutine chain from coro down through what each coroutine awaits, into out[0 .. max),
+ * innermost first: how many frames.  *cut is set when it was longer, or a coroutine of it
+ * could not be read. */
+static uint32_t chain_frames(sonde_walker *w, uint64_t coro, sonde_frame_sample *out,
+                             uint32_t max, int *cut)
 {
-    sonde_async_graph *g = r->g;
-    sonde_frame_sample *grown = sonde_grow(g->frames, &r->frames_cap, (size_t)g->nframes + 1,
-                                           sizeof *grown, UINT32_MAX);
-    if (!grown)
-        return -1;
-    g->frames = grown;
-    g->frames[g->nframes++] = *f;
-    return 0;
-}
-
-/* Task t's coroutine chain, from coro down through what each coroutine awaits, into the
- * frames, innermost first.  0, or -1 on out of memory. */
-static int read_chain(reader *r, sonde_async_task *t, uint64_t coro)
-{
-    const sonde_py_layout *l = &r->w->layout;
-    uint64_t fields[] = { l->frame_code, l->frame_instr, l->frame_stackpointer };
+    const sonde_py_layout *l = &w->layout;
+    const uint64_t tags = ~l->frame_code_tag_bits;
     uint64_t span = 0;
-    for (size_t i = 0; i < 3; i++)
+    const uint64_t fields[] = { l->frame_code, l->frame_instr, l->frame_stackpointer };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         span = fields[i] + 8 > span ? fields[i] + 8 : span;
-    t->first_frame = r->g->nframes;
     uint8_t block[512];
-    for (uint32_t depth = 0; coro; depth++) {
-        uint64_t frame = coro + l->gen_iframe, code, instr, sp, awaited = 0;
+    uint32_t n = 0;
+    for (; coro; n++) {
+        uint64_t code, instr, sp, awaited = 0;
         uint8_t state;
-        if (depth == SONDE_ASYNC_MAX_CHAIN || span > sizeof block ||
-            sonde_proc_read(&r->w->proc, coro + l->gen_frame_state, &state, 1) < 0 ||
-            sonde_proc_read(&r->w->proc, frame, block, span) < 0) {
-            t->chain_cut = 1;
+        if (n == max || n == SONDE_ASYNC_MAX_CHAIN || span > sizeof block ||
+            sonde_proc_read(&w->proc, coro + l->gen_frame_state, &state, 1) < 0 ||
+            sonde_proc_read(&w->proc, coro + l->gen_iframe, block, span) < 0) {
+            *cut = 1;
             break;
         }
         memcpy(&code, block + l->frame_code, 8);
         memcpy(&instr, block + l->frame_instr, 8);
         memcpy(&sp, block + l->frame_stackpointer, 8);
-        sonde_frame_sample f;
-        if (sonde_walker_name_frame(r->w, code & r->tag_mask, instr, &f) < 0) {
-            t->chain_cut = 1;
+        if (sonde_walker_name_frame(w, code & tags, instr, &out[n]) < 0) {
+            *cut = 1;
             break;
         }
-        if (push_frame(r, &f) < 0)
-            return -1;
-        t->nframes++;
         coro = 0;
-        if ((state == (uint8_t)l->gen_awaiting_state || state == (uint8_t)l->gen_awaiting_state_2) &&
+        if ((state == (uint8_t)l->gen_awaiting_state ||
+             state == (uint8_t)l->gen_awaiting_state_2) &&
             sp > 8 * l->gen_awaited_slot &&
-            read_ptr(r, sp - 8 * l->gen_awaited_slot, &awaited) == 0 && (awaited &= r->tag_mask) &&
-            awaits_into(r, awaited))
+            read_ptr(w, sp - 8 * l->gen_awaited_slot, &awaited) == 0 && (awaited &= tags) &&
+            awaits_into(w, awaited))
             coro = awaited;
     }
     /* Read outermost first: turned innermost first, as stacks are shown. */
-    sonde_frame_sample *f = r->g->frames + t->first_frame;
-    for (uint32_t i = 0, j = t->nframes; i + 1 < j; i++, j--) {
-        sonde_frame_sample keep = f[i];
-        f[i] = f[j - 1];
-        f[j - 1] = keep;
+    for (uint32_t i = 0, j = n; i + 1 < j; i++, j--) {
+        sonde_frame_sample keep = out[i];
+        out[i] = out[j - 1];
+        out[j - 1] = keep;
     }
+    return n;
+}
+
+/* Task t's coroutine chain into the graph's frames.  0, or -1 on out of memory. */
+static int read_chain(reader *r, sonde_async_task *t, uint64_t coro)
+{
+    sonde_async_graph *g = r->g;
+    sonde_frame_sample *grown = sonde_grow(g->frames, &r->frames_cap,
+                                           (size_t)g->nframes + SONDE_ASYNC_MAX_CHAIN,
+                                           sizeof *grown, UINT32_MAX);
+    if (!grown)
+        return -1;
+    g->frames = grown;
+    t->first_frame = g->nframes;
+    t->nframes = chain_frames(r->w, coro, g->frames + g->nframes, SONDE_ASYNC_MAX_CHAIN,
+                              &t->chain_cut);
+    g->nframes += t->nframes;
     return 0;
 }
 
@@ -256,8 +273,8 @@ static int read_waiters(reader *r, sonde_async_task *t, const task_fields *f)
         return push_waiter(r, f->awaited_by);
     }
     uint64_t table, mask;
-    if (read_ptr(r, f->awaited_by + l->set_table, &table) < 0 ||
-        read_ptr(r, f->awaited_by + l->set_mask, &mask) < 0 || mask >= SONDE_ASYNC_MAX_WAITERS)
+    if (read_ptr(r->w, f->awaited_by + l->set_table, &table) < 0 ||
+        read_ptr(r->w, f->awaited_by + l->set_mask, &mask) < 0 || mask >= SONDE_ASYNC_MAX_WAITERS)
         return 0;
     uint64_t entries[2 * SONDE_ASYNC_MAX_WAITERS]; /* {key, hash} each */
     if (sonde_proc_read(&r->w->proc, table, entries, (mask + 1) * 16) < 0)
@@ -279,7 +296,7 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
 {
     sonde_async_graph *g = r->g;
     uint64_t node;
-    if (read_ptr(r, head, &node) < 0) {
+    if (read_ptr(r->w, head, &node) < 0) {
         g->lists_cut = 1;
         return 0;
     }
@@ -287,9 +304,9 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
     size_t nmet = 0, met_cap = 0;
     uint8_t task[TASK_READ_MAX];
     while (node != head) {
-        uint64_t addr = node - r->off[TASK_NODE];
+        uint64_t addr = node - r->w->async_off[SONDE_ASYNC_TASK_NODE];
         if (!node || g->ntasks + nmet >= SONDE_ASYNC_MAX_TASKS ||
-            sonde_proc_read(&r->w->proc, addr, task, r->off[TASK_SIZE]) < 0) {
+            sonde_proc_read(&r->w->proc, addr, task, r->w->async_off[SONDE_ASYNC_TASK_SIZE]) < 0) {
             g->lists_cut = 1;
             break;
         }
@@ -301,11 +318,11 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
         met = grown;
         task_fields *f = &met[nmet++];
         f->addr = addr;
-        memcpy(&node, task + r->off[TASK_NODE], 8);
-        memcpy(&f->name, task + r->off[TASK_NAME], 8);
-        memcpy(&f->coro, task + r->off[TASK_CORO], 8);
-        memcpy(&f->awaited_by, task + r->off[TASK_AWAITED_BY], 8);
-        f->awaited_by_is_set = task[r->off[TASK_AWAITED_BY_IS_SET]] != 0;
+        memcpy(&node, task + r->w->async_off[SONDE_ASYNC_TASK_NODE], 8);
+        memcpy(&f->name, task + r->w->async_off[SONDE_ASYNC_TASK_NAME], 8);
+        memcpy(&f->coro, task + r->w->async_off[SONDE_ASYNC_TASK_CORO], 8);
+        memcpy(&f->awaited_by, task + r->w->async_off[SONDE_ASYNC_TASK_AWAITED_BY], 8);
+        f->awaited_by_is_set = task[r->w->async_off[SONDE_ASYNC_TASK_AWAITED_BY_IS_SET]] != 0;
     }
     int rc = 0;
     for (size_t i = 0; i < nmet && rc == 0; i++) {
@@ -318,7 +335,7 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
         g->tasks = grown;
         sonde_async_task *t = &g->tasks[g->ntasks++];
         *t = (sonde_async_task){ .addr = met[i].addr, .tstate = tstate };
-        task_name(r, met[i].name, t->name, sizeof t->name);
+        task_name(r->w, met[i].name, t->name, sizeof t->name);
         rc = read_chain(r, t, met[i].coro) < 0 || read_waiters(r, t, &met[i]) < 0 ? -1 : 0;
     }
     free(met);
@@ -338,18 +355,18 @@ int sonde_async_read(sonde_walker *w, const uint64_t *tstates, uint32_t n, sonde
                      char *err, size_t errlen)
 {
     *g = (sonde_async_graph){ 0 };
-    reader r = { .w = w, .g = g, .tag_mask = ~w->layout.frame_code_tag_bits };
+    reader r = { .w = w, .g = g };
     int pid = w->proc.pid;
     if (sonde_async_check(w, err, errlen) < 0)
         return -1;
-    if (find_offsets(&r) < 0) {
+    if (!w->async_found && find_offsets(w) < 0) {
         g->not_imported = 1;
         return 0;
     }
     for (uint32_t i = 0; i < n; i++)
-        if (read_list(&r, tstates[i] + r.off[THREAD_TASKS_HEAD], tstates[i]) < 0)
+        if (read_list(&r, tstates[i] + w->async_off[SONDE_ASYNC_THREAD_TASKS_HEAD], tstates[i]) < 0)
             goto oom;
-    if (w->interp && read_list(&r, w->interp + r.off[INTERP_TASKS_HEAD], 0) < 0)
+    if (w->interp && read_list(&r, w->interp + w->async_off[SONDE_ASYNC_INTERP_TASKS_HEAD], 0) < 0)
         goto oom;
     return 0;
 oom:
@@ -371,4 +388,78 @@ int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr)
         if (g->tasks[i].addr == addr)
             return i;
     return -1;
+}
+
+void sonde_async_look(sonde_walker *w, uint64_t now_ns)
+{
+    if (!w->layout.task_lists || w->async_found ||
+        (w->async_looked_ns && now_ns - w->async_looked_ns < ASYNC_LOOK_EVERY_NS))
+        return;
+    w->async_looked_ns = now_ns;
+    (void)find_offsets(w); /* not imported yet: looked for again later */
+}
+
+/* The "<task NAME>" function of task `task` (whose object is at task, read whole into block). */
+static uint32_t task_func(sonde_walker *w, const uint8_t *block)
+{
+    uint64_t name_at;
+    char name[120], label[136];
+    memcpy(&name_at, block + w->async_off[SONDE_ASYNC_TASK_NAME], 8);
+    task_name(w, name_at, name, sizeof name);
+    snprintf(label, sizeof label, "<task %s>", name);
+    return sonde_profile_func(w->profile, "~", 0, label, label, SONDE_FUNC_C);
+}
+
+/* The first task awaiting the task read into block (its awaited_by: one object, or a set of
+ * them; futures are passed over), or 0. */
+static uint64_t first_waiter(sonde_walker *w, const uint8_t *block)
+{
+    const sonde_py_layout *l = &w->layout;
+    uint64_t by, table, mask, entries[2 * 16];
+    uint8_t is_task;
+    memcpy(&by, block + w->async_off[SONDE_ASYNC_TASK_AWAITED_BY], 8);
+    if (!by)
+        return 0;
+    uint64_t candidates[16], n = 0;
+    if (!block[w->async_off[SONDE_ASYNC_TASK_AWAITED_BY_IS_SET]]) {
+        candidates[n++] = by;
+    } else if (read_ptr(w, by + l->set_table, &table) == 0 &&
+               read_ptr(w, by + l->set_mask, &mask) == 0 && mask < 16 &&
+               sonde_proc_read(&w->proc, table, entries, (mask + 1) * 16) == 0) {
+        for (uint64_t i = 0; i <= mask; i++)
+            if (entries[2 * i])
+                candidates[n++] = entries[2 * i];
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (sonde_proc_read(&w->proc, candidates[i] + w->async_off[SONDE_ASYNC_TASK_IS_TASK],
+                            &is_task, 1) == 0 && is_task)
+            return candidates[i];
+    return 0;
+}
+
+void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s)
+{
+    uint64_t task = s->running_task, size = w->async_off[SONDE_ASYNC_TASK_SIZE];
+    uint8_t block[TASK_READ_MAX];
+    if (!task || s->task_depth == 0 || size > sizeof block ||
+        sonde_proc_read(&w->proc, task, block, size) < 0)
+        return;
+    uint32_t depth = s->task_depth;
+    for (uint32_t level = 0; depth < SONDE_WALK_MAX_DEPTH && level < ASYNC_AWAITERS_MAX; level++) {
+        uint32_t func = task_func(w, block);
+        if (func == SONDE_NO_FUNC)
+            break;
+        s->frames[depth] = (sonde_frame_sample){ .func = func, .line = 0 };
+        s->entry[depth++] = 0;
+        uint64_t coro;
+        int cut = 0;
+        if (!(task = first_waiter(w, block)) || sonde_proc_read(&w->proc, task, block, size) < 0)
+            break;
+        memcpy(&coro, block + w->async_off[SONDE_ASYNC_TASK_CORO], 8);
+        uint32_t n = chain_frames(w, coro, s->frames + depth, SONDE_WALK_MAX_DEPTH - depth, &cut);
+        memset(s->entry + depth, 0, n);
+        depth += n;
+    }
+    s->depth = depth;
+    s->truncated = 0; /* the frames beyond the task (the event loop's) are left out */
 }

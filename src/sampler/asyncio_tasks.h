@@ -52,6 +52,17 @@ int sonde_async_read(sonde_walker *w, const uint64_t *tstates, uint32_t n, sonde
                      char *err, size_t errlen);
 void sonde_async_free(sonde_async_graph *g);
 
+/* record --async: looks for the _asyncio module's offsets (at most four times a second until
+ * the program has imported asyncio; now_ns is CLOCK_MONOTONIC), so that walks read each
+ * thread's running task (walker.h's running_task and task_depth). */
+void sonde_async_look(sonde_walker *w, uint64_t now_ns);
+
+/* record --async: a thread sample running a task gets, in place of the frames beyond the task's
+ * coroutine (the event loop's), a "<task NAME>" frame, the coroutine chain of the task awaiting
+ * it, that one's "<task NAME>", and so on down to a task nothing awaits (at most 64 tasks, and
+ * SONDE_WALK_MAX_DEPTH frames in all). */
+void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s);
+
 /* The index of the task at address addr in g, or -1. */
 int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr);
 

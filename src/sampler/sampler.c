@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "../core/clock.h"
+#include "asyncio_tasks.h"
 #include "proc/task.h"
 
 /* The profile thread for a sampled thread of process pid, created on
@@ -239,7 +240,11 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
     w->read_exceptions = o->mode == SONDE_MODE_EXCEPTION;
     w->filter = o->threads;
     if (!o->native) {
+        if (o->async && !*cursor)
+            sonde_async_look(w, sonde_clock_ns());
         int got = sonde_walker_sample(w, cursor, threads, SONDE_WALK_BATCH, n);
+        for (uint32_t i = 0; got == 0 && o->async && i < *n; i++)
+            sonde_async_reroot(w, &threads[i]);
         if (got == 0 && cpu)
             sonde_walker_read_states(w, threads, *n);
         else if (got == 0)
@@ -315,6 +320,8 @@ static int sample_member(sonde_family_member *m, native_states *ns, sonde_profil
                  sonde_sample_mode_name(o->mode), why);
         return STOP_NO_MODE;
     }
+    if (o->async && sonde_async_check(m->walker, counts->error, sizeof counts->error) < 0)
+        return STOP_NO_MODE;
     do {
         uint32_t n;
         int got = snapshot(m, ns, o, &cursor, threads, &n, counts);

@@ -88,6 +88,8 @@ typedef struct sonde_sampler_opts {
     int mode;             /* enum sonde_sample_mode */
     sonde_thread_filter *threads;   /* only these threads are read (--thread); NULL: all */
     int thread_roots;     /* put "thread NAME" at the root of each stack */
+    int async;            /* a thread running an asyncio task: its stack goes on through the
+                             tasks awaiting it, not the event loop (asyncio_tasks.h; 3.14+) */
     int subprocesses;     /* each stack under "process PID (command)" (the
                              family samples every Python descendant) */
     /* Called with each batch of a snapshot's threads (may be NULL): more

@@ -210,7 +210,9 @@ static int32_t line_of(sonde_walker *w, uint32_t c, uint64_t code, uint64_t raw_
         return info->firstlineno;
     if (w->lines.count >= LINES_CACHED_MAX) {
         sonde_u64map_free(&w->lines);
+    sonde_u64map_free(&w->async_types);
         sonde_u64map_init(&w->lines);
+    sonde_u64map_init(&w->async_types);
     }
     if ((uint32_t)line != SONDE_U64MAP_NONE)
         (void)sonde_u64map_slot(&w->lines, key, (uint32_t)line); /* out of memory: not kept */
@@ -396,7 +398,7 @@ static uint32_t distinct_codes(const uint64_t *codes, uint32_t n, uint64_t *dist
  * cleared when it yields, so the walk read it after the yield.  0, or -1
  * when torn. */
 static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
-                       sonde_thread_sample *s)
+                       uint64_t task_frame, sonde_thread_sample *s)
 {
     const sonde_py_layout *l = &w->layout;
     size_t n = frame_span(l), ncode = code_span(l);
@@ -438,6 +440,8 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
             memcpy(&raws[depth], block + l->frame_instr,
                    l->frame_instr_size <= 8 ? l->frame_instr_size : 8);
             depth++;
+            if (frame == task_frame)
+                s->task_depth = depth;
         }
         frame = previous;
     }
@@ -883,6 +887,21 @@ static int collector(sonde_walker *w, uint64_t flag, uint64_t ts, int32_t collec
     return w->gc_tstate == ts;
 }
 
+/* record --async: the asyncio task the thread at ts runs, into s, and the address of its
+ * coroutine's frame (where the task's part of the stack ends); 0 when it runs none. */
+static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sample *s)
+{
+    uint64_t coro = 0;
+    if (!w->async_found || sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK],
+                                           &s->running_task, 8) < 0)
+        return s->running_task = 0;
+    if (!s->running_task ||
+        sonde_proc_read(&w->proc, s->running_task + w->async_off[SONDE_ASYNC_TASK_CORO], &coro, 8) < 0 ||
+        !coro)
+        return 0;
+    return coro + w->layout.gen_iframe;
+}
+
 /* Reads of one thread's stack before it is left torn: a running thread
  * tears a read by moving on (a generator yields, a call returns) between
  * the walk's reads, and the next read is most often whole. */
@@ -925,11 +944,11 @@ static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_threa
             break; /* not wanted: its frames are not read */
         if (w->read_exceptions)
             read_exception(w, block, s);
-        uint64_t frame;
+        uint64_t frame, task_frame = running_task_frame(w, ts, s);
         s->torn = read_stack(w, ts, block, s->holds_gil ? now.gc_flag : 0, &chunk, &frame) < 0;
         s->in_gc = chunk.gc_read && collector(w, now.gc_flag, ts, chunk.collecting);
         if (!s->torn) {
-            s->torn = walk_frames(w, &chunk, frame, s) < 0;
+            s->torn = walk_frames(w, &chunk, frame, task_frame, s) < 0;
             remember_outside(w, ts, &chunk);
         }
         if (!s->torn)
@@ -1143,6 +1162,7 @@ int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
     w->pthread_tid_offset = -1;
     sonde_u64map_init(&w->code_index);
     sonde_u64map_init(&w->lines);
+    sonde_u64map_init(&w->async_types);
     sonde_u64map_init(&w->exc_types);
     w->chunk_buf = malloc(CHUNK_MAX);
     w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
@@ -1200,5 +1220,6 @@ void sonde_walker_close(sonde_walker *w)
     free(w->outside_blocks);
     sonde_u64map_free(&w->code_index);
     sonde_u64map_free(&w->lines);
+    sonde_u64map_free(&w->async_types);
     memset(w, 0, sizeof *w);
 }

@@ -41,6 +41,17 @@
  * (SONDE_PROC_SCATTER_MAX) of code objects. */
 #define SONDE_WALK_MAX_DEPTH 1024
 #define SONDE_WALK_MAX_INTERPS 1024  /* interpreters one snapshot walks */
+/* The words of the _asyncio module's debug offsets (_Py_AsyncioModuleDebugOffsets, 3.14+), in
+ * three groups each led by its struct's size: the task object, the interpreter state (its list
+ * of the tasks of threads that have ended) and the thread state (its running loop and task, its
+ * list of tasks). */
+enum sonde_async_word {
+    SONDE_ASYNC_TASK_SIZE, SONDE_ASYNC_TASK_NAME, SONDE_ASYNC_TASK_AWAITED_BY,
+    SONDE_ASYNC_TASK_IS_TASK, SONDE_ASYNC_TASK_AWAITED_BY_IS_SET, SONDE_ASYNC_TASK_CORO,
+    SONDE_ASYNC_TASK_NODE, SONDE_ASYNC_INTERP_SIZE, SONDE_ASYNC_INTERP_TASKS_HEAD,
+    SONDE_ASYNC_THREAD_SIZE, SONDE_ASYNC_THREAD_LOOP, SONDE_ASYNC_THREAD_TASK,
+    SONDE_ASYNC_THREAD_TASKS_HEAD, SONDE_ASYNC_OFFSETS
+};
 #define SONDE_WALK_BATCH 256   /* threads walked per call: a snapshot takes as many calls as it needs */
 
 typedef struct sonde_frame_sample {
@@ -68,6 +79,9 @@ typedef struct sonde_thread_sample {
     int torn;              /* the stack could not be read whole this time */
     int truncated;         /* deeper than SONDE_WALK_MAX_DEPTH: outer frames dropped */
     uint64_t outer_frame;  /* the outermost Python frame's address (0 when truncated) */
+    uint64_t running_task; /* with async_found: the asyncio task the thread runs (0: none) */
+    uint32_t task_depth;   /* ... and how many of its innermost frames are that task's, its
+                              coroutine's frame the last (0: that frame was not met) */
     uint32_t depth;
     sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
     /* entry[i]: frame i is the first (outermost) Python frame of one C
@@ -155,6 +169,13 @@ typedef struct sonde_walker {
      * (in_except, exc_func), where the layout has it. */
     int read_exceptions;
     char exc_name[136];          /* "<except NAME>" while it is resolved */
+    /* record --async (asyncio_tasks.h): the _asyncio module's debug offsets, once found (they
+     * appear when the program imports asyncio; looked for at most four times a second until then),
+     * and the types met on await chains (type address -> 1: awaited into, 2: not). */
+    int async_on, async_found;
+    uint64_t async_looked_ns;
+    uint64_t async_off[SONDE_ASYNC_OFFSETS];
+    sonde_u64map async_types;
     sonde_u64map exc_types;      /* type object address -> function id */
 } sonde_walker;
 

@@ -1,8 +1,12 @@
-"""sonde dump --async: every asyncio task of a running process, under the task
-that awaits it, with the chain of coroutines it is suspended in.  The
-reference is the interpreter's own reader of the same process, `python -m
-asyncio pstree PID` (where it has one: asyncio.tools); the tasks, who awaits
-whom, and each task's coroutines with their lines are the same.  Where the
+"""--async: the asyncio tasks of a running process, read from outside.
+
+sonde dump --async prints every task under the task that awaits it, with
+the chain of coroutines it is suspended in.  The reference is the
+interpreter's own reader of the same process, `python -m asyncio pstree
+PID` (where it has one: asyncio.tools); the tasks, who awaits whom, and each
+task's coroutines with their lines are the same.  sonde record --async
+continues a running task's stack through the tasks awaiting it, each under
+"<task NAME>"; the reference is the program's own structure.  Where the
 interpreter keeps no task lists, --async is refused in one line, exit 2."""
 
 import re
@@ -179,3 +183,69 @@ def test_a_process_without_tasks_says_so(python, tmp_path):
         if imported and "not imported" in line:
             line = "[no asyncio task is alive in this process]"  # loaded with the interpreter
         assert ours.stdout.rstrip().endswith(line), ours.stdout
+
+
+# A task that spins on the CPU (cruncher), awaited by a task (boss) that the
+# program's main task awaits through a gather: every sample of spin() is in
+# that chain of tasks.  asyncio is imported before "ready", so a recorder
+# started then finds its tasks from its first sample on.
+BUSY = r'''
+import asyncio
+import sys
+import time
+
+
+def spin(ms):
+    end = time.perf_counter() + ms / 1000
+    while time.perf_counter() < end:
+        pass
+
+
+async def crunch():
+    while True:
+        spin(5)
+        await asyncio.sleep(0)
+
+
+async def boss():
+    await asyncio.create_task(crunch(), name="cruncher")
+
+
+async def main():
+    await asyncio.gather(asyncio.create_task(boss(), name="boss"))
+
+print("ready", flush=True)
+asyncio.run(main())
+'''
+
+CHAIN = ["<task Task-1>", "main", "<task boss>", "boss", "<task cruncher>", "crunch", "spin"]
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_async_puts_a_running_task_under_the_tasks_awaiting_it(python, tmp_path):
+    python = need(python)
+    proc = start_ready(python, tmp_path, BUSY)
+    out = tmp_path / "p.txt"
+    try:
+        ours = subprocess.run([SONDE, "record", "--async", "-p", str(proc.pid), "-d", "2",
+                               "-r", "200", "-f", "collapsed", "-o", str(out)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=120)
+    finally:
+        stop_ready(proc)
+    if not has_pstree(python):
+        assert ours.returncode == 2 and not out.exists(), ours.stderr
+        assert ours.stderr.count("\n") == 1
+        assert "keeps no list of its asyncio tasks" in ours.stderr, ours.stderr
+        return
+    assert ours.returncode == 0, ours.stderr
+    spinning = 0
+    for line in out.read_text().splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        names = [frame.split(" (")[0] for frame in stack.split(";")]
+        if "spin" in names:
+            # The event loop's frames (run_forever, Handle._run) are not there:
+            # the task's chain of awaiting tasks is.
+            assert names[:len(CHAIN)] == CHAIN, line
+            spinning += int(weight)
+    assert spinning > 0, out.read_text()
