@@ -11,6 +11,7 @@
 #include "proc/elf.h"
 #include "proc/maps.h"
 #include "python/attr.h"
+#include "python/unicode.h"
 
 /* A task object read whole is at most this large (3.14's is about 200 bytes). */
 #define TASK_READ_MAX 1024
@@ -122,61 +123,82 @@ static int find_offsets(sonde_walker *w)
     return rc;
 }
 
-/* The type object of obj and its tp_flags.  0, or -1. */
-static int type_of(const sonde_walker *w, uint64_t obj, uint64_t *type, uint64_t *flags)
+/* What a type is to the task graph, kept per type in walker.async_types. */
+enum type_kind { AWAITS_INTO = 1, OTHER, STR, INT };
+
+/* The kind of the type object at type: read once (its flags and name), then kept. */
+static enum type_kind type_kind(sonde_walker *w, uint64_t type)
 {
-    return read_ptr(w, obj + w->layout.ob_type, type) < 0 ||
-                   read_ptr(w, *type + w->layout.type_flags, flags) < 0
-               ? -1
-               : 0;
+    uint32_t known = sonde_u64map_get(&w->async_types, type);
+    if (known != SONDE_U64MAP_NONE)
+        return (enum type_kind)known;
+    uint64_t flags, name_at;
+    char name[16] = "";
+    if (read_ptr(w, type + w->layout.type_flags, &flags) < 0 ||
+        read_ptr(w, type + w->layout.type_name, &name_at) < 0 ||
+        sonde_proc_read(&w->proc, name_at, name, sizeof name - 1) < 0)
+        return OTHER; /* unreadable: not kept */
+    name[sizeof name - 1] = '\0';
+    enum type_kind kind = flags & TPFLAGS_UNICODE_SUBCLASS ? STR
+                          : flags & TPFLAGS_LONG_SUBCLASS  ? INT
+                          : strcmp(name, "coroutine") == 0 || strcmp(name, "generator") == 0
+                              ? AWAITS_INTO
+                              : OTHER;
+    if (w->async_types.count < 4096)
+        (void)sonde_u64map_slot(&w->async_types, type, kind); /* else: not kept */
+    return kind;
 }
 
+/* The kind of the object at obj's type, or OTHER when it cannot be read. */
+static enum type_kind kind_of(sonde_walker *w, uint64_t obj)
+{
+    uint64_t type;
+    return read_ptr(w, obj + w->layout.ob_type, &type) < 0 ? OTHER : type_kind(w, type);
+}
+
+/* Bytes read at a task's name object at once: its header and, for a short name, its text. */
+#define NAME_READ 96
+
 /* A task's name: a str, or the number of an unnamed task ("Task-N", as get_name() makes it
- * from the int kept until then). */
-static void task_name(const sonde_walker *w, uint64_t name, char *out, size_t outlen)
+ * from the int kept until then).  Mostly one read. */
+static void task_name(sonde_walker *w, uint64_t name, char *out, size_t outlen)
 {
     const sonde_py_layout *l = &w->layout;
-    uint64_t type, flags;
+    uint8_t obj[NAME_READ];
+    uint64_t type;
     snprintf(out, outlen, "?");
-    if (!name || type_of(w, name, &type, &flags) < 0)
+    if (!name || sonde_proc_read(&w->proc, name, obj, sizeof obj) < 0 ||
+        l->ob_type + 8 > sizeof obj)
         return;
-    if (flags & TPFLAGS_UNICODE_SUBCLASS) {
+    memcpy(&type, obj + l->ob_type, 8);
+    enum type_kind kind = type_kind(w, type);
+    sonde_py_str_plan plan;
+    if (kind == STR && sonde_py_str_plan_for(l, obj, sizeof obj, &plan) == 0 &&
+        plan.data_offset + plan.nbytes <= sizeof obj) {
+        if (sonde_py_str_decode(plan.kind, obj + plan.data_offset, plan.nbytes, out, outlen) < 0)
+            snprintf(out, outlen, "?");
+        return;
+    }
+    if (kind == STR) {
         if (sonde_py_read_str(l, proc_reader, (void *)w, name, out, outlen) < 0)
             snprintf(out, outlen, "?");
         return;
     }
     uint64_t tag;
     uint32_t digits[2] = { 0, 0 };
-    if (!(flags & TPFLAGS_LONG_SUBCLASS) || read_ptr(w, name + l->long_tag, &tag) < 0)
+    if (kind != INT || l->long_tag + 8 > sizeof obj || l->long_digit + sizeof digits > sizeof obj)
         return;
+    memcpy(&tag, obj + l->long_tag, 8);
+    memcpy(digits, obj + l->long_digit, sizeof digits);
     uint64_t ndigits = tag >> 3; /* lv_tag: digits << 3 | sign (0 positive, 1 zero, 2 negative) */
-    if ((tag & 3) == 2 || ndigits > 2 ||
-        (ndigits && sonde_proc_read(&w->proc, name + l->long_digit, digits,
-                                    ndigits * sizeof digits[0]) < 0))
+    if ((tag & 3) == 2 || ndigits > 2)
         return;
+    if (ndigits < 2)
+        digits[1] = 0;
+    if (ndigits < 1)
+        digits[0] = 0;
     snprintf(out, outlen, "Task-%llu",
              (unsigned long long)digits[0] | (unsigned long long)digits[1] << 30);
-}
-
-/* 1 when obj is a coroutine or a generator (what a coroutine's await goes down into), by its
- * type's name, kept per type. */
-static int awaits_into(sonde_walker *w, uint64_t obj)
-{
-    uint64_t type, flags, name_at;
-    if (type_of(w, obj, &type, &flags) < 0)
-        return 0;
-    uint32_t known = sonde_u64map_get(&w->async_types, type);
-    if (known != SONDE_U64MAP_NONE)
-        return known == 1;
-    char name[16] = "";
-    if (read_ptr(w, type + w->layout.type_name, &name_at) < 0 ||
-        sonde_proc_read(&w->proc, name_at, name, sizeof name - 1) < 0)
-        return 0;
-    name[sizeof name - 1] = '\0';
-    int into = strcmp(name, "coroutine") == 0 || strcmp(name, "generator") == 0;
-    if (w->async_types.count < 4096)
-        (void)sonde_u64map_slot(&w->async_types, type, into ? 1 : 2); /* else: not kept */
-    return into;
 }
 
 /* The coroutine chain from coro down through what each coroutine awaits, into out[0 .. max),
@@ -187,24 +209,28 @@ static uint32_t chain_frames(sonde_walker *w, uint64_t coro, sonde_frame_sample 
 {
     const sonde_py_layout *l = &w->layout;
     const uint64_t tags = ~l->frame_code_tag_bits;
-    uint64_t span = 0;
+    /* The state and the frame's fields in one read: from the lower of the two to the end of
+     * the last field. */
+    uint64_t from = l->gen_frame_state < l->gen_iframe ? l->gen_frame_state : l->gen_iframe,
+             span = l->gen_frame_state + 1 - from;
     const uint64_t fields[] = { l->frame_code, l->frame_instr, l->frame_stackpointer };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        span = fields[i] + 8 > span ? fields[i] + 8 : span;
+        if (l->gen_iframe + fields[i] + 8 - from > span)
+            span = l->gen_iframe + fields[i] + 8 - from;
     uint8_t block[512];
     uint32_t n = 0;
     for (; coro; n++) {
         uint64_t code, instr, sp, awaited = 0;
-        uint8_t state;
         if (n == max || n == SONDE_ASYNC_MAX_CHAIN || span > sizeof block ||
-            sonde_proc_read(&w->proc, coro + l->gen_frame_state, &state, 1) < 0 ||
-            sonde_proc_read(&w->proc, coro + l->gen_iframe, block, span) < 0) {
+            sonde_proc_read(&w->proc, coro + from, block, span) < 0) {
             *cut = 1;
             break;
         }
-        memcpy(&code, block + l->frame_code, 8);
-        memcpy(&instr, block + l->frame_instr, 8);
-        memcpy(&sp, block + l->frame_stackpointer, 8);
+        const uint8_t *frame = block + (l->gen_iframe - from);
+        uint8_t state = block[l->gen_frame_state - from];
+        memcpy(&code, frame + l->frame_code, 8);
+        memcpy(&instr, frame + l->frame_instr, 8);
+        memcpy(&sp, frame + l->frame_stackpointer, 8);
         if (sonde_walker_name_frame(w, code & tags, instr, &out[n]) < 0) {
             *cut = 1;
             break;
@@ -214,7 +240,7 @@ static uint32_t chain_frames(sonde_walker *w, uint64_t coro, sonde_frame_sample 
              state == (uint8_t)l->gen_awaiting_state_2) &&
             sp > 8 * l->gen_awaited_slot &&
             read_ptr(w, sp - 8 * l->gen_awaited_slot, &awaited) == 0 && (awaited &= tags) &&
-            awaits_into(w, awaited))
+            kind_of(w, awaited) == AWAITS_INTO)
             coro = awaited;
     }
     /* Read outermost first: turned innermost first, as stacks are shown. */
@@ -411,16 +437,14 @@ static uint32_t task_func(sonde_walker *w, const uint8_t *block)
 }
 
 /* The first task awaiting the task read into block (its awaited_by: one object, or a set of
- * them; futures are passed over), or 0. */
-static uint64_t first_waiter(sonde_walker *w, const uint8_t *block)
+ * them; futures are passed over), read into block in its place.  Its address, or 0. */
+static uint64_t first_waiter(sonde_walker *w, uint8_t *block, uint64_t size)
 {
     const sonde_py_layout *l = &w->layout;
-    uint64_t by, table, mask, entries[2 * 16];
-    uint8_t is_task;
+    uint64_t by, table, mask, entries[2 * 16], candidates[16], n = 0;
     memcpy(&by, block + w->async_off[SONDE_ASYNC_TASK_AWAITED_BY], 8);
     if (!by)
         return 0;
-    uint64_t candidates[16], n = 0;
     if (!block[w->async_off[SONDE_ASYNC_TASK_AWAITED_BY_IS_SET]]) {
         candidates[n++] = by;
     } else if (read_ptr(w, by + l->set_table, &table) == 0 &&
@@ -431,8 +455,8 @@ static uint64_t first_waiter(sonde_walker *w, const uint8_t *block)
                 candidates[n++] = entries[2 * i];
     }
     for (uint64_t i = 0; i < n; i++)
-        if (sonde_proc_read(&w->proc, candidates[i] + w->async_off[SONDE_ASYNC_TASK_IS_TASK],
-                            &is_task, 1) == 0 && is_task)
+        if (sonde_proc_read(&w->proc, candidates[i], block, size) == 0 &&
+            block[w->async_off[SONDE_ASYNC_TASK_IS_TASK]])
             return candidates[i];
     return 0;
 }
@@ -453,7 +477,7 @@ void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s)
         s->entry[depth++] = 0;
         uint64_t coro;
         int cut = 0;
-        if (!(task = first_waiter(w, block)) || sonde_proc_read(&w->proc, task, block, size) < 0)
+        if (!(task = first_waiter(w, block, size)))
             break;
         memcpy(&coro, block + w->async_off[SONDE_ASYNC_TASK_CORO], 8);
         uint32_t n = chain_frames(w, coro, s->frames + depth, SONDE_WALK_MAX_DEPTH - depth, &cut);
