@@ -1,8 +1,8 @@
 /* asyncio_tasks.c - the asyncio task graph of another process; see asyncio_tasks.h. */
 #include "asyncio_tasks.h"
 
-#include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,9 +33,14 @@ typedef struct reader {
     size_t tasks_cap, frames_cap, waiters_cap;
 } reader;
 
-static int fail(char *err, size_t errlen, const char *what, int pid)
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
 {
-    snprintf(err, errlen, what, pid);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
     return -1;
 }
 

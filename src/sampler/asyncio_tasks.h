@@ -6,7 +6,9 @@
  * its own file, .AsyncioDebug (the executable, libpython or _asyncio*.so, once asyncio is
  * imported).  Each task's coroutine chain is read from the coroutine it runs down through the
  * coroutines each one awaits (the object on top of a suspended frame's stack), so it is named
- * innermost first, as a stack is.  Every list, chain and set is the target's memory, and bounded. */
+ * innermost first, as a stack is.  record --async reads a running task's chain of awaiting tasks
+ * at each sample in place of the event loop's frames.  Every list, chain and set is the target's
+ * memory, and bounded. */
 #ifndef SONDE_ASYNCIO_TASKS_H
 #define SONDE_ASYNCIO_TASKS_H
 

@@ -223,7 +223,8 @@ int sonde_walker_name_frame(sonde_walker *w, uint64_t code, uint64_t raw_instr,
                             sonde_frame_sample *out)
 {
     size_t ncode = code_span(&w->layout);
-    if (ncode == 0 || ncode > HEADER_MAX || sonde_proc_read(&w->proc, code, w->code_blocks, ncode) < 0)
+    if (ncode == 0 || ncode > HEADER_MAX ||
+        sonde_proc_read(&w->proc, code, w->code_blocks, ncode) < 0)
         return -1;
     int64_t c = resolve_code(w, code, w->code_blocks);
     if (c < 0)
@@ -896,7 +897,8 @@ static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sa
                                            &s->running_task, 8) < 0)
         return s->running_task = 0;
     if (!s->running_task ||
-        sonde_proc_read(&w->proc, s->running_task + w->async_off[SONDE_ASYNC_TASK_CORO], &coro, 8) < 0 ||
+        sonde_proc_read(&w->proc, s->running_task + w->async_off[SONDE_ASYNC_TASK_CORO], &coro,
+                        8) < 0 ||
         !coro)
         return 0;
     return coro + w->layout.gen_iframe;
