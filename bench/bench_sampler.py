@@ -4,7 +4,10 @@ and on Python 3.15 the standard library's own sampler (profiling.sampling).
 Method. The target is target_deep.py: one CPU-bound thread whose work runs
 30 frames deep, and which prints on SIGUSR1 how many units of work it has
 done and when (time.monotonic()), so its work rate over any window can be
-read from outside. Every measurement starts a fresh target, waits until
+read from outside. (With --async the target is target_async.py, the same
+work inside three asyncio tasks that await each other, and the samplers
+are sonde with and without --async and, on 3.15, profiling.sampling with
+and without --async-aware.) Every measurement starts a fresh target, waits until
 it works, and attaches one sampler to it for --seconds at one rate:
 
     sonde   record -p PID -d S -r HZ --mode MODE -f collapsed -o FILE
@@ -74,11 +77,21 @@ SLOWDOWN_HZ = {100}     # the rates at which the target's slowdown is measured (
 
 
 MODE = ["wall"]         # --mode, for sonde and profiling.sampling (set by main)
+ASYNC_TARGET = os.path.join(BENCH, "target_async.py")
+TARGET_NOW = [TARGET]   # target_deep.py, or target_async.py with --async (set by main)
 
 
 def sonde_command(exe, pid, seconds, hz, out):
     return [exe, "record", "-p", str(pid), "-d", str(seconds), "-r", str(hz),
             "--mode", MODE[0], "-f", "collapsed", "-o", out]
+
+
+def sonde_async_command(exe, pid, seconds, hz, out):
+    return sonde_command(exe, pid, seconds, hz, out) + ["--async"]
+
+
+def stdlib_async_command(exe, pid, seconds, hz, out):
+    return stdlib_command(exe, pid, seconds, hz, out)[:-1] + ["--async-aware", str(pid)]
 
 
 def pyspy_command(exe, pid, seconds, hz, out):
@@ -145,11 +158,11 @@ def first_line(command):
 class Target:
     """A fresh target_deep.py, working; a context manager that kills it."""
 
-    def __init__(self, python):
-        self.proc = subprocess.Popen([python, TARGET], stdout=subprocess.PIPE,
+    def __init__(self, python, target=TARGET):
+        self.proc = subprocess.Popen([python, target], stdout=subprocess.PIPE,
                                      text=True)
         if self.proc.stdout.readline().strip() != "ready":
-            sys.exit("bench_sampler: %s did not start" % TARGET)
+            sys.exit("bench_sampler: %s did not start" % target)
         time.sleep(WARMUP)
 
     def __enter__(self):
@@ -184,7 +197,7 @@ def cpu_of_children():
 def measure(sampler, hz, seconds, python, out, log_path):
     """One sampler at one rate on a fresh target: a dict of figures."""
     slowdown = hz in SLOWDOWN_HZ
-    with Target(python) as target, open(log_path, "w+") as log:
+    with Target(python, TARGET_NOW[0]) as target, open(log_path, "w+") as log:
         if slowdown:
             before = target.window(seconds / 2)
         command = sampler.command(sampler.exe, target.proc.pid, seconds, hz,
@@ -230,17 +243,20 @@ def report(hz, seconds, rounds, samplers, runs):
     median = {s.name: {key: statistics.median(run[key] for run in runs[s.name])
                        for key in runs[s.name][0]} for s in samplers}
     print("\n%d Hz asked, %d s, median of %d rounds" % (hz, seconds, rounds))
-    print("%-8s %7s %9s %14s %9s %7s %9s" % ("sampler", "wall s", "CPU s/s",
+    print("%-12s %7s %9s %14s %9s %7s %9s" % ("sampler", "wall s", "CPU s/s",
           "CPU us/sample", "kept Hz", "kept %", "slowdown"))
     for s in samplers:
         m = median[s.name]
-        print("%-8s %7.2f %9.3f %14.1f %9.0f %6.1f%% %9s" % (
+        print("%-12s %7.2f %9.3f %14.1f %9.0f %6.1f%% %9s" % (
             s.name, m["wall"], m["cpu/s"], m["us/sample"], m["kept"],
             100 * m["kept"] / hz,
             "%.1f%%" % (100 * m["slowdown"]) if "slowdown" in m else "-"))
     for s in samplers[1:]:
         print("sonde/%s CPU per second: %.2f" % (
             s.name, median["sonde"]["cpu/s"] / median[s.name]["cpu/s"]))
+    if "sonde-async" in median and "stdlib-async" in median:
+        print("sonde-async/stdlib-async CPU per second: %.2f" % (
+            median["sonde-async"]["cpu/s"] / median["stdlib-async"]["cpu/s"]))
     if hz in SLOWDOWN_HZ:
         noise = statistics.median(run["noise"] for s in samplers
                                   for run in runs[s.name])
@@ -265,6 +281,10 @@ def main():
     parser.add_argument("--slowdown-at", default="100",
                         help="rates at which the target's slowdown is measured, comma-separated"
                         " (default 100; each adds two unsampled windows to the measurement)")
+    parser.add_argument("--async", dest="use_async", action="store_true",
+                        help="the target runs in a chain of asyncio tasks (target_async.py): "
+                        "sonde with and without --async, and on 3.15 profiling.sampling with "
+                        "and without --async-aware (py-spy and austin are left out)")
     args = parser.parse_args()
     MODE[0] = args.mode
     SLOWDOWN_HZ.clear()
@@ -276,19 +296,27 @@ def main():
 
     samplers = find_samplers()
     version = first_line([python, "-c", "import sys; print(sys.version_info[1])"])
+    stdlib_count = count_from_log(r"Captured (\d+) samples")
+    if args.use_async:
+        TARGET_NOW[0] = ASYNC_TARGET
+        samplers = samplers[:1] + [Sampler("sonde-async", SONDE, sonde_async_command,
+                                           samplers[0].count)]
     if int(version) >= 15:
-        samplers.append(Sampler("stdlib", python, stdlib_command,
-                                count_from_log(r"Captured (\d+) samples")))
+        samplers.append(Sampler("stdlib", python, stdlib_command, stdlib_count))
+        if args.use_async:
+            samplers.append(Sampler("stdlib-async", python, stdlib_async_command,
+                                    stdlib_count))
     for s in samplers:
         print("%-7s %s (%s)"
               % (s.name, first_line([s.exe, "--version"]), s.exe)
-              + (" -m profiling.sampling" if s.name == "stdlib" else ""))
+              + (" -m profiling.sampling" if s.name.startswith("stdlib") else ""))
     print("--mode %s for sonde%s" % (args.mode, " and profiling.sampling" if int(version) >= 15
                                      else ""))
-    print("target  Python %s (%s), 30 frames deep, one thread; %d CPUs here"
+    print("target  Python %s (%s), %s, one thread; %d CPUs here"
           % (first_line([python, "-c", "import platform; "
                          "print(platform.python_version())"]),
-             python, os.cpu_count()), flush=True)
+             python, "three asyncio tasks awaiting each other, 10 coroutines deep"
+             if args.use_async else "30 frames deep", os.cpu_count()), flush=True)
 
     runs = {hz: {s.name: [] for s in samplers} for hz in rates}
     with tempfile.TemporaryDirectory(prefix="bench_sampler.") as tmp:
@@ -301,7 +329,7 @@ def main():
                                       os.path.join(tmp, name + ".out"),
                                       os.path.join(tmp, name + ".log"))
                     runs[hz][s.name].append(figures)
-                    print("round %d/%d %5d Hz  %-7s %s" % (
+                    print("round %d/%d %5d Hz  %-12s %s" % (
                         r + 1, args.rounds, hz, s.name, describe(figures)),
                         file=sys.stderr, flush=True)
     for hz in rates:
