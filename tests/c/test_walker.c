@@ -1,5 +1,6 @@
 /* test_walker.c - the stack walker on garbage memory (no crash, no hang)
- * and on stacks built by hand (the depth cap, truncation, loops).
+ * and on stacks built by hand (the depth cap, truncation, loops); the
+ * asyncio task reader on garbage too.
  *
  * The walker reads this test's own process, with _PyRuntime pointed at a
  * buffer of random words, most of them pointers back into the buffer, so
@@ -13,6 +14,7 @@
 
 #include "core/profile.h"
 #include "harness.h"
+#include "sampler/asyncio_tasks.h"
 #include "sampler/python/attr.h"
 #include "sampler/python/linetable.h"
 #include "sampler/thread_filter.h"
@@ -95,6 +97,73 @@ static void attrs_of_garbage(const sonde_py_layout *layout, uint64_t *arena, int
     /* No crash or hang is the point; a garbage "_name" key is not expected. */
     check(found == 0, "Python %d.%d: %d garbage attribute lookups end, none found",
           (int)layout->major, (int)layout->minor, rounds);
+}
+
+/* The asyncio task graph (dump --async) and a running task's chain (record --async) read
+ * through garbage: task lists, coroutines, awaiter sets and names that loop and lie.  The
+ * offsets are 3.14's own (its _asyncio section's words); the objects' are its headers'. */
+static void tasks_of_garbage(uint64_t *arena, int rounds)
+{
+    static const uint64_t offsets_314[SONDE_ASYNC_OFFSETS] = {
+        168, 136, 96, 108, 109, 128, 152, 225864, 10880, 936, 864, 872, 880,
+    };
+    sonde_py_layout layout = *sonde_py_layout_for(3, 12);
+    layout.task_lists = 1;
+    layout.frame_code_tag_bits = 3;
+    layout.frame_stackpointer = 64;
+    layout.gen_iframe = 72;
+    layout.gen_frame_state = 67;
+    layout.gen_awaiting_state = layout.gen_awaiting_state_2 = 255;
+    layout.gen_awaited_slot = 1;
+    layout.set_used = 24;
+    layout.set_table = 40;
+    layout.set_mask = 32;
+    layout.long_tag = 16;
+    layout.long_digit = 24;
+    sonde_profile p;
+    sonde_profile_init(&p);
+    sonde_walker w;
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
+    w.proc.pid = getpid();
+    w.layout = layout;
+    w.async_found = 1;
+    memcpy(w.async_off, offsets_314, sizeof offsets_314);
+    sonde_thread_sample *s = malloc(sizeof *s);
+    int sane = 1;
+    uint64_t tasks = 0, chained = 0;
+    char err[256];
+    for (int r = 0; r < rounds; r++) {
+        scramble(arena);
+        uint64_t tstate = (uint64_t)(uintptr_t)(arena + next_random() % 64);
+        w.interp = (uint64_t)(uintptr_t)(arena + next_random() % 64);
+        sonde_async_graph g;
+        sane &= sonde_async_read(&w, &tstate, 1, &g, err, sizeof err) == 0;
+        sane &= g.ntasks <= SONDE_ASYNC_MAX_TASKS;
+        for (uint32_t i = 0; i < g.ntasks; i++) {
+            const sonde_async_task *t = &g.tasks[i];
+            sane &= t->nframes <= SONDE_ASYNC_MAX_CHAIN &&
+                    t->first_frame + t->nframes <= g.nframes &&
+                    t->first_waiter + t->nwaiters <= g.nwaiters;
+        }
+        for (uint32_t k = 0; k < g.nframes; k++)
+            sane &= g.frames[k].func < p.nfuncs;
+        tasks += g.ntasks;
+        sonde_async_free(&g);
+        memset(s, 0, sizeof *s);
+        s->running_task = arena[next_random() % ARENA_WORDS];
+        s->depth = s->task_depth = 1;
+        sonde_async_reroot(&w, s);
+        sane &= s->depth <= SONDE_WALK_MAX_DEPTH;
+        chained += s->depth > 1;
+        for (uint32_t k = 1; k < s->depth; k++)
+            sane &= s->frames[k].func < p.nfuncs;
+    }
+    check(sane, "%d garbage task graphs and task chains stay in bounds", rounds);
+    check(tasks > 100 && chained > 10, "garbage task lists walked (%llu tasks, %llu chains)",
+          (unsigned long long)tasks, (unsigned long long)chained);
+    free(s);
+    sonde_walker_close(&w);
+    sonde_profile_free(&p);
 }
 
 /* ---- a stack built by hand: depth cap, truncation, loops ---- */
@@ -332,5 +401,6 @@ void test_walker(void)
         walk_garbage(sonde_py_layout_for(3, minor), arena, 300);
         attrs_of_garbage(sonde_py_layout_for(3, minor), arena, 300);
     }
+    tasks_of_garbage(arena, 300);
     free(arena);
 }
