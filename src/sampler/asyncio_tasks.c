@@ -424,9 +424,11 @@ int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr)
 void sonde_async_look(sonde_walker *w, uint64_t now_ns)
 {
     if (!w->layout.task_lists || w->async_found ||
-        (w->async_looked_ns && now_ns - w->async_looked_ns < ASYNC_LOOK_EVERY_NS))
+        (!w->async_hint && w->async_looked_ns &&
+         now_ns - w->async_looked_ns < ASYNC_LOOK_EVERY_NS))
         return;
     w->async_looked_ns = now_ns;
+    w->async_hint = 0;
     (void)find_offsets(w); /* not imported yet: looked for again later */
 }
 

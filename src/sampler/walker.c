@@ -162,6 +162,8 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
         info.linetable = NULL;
     info.func = sonde_profile_func(w->profile, w->code_file, firstlineno, w->code_name,
                                    w->code_qualname, SONDE_FUNC_PYTHON);
+    if (!w->async_found && strstr(w->code_file, "/asyncio/"))
+        w->async_hint = 1; /* asyncio's own code runs: its module may be loaded now */
     if (info.func == SONDE_NO_FUNC)
         goto fail;
     sonde_code_info *codes = sonde_grow(w->codes, &w->codes_cap, (size_t)w->ncodes + 1,

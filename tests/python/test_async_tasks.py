@@ -246,3 +246,34 @@ def test_record_async_puts_a_running_task_under_the_tasks_awaiting_it(python, tm
             assert names[:len(CHAIN)] == CHAIN, line
             spinning += int(weight)
     assert spinning > 0, out.read_text()
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_async_of_a_launched_program_finds_its_tasks_once_asyncio_runs(python, tmp_path):
+    """-- CMD starts the program before it imports asyncio: sonde looks for
+    the module again as soon as a frame of asyncio's own code is met, so at
+    most the one sample that met it is left under the event loop."""
+    python = need(python)
+    if not has_pstree(python):
+        pytest.skip("this interpreter keeps no task lists (checked above)")
+    prog = tmp_path / "prog.py"
+    prog.write_text(BUSY.replace("    while True:\n        spin(5)",
+                                 "    for _ in range(300):\n        spin(5)")
+                    .replace('await asyncio.create_task(crunch(), name="cruncher")',
+                             'await asyncio.create_task(crunch(), name="cruncher")\n'
+                             '    raise SystemExit(0)'))
+    out = tmp_path / "p.txt"
+    # --mode wall: each stack's count is its samples.
+    ours = sonde("record", "--async", "--mode", "wall", "-r", "200", "-f", "collapsed", "-o", out,
+                 "--", python, prog)
+    assert ours.returncode == 0, ours.stderr
+    under_tasks = under_loop = 0
+    for line in out.read_text().splitlines():
+        stack, samples = line.rsplit(" ", 1)
+        names = [frame.split(" (")[0] for frame in stack.split(";")]
+        if "spin" in names:
+            if names[:len(CHAIN)] == CHAIN:
+                under_tasks += int(samples)
+            else:
+                under_loop += int(samples)
+    assert under_tasks > 0 and under_loop <= 1, out.read_text()
