@@ -169,10 +169,10 @@ typedef struct sonde_walker {
      * (in_except, exc_func), where the layout has it. */
     int read_exceptions;
     char exc_name[136];          /* "<except NAME>" while it is resolved */
-    /* record --async (asyncio_tasks.h): the _asyncio module's debug offsets, once found (they
-     * appear when the program imports asyncio; looked for at most four times a second until then,
-     * and at once when a frame of asyncio's code is met),
-     * and the types met on await chains (type address -> 1: awaited into, 2: not). */
+    /* --async (asyncio_tasks.h): the _asyncio module's debug offsets, once found (they appear
+     * when the program imports asyncio; looked for at most four times a second until then, and
+     * at once when a frame of asyncio's code is met), and what each type met on the task graph
+     * is to it (type address -> asyncio_tasks.c's type_kind). */
     int async_found;
     int async_hint;              /* a frame of asyncio's own code was met: look again now */
     uint64_t async_looked_ns;
