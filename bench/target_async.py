@@ -1,47 +1,33 @@
-"""The process bench_sampler.py --async samples: CPU-bound inside a chain of
-asyncio tasks.
+"""The process bench_sampler.py --async samples: target_deep.py's work inside
+a chain of asyncio tasks.
 
 Task "outer" awaits task "middle", which awaits task "inner"; inner's
-coroutine calls down 10 coroutines deep and then loops for ever calling a
-leaf function that does a fixed amount of arithmetic (one unit of work),
-yielding to the event loop every 100 units.  On SIGUSR1 it prints one line,
-"UNITS MONOTONIC", as target_deep.py does, and it prints "ready" once the
-loop starts.  One thread, so every sample of it is one stack.
+coroutine awaits down 10 coroutines deep and then loops for ever calling
+target_deep's leaf function (one unit of work), yielding to the event loop
+every 100 units.  It answers SIGUSR1 with target_deep's report line
+("UNITS MONOTONIC") and prints "ready" once the loop starts.  One thread,
+so every sample of it is one stack.
 
     python3 bench/target_async.py
 """
 
 import asyncio
 import signal
-import time
+
+import target_deep as work  # bench/ is the script's folder: sys.path[0]
 
 DEPTH = 10
-units = 0
-
-
-def report(signum, frame):
-    """SIGUSR1: print the units done so far and the time."""
-    print(units, time.monotonic(), flush=True)
-
-
-def leaf():
-    """One unit of work: a hundred multiplications and additions."""
-    total = 0
-    for i in range(100):
-        total += i * i
-    return total
 
 
 async def descend(depth):
     """Await down to DEPTH coroutines, then work, yielding now and then."""
-    global units
     if depth < DEPTH:
         return await descend(depth + 1)
     print("ready", flush=True)
     while True:
         for _ in range(100):
-            leaf()
-            units += 1
+            work.leaf()
+            work.units += 1
         await asyncio.sleep(0)
 
 
@@ -54,5 +40,5 @@ async def main():
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGUSR1, report)
+    signal.signal(signal.SIGUSR1, work.report)
     asyncio.run(main())
