@@ -906,6 +906,15 @@ static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sa
     return coro + w->layout.gen_iframe;
 }
 
+/* --async: whether the thread at ts runs a task now that it did not run (or ran another) when
+ * its stack was read: the event loop resumed one in between. */
+static int task_started(sonde_walker *w, uint64_t ts, const sonde_thread_sample *s)
+{
+    uint64_t now;
+    return sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK], &now, 8) == 0 &&
+           now && now != s->running_task;
+}
+
 /* Reads of one thread's stack before it is left torn: a running thread
  * tears a read by moving on (a generator yields, a call returns) between
  * the walk's reads, and the next read is most often whole. */
@@ -955,6 +964,8 @@ static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_threa
             s->torn = walk_frames(w, &chunk, frame, task_frame, s) < 0;
             remember_outside(w, ts, &chunk);
         }
+        if (!s->torn && w->async_found && s->task_depth == 0 && task_started(w, ts, s))
+            s->torn = 1; /* a task was resumed between the two reads: read again */
         if (!s->torn)
             break;
     }

@@ -51,6 +51,20 @@
  * included: its links may form a loop while it changes. */
 #define MAX_STEPS 512
 
+#if PY_VERSION_HEX >= 0x030E0000
+/* Whether a frame's executable is a tagged int, not an object (3.15 tags ints in stack
+ * references; PyStackRef_AsPyObjectBorrow asserts it is not one). */
+static int executable_is_int(_PyStackRef ref)
+{
+#ifdef Py_INT_TAG
+    return (ref.bits & Py_INT_TAG) == Py_INT_TAG;
+#else
+    (void)ref;
+    return 0;
+#endif
+}
+#endif
+
 static int frames(mem_frame *out, int max)
 {
     /* This OS thread's state, whether it holds the GIL or not (C code
@@ -62,9 +76,13 @@ static int frames(mem_frame *out, int max)
         return 0;
 #if PY_VERSION_HEX >= 0x030E0000
     for (_PyInterpreterFrame *f = ts->current_frame; f && n < max; f = f->previous) {
+        /* The interpreter's own frames, and (3.15) a frame whose executable is a tagged int,
+         * hold no code object: skipped before anything reads one. */
+        if (f->owner >= FRAME_OWNED_BY_INTERPRETER || executable_is_int(f->f_executable) ||
+            _PyFrame_IsIncomplete(f))
+            continue;
         PyObject *executable = PyStackRef_AsPyObjectBorrow(f->f_executable);
-        if (f->owner >= FRAME_OWNED_BY_INTERPRETER || _PyFrame_IsIncomplete(f) ||
-            !PyCode_Check(executable))
+        if (!PyCode_Check(executable))
             continue;
         PyCodeObject *code = (PyCodeObject *)executable;
         out[n++] = (mem_frame){ code, (int)(f->instr_ptr - _PyCode_CODE(code)) * 2 };
@@ -167,7 +185,7 @@ static int frames_of(const PyThreadState *ts, read_fn read, mem_frame *out, int 
         if (read(at, &f, sizeof f))
             break;
 #if PY_VERSION_HEX >= 0x030E0000
-        if (f.owner >= FRAME_OWNED_BY_INTERPRETER)
+        if (f.owner >= FRAME_OWNED_BY_INTERPRETER || executable_is_int(f.f_executable))
             continue;
         PyCodeObject *code = (PyCodeObject *)PyStackRef_AsPyObjectBorrow(f.f_executable);
         out[n++] = (mem_frame){ code, (int)(f.instr_ptr - _PyCode_CODE(code)) * 2 };
