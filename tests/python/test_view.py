@@ -15,7 +15,7 @@ import urllib.request
 
 import pytest
 
-from conftest import SONDE, run_sonde
+from conftest import SONDE, run_sonde, start_ready, stop_ready
 from pages import (CHROMIUM, browse, browser, need_browser, open_page, page_data,  # noqa: F401
                    profiles, real_profs, table, text_of, view)
 from test_sampler import share_tolerance
@@ -460,6 +460,9 @@ def test_fifo_is_refused_not_waited_on(profiles, tmp_path, cmd):
 
 SCREENS = [(1280, 800), (1920, 1080)]
 
+# Three workers that run until killed, and the main thread waiting: the
+# page's threads are recorded by attaching once all four are going, so each
+# is in the profile however slowly a busy machine runs them.
 THREADS = """
 import threading
 
@@ -469,16 +472,17 @@ def crunch(n):
         total += i * i
     return total
 
-def worker():
-    end = 0
-    for _ in range(400):
-        end += crunch(2000)
+def worker(going):
+    going.wait()
+    while True:
+        crunch(2000)
 
-threads = [threading.Thread(target=worker) for _ in range(3)]
-for t in threads:
-    t.start()
-for t in threads:
-    t.join()
+going = threading.Barrier(4)
+for _ in range(3):
+    threading.Thread(target=worker, args=(going,), daemon=True).start()
+going.wait()
+print("ready", flush=True)
+threading.Event().wait()
 """
 
 
@@ -491,13 +495,19 @@ def json_nodes(path):
 @pytest.fixture(scope="module")
 def screen_pages(real_profs):
     """Pages of a deep profile (30 modules imported one by another, -m, as
-    sympy's imports go), a shallow one, a sampled one of three threads."""
+    sympy's imports go), a shallow one, a sampled one of four threads
+    (three busy workers, the main thread waiting)."""
     tmp = real_profs
     proc = run_sonde(["run", "-f", "json", "-o", "deep.json", "-m", "deep.main"], tmp)
     assert proc.returncode == 0, proc.stderr
-    (tmp / "threads.py").write_text(THREADS)
-    proc = run_sonde(["record", "-r", "500", "-f", "json", "-o", "threads.json", "--",
-                      sys.executable, "threads.py"], tmp)
+    threads = start_ready(sys.executable, tmp, THREADS)
+    try:
+        # --mode wall: every thread is in every sample, the first one taken
+        # as sonde attaches.
+        proc = run_sonde(["record", "--mode", "wall", "-r", "500", "-d", "0.5", "-f", "json",
+                          "-o", "threads.json", "-p", str(threads.pid)], tmp)
+    finally:
+        stop_ready(threads)
     assert proc.returncode == 0, proc.stderr
     proc = run_sonde(["run", "-f", "json", "-o", "shallow.json", "-c", "sorted(range(100000))"], tmp)
     assert proc.returncode == 0, proc.stderr
