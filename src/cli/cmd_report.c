@@ -32,7 +32,7 @@ typedef struct report_opts {
     double node_thres, edge_thres;  /* -f dot, svg, png */
     int short_paths;
     long min_count;          /* -1 when not given */
-    int ops, by_caller, by_shape; /* --ops, --by-caller, --by-shape */
+    int ops, by_caller, by_shape, by_step; /* --ops, --by-caller, --by-shape, --by-step */
     int by_process;          /* --by-process */
 } report_opts;
 
@@ -63,6 +63,11 @@ static const cli_opt option_table[] = {
       .set = 1,
       .help = "--ops: a row per operator and input shapes\n"
               "(recorded by sonde run --torch-shapes)" },
+    { .long_name = "by-step", .type = CLI_FLAG, .offset = offsetof(report_opts, by_step),
+      .set = 1,
+      .help = "--ops: a row per operator and training step, step by\n"
+              "step (-l: rows of each step; from sonde run --torch\n"
+              "-f json)" },
     { .long_name = "by-process", .type = CLI_FLAG, .offset = offsetof(report_opts, by_process),
       .set = 1,
       .help = "--ops: a table per process (a rank of a distributed\n"
@@ -102,7 +107,7 @@ const cli_command cmd_report = {
     .name = "report",
     .summary = "print or convert a profile file (sonde's, cProfile's, pprof)",
     .synopsis = "FILE... [-s KEY] [-l N] [--callers RE] [--callees RE]\n"
-                "[--ops [--by-caller] [--by-shape] [--by-process]]\n"
+                "[--ops [--by-caller] [--by-shape] [--by-step] [--by-process]]\n"
                 "[-f FORMAT] [--node-thres P] [--edge-thres P]\n"
                 "[--short-paths] [--min-count N] [-o OUT]",
     .about = "Prints the pstats-style table of a .prof file (written by sonde run or by\n"
@@ -183,8 +188,9 @@ static int parse(int argc, char **argv, report_opts *o, cli_words *words, cli_ou
         return cli_usage_error("report", "which file? give a .prof file");
     if ((o->short_paths || o->min_count >= 0) && strcmp(o->format, "collapsed") != 0)
         return cli_usage_error("report", "--short-paths and --min-count go with -f collapsed");
-    if ((o->by_caller || o->by_shape || o->by_process) && !o->ops)
-        return cli_usage_error("report", "--by-caller, --by-shape and --by-process go with --ops");
+    if ((o->by_caller || o->by_shape || o->by_step || o->by_process) && !o->ops)
+        return cli_usage_error("report", "--by-caller, --by-shape, --by-step and --by-process go "
+                               "with --ops");
     if (o->ops && (strcmp(o->format, "table") != 0 || o->table.callers_re ||
                    o->table.callees_re))
         return cli_usage_error("report", "--ops prints a table: it goes with neither -f, "
@@ -286,7 +292,8 @@ static int convert(const sonde_env *env, const report_opts *o, const cli_words *
         *written = 1;
     } else if (o->ops) {
         sonde_ops_opts oo = { .sort = o->table.sort, .limit = o->table.limit,
-                              .by_caller = o->by_caller, .by_shape = o->by_shape };
+                              .by_caller = o->by_caller, .by_shape = o->by_shape,
+                              .by_step = o->by_step };
         if (o->by_process)
             rc = ops_by_process(b, &in.p, &oo, file);
         if (rc == 0 && sonde_ops_table_write(b, &in.p, &in.s, &oo, err, sizeof err) < 0)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "step_parts.h"
 
 #define PROCESS_PREFIX "process "
 
@@ -230,6 +231,22 @@ static int add_nodes(sonde_profile *dst, const sonde_profile *src, uint32_t *fma
     return 0;
 }
 
+/* src's torch nodes' parts of each step (step_parts.h) into dst's. */
+static int add_step_parts(sonde_profile *dst, const sonde_profile *src, const uint32_t *nmap,
+                          double scale)
+{
+    for (uint32_t i = 0; i < src->nstep_parts; i++) {
+        const sonde_step_part *part = &src->step_parts[i];
+        if (part->node >= src->nnodes || nmap[part->node] == SONDE_NO_NODE)
+            continue;
+        uint64_t self = in_dst(part->self > 0 ? (uint64_t)part->self : 0, scale);
+        if (sonde_step_part_add(dst, nmap[part->node], part->step, part->calls,
+                                in_dst(part->total, scale), (int64_t)self) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* A thread's time: its root's own and its children's totals (a tracer
  * leaves the root's total 0). */
 static uint64_t thread_total(const sonde_profile *src, uint32_t root)
@@ -301,6 +318,8 @@ int sonde_merge_tree(sonde_profile *dst, const sonde_profile *src, const char *l
     }
     if (rc == 0)
         rc = add_nodes(dst, src, fmap, nmap, scale);
+    if (rc == 0)
+        rc = add_step_parts(dst, src, nmap, scale);
     if (rc == 0)
         rc = add_events(dst, src, scale, tmap, nmap, first);
     if (rc == 0)

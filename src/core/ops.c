@@ -75,6 +75,8 @@ typedef struct op_place {
     size_t parent;
     size_t nkids;
     uint32_t node;
+    size_t counted;      /* the counted operator its time is part of: itself,
+                          * or for one not counted its parent's */
 } op_place;
 
 /* Nests the sorted ops as torch.profiler does; a top-level one's node is
@@ -130,12 +132,19 @@ int sonde_ops_place(sonde_profile *p, uint32_t root, sonde_span *spans, size_t n
         if (up != NONE && ops[up].same == ops[i].same && at[up].nkids == 1) {
             at[up].nkids = at[i].nkids;
             at[i].node = at[up].node;
+            at[i].counted = at[up].counted;
             ops[i].node = SONDE_NO_NODE;
             ops[i].home = at[i].node;
             continue;
         }
         at[i].node = add_op(p, up != NONE ? at[up].node : at[i].node, &ops[i]);
         ops[i].node = ops[i].home = at[i].node;
+        at[i].counted = i;
+        ops[i].self = ops[i].end > ops[i].start ? ops[i].end - ops[i].start : 0;
+        if (up != NONE) {
+            sonde_op *holder = &ops[at[up].counted];
+            holder->self -= ops[i].self < holder->self ? ops[i].self : holder->self;
+        }
         if (at[i].node == SONDE_NO_NODE)
             rc = -1;
     }

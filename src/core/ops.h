@@ -39,6 +39,8 @@ typedef struct sonde_op {
     uint32_t home;       /* the node that holds what ran in it: node, or for one
                           * not counted the node it runs in (its kernels go there) */
     uint32_t id;         /* the caller's number for it (sonde_ops_place keeps it) */
+    uint64_t self;       /* set by sonde_ops_place for one counted: its time less
+                          * that of the operators counted directly in it */
     int64_t mem;         /* net CPU bytes allocated while it ran (--torch-memory) */
     int64_t device_mem;  /* the same of the GPU's allocator */
 } sonde_op;

@@ -11,6 +11,7 @@ int sonde_profile_init(sonde_profile *p)
     memset(p, 0, sizeof *p);
     sonde_strtab_init(&p->strings);
     sonde_u64map_init(&p->func_by_label);
+    sonde_u64map_init(&p->step_part_at);
     sonde_about_init(&p->about);
     p->seconds_per_tick = 1e-9;
     p->nodes_cap = 1024;
@@ -33,6 +34,8 @@ void sonde_profile_free(sonde_profile *p)
     free(p->events);
     free(p->slices);
     free(p->steps);
+    free(p->step_parts);
+    sonde_u64map_free(&p->step_part_at);
     free(p->device_tracks);
     for (int i = 0; i < SONDE_NFIGURES; i++)
         free(p->figure[i]);
@@ -51,6 +54,9 @@ void sonde_profile_clear_tree(sonde_profile *p)
     p->nslices = 0;
     p->slices_dropped = 0;
     p->nsteps = 0;
+    p->nstep_parts = 0;
+    sonde_u64map_free(&p->step_part_at);
+    sonde_u64map_init(&p->step_part_at);
     p->ndevice_tracks = 0;
     for (int i = 0; i < SONDE_NFIGURES; i++)
         p->nfigure[i] = 0;

@@ -139,6 +139,23 @@ typedef struct sonde_step {
     uint32_t number;
 } sonde_step;
 
+/* What one node of a torch profile did in one training step (run --torch,
+ * core/step_parts.h): the calls of an operator or record_function region
+ * that began in step `step`, their time and their self time as
+ * torch.profiler counts it (less the operators run directly in them);
+ * ticks. */
+typedef struct sonde_step_part {
+    uint32_t node;
+    uint32_t step;       /* the step's number (ProfilerStep#N), or SONDE_NO_STEP */
+    uint64_t calls;
+    uint64_t total;
+    int64_t self;        /* summed as parts arrive: >= 0 once all have */
+} sonde_step_part;
+
+/* In sonde_step_part.step: the calls began outside every step (before the
+ * first one recorded, or after the last). */
+#define SONDE_NO_STEP UINT32_MAX
+
 /* In sonde_slice.thread: the slice is a kernel on p->device_tracks[the rest]. */
 #define SONDE_SLICE_DEVICE 0x80000000u
 
@@ -195,6 +212,10 @@ typedef struct sonde_profile {
     uint64_t slices_dropped;      /* slices left out for the budget */
     sonde_step *steps;            /* the training steps the timeline saw (run --torch) */
     uint32_t nsteps;
+    sonde_step_part *step_parts;  /* each torch node's part of each step (step_parts.h) */
+    uint32_t nstep_parts;
+    size_t step_parts_cap;
+    sonde_u64map step_part_at;    /* node << 32 | step -> index in step_parts */
     sonde_device_track *device_tracks; /* the GPU streams kernel slices ran on */
     uint32_t ndevice_tracks;
     size_t device_tracks_cap;

@@ -91,6 +91,26 @@ static void put_figures(sonde_buf *b, const sonde_profile *p)
     }
 }
 
+/* The torch nodes' parts of each step (SONDE_JSON_STEP_PARTS), times in
+ * seconds. */
+static void put_step_parts(sonde_buf *b, const sonde_profile *p)
+{
+    if (!p->nstep_parts)
+        return;
+    sonde_buf_puts(b, "\"" SONDE_JSON_STEP_PARTS "\": [");
+    for (uint32_t i = 0; i < p->nstep_parts; i++) {
+        const sonde_step_part *part = &p->step_parts[i];
+        sonde_buf_printf(b, "%s[%u, %lld, %llu, ", i ? ",\n  " : "\n  ", part->node,
+                         part->step == SONDE_NO_STEP ? -1LL : (long long)part->step,
+                         (unsigned long long)part->calls);
+        sonde_buf_num(b, (double)part->total * p->seconds_per_tick);
+        sonde_buf_puts(b, ", ");
+        sonde_buf_num(b, (double)(part->self > 0 ? part->self : 0) * p->seconds_per_tick);
+        sonde_buf_putc(b, ']');
+    }
+    sonde_buf_puts(b, "],\n");
+}
+
 /* The timeline of a sampled profile: for each thread (as "threads" lists
  * them) its samples in time order as lists of one length, "t_ns" (the
  * first sample's time since the recording began, then each one's distance
@@ -196,6 +216,7 @@ int sonde_json_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
     put_threads(b, p);
     put_nodes(b, p);
     put_figures(b, p);
+    put_step_parts(b, p);
     if (p->sample_rate > 0)
         put_timeline(b, p);
     put_stats(b, s);

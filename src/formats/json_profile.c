@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/step_parts.h"
 #include "doc.h"
 #include "json_about.h"
 
@@ -179,6 +180,42 @@ static int read_timeline(const sonde_jtree *t, const sonde_jval *tl, const uint3
     return 0;
 }
 
+/* SONDE_JSON_STEP_PARTS (absent, or a list) into p's step parts, the
+ * file's nodes found in p through at (nnodes of them).  0, or -1. */
+static int read_step_parts(const sonde_jtree *t, const sonde_jval *list, const uint32_t *at,
+                           uint32_t nnodes, double ticks_per_second, sonde_profile *p, char *err,
+                           size_t errlen)
+{
+    if (list && list->type != SONDE_J_ARR) {
+        snprintf(err, errlen, "\"%s\" is not a list", SONDE_JSON_STEP_PARTS);
+        return -1;
+    }
+    for (uint32_t i = 0; list && i < list->len; i++) {
+        const sonde_jval *e = sonde_json_item(t, list, i);
+        double node = item_num(t, e, 0), calls = item_num(t, e, 2), total = item_num(t, e, 3),
+               self = item_num(t, e, 4);
+        const sonde_jval *step = e->type == SONDE_J_ARR && e->len == 5 ? sonde_json_item(t, e, 1)
+                                                                      : NULL;
+        double number = step && step->type == SONDE_J_NUM ? step->num : -2;
+        if (!step || !(node >= 1 && node < nnodes && at[(uint32_t)node]) ||
+            !(number == -1 || (number >= 0 && number < SONDE_NO_STEP && number == floor(number))) ||
+            calls < 0 || total < 0 || self < 0) {
+            snprintf(err, errlen, "\"%s\" entry %u is not [node, step, calls, total, self]",
+                     SONDE_JSON_STEP_PARTS, i);
+            return -1;
+        }
+        if (sonde_step_part_add(p, at[(uint32_t)node],
+                                number < 0 ? SONDE_NO_STEP : (uint32_t)number,
+                                sonde_num_to_count(calls),
+                                sonde_num_to_count(total * ticks_per_second + 0.5),
+                                (int64_t)sonde_num_to_count(self * ticks_per_second + 0.5)) < 0) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, size_t errlen)
 {
     const sonde_jval *root = &t->vals[t->root];
@@ -250,6 +287,9 @@ int sonde_json_profile_read(const sonde_jtree *t, sonde_profile *p, char *err, s
     }
     if (rc == 0)
         rc = read_figures(t, root, at, nodes->len, p, err, errlen);
+    if (rc == 0)
+        rc = read_step_parts(t, sonde_json_get(t, root, SONDE_JSON_STEP_PARTS), at, nodes->len,
+                             ticks_per_second, p, err, errlen);
     if (rc == 0)
         rc = read_timeline(t, sonde_json_get(t, root, "timeline"), at, nodes->len, p, err,
                            errlen);

@@ -13,6 +13,10 @@
  * read, by enum sonde_node_figure; constant. */
 extern const char *const sonde_json_figure_keys[SONDE_NFIGURES];
 
+/* The key of the torch nodes' parts of each training step (step_parts.h):
+ * a list of [node, step number (-1: in no step), calls, total, self]. */
+#define SONDE_JSON_STEP_PARTS "torch_step_nodes"
+
 /* 1 when t is a sonde run/record JSON profile ("mode": "run"). */
 int sonde_json_profile_is(const sonde_jtree *t);
 

@@ -52,6 +52,7 @@ const char sonde_ops_sort_names[] =
 typedef struct op_row {
     uint32_t func;
     uint32_t caller;    /* SONDE_NO_FUNC when not split by caller */
+    uint32_t step;      /* by step: the step's number, or SONDE_NO_STEP; else 0 */
     uint64_t calls;
     double self, total; /* seconds on the CPU */
     double device_self, device_total; /* seconds on the GPU */
@@ -68,6 +69,12 @@ typedef struct rows {
     int by_shape;
     op_row *row;
     size_t n, cap;
+    /* Finding rows among many (a row per operator and step): each torch
+     * function's row name (the first function of its name, or by shape
+     * itself; SONDE_NO_FUNC until asked), the first function of each
+     * name's hash, and each row's index by its key (row_key). */
+    uint32_t *named;
+    sonde_u64map first_named, at;
 } rows;
 
 /* The name a row shows: the operator's, without its shapes. */
@@ -89,16 +96,57 @@ static int same_row(const rows *r, uint32_t a, uint32_t b)
                                             sonde_profile_str(r->p, r->p->funcs[b].name), n) == 0;
 }
 
-static op_row *row_for(rows *r, uint32_t func, uint32_t caller)
+/* The function that names func's row (see rows.named); SONDE_NO_FUNC on
+ * out of memory. */
+static uint32_t row_name(rows *r, uint32_t func)
 {
-    for (size_t i = 0; i < r->n; i++)
-        if (r->row[i].caller == caller && same_row(r, r->row[i].func, func))
+    if (r->by_shape)
+        return func;
+    if (!r->named) {
+        if (!(r->named = malloc(((size_t)r->p->nfuncs + 1) * sizeof *r->named)))
+            return SONDE_NO_FUNC;
+        for (uint32_t f = 0; f < r->p->nfuncs; f++)
+            r->named[f] = SONDE_NO_FUNC;
+    }
+    if (r->named[func] != SONDE_NO_FUNC)
+        return r->named[func];
+    const unsigned char *name = (const unsigned char *)sonde_profile_str(r->p,
+                                                                       r->p->funcs[func].name);
+    uint64_t hash = 14695981039346656037ull; /* FNV-1a */
+    for (size_t i = 0, n = name_len(r->p, func); i < n; i++)
+        hash = (hash ^ name[i]) * 1099511628211ull;
+    uint32_t *first = sonde_u64map_slot(&r->first_named, hash, func);
+    if (!first)
+        return SONDE_NO_FUNC;
+    /* (two names of one hash: the second's functions are rows of their own) */
+    return r->named[func] = same_row(r, *first, func) ? *first : func;
+}
+
+static uint64_t row_key(uint32_t name, uint32_t caller, uint32_t step)
+{
+    return ((uint64_t)name << 32 | step) ^ ((uint64_t)caller * 0x9E3779B97F4A7C15ull);
+}
+
+static op_row *row_for(rows *r, uint32_t func, uint32_t caller, uint32_t step)
+{
+    uint32_t name = row_name(r, func);
+    if (name == SONDE_NO_FUNC)
+        return NULL;
+    uint32_t *at = sonde_u64map_slot(&r->at, row_key(name, caller, step), (uint32_t)r->n);
+    if (!at)
+        return NULL;
+    op_row *row = *at < r->n ? &r->row[*at] : NULL;
+    if (row && row->caller == caller && row->step == step && same_row(r, row->func, func))
+        return row;
+    for (size_t i = 0; row && i < r->n; i++) /* another row of that key */
+        if (r->row[i].caller == caller && r->row[i].step == step &&
+            same_row(r, r->row[i].func, func))
             return &r->row[i];
-    op_row *grown = sonde_grow(r->row, &r->cap, r->n + 1, sizeof *grown, SIZE_MAX);
+    op_row *grown = sonde_grow(r->row, &r->cap, r->n + 1, sizeof *grown, UINT32_MAX - 1);
     if (!grown)
         return NULL;
     r->row = grown;
-    r->row[r->n] = (op_row){ .func = func, .caller = caller };
+    r->row[r->n] = (op_row){ .func = func, .caller = caller, .step = step };
     return &r->row[r->n++];
 }
 
@@ -123,6 +171,9 @@ static void free_rows(rows *r)
         free(r->below[which]);
     free(r->kernels);
     free(r->row);
+    free(r->named);
+    sonde_u64map_free(&r->first_named);
+    sonde_u64map_free(&r->at);
 }
 
 /* r->below for each figure the profile has, and r->kernels: children
@@ -179,7 +230,7 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
         const sonde_fstat *fs = &s->funcs[f];
         if (p->funcs[f].kind != SONDE_FUNC_TORCH || !fs->present)
             continue;
-        op_row *row = row_for(r, f, SONDE_NO_FUNC);
+        op_row *row = row_for(r, f, SONDE_NO_FUNC, 0);
         if (!row)
             return -1;
         row->calls += fs->ncalls;
@@ -191,7 +242,7 @@ static int from_stats(rows *r, const sonde_profile *p, const sonde_stats *s)
         uint32_t f = p->nodes[n].func;
         if (f == SONDE_NO_FUNC || p->funcs[f].kind != SONDE_FUNC_TORCH)
             continue;
-        op_row *row = row_for(r, f, SONDE_NO_FUNC);
+        op_row *row = row_for(r, f, SONDE_NO_FUNC, 0);
         if (!row)
             return -1;
         add_figures(r, row, n);
@@ -211,6 +262,29 @@ static uint8_t *nodes_beneath(const sonde_profile *p, uint32_t f)
     return in;
 }
 
+/* The nearest Python function above torch node n (SONDE_NO_FUNC for
+ * none); *nested: whether the same operator is open between them. */
+static uint32_t caller_of(const sonde_profile *p, uint32_t n, int *nested)
+{
+    uint32_t up = p->nodes[n].parent;
+    *nested = 0;
+    for (uint32_t depth = 0; up != SONDE_NO_NODE && depth < p->nnodes; depth++) {
+        uint32_t f = p->nodes[up].func;
+        if (f == SONDE_NO_FUNC)
+            break;
+        if (p->funcs[f].kind == SONDE_FUNC_PYTHON)
+            return f;
+        *nested |= f == p->nodes[n].func;
+        up = p->nodes[up].parent;
+    }
+    return SONDE_NO_FUNC;
+}
+
+static int is_torch_node(const sonde_profile *p, uint32_t n)
+{
+    return p->nodes[n].func != SONDE_NO_FUNC && p->funcs[p->nodes[n].func].kind == SONDE_FUNC_TORCH;
+}
+
 /* Each operator node (with one_process, beneath its frame), under the
  * nearest Python function above it (by_caller; else one row per
  * operator); a node's total counts unless the same operator is open above
@@ -222,23 +296,11 @@ static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
         return -1;
     for (uint32_t n = 1; n < p->nnodes; n++) {
         const sonde_node *node = &p->nodes[n];
-        if (node->func == SONDE_NO_FUNC || p->funcs[node->func].kind != SONDE_FUNC_TORCH ||
-            (in && !in[n]))
+        if (!is_torch_node(p, n) || (in && !in[n]))
             continue;
-        uint32_t caller = SONDE_NO_FUNC, up = node->parent;
-        int nested = 0;
-        for (uint32_t depth = 0; up != SONDE_NO_NODE && depth < p->nnodes; depth++) {
-            uint32_t f = p->nodes[up].func;
-            if (f == SONDE_NO_FUNC)
-                break;
-            if (p->funcs[f].kind == SONDE_FUNC_PYTHON) {
-                caller = f;
-                break;
-            }
-            nested |= f == node->func;
-            up = p->nodes[up].parent;
-        }
-        op_row *row = row_for(r, node->func, o->by_caller ? caller : SONDE_NO_FUNC);
+        int nested;
+        uint32_t caller = caller_of(p, n, &nested);
+        op_row *row = row_for(r, node->func, o->by_caller ? caller : SONDE_NO_FUNC, 0);
         if (!row) {
             free(in);
             return -1;
@@ -248,6 +310,36 @@ static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
         row->self += (double)node->self * p->seconds_per_tick;
         if (!nested)
             row->total += (double)node->total * p->seconds_per_tick;
+    }
+    free(in);
+    return 0;
+}
+
+/* by_step: each operator's and region's part of each training step
+ * (step_parts.h), as from_tree makes rows of whole nodes (GPU kernels
+ * and memory are not kept by step). */
+static int from_steps(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
+{
+    uint8_t *in = o->one_process ? nodes_beneath(p, o->process_func) : NULL;
+    if (o->one_process && !in)
+        return -1;
+    for (uint32_t i = 0; i < p->nstep_parts; i++) {
+        const sonde_step_part *part = &p->step_parts[i];
+        uint32_t n = part->node;
+        if (n >= p->nnodes || !is_torch_node(p, n) || (in && !in[n]))
+            continue;
+        int nested;
+        uint32_t caller = caller_of(p, n, &nested);
+        op_row *row = row_for(r, p->nodes[n].func, o->by_caller ? caller : SONDE_NO_FUNC,
+                              part->step);
+        if (!row) {
+            free(in);
+            return -1;
+        }
+        row->calls += part->calls;
+        row->self += (double)(part->self > 0 ? part->self : 0) * p->seconds_per_tick;
+        if (!nested)
+            row->total += (double)part->total * p->seconds_per_tick;
     }
     free(in);
     return 0;
@@ -264,6 +356,8 @@ static int compare_rows(const void *pa, const void *pb, void *context)
 {
     const sorter *st = context;
     const op_row *a = pa, *b = pb;
+    if (a->step != b->step) /* by step: in step order, those in none last */
+        return a->step < b->step ? -1 : 1;
     int c = 0;
     switch (st->key) {
     case BY_TOTAL: c = cmp_num(a->total, b->total); break;
@@ -319,10 +413,13 @@ static void put_time(sonde_buf *b, double seconds, int width)
     sonde_buf_printf(b, "%*s  ", width, text);
 }
 
-/* A rule under columns this wide: the name's, `columns` of 12, then the
- * shapes' when shapes_width is not 0. */
-static void put_rule(sonde_buf *b, int name_width, int columns, int shapes_width)
+/* A rule under columns this wide: the step's when step_width is not 0,
+ * the name's, `columns` of 12, then the shapes' when shapes_width is not
+ * 0. */
+static void put_rule(sonde_buf *b, int step_width, int name_width, int columns, int shapes_width)
 {
+    for (int i = 0; i < step_width; i++)
+        sonde_buf_putc(b, i + 2 < step_width ? '-' : ' ');
     for (int i = 0; i < name_width; i++)
         sonde_buf_putc(b, '-');
     for (int c = 0; c < columns; c++)
@@ -417,6 +514,9 @@ static void put_cells(sonde_buf *b, const op_row *r, const int shown[NCOLUMNS], 
     }
 }
 
+/* The step column's width, its gap included (by step). */
+#define STEP_WIDTH 8
+
 static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n,
                       const sonde_ops_opts *o, double self_total, double device_self_total)
 {
@@ -425,14 +525,16 @@ static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n
     pick_columns(all, shown);
     for (int c = 0; c < NCOLUMNS; c++)
         columns += shown[c];
-    int width = 4, shapes_width = o->by_shape ? 12 : 0;
+    int width = 4, shapes_width = o->by_shape ? 12 : 0, step_width = o->by_step ? STEP_WIDTH : 0;
     for (size_t i = 0; i < n; i++) {
         int w = (int)name_len(p, row[i].func);
         width = w > width ? w : width;
         w = o->by_shape ? (int)strlen(shapes_of(p, row[i].func)) : 0;
         shapes_width = w > shapes_width ? w : shapes_width;
     }
-    put_rule(b, width, columns, shapes_width);
+    put_rule(b, step_width, width, columns, shapes_width);
+    if (o->by_step)
+        sonde_buf_printf(b, "%*s  ", STEP_WIDTH - 2, "Step");
     sonde_buf_printf(b, "%*s", width, "Name");
     for (int c = 0; c < NCOLUMNS; c++)
         if (shown[c])
@@ -440,12 +542,16 @@ static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n
     if (o->by_shape)
         sonde_buf_printf(b, "  %*s", shapes_width, "Input Shapes");
     sonde_buf_puts(b, o->by_caller ? "  Python caller\n" : "  \n");
-    put_rule(b, width, columns, shapes_width);
+    put_rule(b, step_width, width, columns, shapes_width);
     for (size_t i = 0; i < n; i++) {
         const op_row *r = &row[i];
         const char *name = sonde_profile_str(p, p->funcs[r->func].name);
         size_t len = name_len(p, r->func);
         char *named = strndup(name, len);
+        if (o->by_step && r->step == SONDE_NO_STEP)
+            sonde_buf_printf(b, "%*s  ", STEP_WIDTH - 2, "-");
+        else if (o->by_step)
+            sonde_buf_printf(b, "%*u  ", STEP_WIDTH - 2, r->step);
         sonde_buf_printf(b, "%*s", width - (int)len, "");
         if (named)
             sonde_buf_text_str(b, named);
@@ -467,7 +573,7 @@ static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n
             sonde_buf_puts(b, "(no Python caller)");
         sonde_buf_putc(b, '\n');
     }
-    put_rule(b, width, columns, shapes_width);
+    put_rule(b, step_width, width, columns, shapes_width);
     char text[64];
     format_time(text, sizeof text, self_total);
     sonde_buf_printf(b, "Self CPU time total: %s\n", text);
@@ -499,9 +605,18 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
                  "--torch-shapes");
         return -1;
     }
+    if (o->by_step && !p->nstep_parts) {
+        snprintf(err, errlen, "this profile has no training steps: record it with sonde run "
+                 "--torch -f json, on a program that steps an optimizer or calls sonde.step()");
+        return -1;
+    }
     rows r = { .p = p, .by_shape = o->by_shape };
-    int tree = o->by_caller || o->one_process;
-    if (find_below(&r, p) < 0 || (tree ? from_tree(&r, p, o) : from_stats(&r, p, s)) < 0) {
+    int tree = o->by_caller || o->one_process, rc;
+    if (o->by_step) /* (no figures: GPU time and memory are not kept by step) */
+        rc = from_steps(&r, p, o);
+    else
+        rc = find_below(&r, p) < 0 ? -1 : tree ? from_tree(&r, p, o) : from_stats(&r, p, s);
+    if (rc < 0) {
         free_rows(&r);
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -521,7 +636,13 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
     }
     sorter st = { p, (enum ops_key)key };
     qsort_r(r.row, r.n, sizeof *r.row, compare_rows, &st);
-    size_t n = o->limit > 0 && (size_t)o->limit < r.n ? (size_t)o->limit : r.n;
+    /* the first `limit` rows (by step, of each step) */
+    size_t n = 0;
+    for (size_t i = 0, in_step = 0; i < r.n; i++) {
+        in_step = i && r.row[i].step == r.row[i - 1].step ? in_step + 1 : 0;
+        if (o->limit <= 0 || in_step < (size_t)o->limit)
+            r.row[n++] = r.row[i];
+    }
     put_table(b, &r, r.row, n, o, self_total, device_self_total);
     free_rows(&r);
     return 0;

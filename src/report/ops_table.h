@@ -17,7 +17,11 @@
  * included, and less its nested operators'; a region, which sonde records
  * as a frame, gets those of the operators beneath it (self 0).  With
  * one_process, the table of one process of several (`--by-process`: a
- * rank of a distributed job), from the tree beneath its frame. */
+ * rank of a distributed job), from the tree beneath its frame.  With
+ * by_step, a row per operator (or region) and training step, under a
+ * Step column: the calls that began in that step, their time and their
+ * self time as torch.profiler counts it (a region's: less the operators
+ * run in it), without GPU or memory columns. */
 #ifndef SONDE_OPS_TABLE_H
 #define SONDE_OPS_TABLE_H
 
@@ -33,6 +37,8 @@ typedef struct sonde_ops_opts {
     long limit;         /* rows; 0 = all */
     int by_caller;
     int by_shape;
+    int by_step;        /* a row per operator and training step (step_parts.h),
+                         * in step order, `limit` rows of each */
     int one_process;    /* only the operators beneath a node of function
                          * process_func (a process's frame), from the tree */
     uint32_t process_func;
@@ -46,7 +52,8 @@ int sonde_ops_sort_known(const char *key);
 extern const char sonde_ops_sort_names[];
 
 /* Appends the table to b.  0, or -1 with a message (no operators in the
- * profile, no tree for by_caller, no shapes for by_shape). */
+ * profile, no tree for by_caller, no shapes for by_shape, no steps for
+ * by_step). */
 int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stats *s,
                           const sonde_ops_opts *o, char *err, size_t errlen);
 

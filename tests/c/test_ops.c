@@ -3,6 +3,7 @@
  * torch.profiler nests them (its _remove_dup_nodes included), their time
  * taken from their parent's self time. */
 #include "core/ops.h"
+#include "core/step_parts.h"
 #include "harness.h"
 
 /* A torch function named name; its id (`same` is its string id). */
@@ -82,6 +83,12 @@ static void test_placement(void)
     check(child(&p, n_mean, mean) == SONDE_NO_NODE, "the duplicate mean is not a node");
     check_u64(p.nodes[child(&p, n_mean, sum)].total, 70);
     check_u64(p.nodes[n_mean].self, 120);
+    /* Each counted operator's own self time, the nodes' by the call: mm's
+     * less sum's, the outer mean's less the sum in the mean it holds. */
+    check_u64(ops[0].self, 140);
+    check_u64(ops[1].self, 50);
+    check_u64(ops[3].self, 120);
+    check_u64(ops[5].self, 70);
     /* work's self time lost its operators' time; main's the add's. */
     check_u64(p.nodes[nwork].self, 600 - 190 - 190);
     check_u64(p.nodes[nwork].total, 600);
@@ -91,7 +98,37 @@ static void test_placement(void)
     sonde_profile_free(&p);
 }
 
+/* Steps in time order: a time falls in the step whose span holds it,
+ * none before the first, between two windows or after the last. */
+static void test_step_at(void)
+{
+    sonde_profile p;
+    check(sonde_profile_init(&p) == 0, "init");
+    sonde_step steps[] = { { 100, 200, 0, 2 }, { 200, 300, 0, 3 }, { 500, 600, 0, 7 } };
+    p.steps = steps;
+    p.nsteps = 3;
+    check_u64(sonde_step_at(&p, 50), SONDE_NO_STEP);
+    check_u64(sonde_step_at(&p, 100), 2);
+    check_u64(sonde_step_at(&p, 199), 2);
+    check_u64(sonde_step_at(&p, 250), 3);
+    check_u64(sonde_step_at(&p, 400), SONDE_NO_STEP);
+    check_u64(sonde_step_at(&p, 600), 7);
+    check_u64(sonde_step_at(&p, 601), SONDE_NO_STEP);
+    /* parts add up per node and step */
+    check(sonde_step_part_add(&p, 5, 2, 1, 40, 40) == 0 &&
+          sonde_step_part_add(&p, 5, 3, 1, 10, 10) == 0 &&
+          sonde_step_part_add(&p, 5, 2, 1, 20, -30) == 0, "parts");
+    check_u64(p.nstep_parts, 2);
+    check_u64(p.step_parts[0].calls, 2);
+    check_u64(p.step_parts[0].total, 60);
+    check(p.step_parts[0].self == 10, "self summed");
+    p.steps = NULL;
+    p.nsteps = 0;
+    sonde_profile_free(&p);
+}
+
 void test_ops(void)
 {
     test_placement();
+    test_step_at();
 }

@@ -466,8 +466,8 @@ def test_report_ops_bad_input(tmp_path):
     r = run_sonde(["report", str(prof), "--ops", "--by-shape"], tmp_path)
     assert r.returncode == 1 and "no input shapes" in r.stderr
     r = run_sonde(["report", str(prof), "--by-caller"], tmp_path)
-    assert r.returncode == 2 and "--by-caller, --by-shape and --by-process go with --ops" in \
-        r.stderr
+    assert r.returncode == 2 and ("--by-caller, --by-shape, --by-step and --by-process go "
+                                  "with --ops") in r.stderr
     r = run_sonde(["report", str(prof), "--ops", "--by-process"], tmp_path)
     assert r.returncode == 1 and "holds one process: --by-process needs a profile of several" \
         in r.stderr, r.stderr

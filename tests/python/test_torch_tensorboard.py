@@ -25,6 +25,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, run_sonde, with_pkg_env
+from torch_table import table
 
 pytest.importorskip("torch", reason="torch is not installed in the test environment "
                     "(make test installs torch==2.13.0 for Python 3.11)")
@@ -199,6 +200,65 @@ def test_torch_steps_in_a_chrome_trace(tmp_path):
             ops[e["name"]] = ops.get(e["name"], 0) + 1
     for name, calls in their_ops.items():
         assert ops.get(name) == calls, name
+
+
+def ops_by_step(text):
+    """`sonde report --ops --by-step`'s table: [{operator name: calls}] a
+    step, in step order (rows in no step apart, under None)."""
+    steps = {}
+    for _name, row in table(text)[1]:
+        step = None if row["Step"] == "-" else int(row["Step"])
+        steps.setdefault(step, {})[row["Name"]] = int(row["# of Calls"])
+    return steps
+
+
+def test_report_ops_by_step_is_torch_profilers_table_of_each_step(tmp_path):
+    """report --ops --by-step (from sonde run --torch -f json, no option
+    asked at run time): each step's operators and regions with their
+    calls, the same as torch.profiler's key_averages() of that step alone
+    (a schedule of one step a cycle); summed, the plain table's calls."""
+    theirs_file = tmp_path / "each.json"
+    proc = subprocess.run([sys.executable, LOOP, "each-step", str(theirs_file)],
+                          env=with_pkg_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True)
+    assert proc.returncode == 0, proc.stderr
+    theirs = json.loads(theirs_file.read_text())
+    r = run_sonde(["run", "--torch", "-f", "json", "-o", "p.json", LOOP], tmp_path)
+    assert r.returncode == 0 and r.stdout == "trained\n", r.stderr
+    r = run_sonde(["report", "--ops", "--by-step", "-l", "0", "p.json"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    ours = ops_by_step(r.stdout)
+    assert len(theirs) == 6 and len(theirs[1]) > 30
+    assert [ours.get(n) for n in range(6)] == theirs
+    assert None not in ours  # the loop runs no operator outside a step
+    r = run_sonde(["report", "--ops", "-l", "0", "p.json"], tmp_path)
+    whole = {name: int(row["# of Calls"]) for name, row in table(r.stdout)[1]}
+    summed = {}
+    for step in ours.values():
+        for name, calls in step.items():
+            summed[name] = summed.get(name, 0) + calls
+    assert summed == whole
+
+
+def test_report_ops_by_step_needs_steps(tmp_path):
+    """A profile with no steps (a program that never stepped), or with
+    damaged ones: one line, saying how to get them, or what is wrong."""
+    r = run_sonde(["run", "--torch", "-f", "json", "-o", "p.json", "-c", NO_STEP], tmp_path)
+    assert r.returncode == 0, r.stderr
+    r = run_sonde(["report", "--ops", "--by-step", "p.json"], tmp_path)
+    assert r.returncode == 1 and r.stdout == "", r.stderr
+    assert r.stderr == ("sonde: this profile has no training steps: record it with sonde run "
+                        "--torch -f json, on a program that steps an optimizer or calls "
+                        "sonde.step()\n")
+    # A damaged file: its steps' parts name no node, or are not lists.
+    doc = json.loads((tmp_path / "p.json").read_text())
+    for bad in ([[10 ** 6, 0, 1, 0.5, 0.5]], [[1, "0", 1, 0.5, 0.5]], [[1, 0, -1, 0.5, 0.5]],
+                {"1": 2}):
+        doc["torch_step_nodes"] = bad
+        (tmp_path / "bad.json").write_text(json.dumps(doc))
+        r = run_sonde(["report", "--ops", "--by-step", "bad.json"], tmp_path)
+        assert r.returncode == 1 and r.stdout == "", r.stderr
+        assert r.stderr.count("\n") == 1 and "torch_step_nodes" in r.stderr, r.stderr
 
 
 NO_STEP = """

@@ -14,6 +14,11 @@ record_function region a step.
                                         repeat=R (default 1))
     torch_steps_loop.py no-optimizer    a loop that steps no optimizer and
                                         calls sonde.step() instead
+    torch_steps_loop.py each-step FILE  under torch.profiler, one step a
+                                        cycle (schedule(wait=0, warmup=0,
+                                        active=1, repeat=STEPS)): FILE gets
+                                        each step's key_averages() as JSON,
+                                        [{operator name: calls}, ...]
 """
 import sys
 
@@ -33,6 +38,21 @@ if mode == "torch":
     prof = profile(activities=[ProfilerActivity.CPU],
                    schedule=schedule(wait=wait, warmup=0, active=active, repeat=repeat),
                    on_trace_ready=tensorboard_trace_handler(sys.argv[2]))
+    prof.start()
+elif mode == "each-step":
+    import json
+    from torch.profiler import ProfilerActivity, profile, schedule
+    tables = []
+
+    def keep_table(done):
+        tables.append({e.key: e.count for e in done.key_averages()
+                       if not e.key.startswith("ProfilerStep")})
+        with open(sys.argv[2], "w") as f:
+            json.dump(tables, f)
+
+    prof = profile(activities=[ProfilerActivity.CPU],
+                   schedule=schedule(wait=0, warmup=0, active=1, repeat=STEPS),
+                   on_trace_ready=keep_table)
     prof.start()
 
 torch.manual_seed(3)

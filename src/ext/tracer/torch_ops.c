@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../core/step_parts.h"
 #include "../../core/timeline.h"
 
 void torch_ops_begin(tracer *t)
@@ -199,10 +200,71 @@ static int add_memory(sonde_profile *p, const sonde_op *ops, size_t n, int devic
     return 0;
 }
 
+/* Tick `at` on the steps' clock (nanoseconds since the operators' clock
+ * began, as keep_steps puts them). */
+static uint64_t steps_clock(const tracer *t, uint64_t at, double ns_per_tick)
+{
+    return at > t->span_ticks0 ? (uint64_t)((double)(at - t->span_ticks0) * ns_per_tick) : 0;
+}
+
+/* The record_function region a top-level operator at node ran in: the
+ * nearest torch node above it, past the Python calls between, when that
+ * is a region; else SONDE_NO_NODE. */
+static uint32_t region_above(const sonde_profile *p, uint32_t node)
+{
+    uint32_t up = p->nodes[node].parent;
+    for (uint32_t depth = 0; up != SONDE_NO_NODE && depth < p->nnodes; depth++) {
+        uint32_t f = p->nodes[up].func;
+        if (f == SONDE_NO_FUNC) /* a thread's root */
+            return SONDE_NO_NODE;
+        if (p->funcs[f].kind == SONDE_FUNC_TORCH)
+            return p->funcs[f].region ? up : SONDE_NO_NODE;
+        up = p->nodes[up].parent;
+    }
+    return SONDE_NO_NODE;
+}
+
+static int is_region(const sonde_profile *p, uint32_t node)
+{
+    uint32_t f = p->nodes[node].func;
+    return f != SONDE_NO_FUNC && p->funcs[f].kind == SONDE_FUNC_TORCH && p->funcs[f].region;
+}
+
+/* With steps: one thread's placed operators and its record_function
+ * regions (spans of region nodes), each into its node's part of the step
+ * it began in; a top-level operator's time leaves the self time of the
+ * region it ran in (Python calls between), as torch.profiler counts a
+ * region's.  0, or -1 on out
+ * of memory. */
+static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_span *spans,
+                          size_t nspans, double ns_per_tick)
+{
+    sonde_profile *p = &t->profile;
+    for (size_t i = 0; p->nsteps && i < nspans; i++) {
+        uint64_t d = spans[i].end > spans[i].start ? spans[i].end - spans[i].start : 0;
+        if (is_region(p, spans[i].node) &&
+            sonde_step_part_add(p, spans[i].node,
+                                sonde_step_at(p, steps_clock(t, spans[i].start, ns_per_tick)), 1,
+                                d, (int64_t)d) < 0)
+            return -1;
+    }
+    for (size_t i = 0; p->nsteps && i < n; i++) {
+        if (ops[i].node == SONDE_NO_NODE)
+            continue;
+        uint32_t step = sonde_step_at(p, steps_clock(t, ops[i].start, ns_per_tick));
+        uint64_t d = ops[i].end > ops[i].start ? ops[i].end - ops[i].start : 0;
+        uint32_t region = region_above(p, ops[i].node);
+        if (sonde_step_part_add(p, ops[i].node, step, 1, d, (int64_t)ops[i].self) < 0 ||
+            (region != SONDE_NO_NODE && sonde_step_part_add(p, region, step, 0, 0, -(int64_t)d) < 0))
+            return -1;
+    }
+    return 0;
+}
+
 /* Places the operators of each thread in turn (those of th are gathered
  * into the front of `mine`), with their memory when it was recorded, and
  * adds its calls and operators to the profile's timeline when it keeps
- * one; home[i] is then the node operator i's kernels go beneath.  0, or
+ * one and to the steps' parts when there are steps; home[i] is then the node operator i's kernels go beneath.  0, or
  * -1 on out of memory. */
 static int place_all(tracer *t, const torch_input *in, sonde_op *ops, tracer_thread **threads,
                      Py_ssize_t n, sonde_op *mine, uint32_t *home, double ns_per_tick,
@@ -219,6 +281,7 @@ static int place_all(tracer *t, const torch_input *in, sonde_op *ops, tracer_thr
                             placed) < 0 ||
             (in->mems != Py_None &&
              add_memory(&t->profile, mine, k, in->device_mems != Py_None) < 0) ||
+            add_step_parts(t, mine, k, th->spans, th->nspans, ns_per_tick) < 0 ||
             sonde_timeline_add(&t->profile, th->index, th->spans, th->nspans, mine, k,
                                t->span_ticks0, ns_per_tick) < 0)
             return -1;
@@ -362,7 +425,8 @@ PyObject *torch_ops_place(tracer *t, const torch_input *in, int shapes, uint64_t
     p->slices_budget = budget;
     if (budget && !p->pid)
         p->pid = (int)getpid(); /* the trace's process */
-    if (read_ops(t, in, shapes, &ops, &threads, &n, &ns_per_tick) == 0) {
+    if (read_ops(t, in, shapes, &ops, &threads, &n, &ns_per_tick) == 0 &&
+        keep_steps(t, in) == 0) {
         mine = malloc(((size_t)n + 1) * sizeof *mine);
         home = malloc(((size_t)n + 1) * sizeof *home);
         for (Py_ssize_t i = 0; home && i < n; i++)
@@ -370,7 +434,7 @@ PyObject *torch_ops_place(tracer *t, const torch_input *in, int shapes, uint64_t
         if (!mine || !home ||
             place_all(t, in, ops, threads, n, mine, home, ns_per_tick, &top, &placed) < 0)
             PyErr_NoMemory();
-        else if (place_kernels(t, in, home, n) == 0 && keep_steps(t, in) == 0)
+        else if (place_kernels(t, in, home, n) == 0)
             r = Py_BuildValue("(nnniKK)", n, (Py_ssize_t)top, (Py_ssize_t)placed,
                               t->spans_full, (unsigned long long)p->nslices,
                               (unsigned long long)p->slices_dropped);
