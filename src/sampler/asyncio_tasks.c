@@ -292,30 +292,41 @@ typedef struct task_fields {
     int awaited_by_is_set;
 } task_fields;
 
-/* The objects awaiting task t: one, or a set of them.  0, or -1 on out of memory. */
+/* The objects awaiting a task, from its awaited_by (one object, or with
+ * is_set a set of them), into out (room for max, at most
+ * SONDE_ASYNC_MAX_WAITERS): how many.  0 for none, and for a set that
+ * cannot be read or has more slots than max. */
+static uint32_t awaiters_of(sonde_walker *w, uint64_t by, int is_set, uint64_t *out,
+                            uint32_t max)
+{
+    const sonde_py_layout *l = &w->layout;
+    if (!by)
+        return 0;
+    if (!is_set) {
+        out[0] = by;
+        return 1;
+    }
+    uint64_t table, mask, entries[2 * SONDE_ASYNC_MAX_WAITERS]; /* {key, hash} each */
+    if (read_ptr(w, by + l->set_table, &table) < 0 || read_ptr(w, by + l->set_mask, &mask) < 0 ||
+        mask >= max || sonde_proc_read(&w->proc, table, entries, (mask + 1) * 16) < 0)
+        return 0;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i <= mask; i++)
+        if (entries[2 * i]) /* a deleted entry's dummy key matches no task */
+            out[n++] = entries[2 * i];
+    return n;
+}
+
+/* The objects awaiting task t.  0, or -1 on out of memory. */
 static int read_waiters(reader *r, sonde_async_task *t, const task_fields *f)
 {
-    const sonde_py_layout *l = &r->w->layout;
+    uint64_t by[SONDE_ASYNC_MAX_WAITERS];
     t->first_waiter = r->g->nwaiters;
-    if (!f->awaited_by)
-        return 0;
-    if (!f->awaited_by_is_set) {
-        t->nwaiters = 1;
-        return push_waiter(r, f->awaited_by);
-    }
-    uint64_t table, mask;
-    if (read_ptr(r->w, f->awaited_by + l->set_table, &table) < 0 ||
-        read_ptr(r->w, f->awaited_by + l->set_mask, &mask) < 0 || mask >= SONDE_ASYNC_MAX_WAITERS)
-        return 0;
-    uint64_t entries[2 * SONDE_ASYNC_MAX_WAITERS]; /* {key, hash} each */
-    if (sonde_proc_read(&r->w->proc, table, entries, (mask + 1) * 16) < 0)
-        return 0;
-    for (uint64_t i = 0; i <= mask; i++)
-        if (entries[2 * i]) { /* a deleted entry's dummy key matches no task */
-            if (push_waiter(r, entries[2 * i]) < 0)
-                return -1;
-            t->nwaiters++;
-        }
+    t->nwaiters = awaiters_of(r->w, f->awaited_by, f->awaited_by_is_set, by,
+                              SONDE_ASYNC_MAX_WAITERS);
+    for (uint32_t i = 0; i < t->nwaiters; i++)
+        if (push_waiter(r, by[i]) < 0)
+            return -1;
     return 0;
 }
 
@@ -447,21 +458,11 @@ static uint32_t task_func(sonde_walker *w, const uint8_t *block)
  * them; futures are passed over), read into block in its place.  Its address, or 0. */
 static uint64_t first_waiter(sonde_walker *w, uint8_t *block, uint64_t size)
 {
-    const sonde_py_layout *l = &w->layout;
-    uint64_t by, table, mask, entries[2 * 16], candidates[16], n = 0;
+    uint64_t by, candidates[16];
     memcpy(&by, block + w->async_off[SONDE_ASYNC_TASK_AWAITED_BY], 8);
-    if (!by)
-        return 0;
-    if (!block[w->async_off[SONDE_ASYNC_TASK_AWAITED_BY_IS_SET]]) {
-        candidates[n++] = by;
-    } else if (read_ptr(w, by + l->set_table, &table) == 0 &&
-               read_ptr(w, by + l->set_mask, &mask) == 0 && mask < 16 &&
-               sonde_proc_read(&w->proc, table, entries, (mask + 1) * 16) == 0) {
-        for (uint64_t i = 0; i <= mask; i++)
-            if (entries[2 * i])
-                candidates[n++] = entries[2 * i];
-    }
-    for (uint64_t i = 0; i < n; i++)
+    uint32_t n = awaiters_of(w, by, block[w->async_off[SONDE_ASYNC_TASK_AWAITED_BY_IS_SET]],
+                             candidates, 16);
+    for (uint32_t i = 0; i < n; i++)
         if (sonde_proc_read(&w->proc, candidates[i], block, size) == 0 &&
             block[w->async_off[SONDE_ASYNC_TASK_IS_TASK]])
             return candidates[i];
