@@ -41,6 +41,7 @@ typedef struct record_opts {
     cli_sample_opts sample;      /* --mode, --idle, --gil, --thread */
     long keep;                   /* --keep N (with --every) */
     unsigned long long keep_bytes;   /* --keep-bytes SIZE (with --every) */
+    const char *async_mode;      /* --async-mode running|all */
 } record_opts;
 
 /* -d's reader: seconds, more than 0 and less than 1e7, into the double
@@ -93,6 +94,11 @@ static const cli_opt option_table[] = {
       .help = "a thread running an asyncio task: its stack goes on through\n"
               "the tasks awaiting it, each under \"<task NAME>\", in place of\n"
               "the event loop's frames (Python 3.14+)" },
+    { .long_name = "async-mode", .arg = "MODE", .type = CLI_STRING,
+      .offset = offsetof(record_opts, async_mode),
+      .help = "--async's tasks: running (the default: those a thread\n"
+              "runs) or all (with --mode wall: every suspended task too,\n"
+              "each tick, as its own stack on its loop's thread)" },
     { .long_name = "subprocesses", .type = CLI_FLAG,
       .offset = offsetof(record_opts, s.subprocesses), .set = 1,
       .help = "sample every Python process it starts too (multiprocessing\n"
@@ -114,7 +120,8 @@ const cli_command cmd_record = {
     .synopsis = "[-o FILE] [-f FORMAT] [-r HZ] [-d SECONDS]\n"
                 "[--every SECONDS [--keep N] [--keep-bytes SIZE]]\n"
                 "[--mode cpu|wall|gil|exception] [--thread THREAD]...\n"
-                "[--threads] [--async] [--subprocesses] [--native | --native-all]\n"
+                "[--threads] [--async [--async-mode running|all]] [--subprocesses]\n"
+                "[--native | --native-all]\n"
                 "(-p PID | -- CMD [ARGS...])",
     .about = "Samples the Python stacks of a process from outside: -p attaches to a\n"
              "running one; -- CMD starts CMD and samples it until it exits, then exits\n"
@@ -194,6 +201,15 @@ static int parse(int argc, char **argv, record_opts *o)
     o->s.threads = o->sample.threads.n ? &o->sample.threads : NULL;
     if (!o->pid == !o->cmd)
         return cli_usage_error("record", "give either -p PID or -- CMD [ARGS...]");
+    if (o->async_mode && strcmp(o->async_mode, "running") != 0 &&
+        strcmp(o->async_mode, "all") != 0)
+        return cli_usage_error("record", "--async-mode takes running or all, not '%s'",
+                               o->async_mode);
+    o->s.async |= o->async_mode != NULL;
+    o->s.async_all = o->async_mode && strcmp(o->async_mode, "all") == 0;
+    if (o->s.async_all && o->s.mode != SONDE_MODE_WALL)
+        return cli_usage_error("record", "--async-mode all counts the tasks that wait: it "
+                               "goes with --mode wall (or --idle)");
     if (o->s.async && o->native)
         return cli_usage_error("record", "--async and --native do not go together yet: "
                                "record the task stacks, or the native frames");
@@ -434,6 +450,9 @@ static void print_summary(const record_opts *o, const sonde_sampler_counts *c, c
         fprintf(stderr, ", %llu stacks of threads --thread leaves out not read",
                 (unsigned long long)c->filtered);
     fprintf(stderr, ", %llu torn reads skipped\n", (unsigned long long)c->torn);
+    if (o->s.async_all)
+        fprintf(stderr, "sonde: --async-mode all: %llu stacks of suspended asyncio tasks, each "
+                "on the thread whose loop holds it\n", (unsigned long long)c->tasks);
     if (c->blank)
         fprintf(stderr, "sonde: %llu sample%s read no thread stack: the interpreter was not "
                 "running Python code yet, or any more, or no thread was in Python code\n",

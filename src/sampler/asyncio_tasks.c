@@ -443,15 +443,22 @@ void sonde_async_look(sonde_walker *w, uint64_t now_ns)
     (void)find_offsets(w); /* not imported yet: looked for again later */
 }
 
-/* The "<task NAME>" function of task `task` (whose object is at task, read whole into block). */
+/* The "<task NAME>" function of the task named name. */
+static uint32_t named_task_func(sonde_walker *w, const char *name)
+{
+    char label[sizeof ((sonde_async_task *)0)->name + 8];
+    snprintf(label, sizeof label, "<task %s>", name);
+    return sonde_profile_func(w->profile, "~", 0, label, label, SONDE_FUNC_C);
+}
+
+/* The "<task NAME>" function of the task read whole into block. */
 static uint32_t task_func(sonde_walker *w, const uint8_t *block)
 {
     uint64_t name_at;
-    char name[120], label[136];
+    char name[120];
     memcpy(&name_at, block + w->async_off[SONDE_ASYNC_TASK_NAME], 8);
     task_name(w, name_at, name, sizeof name);
-    snprintf(label, sizeof label, "<task %s>", name);
-    return sonde_profile_func(w->profile, "~", 0, label, label, SONDE_FUNC_C);
+    return named_task_func(w, name);
 }
 
 /* The first task awaiting the task read into block (its awaited_by: one object, or a set of
@@ -494,4 +501,43 @@ void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s)
     }
     s->depth = depth;
     s->truncated = 0; /* the frames beyond the task (the event loop's) are left out */
+}
+
+int sonde_async_index(const sonde_async_graph *g, sonde_u64map *at)
+{
+    sonde_u64map_init(at);
+    for (uint32_t k = 0; k < g->ntasks; k++) {
+        uint32_t *slot = sonde_u64map_slot(at, g->tasks[k].addr, k);
+        if (!slot) {
+            sonde_u64map_free(at);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const sonde_u64map *at,
+                            uint32_t k, sonde_thread_sample *s)
+{
+    uint32_t depth = 0;
+    for (uint32_t level = 0; level < ASYNC_AWAITERS_MAX && depth < SONDE_WALK_MAX_DEPTH; level++) {
+        const sonde_async_task *t = &g->tasks[k];
+        uint32_t n = t->nframes < SONDE_WALK_MAX_DEPTH - depth ? t->nframes
+                                                                : SONDE_WALK_MAX_DEPTH - depth;
+        memcpy(s->frames + depth, g->frames + t->first_frame, n * sizeof *s->frames);
+        depth += n;
+        uint32_t func = named_task_func(w, t->name);
+        if (func == SONDE_NO_FUNC || depth == SONDE_WALK_MAX_DEPTH)
+            break;
+        s->frames[depth++] = (sonde_frame_sample){ .func = func, .line = 0 };
+        uint32_t next = SONDE_U64MAP_NONE; /* the first awaiting object that is a task */
+        for (uint32_t i = 0; i < t->nwaiters && next == SONDE_U64MAP_NONE; i++)
+            next = sonde_u64map_get(at, g->waiters[t->first_waiter + i]);
+        if (next == SONDE_U64MAP_NONE)
+            break;
+        k = next;
+    }
+    memset(s->entry, 0, depth);
+    s->depth = depth;
+    s->truncated = 0;
 }

@@ -7,8 +7,8 @@
  * imported).  Each task's coroutine chain is read from the coroutine it runs down through the
  * coroutines each one awaits (the object on top of a suspended frame's stack), so it is named
  * innermost first, as a stack is.  record --async reads a running task's chain of awaiting tasks
- * at each sample in place of the event loop's frames.  Every list, chain and set is the target's
- * memory, and bounded. */
+ * at each sample in place of the event loop's frames, and with --async-mode all every suspended
+ * task's stack too.  Every list, chain and set is the target's memory, and bounded. */
 #ifndef SONDE_ASYNCIO_TASKS_H
 #define SONDE_ASYNCIO_TASKS_H
 
@@ -64,6 +64,17 @@ void sonde_async_look(sonde_walker *w, uint64_t now_ns);
  * it, that one's "<task NAME>", and so on down to a task nothing awaits (at most 64 tasks, and
  * SONDE_WALK_MAX_DEPTH frames in all). */
 void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s);
+
+/* record --async-mode all: at (initialised here) maps each task's address to its index in g.
+ * 0, or -1 on out of memory. */
+int sonde_async_index(const sonde_async_graph *g, sonde_u64map *at);
+
+/* record --async-mode all: the stack of g's task k, suspended, into s's frames (the caller sets
+ * its thread): its coroutine chain, its "<task NAME>", then the chain and name of the task
+ * awaiting it, and so on, as sonde_async_reroot goes on from a running one (at: by
+ * sonde_async_index). */
+void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const sonde_u64map *at,
+                            uint32_t k, sonde_thread_sample *s);
 
 /* The index of the task at address addr in g, or -1. */
 int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr);

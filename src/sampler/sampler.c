@@ -303,6 +303,64 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
     }
 }
 
+/* --async-mode all: the threads of one snapshot, for their suspended tasks. */
+#define TASK_THREADS_MAX 512
+typedef struct snapshot_threads {
+    uint32_t n;
+    uint64_t tstate[TASK_THREADS_MAX], thread_id[TASK_THREADS_MAX],
+        native_id[TASK_THREADS_MAX], running_task[TASK_THREADS_MAX];
+} snapshot_threads;
+
+static void note_threads(snapshot_threads *seen, const sonde_thread_sample *threads, uint32_t n)
+{
+    for (uint32_t i = 0; i < n && seen->n < TASK_THREADS_MAX; i++, seen->n++) {
+        seen->tstate[seen->n] = threads[i].tstate;
+        seen->thread_id[seen->n] = threads[i].thread_id;
+        seen->native_id[seen->n] = threads[i].native_id;
+        seen->running_task[seen->n] = threads[i].running_task;
+    }
+}
+
+/* --async-mode all: a sample of each suspended task's stack (asyncio_tasks.h) on the thread
+ * whose list holds it, into p; a task a thread runs is in that thread's own sample, and one of
+ * a thread that has ended (the interpreter's list) is left out.  0, or STOP_NO_MEMORY. */
+static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u64map *index,
+                               const sonde_sampler_opts *o, const snapshot_threads *seen,
+                               sonde_thread_sample *s, uint64_t t_ns, sonde_sampler_counts *counts)
+{
+    sonde_walker *w = m->walker;
+    sonde_async_graph g;
+    sonde_u64map at;
+    if (!w->async_found)
+        return 0; /* asyncio is not imported yet */
+    if (sonde_async_read(w, seen->tstate, seen->n, &g, counts->error, sizeof counts->error) < 0)
+        return STOP_NO_MEMORY;
+    int rc = sonde_async_index(&g, &at) < 0 ? STOP_NO_MEMORY : 0;
+    for (uint32_t k = 0; rc == 0 && k < g.ntasks; k++) {
+        uint32_t owner = seen->n;
+        int running = 0;
+        for (uint32_t i = 0; i < seen->n; i++) {
+            running |= seen->running_task[i] == g.tasks[k].addr;
+            owner = seen->tstate[i] == g.tasks[k].tstate ? i : owner;
+        }
+        if (running || owner == seen->n)
+            continue;
+        memset(s, 0, offsetof(sonde_thread_sample, frames));
+        s->tstate = seen->tstate[owner];
+        s->thread_id = seen->thread_id[owner];
+        s->native_id = seen->native_id[owner];
+        s->on_cpu = -1;
+        s->exc_func = SONDE_NO_FUNC;
+        sonde_async_task_stack(w, &g, &at, k, s);
+        if (sonde_sampler_add(p, index, w, o->subprocesses ? m->label : NULL, s, 1, o, t_ns) < 0)
+            rc = STOP_NO_MEMORY;
+        counts->tasks++;
+    }
+    sonde_u64map_free(&at);
+    sonde_async_free(&g);
+    return rc;
+}
+
 /* One snapshot of one member into p, batch after batch until its thread
  * list ends or SNAPSHOT_MAX_NS has passed.  -ESRCH when the process has
  * gone; -EPERM or -EACCES when sonde may no longer read it; a STOP_
@@ -322,29 +380,43 @@ static int sample_member(sonde_family_member *m, native_states *ns, sonde_profil
     }
     if (o->async && sonde_async_check(m->walker, counts->error, sizeof counts->error) < 0)
         return STOP_NO_MODE;
+    snapshot_threads *seen = NULL;
+    if (o->async_all && !(seen = calloc(1, sizeof *seen)))
+        return STOP_NO_MEMORY;
+    int rc = 0, whole = 0;
     do {
         uint32_t n;
         int got = snapshot(m, ns, o, &cursor, threads, &n, counts);
-        if (got == -ESRCH || got == -EPERM || got == -EACCES || got <= STOP_NO_MEMORY)
-            return got;
+        if (got == -ESRCH || got == -EPERM || got == -EACCES || got <= STOP_NO_MEMORY) {
+            rc = got;
+            break;
+        }
         if (got < 0)
-            return 0; /* not initialised yet, or torn: the next tick will tell */
+            break; /* not initialised yet, or torn: the next tick will tell */
         count_batch(o, threads, n, counts);
+        if (seen)
+            note_threads(seen, threads, n);
         if (sonde_sampler_add(p, index, m->walker, o->subprocesses ? m->label : NULL, threads,
-                              n, o, t_ns) < 0)
-            return STOP_NO_MEMORY;
+                              n, o, t_ns) < 0) {
+            rc = STOP_NO_MEMORY;
+            break;
+        }
         if (o->on_tick && o->on_tick(o->tick_ctx, threads, n, cursor != 0)) {
             *stop_now = 1;
-            return 0;
+            break;
         }
         if (cursor && sonde_clock_ns() - started > SNAPSHOT_MAX_NS) {
             counts->cut++;
             if (o->on_tick)
                 o->on_tick(o->tick_ctx, NULL, 0, 0);
-            return 0;
+            break;
         }
+        whole = !cursor;
     } while (cursor);
-    return 0;
+    if (seen && whole && rc == 0)
+        rc = add_suspended_tasks(m, p, index, o, seen, threads, t_ns, counts);
+    free(seen);
+    return rc;
 }
 
 /* Looks for the family's processes when it is time: every refresh_every

@@ -90,6 +90,8 @@ typedef struct sonde_sampler_opts {
     int thread_roots;     /* put "thread NAME" at the root of each stack */
     int async;            /* a thread running an asyncio task: its stack goes on through the
                              tasks awaiting it, not the event loop (asyncio_tasks.h; 3.14+) */
+    int async_all;        /* with async, in wall mode: every suspended task too, each tick a
+                             sample of its own stack on the thread whose list holds it */
     int subprocesses;     /* each stack under "process PID (command)" (the
                              family samples every Python descendant) */
     /* Called with each batch of a snapshot's threads (may be NULL): more
@@ -128,6 +130,7 @@ struct sonde_sampler_counts {
     uint64_t truncated;   /* kept stacks deeper than SONDE_WALK_MAX_DEPTH */
     uint64_t gc;          /* kept stacks collecting garbage (under SONDE_SAMPLER_GC) ... */
     uint64_t gc_weight;   /* ... and what they weigh (their CPU ns in cpu mode) */
+    uint64_t tasks;       /* --async-mode all: suspended tasks' stacks added */
     uint64_t cut;         /* snapshots whose thread list was not walked to its end in 1 s */
     uint64_t blank;       /* snapshots that read no thread stack, whole or torn: the
                              interpreter not started yet or ending, or no thread in

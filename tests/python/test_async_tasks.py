@@ -6,8 +6,10 @@ interpreter's own reader of the same process, `python -m asyncio pstree
 PID` (where it has one: asyncio.tools); the tasks, who awaits whom, and each
 task's coroutines with their lines are the same.  sonde record --async
 continues a running task's stack through the tasks awaiting it, each under
-"<task NAME>"; the reference is the program's own structure.  Where the
-interpreter keeps no task lists, --async is refused in one line, exit 2."""
+"<task NAME>"; the reference is the program's own structure.  With
+--async-mode all, every suspended task is a stack of its own each tick, its
+chain as pstree shows it.  Where the interpreter keeps no task lists,
+--async is refused in one line, exit 2."""
 
 import os
 import re
@@ -277,3 +279,72 @@ def test_record_async_of_a_launched_program_finds_its_tasks_once_asyncio_runs(py
             else:
                 under_loop += int(samples)
     assert under_tasks > 0 and under_loop <= 1, out.read_text()
+
+
+def chain_of(tasks, name):
+    """The collapsed stack (outermost first) of a suspended task: from the
+    task nothing awaits down to it, each "<task NAME>" and then its
+    coroutines, outermost first ({task: (awaited by, frames)} as
+    pstree_tasks gives)."""
+    path = []
+    while name is not None and name not in path[::2]:
+        path[:0] = ["<task %s>" % name] + [f[0] for f in tasks[name][1]]
+        name = tasks[name][0]
+    return path
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_async_mode_all_has_every_suspended_task(python, tmp_path):
+    """--async-mode all (--mode wall): each tick, every task that waits is
+    a stack of its own on its loop's thread: its chain of awaiting tasks and
+    their coroutines, as `python -m asyncio pstree` shows them (3.14's
+    leaves out a second thread's loop: there the program's structure is the
+    reference); every task as often as every other (once a tick)."""
+    python = need(python)
+    proc = start_ready(python, tmp_path, PROGRAM)
+    out = tmp_path / "all.txt"
+    try:
+        ours = sonde("record", "--mode", "wall", "--async-mode", "all", "--threads", "-p",
+                     proc.pid, "-d", "1", "-r", "50", "-f", "collapsed", "-o", out)
+        theirs = None
+        if has_pstree(python):
+            theirs = subprocess.run([python, "-m", "asyncio", "pstree", str(proc.pid)],
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    universal_newlines=True, timeout=120)
+    finally:
+        stop_ready(proc)
+    if theirs is None:
+        assert "keeps no list of its asyncio tasks" in one_line(ours, 2)
+        assert not out.exists()
+        return
+    assert ours.returncode == 0, ours.stderr
+    assert theirs.returncode == 0, theirs.stdout
+    stacks = {}
+    for line in out.read_text().splitlines():
+        stack, samples = line.rsplit(" ", 1)
+        names = tuple(frame.split(" (")[0] for frame in stack.split(";"))
+        if any(name.startswith("<task ") for name in names):
+            stacks[names] = int(samples)
+    want = pstree_tasks(theirs.stdout)
+    assert {"alpha", "bravo", "charlie"} <= set(want), theirs.stdout
+    for name in want:
+        assert tuple(chain_of(want, name)) in {names[1:] for names in stacks}, (name, stacks)
+    # Each on its loop's thread: the second loop's tasks on "looper".
+    for names in stacks:
+        assert names[0] == ("thread looper" if "other_loop.<locals>.serve" in names
+                            else "thread MainThread"), names
+    elsewhere = [names for names in stacks if "<task elsewhere>" in names]
+    assert len(elsewhere) == 1, stacks
+    assert elsewhere[0][-4:] == ("<task elsewhere>", "middle", "leaf", "Event.wait"), stacks
+    # main, serve, the unnamed one and four named: each once a tick
+    assert len(stacks) == 7 and len(set(stacks.values())) == 1, stacks
+    assert "sonde: --async-mode all: %d stacks of suspended asyncio tasks" % (
+        7 * next(iter(stacks.values()))) in ours.stderr, ours.stderr
+
+
+def test_record_async_mode_bad_input(tmp_path):
+    for args, why in ((("--async-mode", "some"), "--async-mode takes running or all"),
+                      (("--async-mode", "all"), "goes with --mode wall"),
+                      (("--async-mode", "all", "--mode", "cpu"), "goes with --mode wall")):
+        r = sonde("record", *args, "-p", os.getpid())
+        assert why in one_line(r, 2), r.stderr
