@@ -20,9 +20,10 @@ from collections import Counter
 
 import pytest
 
-from conftest import HERE, SID, SONDE
+from conftest import HERE, SID, SONDE, start_ready, stop_ready
 
-WORK = """
+# Two threads, each in a function of its own.
+FUNCTIONS = """
 import threading
 
 def alpha(n):
@@ -36,7 +37,29 @@ def beta(n):
     for i in range(n):
         t -= i
     return t
+"""
 
+# Both threads run until killed; "ready" once both do.
+WORK = FUNCTIONS + """
+def worker(going):
+    going.wait()
+    while True:
+        beta(100000)
+
+def main():
+    going = threading.Barrier(2)
+    threading.Thread(target=worker, args=(going,), name="gecko-worker", daemon=True).start()
+    going.wait()
+    print("ready", flush=True)
+    while True:
+        alpha(100000)
+
+main()
+"""
+
+# The same functions for a while, then done: for a sampler that runs a
+# program to its end (3.15's profiling.sampling run).
+WORK_ONCE = FUNCTIONS + """
 def worker():
     for _ in range(30):
         beta(100000)
@@ -197,16 +220,21 @@ def recording(tmp_path_factory):
     """One recording of WORK in sonde's JSON, with its collapsed stacks
     and Gecko file (both converted from it), and record -f gecko's own."""
     d = tmp_path_factory.mktemp("gecko")
-    (d / "work.py").write_text(WORK)
-    rec = run(SONDE, "record", "-r", "200", "-f", "json", "-o", "w.json", "--", sys.executable,
-              "work.py", cwd=str(d))
+    # Attached in wall mode once both threads run (WORK runs until killed):
+    # both are in every sample, however busy the machine.
+    work = start_ready(sys.executable, d, WORK)
+    try:
+        rec = run(SONDE, "record", "--mode", "wall", "-r", "200", "-d", "0.5", "-f", "json",
+                  "-o", "w.json", "-p", str(work.pid), cwd=str(d))
+        direct = run(SONDE, "record", "--mode", "wall", "-r", "200", "-d", "0.5", "-f", "gecko",
+                     "-o", "r.gecko.json", "-p", str(work.pid), cwd=str(d))
+    finally:
+        stop_ready(work)
     assert rec.returncode == 0, rec.stderr
+    assert direct.returncode == 0, direct.stderr
     for fmt, out in (("collapsed", "w.collapsed"), ("gecko", "w.gecko.json")):
         conv = run(SONDE, "report", "w.json", "-f", fmt, "-o", out, cwd=str(d))
         assert conv.returncode == 0, conv.stderr
-    direct = run(SONDE, "record", "-r", "200", "-f", "gecko", "-o", "r.gecko.json", "--",
-                 sys.executable, "work.py", cwd=str(d))
-    assert direct.returncode == 0, direct.stderr
     return d
 
 
@@ -220,7 +248,7 @@ def test_gecko_counts_equal_collapsed_of_the_same_recording(recording):
     inc_c, self_c, total_c = by_function(stacks_c)
     assert total_g == total_c and total_g > 0
     assert inc_g == inc_c and self_g == self_c
-    mine = {f: n for f, n in inc_g.items() if f[1].endswith("work.py")}
+    mine = {f: n for f, n in inc_g.items() if f[1].endswith("prog.py")}
     assert {name for name, _ in mine} >= {"alpha", "beta", "worker", "main"}, mine
 
 
@@ -459,7 +487,7 @@ def test_python315_gecko_file_read_by_report(tmp_path):
     py = os.path.join(SID, "python3.15")
     if not os.path.exists(py):
         pytest.skip("Python 3.15 (the Debian root) not on this machine")
-    (tmp_path / "work.py").write_text(WORK)
+    (tmp_path / "work.py").write_text(WORK_ONCE)
     rec = run(py, "-m", "profiling.sampling", "run", "-a", "--gecko", "-o", "py.json", "work.py",
               cwd=str(tmp_path))
     if rec.returncode != 0 and "ermission" in rec.stderr:
