@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import run_sonde
+from conftest import run_sonde, start_ready, stop_ready
 from pages import browser, open_page, page_data, view  # noqa: F401
 
 MARKER = "SONDE-SECRET-MARKER-%d"
@@ -121,35 +121,30 @@ def test_record_embeds_its_own_source(tmp_path, attach):
     is in the page, line by line, its sampled lines with samples."""
     prog = tmp_path / "work"
     prog.mkdir()
-    source = ("import sys, time\n\ndef spin():\n    end = time.time() + 1.0\n"
+    # Attached to, it spins until killed, "ready" once it does; launched, a
+    # second.
+    source = ("import sys, time\n\ndef spin():\n"
+              "    end = time.time() + (1e9 if len(sys.argv) > 1 else 1.0)\n"
               "    while time.time() < end:\n        pass\n\n"
-              "open(sys.argv[1], 'w').close() if len(sys.argv) > 1 else None\n"
-              "time.sleep(0.2 if len(sys.argv) > 1 else 0)\nspin()\n")
-    (prog / "spin.py").write_text(source)
+              "print('ready', flush=True) if len(sys.argv) > 1 else None\nspin()\n")
     if attach:
-        import subprocess
-        import time
-        ready = prog / "ready"
-        child = subprocess.Popen([sys.executable, "spin.py", str(ready)], cwd=str(prog))
+        child = start_ready(sys.executable, prog, source, "attached")
         try:
-            for _ in range(500):
-                if ready.exists():
-                    break
-                time.sleep(0.01)
-            proc = run_sonde(["record", "-r", "200", "-f", "json", "-o", "spin.json", "-p",
-                              str(child.pid)], tmp_path)
+            proc = run_sonde(["record", "-r", "200", "-d", "0.5", "-f", "json", "-o",
+                              "spin.json", "-p", str(child.pid)], tmp_path)
         finally:
-            child.wait()
-        name, where = "spin.json", tmp_path
+            stop_ready(child)
+        script, where = "prog.py", tmp_path
     else:
+        (prog / "spin.py").write_text(source)
         proc = run_sonde(["record", "-r", "200", "-f", "json", "-o", "spin.json", "--",
                           sys.executable, "spin.py"], prog)
-        name, where = "spin.json", prog
+        script, where = "spin.py", prog
     assert proc.returncode == 0, proc.stderr
-    about = json.loads((where / name).read_text())["about"]
+    about = json.loads((where / "spin.json").read_text())["about"]
     assert os.path.realpath(about["cwd"]) == os.path.realpath(str(prog))
-    got = heatmap_files(view(where, name))
-    mine = [f for path, f in got.items() if path.endswith("spin.py")]
+    got = heatmap_files(view(where, "spin.json"))
+    mine = [f for path, f in got.items() if path.endswith(script)]
     assert len(mine) == 1 and mine[0]["source"] == source.splitlines(), got
     assert any(line[0] in (5, 6) and line[2] > 0 for line in mine[0]["lines"])
 
