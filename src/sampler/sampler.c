@@ -354,7 +354,8 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
         sonde_async_task_stack(w, &g, &at, k, s);
         if (sonde_sampler_add(p, index, w, o->subprocesses ? m->label : NULL, s, 1, o, t_ns) < 0)
             rc = STOP_NO_MEMORY;
-        counts->tasks++;
+        else
+            counts->tasks++;
     }
     sonde_u64map_free(&at);
     sonde_async_free(&g);
