@@ -285,6 +285,15 @@ static int is_torch_node(const sonde_profile *p, uint32_t n)
     return p->nodes[n].func != SONDE_NO_FUNC && p->funcs[p->nodes[n].func].kind == SONDE_FUNC_TORCH;
 }
 
+/* Torch node n's row for step (0 when not split by step): by its caller
+ * with by_caller; *nested as caller_of.  NULL on out of memory. */
+static op_row *node_row(rows *r, const sonde_ops_opts *o, uint32_t n, uint32_t step,
+                        int *nested)
+{
+    uint32_t caller = caller_of(r->p, n, nested);
+    return row_for(r, r->p->nodes[n].func, o->by_caller ? caller : SONDE_NO_FUNC, step);
+}
+
 /* Each operator node (with one_process, beneath its frame), under the
  * nearest Python function above it (by_caller; else one row per
  * operator); a node's total counts unless the same operator is open above
@@ -299,8 +308,7 @@ static int from_tree(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
         if (!is_torch_node(p, n) || (in && !in[n]))
             continue;
         int nested;
-        uint32_t caller = caller_of(p, n, &nested);
-        op_row *row = row_for(r, node->func, o->by_caller ? caller : SONDE_NO_FUNC, 0);
+        op_row *row = node_row(r, o, n, 0, &nested);
         if (!row) {
             free(in);
             return -1;
@@ -329,9 +337,7 @@ static int from_steps(rows *r, const sonde_profile *p, const sonde_ops_opts *o)
         if (n >= p->nnodes || !is_torch_node(p, n) || (in && !in[n]))
             continue;
         int nested;
-        uint32_t caller = caller_of(p, n, &nested);
-        op_row *row = row_for(r, p->nodes[n].func, o->by_caller ? caller : SONDE_NO_FUNC,
-                              part->step);
+        op_row *row = node_row(r, o, n, part->step, &nested);
         if (!row) {
             free(in);
             return -1;
