@@ -28,7 +28,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "build", "python"))
 
 from sonde import _timeit_stats as tstats  # noqa: E402
-from sonde._timeit import from_pyperf  # noqa: E402
+from sonde._timeit_pyperf import from_pyperf  # noqa: E402
 
 STATEMENTS = [
     ("100 ns", "x = 12345", "str(x)"),

@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "build", "python"))
 
 from sonde import _timeit  # noqa: E402
 from sonde import _timeit_stats as tstats  # noqa: E402
+from sonde._timeit_pyperf import from_pyperf  # noqa: E402
 
 ADD_SETUP = ["a = 1; b = 2", "r1 = range(5000); r2 = range(10000)"]
 ADD = ["for _ in r1: a + b", "for _ in r2: a + b"]
@@ -46,7 +47,7 @@ def both_ways(stmts, setup):
     """(wall, waited-off) readings of one run: dicts of mean, ci, half."""
     _waits.clear()
     out = []
-    for r in _timeit.bench(stmts, "\n".join(setup)):
+    for r in _timeit.bench(stmts, setup="\n".join(setup)):
         ways = []
         for sign in (0, -1):
             means = [statistics.fmean(v + sign * w for v, w in zip(run, waits))
@@ -67,7 +68,7 @@ def pyperf_mean(stmt, setup, tmp):
     for s in setup:
         cmd += ["-s", s]
     subprocess.run(cmd + [stmt], check=True, stdout=subprocess.DEVNULL)
-    (r,) = _timeit.from_pyperf(path, "pyperf").values()
+    (r,) = from_pyperf(path, "pyperf").values()
     return r.mean
 
 

@@ -1,5 +1,7 @@
-"""sonde timeit: calibrated multi-process benchmarks, their statistics,
-comparisons, and pyperf's JSON files.
+"""sonde timeit's driver: calibrated multi-process benchmarks and their
+comparisons (sonde.timeit(), and the command through _timeit_cli.py;
+pyperf's files are _timeit_pyperf.py's, --profile and --lines
+_timeit_profile.py's).
 
 The driver runs in one Python (the one `sonde timeit` starts, or the one
 calling sonde.timeit()); every value comes from a fresh worker process
@@ -19,17 +21,14 @@ spent (-p fixes the number of processes instead).
 """
 
 import datetime
-import json
 import marshal
 import math
 import os
-import platform
 import subprocess
 import sys
 import tempfile
 import time
 
-from . import _pyperf_read
 from . import _timeit_stats as stats
 
 # mode -> (minimum ns per value, warmups, values per process, minimum and
@@ -41,9 +40,6 @@ MODES = {
     "default": (1e7, 1, 3, 10, 150, 0.01, 8.0),
     "rigorous": (2e7, 2, 5, 20, 250, 0.005, 60.0),
 }
-
-# Values pyperf timeit gives by default (20 processes of 3 values).
-PYPERF_TIMEIT_VALUES = 60
 
 # A difference is called significant below this p-value of the rank test
 # (1%: two identical statements are called different once in 100).
@@ -251,17 +247,17 @@ def _run_worker(variants, task, timeout, tmp, user_globals):
 
 def _what(variants):
     return ("the statement" if len(variants) == 1 else "the statements") + ", ".join(
-        " '%s'" % _short(v.stmt) for v in variants)
+        " '%s'" % short(v.stmt) for v in variants)
 
 
-def _short(text, width=40):
+def short(text, width=40):
     text = " ".join(text.split())
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _user_failed(variant, where, text):
     last = text.strip().splitlines()[-1] if text.strip() else "an error"
-    what = "the setup of '%s'" % _short(variant.stmt) if where == "setup" else _what([variant])
+    what = "the setup of '%s'" % short(variant.stmt) if where == "setup" else _what([variant])
     if last.startswith(("SyntaxError", "IndentationError", "TabError")):
         msg = "%s is not valid Python (%s)" % (what, last)
     else:
@@ -297,10 +293,11 @@ def _frequency_scaling():
     return gov if gov != "performance" else None
 
 
-def bench(stmts, setup="pass", pythons=None, mode="default", loops=0, runs=0, processes=0,
+def bench(stmts, *, setup="pass", pythons=None, mode="default", loops=0, runs=0, processes=0,
           timeout=None, user_globals=None, subtract_wait=False):
     """Times each statement under each interpreter; a list of Result.
-    subtract_wait: take the time each value waited for a CPU off it."""
+    loops, runs, processes: -n, -r, -p (0: the mode's); subtract_wait:
+    take the time each value waited for a CPU off it."""
     if mode not in MODES:
         raise TimeitError("unknown mode '%s' (use fast, default or rigorous)" % mode, 2)
     if not stmts:
@@ -407,294 +404,13 @@ def timeit(stmt, setup="pass", globals=None, *, mode="default", python=None, num
     -r, -p; mode: "fast", "default" or "rigorous"; subtract_wait:
     --subtract-wait.  Raises TimeitError."""
     many = not isinstance(stmt, str)
-    results = bench(list(stmt) if many else [stmt], setup,
-                    [python] if python else None, mode, number, repeat, processes,
-                    timeout, globals, subtract_wait)
+    results = bench(list(stmt) if many else [stmt], setup=setup,
+                    pythons=[python] if python else None, mode=mode, loops=number,
+                    runs=repeat, processes=processes, timeout=timeout, user_globals=globals,
+                    subtract_wait=subtract_wait)
     return results if many else results[0]
 
 
 def compare(results):
     """Each result after the first against the first."""
     return [Comparison(results[0], r) for r in results[1:]]
-
-
-# ---------------------------------------------------------------- pyperf files
-
-def _machine_metadata():
-    """What pyperf records of the machine a benchmark ran on."""
-    meta = {"hostname": platform.node(), "platform": platform.platform(),
-            "cpu_count": os.cpu_count() or 1}
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    meta["cpu_model_name"] = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        with open("/proc/sys/kernel/randomize_va_space") as f:
-            meta["aslr"] = {"0": "No randomization", "1": "Conservative randomization",
-                            "2": "Full randomization"}.get(f.read().strip(), "")
-    except OSError:
-        pass
-    return {k: v for k, v in meta.items() if v != ""}
-
-
-def to_pyperf(results):
-    """pyperf's JSON benchmark suite (format 1.0) of results.  One
-    statement is named 'timeit', as pyperf timeit names it, so the two
-    tools' files of it compare; several are named by their statement or
-    interpreter.  Each run (a process) carries its start date and its
-    duration, as pyperf's do (pyperf stats reads the start, end and total
-    duration from them); the benchmark the machine's and the interpreter's
-    metadata."""
-    machine = _machine_metadata()
-    now = datetime.datetime.now().isoformat(" ")
-    benchmarks = []
-    for r in results:
-        run_meta = getattr(r, "run_meta", None) or [{"date": now}] * len(r.runs)
-        runs = [{"metadata": dict(meta), "warmups": [[r.loops, w] for w in warm],
-                 "values": vals} for vals, warm, meta in zip(r.runs, r.warmups, run_meta)]
-        metadata = dict(machine, **getattr(r, "python_meta", {}))
-        metadata.update({"name": r.name if len(results) > 1 else "timeit", "loops": r.loops,
-                         "unit": "second", "timer": "time.perf_counter_ns",
-                         "python_executable": r.python,
-                         "description": "sonde timeit: %s" % r.stmt})
-        benchmarks.append({"metadata": metadata, "runs": runs})
-    return {"version": "1.0", "metadata": {}, "benchmarks": benchmarks}
-
-
-def from_pyperf(path, label):
-    """The benchmarks of a pyperf file as Results (name -> Result); the
-    file is checked whole first (_pyperf_read)."""
-    try:
-        benchmarks = _pyperf_read.read(path)
-    except _pyperf_read.PyperfError as e:
-        raise TimeitError(str(e))
-    out = {}
-    for name, (runs, loops, python) in benchmarks.items():
-        r = Result(label, name, "", python, loops, 0.0, runs, [])
-        r.bench_name = name
-        out[name] = r
-    return out
-
-
-def compare_files(before, after):
-    """Results and comparisons of the benchmarks of two pyperf files."""
-    a = from_pyperf(before, before)
-    b = from_pyperf(after, after)
-    common = [n for n in a if n in b]
-    if not common:
-        raise TimeitError("%s and %s hold different benchmarks (%s against %s): compare "
-                          "files of the same benchmark" % (before, after, ", ".join(a),
-                                                            ", ".join(b)))
-    pairs = []
-    for n in common:
-        if len(common) > 1:
-            a[n].name, b[n].name = "%s (%s)" % (before, n), "%s (%s)" % (after, n)
-        pairs.append((a[n], b[n]))
-    return pairs
-
-
-# ---------------------------------------------------------------- command line
-
-class _OutputError(TimeitError):
-    """The standard output cannot be written (a full disk, /dev/full)."""
-
-
-def _say(line):
-    """line on stdout; _OutputError when it cannot be written."""
-    try:
-        sys.stdout.write(line + "\n")
-    except OSError as e:
-        raise _OutputError("cannot write the standard output: %s" % (e.strerror or e))
-
-
-def _flush_stdout():
-    try:
-        sys.stdout.flush()
-    except OSError as e:
-        raise _OutputError("cannot write the standard output: %s" % (e.strerror or e))
-
-
-def _print_results(results):
-    for r in results:
-        prefix = "" if len(results) == 1 else "%s: " % r.name
-        _say(prefix + r.line())
-    for r in results:
-        for w in r.warnings:
-            sys.stderr.write("warning: %s%s\n" % ("" if len(results) == 1 else r.name + ": ", w))
-
-
-def run_command(o):
-    """sonde timeit with the options the C command parsed (a dict)."""
-    if o.get("compare"):
-        if len(o["words"]) != 2:
-            raise TimeitError("--compare takes two pyperf files: BEFORE.json AFTER.json", 2)
-        for before, after in compare_files(*o["words"]):
-            _print_results([before, after])
-            _say(Comparison(before, after).line())
-        return 0
-    setup = "\n".join(o.get("setup") or []) or "pass"
-    if o.get("profile_output") and len(o.get("python") or [1]) > 1:
-        raise TimeitError("--profile-output writes one statement's profile: give one "
-                          "--python", 2)
-    results = bench(o["words"], setup, o.get("python") or [sys.executable], o["mode"],
-                    o.get("loops", 0), o.get("runs", 0), o.get("processes", 0),
-                    o.get("timeout") or None, None, o.get("subtract_wait", False))
-    _print_results(results)
-    for c in compare(results):
-        _say(c.line())
-    for r in results:
-        for tool, flag in (("run", "profile"), ("lines", "lines")):
-            if o.get(flag):
-                profile(r, tool, len(results) > 1, o.get("profile_output"),
-                        o.get("profile_output_name"))
-    if o.get("output"):
-        try:
-            with open(o["output"], "w") as f:
-                json.dump(to_pyperf(results), f)
-                f.write("\n")
-        except OSError as e:
-            raise TimeitError("cannot write %s: %s" % (o["output"], e.strerror))
-        counts = sorted({len(r.values) for r in results})
-        if counts != [PYPERF_TIMEIT_VALUES]:
-            # pyperf's t-test takes samples of one size: against another
-            # count compare_to prints "ERROR when testing if values are
-            # significant".
-            _say("note: %s holds %s values a statement; pyperf compare_to compares it only "
-                 "with a file of as many (pyperf timeit's default: %d, which -p 20 gives here)"
-                 % (o["output"], " or ".join(map(str, counts)), PYPERF_TIMEIT_VALUES))
-    return 0
-
-
-def loop_source(stmt, setup):
-    """timeit's timing function without its clock: the setup, then the
-    statement inlined in a loop of _sonde_n passes, in one function (as
-    timeit.Timer compiles them)."""
-    def block(text, indent):
-        return "\n".join(indent + line for line in text.splitlines()) or indent + "pass"
-    return ("def _sonde_loop(_sonde_n):\n%s\n    for _sonde_i in range(_sonde_n):\n%s\n"
-            % (block(setup, "    "), block(stmt, "        ")))
-
-
-# What `sonde lines -c` runs for --lines, as a string given to exec: the
-# tool counts the functions defined in the code it is given from the
-# start, and this code's own are not the user's.  The loop, compiled
-# apart, runs once to find the Python functions it calls in the user's
-# files (not the standard library's, nor those of the site-packages
-# folders, Debian's dist-packages included); then it and they
-# are registered with the line tool (the `profile` builtin's profiler) and
-# the loop runs its calibrated number of passes.
-_LINES_DRIVER = """\
-import linecache, os, site, sys, sysconfig
-src, loops = %r, %d
-linecache.cache["<timeit-src>"] = (len(src), None, src.splitlines(True), "<timeit-src>")
-space = {"__name__": "__main__"}
-exec(compile(src, "<timeit-src>", "exec"), space)
-loop = space["_sonde_loop"]
-paths = sysconfig.get_paths()
-skip = tuple(os.path.join(os.path.realpath(path), "")
-             for path in [paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")]
-             + site.getsitepackages() + [site.getusersitepackages()])
-found = []
-def called(frame, event, arg):
-    code = frame.f_code
-    if (event == "call" and code not in found and not code.co_name.startswith("<")
-            and os.path.isfile(code.co_filename)
-            and not os.path.realpath(code.co_filename).startswith(skip)):
-        found.append(code)
-sys.setprofile(called)
-try:
-    loop(1)
-finally:
-    sys.setprofile(None)
-profile.__self__.add_code(loop.__code__, "<timeit loop>")
-for code in found:
-    profile.__self__.add_code(code, getattr(code, "co_qualname", code.co_name))
-loop(loops)
-"""
-
-
-_ARG_MAX_CODE = 64 * 1024  # bytes of code passed as -c; more goes through a file
-
-
-def profile(r, tool, named, output, output_name):
-    """--profile (tool "run") and --lines ("lines"): one value's loop (the
-    setup, then the calibrated count of passes) under `sonde run`'s or
-    `sonde lines`' engine in a fresh process of the statement's
-    interpreter; the tool prints its table on stderr, and writes its file
-    to output (a path, or None), which its lines call output_name (the
-    name the user gave: the command delivers the file there)."""
-    src = loop_source(r.stmt, r.setup)
-    if tool == "run":
-        code, args = src + "_sonde_loop(%d)\n" % r.loops, ["-l", "15"]
-    else:
-        code, args = "exec(%r)\n" % (_LINES_DRIVER % (src, r.loops)), []
-    if output:
-        args += ["-o", output]
-    pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    boot = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
-            "from sonde.__main__ import main; sys.exit(main())")
-    _flush_stdout()
-    if named:
-        sys.stderr.write("\n== %s\n" % r.name)
-    sys.stderr.flush()
-    with tempfile.TemporaryDirectory(prefix="sonde-timeit-") as folder:
-        program = ["-c", code]
-        if len(code.encode("utf-8")) > _ARG_MAX_CODE:
-            # The kernel takes no argument over 128 KiB: a setup that
-            # large is run from a file instead (its functions then name
-            # that file, gone once the profile is made).
-            program = [os.path.join(folder, "timeit_loop.py")]
-            with open(program[0], "w", encoding="utf-8") as f:
-                f.write(code)
-        p = subprocess.run([sys.executable, "-c", boot, pkg, tool] + args
-                           + ["--python", r.python] + program, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, universal_newlines=True)
-    if "No module named 'sonde._sonde'" in p.stderr:
-        raise TimeitError("--%s needs sonde's extension built for %s (make PYTHON=%s)"
-                          % ("profile" if tool == "run" else "lines", sys.executable,
-                             sys.executable))
-    sys.stderr.write(p.stderr.replace(output, output_name) if output else p.stderr)
-    if p.returncode != 0:
-        raise TimeitError("the %s of '%s' failed (exit status %d)"
-                          % ("profile" if tool == "run" else "line profile", _short(r.stmt),
-                             p.returncode))
-
-
-def _read_options(path):
-    """The options the C command wrote to path, as a dict."""
-    try:
-        with open(path, "rb") as f:
-            return json.loads(f.read().decode("utf-8"))
-    except (OSError, ValueError) as e:
-        raise TimeitError("cannot read the options file %s: %s" % (path, e))
-
-
-def main(options_path):
-    """Entry point of the C command, which writes its options (JSON) to
-    options_path (a file: a setup of any size fits, where an argument
-    stops at 128 KB): the exit code."""
-    try:
-        _flush_stdout()
-        code = run_command(_read_options(options_path))
-        _flush_stdout()
-        return code
-    except TimeitError as e:
-        try:
-            sys.stdout.flush()
-        except OSError:
-            # What is left in stdout's buffer goes nowhere, so that the
-            # interpreter's own flush at exit does not fail again.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        if e.detail:
-            sys.stderr.write(e.detail if e.detail.endswith("\n") else e.detail + "\n")
-        sys.stderr.write("sonde timeit: %s\n" % e.message)
-        return e.code
-    except KeyboardInterrupt:
-        sys.stderr.write("sonde timeit: interrupted\n")
-        return 130

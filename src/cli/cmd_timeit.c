@@ -5,7 +5,7 @@
  * then hands the options, as JSON in a file of its private folder (an
  * argument stops at 128 KB, and a setup may be longer), to the driver in
  * Python
- * (python/sonde/_timeit.py), which starts the worker processes, does the
+ * (python/sonde/_timeit_cli.py, then _timeit.py), which starts the worker processes, does the
  * statistics and prints the lines: sonde.timeit() uses the same driver,
  * so the command and the API cannot drift apart.  The driver's exit code
  * is the command's. */
@@ -216,7 +216,7 @@ static const char boot[] =
     "pkg = types.ModuleType('sonde')\n"
     "pkg.__path__ = [sys.argv[1] + '/sonde']\n"
     "sys.modules['sonde'] = pkg\n"
-    "from sonde._timeit import main\n"
+    "from sonde._timeit_cli import main\n"
     "sys.exit(main(sys.argv[2]))\n";
 
 /* Writes the driver's options (JSON) to the folder's file "options.json",
