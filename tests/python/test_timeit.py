@@ -667,3 +667,25 @@ def test_the_driver_runs_under_the_timed_python(python, tmp_path):
     assert p.returncode == 0, p.stderr
     (r,) = lines_of(p.stdout)
     assert r["procs"] == 2 and r["loops"] == 100
+
+
+def test_help_states_the_modes_the_driver_runs():
+    """`sonde timeit --help` (the C command's prose) says of each mode what
+    the driver's MODES table holds: a value's length, the values a process,
+    the processes, the interval aimed at and the time spent."""
+    modes = sonde_module("sonde._timeit").MODES
+    text = " ".join(subprocess.run([SONDE, "timeit", "--help"], stdout=subprocess.PIPE,
+                                   universal_newlines=True).stdout.split())
+
+    def fmt(x):
+        return "%g" % x
+    fast, default, rigorous = modes["fast"], modes["default"], modes["rigorous"]
+    assert "value lasts %s ms --fast, %s ms, %s ms --rigorous" % (
+        fmt(fast[0] / 1e6), fmt(default[0] / 1e6), fmt(rigorous[0] / 1e6)) in text, text
+    assert "values per process (default %d, %d --rigorous)" % (default[2], rigorous[2]) in text
+    assert fast[2] == default[2]
+    assert ("from %d until the 95%% interval is within %s%% of the mean, at most %d or about "
+            "%s s a statement; --fast %d-%d, %s%%, %s s; --rigorous %d-%d, %s%%, %s s)"
+            % (default[3], fmt(100 * default[5]), default[4], fmt(default[6]),
+               fast[3], fast[4], fmt(100 * fast[5]), fmt(fast[6]),
+               rigorous[3], rigorous[4], fmt(100 * rigorous[5]), fmt(rigorous[6]))) in text, text
