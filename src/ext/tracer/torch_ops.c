@@ -234,8 +234,7 @@ static int is_region(const sonde_profile *p, uint32_t node)
  * regions (spans of region nodes), each into its node's part of the step
  * it began in; a top-level operator's time leaves the self time of the
  * region it ran in (Python calls between), as torch.profiler counts a
- * region's.  0, or -1 on out
- * of memory. */
+ * region's.  0, or -1 on out of memory. */
 static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_span *spans,
                           size_t nspans, double ns_per_tick)
 {
@@ -255,7 +254,8 @@ static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_
         uint64_t d = ops[i].end > ops[i].start ? ops[i].end - ops[i].start : 0;
         uint32_t region = region_above(p, ops[i].node);
         if (sonde_step_part_add(p, ops[i].node, step, 1, d, (int64_t)ops[i].self) < 0 ||
-            (region != SONDE_NO_NODE && sonde_step_part_add(p, region, step, 0, 0, -(int64_t)d) < 0))
+            (region != SONDE_NO_NODE &&
+             sonde_step_part_add(p, region, step, 0, 0, -(int64_t)d) < 0))
             return -1;
     }
     return 0;
@@ -264,8 +264,8 @@ static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_
 /* Places the operators of each thread in turn (those of th are gathered
  * into the front of `mine`), with their memory when it was recorded, and
  * adds its calls and operators to the profile's timeline when it keeps
- * one and to the steps' parts when there are steps; home[i] is then the node operator i's kernels go beneath.  0, or
- * -1 on out of memory. */
+ * one, and to the steps' parts when there are steps; home[i] is then the
+ * node operator i's kernels go beneath.  0, or -1 on out of memory. */
 static int place_all(tracer *t, const torch_input *in, sonde_op *ops, tracer_thread **threads,
                      Py_ssize_t n, sonde_op *mine, uint32_t *home, double ns_per_tick,
                      size_t *top, size_t *placed)
