@@ -241,7 +241,8 @@ static int add_step_parts(sonde_profile *dst, const sonde_profile *src, const ui
             continue;
         uint64_t self = in_dst(part->self > 0 ? (uint64_t)part->self : 0, scale);
         if (sonde_step_part_add(dst, nmap[part->node], part->step, part->calls,
-                                in_dst(part->total, scale), (int64_t)self) < 0)
+                                in_dst(part->total, scale),
+                                self > INT64_MAX ? INT64_MAX : (int64_t)self) < 0)
             return -1;
     }
     return 0;

@@ -181,7 +181,8 @@ static int read_timeline(const sonde_jtree *t, const sonde_jval *tl, const uint3
 }
 
 /* SONDE_JSON_STEP_PARTS (absent, or a list) into p's step parts, the
- * file's nodes found in p through at (nnodes of them).  0, or -1. */
+ * file's nodes found in p through at (nnodes of them); times of at most
+ * 1e9 seconds.  0, or -1. */
 static int read_step_parts(const sonde_jtree *t, const sonde_jval *list, const uint32_t *at,
                            uint32_t nnodes, double ticks_per_second, sonde_profile *p, char *err,
                            size_t errlen)
@@ -199,7 +200,7 @@ static int read_step_parts(const sonde_jtree *t, const sonde_jval *list, const u
         double number = step && step->type == SONDE_J_NUM ? step->num : -2;
         if (!step || !(node >= 1 && node < nnodes && at[(uint32_t)node]) ||
             !(number == -1 || (number >= 0 && number < SONDE_NO_STEP && number == floor(number))) ||
-            calls < 0 || total < 0 || self < 0) {
+            !(calls >= 0 && total >= 0 && total <= 1e9 && self >= 0 && self <= 1e9)) {
             snprintf(err, errlen, "\"%s\" entry %u is not [node, step, calls, total, self]",
                      SONDE_JSON_STEP_PARTS, i);
             return -1;

@@ -53,6 +53,8 @@ typedef struct op_row {
     uint32_t func;
     uint32_t caller;    /* SONDE_NO_FUNC when not split by caller */
     uint32_t step;      /* by step: the step's number, or SONDE_NO_STEP; else 0 */
+    double whole;       /* the CPU self time its percentages are of: its step's
+                           rows' (by step), else every row's */
     uint64_t calls;
     double self, total; /* seconds on the CPU */
     double device_self, device_total; /* seconds on the GPU */
@@ -492,16 +494,16 @@ static void put_percent(sonde_buf *b, double part, double whole)
 }
 
 /* One row's cells after its name. */
-static void put_cells(sonde_buf *b, const op_row *r, const int shown[NCOLUMNS], double self_total,
+static void put_cells(sonde_buf *b, const op_row *r, const int shown[NCOLUMNS],
                       double device_self_total)
 {
     for (int c = 0; c < NCOLUMNS; c++) {
         if (!shown[c])
             continue;
         switch ((enum ops_column)c) {
-        case COL_SELF_PCT: put_percent(b, r->self, self_total); break;
+        case COL_SELF_PCT: put_percent(b, r->self, r->whole); break;
         case COL_SELF: put_time(b, r->self, 12); break;
-        case COL_TOTAL_PCT: put_percent(b, r->total, self_total); break;
+        case COL_TOTAL_PCT: put_percent(b, r->total, r->whole); break;
         case COL_TOTAL: put_time(b, r->total, 12); break;
         case COL_AVG: put_time(b, r->calls ? r->total / (double)r->calls : 0, 12); break;
         case COL_DEVICE_SELF: put_time(b, r->device_self, 12); break;
@@ -565,7 +567,7 @@ static void put_table(sonde_buf *b, const rows *all, const op_row *row, size_t n
             b->oom = 1;
         free(named);
         sonde_buf_puts(b, "  ");
-        put_cells(b, r, shown, self_total, device_self_total);
+        put_cells(b, r, shown, device_self_total);
         if (o->by_shape) /* a region, or an operator recorded without shapes: [] */
             sonde_buf_printf(b, "%*s  ", shapes_width, shapes_of(p, r->func));
         if (r->caller != SONDE_NO_FUNC) {
@@ -642,6 +644,17 @@ int sonde_ops_table_write(sonde_buf *b, const sonde_profile *p, const sonde_stat
     }
     sorter st = { p, (enum ops_key)key };
     qsort_r(r.row, r.n, sizeof *r.row, compare_rows, &st);
+    /* each row's whole: every row's self time, or by step its step's (a
+     * step's rows are together) */
+    for (size_t i = 0, end; i < r.n; i = end) {
+        double whole = 0;
+        for (end = i + 1; end < r.n && (!o->by_step || r.row[end].step == r.row[i].step); end++)
+            ;
+        for (size_t j = i; j < end; j++)
+            whole += r.row[j].self;
+        for (size_t j = i; j < end; j++)
+            r.row[j].whole = whole;
+    }
     /* the first `limit` rows (by step, of each step) */
     size_t n = 0;
     for (size_t i = 0, in_step = 0; i < r.n; i++) {

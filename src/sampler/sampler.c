@@ -311,13 +311,16 @@ typedef struct snapshot_threads {
         native_id[TASK_THREADS_MAX], running_task[TASK_THREADS_MAX];
 } snapshot_threads;
 
+/* The threads of a batch that were read (--thread's filter lets their tasks through too). */
 static void note_threads(snapshot_threads *seen, const sonde_thread_sample *threads, uint32_t n)
 {
-    for (uint32_t i = 0; i < n && seen->n < TASK_THREADS_MAX; i++, seen->n++) {
+    for (uint32_t i = 0; i < n && seen->n < TASK_THREADS_MAX; i++) {
+        if (threads[i].filtered || threads[i].undecided)
+            continue;
         seen->tstate[seen->n] = threads[i].tstate;
         seen->thread_id[seen->n] = threads[i].thread_id;
         seen->native_id[seen->n] = threads[i].native_id;
-        seen->running_task[seen->n] = threads[i].running_task;
+        seen->running_task[seen->n++] = threads[i].running_task;
     }
 }
 

@@ -17,7 +17,6 @@ from conftest import SONDE, need, one_line, start_ready, stop_ready, version_par
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from load import Load  # noqa: E402  (tests/load.py: a busy process per CPU)
-from test_sampler import share_tolerance  # noqa: E402
 
 
 def sonde(*args, **kw):
@@ -249,10 +248,10 @@ def test_cpu_mode_shares_of_phases_in_step_with_the_kernel_tick(python, tmp_path
 # it while hashlib hashes a large buffer (releases), both on the CPU all
 # along and each many sampling periods long, timing each by its own clock;
 # it prints the share of its time that held the GIL when it has done its
-# rounds, and how its time came in phases (each phase's length squared,
-# over the time squared: share_tolerance's `frozen`, each phase counted as
-# one draw, which a busy machine makes longer; it runs on, up to five times
-# as long, until that is small enough).
+# rounds, and how long it was kept off the CPU at a time (each phase's
+# wall time less its CPU time, squared, over the time squared: what
+# share_tolerance calls `frozen`, which only a busy machine makes more
+# than nothing; it runs on, up to five times as long, while that is large).
 GIL_PROGRAM = r'''
 import hashlib, sys, time
 block = b"x" * (1 << 23)
@@ -264,18 +263,21 @@ def holds():
 def releases():
     hashlib.sha256(block).digest()
 spent = {"holds": 0.0, "releases": 0.0}
-phases = 0.0  # each phase's length squared, summed
+frozen = 0.0
 print("ready", flush=True)
 began = time.perf_counter()
 end, last = began + float(sys.argv[1]), began + 5 * float(sys.argv[1])
 while time.perf_counter() < end or (time.perf_counter() < last and
-                                    phases / (time.perf_counter() - began) ** 2 > 0.002):
+                                    frozen / (time.perf_counter() - began) ** 2 > 0.002):
     for f in (holds, releases):
-        start = time.perf_counter(); f(); took = time.perf_counter() - start
-        spent[f.__name__] += took; phases += took * took
+        start, cpu = time.perf_counter(), time.process_time()
+        f()
+        took = time.perf_counter() - start
+        spent[f.__name__] += took
+        frozen += max(0.0, took - (time.process_time() - cpu)) ** 2
 total = sum(spent.values())
 print("measured holds=%.3f releases=%.3f frozen=%.6f"
-      % (100 * spent["holds"] / total, 100 * spent["releases"] / total, phases / total ** 2),
+      % (100 * spent["holds"] / total, 100 * spent["releases"] / total, frozen / total ** 2),
       flush=True)
 '''
 
@@ -301,10 +303,14 @@ def test_gil_mode_keeps_the_phases_that_hold_the_gil(python, tmp_path):
     gil, n = shares_of(runs["gil"][0], ("holds", "releases"))
     assert gil["holds"] >= 98, (gil, n)
     # wall: both phases, about as long as the program's own clock says each
-    # took, within four deviations of a share drawn phase by phase.
+    # took: within 5 points (on a quiet machine, seen off by up to 3.8: the
+    # phases are long, and each one's first and last ticks fall either
+    # way), or four deviations of the share where the program was kept off
+    # the CPU for long stretches (share_tolerance's model, unbounded here).
     wall, n = shares_of(runs["wall"][0], ("holds", "releases"))
     truth = runs["wall"][1]
-    tol = share_tolerance(truth["holds"], n, truth["frozen"], sigmas=4)
+    p = truth["holds"] / 100
+    tol = max(5, 400 * (p * (1 - p) * (1 / n + truth["frozen"])) ** 0.5)
     assert abs(wall["holds"] - truth["holds"]) <= tol, (wall, truth, tol)
 
 

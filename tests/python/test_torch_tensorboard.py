@@ -25,7 +25,7 @@ import urllib.request
 import pytest
 
 from conftest import HERE, run_sonde, with_pkg_env
-from torch_table import table
+from torch_table import microseconds, table
 
 pytest.importorskip("torch", reason="torch is not installed in the test environment "
                     "(make test installs torch==2.13.0 for Python 3.11)")
@@ -202,13 +202,13 @@ def test_torch_steps_in_a_chrome_trace(tmp_path):
         assert ops.get(name) == calls, name
 
 
-def ops_by_step(text):
-    """`sonde report --ops --by-step`'s table: [{operator name: calls}] a
-    step, in step order (rows in no step apart, under None)."""
+def ops_by_step(text, column="# of Calls", value=int):
+    """`sonde report --ops --by-step`'s table: {step: {operator name:
+    calls}} (or another column's value), rows in no step under None."""
     steps = {}
     for _name, row in table(text)[1]:
         step = None if row["Step"] == "-" else int(row["Step"])
-        steps.setdefault(step, {})[row["Name"]] = int(row["# of Calls"])
+        steps.setdefault(step, {})[row["Name"]] = value(row[column])
     return steps
 
 
@@ -238,6 +238,20 @@ def test_report_ops_by_step_is_torch_profilers_table_of_each_step(tmp_path):
         for name, calls in step.items():
             summed[name] = summed.get(name, 0) + calls
     assert summed == whole
+    # An operator's self time, step by step, adds up to the plain table's
+    # (both are its time less the operators counted in it).  The regions,
+    # which sonde makes frames, are left out: step by step a region's self
+    # time is torch's (less the operators in it), the plain table's the
+    # tree's (less the Python calls in it too).
+    r = run_sonde(["report", "--ops", "--by-step", "-l", "0", "p.json"], tmp_path)
+    self_by_step = ops_by_step(r.stdout, "Self CPU", microseconds)
+    r = run_sonde(["report", "--ops", "-l", "0", "p.json"], tmp_path)
+    self_whole = {name: microseconds(row["Self CPU"]) for name, row in table(r.stdout)[1]}
+    for name, us in self_whole.items():
+        if name not in ("loss_and_grad", "Optimizer.step#SGD.step",
+                        "Optimizer.zero_grad#SGD.zero_grad"):
+            got = sum(step.get(name, 0) for step in self_by_step.values())
+            assert abs(got - us) <= 0.002 * us + 7, (name, got, us)
 
 
 def test_report_ops_by_step_needs_steps(tmp_path):

@@ -207,7 +207,7 @@ static uint64_t steps_clock(const tracer *t, uint64_t at, double ns_per_tick)
     return at > t->span_ticks0 ? (uint64_t)((double)(at - t->span_ticks0) * ns_per_tick) : 0;
 }
 
-/* The record_function region a top-level operator at node ran in: the
+/* The record_function region the operator or region at node ran in: the
  * nearest torch node above it, past the Python calls between, when that
  * is a region; else SONDE_NO_NODE. */
 static uint32_t region_above(const sonde_profile *p, uint32_t node)
@@ -232,19 +232,23 @@ static int is_region(const sonde_profile *p, uint32_t node)
 
 /* With steps: one thread's placed operators and its record_function
  * regions (spans of region nodes), each into its node's part of the step
- * it began in; a top-level operator's time leaves the self time of the
- * region it ran in (Python calls between), as torch.profiler counts a
- * region's.  0, or -1 on out of memory. */
+ * it began in.  A region's (and a top-level operator's: one nested in
+ * another has left its holder's self time already, in sonde_ops_place)
+ * time leaves the self time of the region it ran in, Python calls
+ * between, as torch.profiler counts a region's.  0, or -1 on out of
+ * memory. */
 static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_span *spans,
                           size_t nspans, double ns_per_tick)
 {
     sonde_profile *p = &t->profile;
     for (size_t i = 0; p->nsteps && i < nspans; i++) {
+        if (!is_region(p, spans[i].node))
+            continue;
         uint64_t d = spans[i].end > spans[i].start ? spans[i].end - spans[i].start : 0;
-        if (is_region(p, spans[i].node) &&
-            sonde_step_part_add(p, spans[i].node,
-                                sonde_step_at(p, steps_clock(t, spans[i].start, ns_per_tick)), 1,
-                                d, (int64_t)d) < 0)
+        uint32_t step = sonde_step_at(p, steps_clock(t, spans[i].start, ns_per_tick));
+        uint32_t outer = region_above(p, spans[i].node);
+        if (sonde_step_part_add(p, spans[i].node, step, 1, d, (int64_t)d) < 0 ||
+            (outer != SONDE_NO_NODE && sonde_step_part_add(p, outer, step, 0, 0, -(int64_t)d) < 0))
             return -1;
     }
     for (size_t i = 0; p->nsteps && i < n; i++) {
@@ -252,7 +256,11 @@ static int add_step_parts(tracer *t, const sonde_op *ops, size_t n, const sonde_
             continue;
         uint32_t step = sonde_step_at(p, steps_clock(t, ops[i].start, ns_per_tick));
         uint64_t d = ops[i].end > ops[i].start ? ops[i].end - ops[i].start : 0;
-        uint32_t region = region_above(p, ops[i].node);
+        uint32_t up = p->nodes[ops[i].node].parent;
+        uint32_t f = up == SONDE_NO_NODE ? SONDE_NO_FUNC : p->nodes[up].func;
+        uint32_t region = f != SONDE_NO_FUNC && p->funcs[f].kind == SONDE_FUNC_TORCH
+                              ? SONDE_NO_NODE /* nested in an operator */
+                              : region_above(p, ops[i].node);
         if (sonde_step_part_add(p, ops[i].node, step, 1, d, (int64_t)ops[i].self) < 0 ||
             (region != SONDE_NO_NODE &&
              sonde_step_part_add(p, region, step, 0, 0, -(int64_t)d) < 0))
