@@ -21,7 +21,8 @@
  * by_step, a row per operator (or region) and training step, under a
  * Step column: the calls that began in that step, their time and their
  * self time as torch.profiler counts it (a region's: less the operators
- * run in it), without GPU or memory columns. */
+ * and regions run in it), the percentages of the step's own self time,
+ * without GPU or memory columns. */
 #ifndef SONDE_OPS_TABLE_H
 #define SONDE_OPS_TABLE_H
 
