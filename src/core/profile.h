@@ -142,8 +142,8 @@ typedef struct sonde_step {
 /* What one node of a torch profile did in one training step (run --torch,
  * core/step_parts.h): the calls of an operator or record_function region
  * that began in step `step`, their time and their self time as
- * torch.profiler counts it (less the operators run directly in them);
- * ticks. */
+ * torch.profiler counts it (less the operators and regions run directly
+ * in them); ticks. */
 typedef struct sonde_step_part {
     uint32_t node;
     uint32_t step;       /* the step's number (ProfilerStep#N), or SONDE_NO_STEP */
