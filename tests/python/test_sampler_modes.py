@@ -251,7 +251,7 @@ def test_cpu_mode_shares_of_phases_in_step_with_the_kernel_tick(python, tmp_path
 # rounds, and how long it was kept off the CPU at a time (each phase's
 # wall time less its CPU time, squared, over the time squared: what
 # share_tolerance calls `frozen`, which only a busy machine makes more
-# than nothing; it runs on, up to five times as long, while that is large).
+# than nothing; it runs on, up to twice as long, while that is large).
 GIL_PROGRAM = r'''
 import hashlib, sys, time
 block = b"x" * (1 << 23)
@@ -266,7 +266,7 @@ spent = {"holds": 0.0, "releases": 0.0}
 frozen = 0.0
 print("ready", flush=True)
 began = time.perf_counter()
-end, last = began + float(sys.argv[1]), began + 5 * float(sys.argv[1])
+end, last = began + float(sys.argv[1]), began + 2 * float(sys.argv[1])
 while time.perf_counter() < end or (time.perf_counter() < last and
                                     frozen / (time.perf_counter() - began) ** 2 > 0.002):
     for f in (holds, releases):
