@@ -333,20 +333,26 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
 {
     sonde_walker *w = m->walker;
     sonde_async_graph g;
-    sonde_u64map at;
+    sonde_u64map at, owners; /* task -> its index in g; thread state -> its index in seen */
     if (!w->async_found)
         return 0; /* asyncio is not imported yet */
     if (sonde_async_read(w, seen->tstate, seen->n, &g, counts->error, sizeof counts->error) < 0)
         return STOP_NO_MEMORY;
-    int rc = sonde_async_index(&g, &at) < 0 ? STOP_NO_MEMORY : 0;
+    sonde_u64map_init(&owners);
+    sonde_u64map_init(&at);
+    uint8_t *running = calloc((size_t)g.ntasks + 1, 1);
+    int rc = !running || sonde_async_index(&g, &at) < 0 ? STOP_NO_MEMORY : 0;
+    for (uint32_t i = 0; rc == 0 && i < seen->n; i++) {
+        uint32_t k = sonde_u64map_get(&at, seen->running_task[i]);
+        if (k != SONDE_U64MAP_NONE)
+            running[k] = 1; /* its thread's sample has it */
+        if (!sonde_u64map_slot(&owners, seen->tstate[i], i))
+            rc = STOP_NO_MEMORY;
+    }
     for (uint32_t k = 0; rc == 0 && k < g.ntasks; k++) {
-        uint32_t owner = seen->n;
-        int running = 0;
-        for (uint32_t i = 0; i < seen->n; i++) {
-            running |= seen->running_task[i] == g.tasks[k].addr;
-            owner = seen->tstate[i] == g.tasks[k].tstate ? i : owner;
-        }
-        if (running || owner == seen->n)
+        uint32_t owner = g.tasks[k].tstate ? sonde_u64map_get(&owners, g.tasks[k].tstate)
+                                           : SONDE_U64MAP_NONE;
+        if (running[k] || owner == SONDE_U64MAP_NONE)
             continue;
         memset(s, 0, offsetof(sonde_thread_sample, frames));
         s->tstate = seen->tstate[owner];
@@ -360,6 +366,8 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
         else
             counts->tasks++;
     }
+    free(running);
+    sonde_u64map_free(&owners);
     sonde_u64map_free(&at);
     sonde_async_free(&g);
     return rc;
