@@ -29,7 +29,7 @@ static const cli_opt option_table[] = {
     CLI_SAMPLE_OPTIONS(dump_opts, sample),
     { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(dump_opts, async), .set = 1,
       .help = "the asyncio tasks of each thread too, each under the task\n"
-              "awaiting it, with its coroutines (Python 3.14+)" },
+              "awaiting it, with its coroutines" },
     CLI_NATIVE_OPTIONS(dump_opts, native, native_all,
                        "native frames too, on every thread (each is stopped for the\n"
                        "microseconds its stack takes to copy)"),
@@ -151,6 +151,7 @@ static int remember_thread(const sonde_walker *w, const sonde_thread_sample *s,
     *kept = grown;
     cli_async_thread *t = &grown[nth];
     t->tstate = s->tstate;
+    t->loop_frame = s->loop_frame;
     t->native_id = s->native_id;
     if (sonde_walker_thread_name(w, s, t->name, sizeof t->name) < 0)
         t->name[0] = '\0';

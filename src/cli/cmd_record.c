@@ -93,7 +93,7 @@ static const cli_opt option_table[] = {
     { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(record_opts, s.async), .set = 1,
       .help = "a thread running an asyncio task: its stack goes on through\n"
               "the tasks awaiting it, each under \"<task NAME>\", in place of\n"
-              "the event loop's frames (Python 3.14+)" },
+              "the event loop's frames" },
     { .long_name = "async-mode", .arg = "MODE", .type = CLI_STRING,
       .offset = offsetof(record_opts, async_mode),
       .help = "--async's tasks: running (the default: those a thread\n"

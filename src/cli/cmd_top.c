@@ -47,7 +47,7 @@ static const cli_opt option_table[] = {
     CLI_SAMPLE_OPTIONS(top_opts, sample),
     { .long_name = "async", .type = CLI_FLAG, .offset = offsetof(top_opts, async), .set = 1,
       .help = "a running asyncio task's functions count under the tasks\n"
-              "awaiting it, each a \"<task NAME>\" row (Python 3.14+)" },
+              "awaiting it, each a \"<task NAME>\" row" },
     CLI_NATIVE_OPTIONS(top_opts, native, native_all,
                        "native functions too, on every thread (one running\n"
                        "Python is stopped for the microseconds its stack takes\n"

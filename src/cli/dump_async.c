@@ -90,22 +90,22 @@ static uint32_t tasks_of(const sonde_async_graph *g, uint64_t tstate)
 int cli_dump_async(sonde_buf *b, sonde_walker *w, int pid, const cli_async_thread *threads,
                    uint32_t n, char *err, size_t errlen)
 {
-    uint64_t *tstates = malloc((n ? n : 1) * sizeof *tstates);
-    if (!tstates) {
+    sonde_async_thread *read = malloc((n ? n : 1) * sizeof *read);
+    if (!read) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     for (uint32_t i = 0; i < n; i++)
-        tstates[i] = threads[i].tstate;
+        read[i] = (sonde_async_thread){ threads[i].tstate, threads[i].loop_frame };
     /* A list that changed while read (tasks end and start as it is walked) is read again, a
      * few times, for a whole one. */
     sonde_async_graph g;
-    int rc = sonde_async_read(w, tstates, n, &g, err, errlen);
+    int rc = sonde_async_read(w, read, n, &g, err, errlen);
     for (int again = 0; rc == 0 && g.lists_cut && again < 4; again++) {
         sonde_async_free(&g);
-        rc = sonde_async_read(w, tstates, n, &g, err, errlen);
+        rc = sonde_async_read(w, read, n, &g, err, errlen);
     }
-    free(tstates);
+    free(read);
     if (rc < 0)
         return -1;
     printer pr = { .b = b, .w = w, .pid = pid, .g = &g,
@@ -144,6 +144,8 @@ int cli_dump_async(sonde_buf *b, sonde_walker *w, int pid, const cli_async_threa
     if (g.ntasks == 0)
         sonde_buf_puts(b, g.not_imported ? "\n[no asyncio task: the process has not imported "
                                            "asyncio]\n"
+                          : g.no_loop    ? "\n[no asyncio task found: no thread runs an asyncio "
+                                           "event loop]\n"
                                          : "\n[no asyncio task is alive in this process]\n");
     if (g.lists_cut)
         sonde_buf_puts(b, "\n[a list of tasks changed while read, or was too long: some tasks "

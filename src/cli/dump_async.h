@@ -8,9 +8,10 @@
 #include "../core/buf.h"
 #include "../sampler/walker.h"
 
-/* One thread whose tasks are shown: its state, kernel id and name. */
+/* One thread whose tasks are shown: its state, the frame running its event loop (walker.h's
+ * loop_frame), kernel id and name. */
 typedef struct cli_async_thread {
-    uint64_t tstate, native_id;
+    uint64_t tstate, loop_frame, native_id;
     char name[64];
 } cli_async_thread;
 

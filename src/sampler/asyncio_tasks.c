@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../core/grow.h"
+#include "asyncio_sets.h"
 #include "proc/elf.h"
 #include "proc/maps.h"
 #include "python/attr.h"
@@ -191,10 +192,13 @@ static void task_name(sonde_walker *w, uint64_t name, char *out, size_t outlen)
     }
     uint64_t tag;
     uint32_t digits[2] = { 0, 0 };
-    if (kind != INT || l->long_tag + 8 > sizeof obj || l->long_digit + sizeof digits > sizeof obj)
+    /* 3.12 and 3.13 (which keep an int there too) publish no offsets: lv_tag at 16, digits at
+     * 24, as 3.14's. */
+    uint64_t tag_at = l->task_lists ? l->long_tag : 16, digit_at = l->task_lists ? l->long_digit : 24;
+    if (kind != INT || tag_at + 8 > sizeof obj || digit_at + sizeof digits > sizeof obj)
         return;
-    memcpy(&tag, obj + l->long_tag, 8);
-    memcpy(digits, obj + l->long_digit, sizeof digits);
+    memcpy(&tag, obj + tag_at, 8);
+    memcpy(digits, obj + digit_at, sizeof digits);
     uint64_t ndigits = tag >> 3; /* lv_tag: digits << 3 | sign (0 positive, 1 zero, 2 negative) */
     if ((tag & 3) == 2 || ndigits > 2)
         return;
@@ -206,47 +210,56 @@ static void task_name(sonde_walker *w, uint64_t name, char *out, size_t outlen)
              (unsigned long long)digits[0] | (unsigned long long)digits[1] << 30);
 }
 
-/* The coroutine chain from coro down through what each coroutine awaits, into out[0 .. max),
- * innermost first: how many frames.  *cut is set when it was longer, or a coroutine of it
- * could not be read. */
-static uint32_t chain_frames(sonde_walker *w, uint64_t coro, sonde_frame_sample *out,
-                             uint32_t max, int *cut)
+/* 3.14+: the frame of coroutine coro (its code object, with its tag bits cleared, and
+ * instruction) and, while it is suspended awaiting, the object on top of its stack (else 0).
+ * 0, or -1 when it cannot be read. */
+static int coro_in_lists(sonde_walker *w, uint64_t coro, uint64_t *code, uint64_t *instr,
+                         uint64_t *awaited)
 {
     const sonde_py_layout *l = &w->layout;
     const uint64_t tags = ~l->frame_code_tag_bits;
     /* The state and the frame's fields in one read: from the lower of the two to the end of
      * the last field. */
     uint64_t from = l->gen_frame_state < l->gen_iframe ? l->gen_frame_state : l->gen_iframe,
-             span = l->gen_frame_state + 1 - from;
+             span = l->gen_frame_state + 1 - from, sp;
     const uint64_t fields[] = { l->frame_code, l->frame_instr, l->frame_stackpointer };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (l->gen_iframe + fields[i] + 8 - from > span)
             span = l->gen_iframe + fields[i] + 8 - from;
     uint8_t block[512];
+    if (span > sizeof block || sonde_proc_read(&w->proc, coro + from, block, span) < 0)
+        return -1;
+    const uint8_t *frame = block + (l->gen_iframe - from);
+    uint8_t state = block[l->gen_frame_state - from];
+    memcpy(code, frame + l->frame_code, 8);
+    memcpy(instr, frame + l->frame_instr, 8);
+    memcpy(&sp, frame + l->frame_stackpointer, 8);
+    *code &= tags;
+    if ((state == (uint8_t)l->gen_awaiting_state || state == (uint8_t)l->gen_awaiting_state_2) &&
+        sp > 8 * l->gen_awaited_slot && read_ptr(w, sp - 8 * l->gen_awaited_slot, awaited) == 0)
+        *awaited &= tags;
+    else
+        *awaited = 0;
+    return 0;
+}
+
+/* The coroutine chain from coro down through what each coroutine awaits, into out[0 .. max),
+ * innermost first: how many frames.  *cut is set when it was longer, or a coroutine of it
+ * could not be read. */
+static uint32_t chain_frames(sonde_walker *w, uint64_t coro, sonde_frame_sample *out,
+                             uint32_t max, int *cut)
+{
     uint32_t n = 0;
     for (; coro; n++) {
-        uint64_t code, instr, sp, awaited = 0;
-        if (n == max || n == SONDE_ASYNC_MAX_CHAIN || span > sizeof block ||
-            sonde_proc_read(&w->proc, coro + from, block, span) < 0) {
+        uint64_t code, instr, awaited;
+        int rc = n == max || n == SONDE_ASYNC_MAX_CHAIN ? -1
+                 : w->layout.task_lists ? coro_in_lists(w, coro, &code, &instr, &awaited)
+                                        : sonde_async_sets_coro(w, coro, &code, &instr, &awaited);
+        if (rc < 0 || sonde_walker_name_frame(w, code, instr, &out[n]) < 0) {
             *cut = 1;
             break;
         }
-        const uint8_t *frame = block + (l->gen_iframe - from);
-        uint8_t state = block[l->gen_frame_state - from];
-        memcpy(&code, frame + l->frame_code, 8);
-        memcpy(&instr, frame + l->frame_instr, 8);
-        memcpy(&sp, frame + l->frame_stackpointer, 8);
-        if (sonde_walker_name_frame(w, code & tags, instr, &out[n]) < 0) {
-            *cut = 1;
-            break;
-        }
-        coro = 0;
-        if ((state == (uint8_t)l->gen_awaiting_state ||
-             state == (uint8_t)l->gen_awaiting_state_2) &&
-            sp > 8 * l->gen_awaited_slot &&
-            read_ptr(w, sp - 8 * l->gen_awaited_slot, &awaited) == 0 && (awaited &= tags) &&
-            kind_of(w, awaited) == AWAITS_INTO)
-            coro = awaited;
+        coro = awaited && kind_of(w, awaited) == AWAITS_INTO ? awaited : 0;
     }
     /* Read outermost first: turned innermost first, as stacks are shown. */
     for (uint32_t i = 0, j = n; i + 1 < j; i++, j--) {
@@ -386,27 +399,142 @@ static int read_list(reader *r, uint64_t head, uint64_t tstate)
 
 int sonde_async_check(const sonde_walker *w, char *err, size_t errlen)
 {
-    if (w->layout.task_lists)
+    if (w->layout.task_lists || sonde_async_sets_kept(w))
         return 0;
     return fail(err, errlen,
-                "--async: process %d runs a Python that keeps no list of its asyncio tasks "
-                "(Python 3.14 and later do): sonde cannot find them from outside", w->proc.pid);
+                "--async: process %d runs a Python whose asyncio tasks sonde cannot find from "
+                "outside (it reads those of Python 3.8 to 3.15)", w->proc.pid);
 }
 
-int sonde_async_read(sonde_walker *w, const uint64_t *tstates, uint32_t n, sonde_async_graph *g,
-                     char *err, size_t errlen)
+/* Adds the task met to the graph, on the thread tstate, its name and chain read.  0, or -1
+ * on out of memory. */
+static int add_set_task(reader *r, const sonde_async_set_task *met, uint64_t tstate)
+{
+    sonde_async_graph *g = r->g;
+    sonde_async_task *grown = sonde_grow(g->tasks, &r->tasks_cap, (size_t)g->ntasks + 1,
+                                         sizeof *grown, UINT32_MAX);
+    if (!grown)
+        return -1;
+    g->tasks = grown;
+    sonde_async_task *t = &g->tasks[g->ntasks++];
+    *t = (sonde_async_task){ .addr = met->addr, .tstate = tstate };
+    task_name(r->w, met->name, t->name, sizeof t->name);
+    return read_chain(r, t, met->coro);
+}
+
+/* Who awaits whom, from each task's _fut_waiter turned round: a task waiting on task T, or on
+ * a gather of T, awaits T.  Each task's awaiters are put together in g.waiters, in the order
+ * met.  0, or -1 on out of memory. */
+static int sets_waiters(reader *r, const sonde_async_set_task *met, const sonde_u64map *at)
+{
+    sonde_async_graph *g = r->g;
+    typedef struct pair {
+        uint32_t awaited, by; /* indices in g.tasks */
+    } pair;
+    pair *pairs = NULL;
+    size_t npairs = 0, cap = 0;
+    uint32_t *next = calloc((size_t)g->ntasks + 1, sizeof *next);
+    int rc = next ? 0 : -1;
+    for (uint32_t a = 0; a < g->ntasks && rc == 0; a++) {
+        uint64_t on[64];
+        uint32_t n = 1;
+        if (sonde_u64map_get(at, met[a].fut_waiter) != SONDE_U64MAP_NONE)
+            on[0] = met[a].fut_waiter;
+        else
+            n = sonde_async_sets_gathered(r->w, met[a].fut_waiter, on, 64);
+        for (uint32_t i = 0; i < n && rc == 0; i++) {
+            uint32_t k = sonde_u64map_get(at, on[i]);
+            pair *grown = k == SONDE_U64MAP_NONE ? pairs
+                          : sonde_grow(pairs, &cap, npairs + 1, sizeof *grown, UINT32_MAX);
+            if (!grown) {
+                rc = -1;
+            } else if (k != SONDE_U64MAP_NONE) {
+                pairs = grown;
+                pairs[npairs++] = (pair){ k, a };
+                g->tasks[k].nwaiters++;
+            }
+        }
+    }
+    /* Counted by the task awaited: each one's room, then filled in the order met. */
+    uint64_t *grown = rc == 0 ? sonde_grow(g->waiters, &r->waiters_cap,
+                                           (size_t)g->nwaiters + npairs + 1, sizeof *grown,
+                                           UINT32_MAX)
+                              : NULL;
+    if (rc == 0 && grown) {
+        g->waiters = grown;
+        for (uint32_t k = 0; k < g->ntasks; k++) {
+            g->tasks[k].first_waiter = g->nwaiters;
+            next[k] = g->nwaiters;
+            g->nwaiters += g->tasks[k].nwaiters;
+        }
+        for (size_t i = 0; i < npairs; i++)
+            g->waiters[next[pairs[i].awaited]++] = met[pairs[i].by].addr;
+    } else {
+        rc = -1;
+    }
+    free(pairs);
+    free(next);
+    return rc;
+}
+
+/* 3.8-3.13: every task of asyncio.tasks' sets, each on the thread whose loop runs it (0: no
+ * thread's), with its awaiters.  0, or -1 on out of memory. */
+static int read_sets(reader *r, const sonde_async_thread *threads, uint32_t n)
+{
+    sonde_walker *w = r->w;
+    sonde_async_graph *g = r->g;
+    for (uint32_t i = 0; i < n && !w->async_found; i++)
+        (void)sonde_async_sets_find(w, threads[i].loop_frame);
+    if (!w->async_found) {
+        g->no_loop = 1;
+        return 0;
+    }
+    sonde_async_set_task *met = malloc(SONDE_ASYNC_MAX_TASKS * sizeof *met);
+    uint64_t *loops = malloc((n ? n : 1) * sizeof *loops);
+    sonde_u64map at;
+    sonde_u64map_init(&at);
+    int rc = met && loops ? 0 : -1;
+    uint32_t nmet = rc == 0 ? sonde_async_sets_tasks(w, met, SONDE_ASYNC_MAX_TASKS,
+                                                     &g->lists_cut)
+                            : 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        loops[i] = sonde_async_sets_loop(w, threads[i].loop_frame);
+    for (uint32_t k = 0; k < nmet && rc == 0; k++) {
+        uint64_t tstate = 0;
+        for (uint32_t i = 0; i < n && !tstate; i++)
+            if (loops[i] && loops[i] == met[k].loop)
+                tstate = threads[i].tstate;
+        if (add_set_task(r, &met[k], tstate) < 0 || !sonde_u64map_slot(&at, met[k].addr, k))
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = sets_waiters(r, met, &at);
+    sonde_u64map_free(&at);
+    free(met);
+    free(loops);
+    return rc;
+}
+
+int sonde_async_read(sonde_walker *w, const sonde_async_thread *threads, uint32_t n,
+                     sonde_async_graph *g, char *err, size_t errlen)
 {
     *g = (sonde_async_graph){ 0 };
     reader r = { .w = w, .g = g };
     int pid = w->proc.pid;
     if (sonde_async_check(w, err, errlen) < 0)
         return -1;
+    if (!w->layout.task_lists) {
+        if (read_sets(&r, threads, n) < 0)
+            goto oom;
+        return 0;
+    }
     if (!w->async_found && find_offsets(w) < 0) {
         g->not_imported = 1;
         return 0;
     }
     for (uint32_t i = 0; i < n; i++)
-        if (read_list(&r, tstates[i] + w->async_off[SONDE_ASYNC_THREAD_TASKS_HEAD], tstates[i]) < 0)
+        if (read_list(&r, threads[i].tstate + w->async_off[SONDE_ASYNC_THREAD_TASKS_HEAD],
+                      threads[i].tstate) < 0)
             goto oom;
     if (w->interp && read_list(&r, w->interp + w->async_off[SONDE_ASYNC_INTERP_TASKS_HEAD], 0) < 0)
         goto oom;
@@ -434,7 +562,13 @@ int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr)
 
 void sonde_async_look(sonde_walker *w, uint64_t now_ns)
 {
-    if (!w->layout.task_lists || w->async_found ||
+    w->async_wanted = 1;
+    if (!w->layout.task_lists) { /* 3.8-3.13: each loop's running task, every snapshot (the
+                                    walk finds the sets) */
+        sonde_async_sets_current(w);
+        return;
+    }
+    if (w->async_found ||
         (!w->async_hint && w->async_looked_ns &&
          now_ns - w->async_looked_ns < ASYNC_LOOK_EVERY_NS))
         return;
@@ -476,8 +610,15 @@ static uint64_t first_waiter(sonde_walker *w, uint8_t *block, uint64_t size)
     return 0;
 }
 
+static void reroot_from_sets(sonde_walker *w, sonde_thread_sample *s);
+
 void sonde_async_reroot(sonde_walker *w, sonde_thread_sample *s)
 {
+    if (!w->layout.task_lists) {
+        if (s->running_task && s->task_depth)
+            reroot_from_sets(w, s);
+        return;
+    }
     uint64_t task = s->running_task, size = w->async_off[SONDE_ASYNC_TASK_SIZE];
     uint8_t block[TASK_READ_MAX];
     if (!task || s->task_depth == 0 || size > sizeof block ||
@@ -516,19 +657,22 @@ int sonde_async_index(const sonde_async_graph *g, sonde_u64map *at)
     return 0;
 }
 
-void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const sonde_u64map *at,
-                            uint32_t k, sonde_thread_sample *s)
+/* Task k's stack into s's frames from depth on: its coroutine chain, its "<task NAME>", then
+ * the chain and name of the task awaiting it, and so on.  The depth reached. */
+static uint32_t stack_from(sonde_walker *w, const sonde_async_graph *g, const sonde_u64map *at,
+                           uint32_t k, sonde_thread_sample *s, uint32_t depth)
 {
-    uint32_t depth = 0;
     for (uint32_t level = 0; level < ASYNC_AWAITERS_MAX && depth < SONDE_WALK_MAX_DEPTH; level++) {
         const sonde_async_task *t = &g->tasks[k];
         uint32_t n = t->nframes < SONDE_WALK_MAX_DEPTH - depth ? t->nframes
                                                                 : SONDE_WALK_MAX_DEPTH - depth;
         memcpy(s->frames + depth, g->frames + t->first_frame, n * sizeof *s->frames);
+        memset(s->entry + depth, 0, n);
         depth += n;
         uint32_t func = named_task_func(w, t->name);
         if (func == SONDE_NO_FUNC || depth == SONDE_WALK_MAX_DEPTH)
             break;
+        s->entry[depth] = 0;
         s->frames[depth++] = (sonde_frame_sample){ .func = func, .line = 0 };
         uint32_t next = SONDE_U64MAP_NONE; /* the first awaiting object that is a task */
         for (uint32_t i = 0; i < t->nwaiters && next == SONDE_U64MAP_NONE; i++)
@@ -537,7 +681,67 @@ void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const s
             break;
         k = next;
     }
-    memset(s->entry, 0, depth);
-    s->depth = depth;
+    return depth;
+}
+
+void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const sonde_u64map *at,
+                            uint32_t k, sonde_thread_sample *s)
+{
+    s->depth = stack_from(w, g, at, k, s, 0);
     s->truncated = 0;
+}
+
+/* The task of met[0 .. n) awaiting the task at addr (waiting on it, or on a gather of it),
+ * or NULL: those waiting on it directly first, and only then are gathers read. */
+static const sonde_async_set_task *set_awaiter(sonde_walker *w, const sonde_async_set_task *met,
+                                               uint32_t n, uint64_t addr)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (met[i].fut_waiter == addr)
+            return &met[i];
+    uint64_t children[64];
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = sonde_async_sets_gathered(w, met[i].fut_waiter, children, 64);
+        while (k-- > 0)
+            if (children[k] == addr)
+                return &met[i];
+    }
+    return NULL;
+}
+
+/* record --async on 3.8-3.13: s's running task (found by its coroutine's frame in the stack)
+ * goes on through the tasks awaiting it, read from the sets at this sample; of the tasks'
+ * names and chains, only those on the way are read. */
+static void reroot_from_sets(sonde_walker *w, sonde_thread_sample *s)
+{
+    sonde_async_set_task *met = malloc(SONDE_ASYNC_MAX_TASKS * sizeof *met);
+    int cut = 0;
+    uint32_t n = met ? sonde_async_sets_tasks(w, met, SONDE_ASYNC_MAX_TASKS, &cut) : 0;
+    const sonde_async_set_task *t = NULL;
+    for (uint32_t i = 0; i < n && !t; i++)
+        if (met[i].addr == s->running_task)
+            t = &met[i];
+    uint32_t depth = s->task_depth;
+    for (uint32_t level = 0; t && level < ASYNC_AWAITERS_MAX; level++) {
+        if (level > 0) { /* an awaiting task: its chain */
+            int chain_cut = 0;
+            uint32_t k = chain_frames(w, t->coro, s->frames + depth, SONDE_WALK_MAX_DEPTH - depth,
+                                      &chain_cut);
+            memset(s->entry + depth, 0, k);
+            depth += k;
+        }
+        char name[sizeof ((sonde_async_task *)0)->name];
+        task_name(w, t->name, name, sizeof name);
+        uint32_t func = named_task_func(w, name);
+        if (func == SONDE_NO_FUNC || depth == SONDE_WALK_MAX_DEPTH)
+            break;
+        s->entry[depth] = 0;
+        s->frames[depth++] = (sonde_frame_sample){ .func = func, .line = 0 };
+        t = set_awaiter(w, met, n, t->addr);
+    }
+    if (depth > s->task_depth) {
+        s->depth = depth;
+        s->truncated = 0; /* the frames beyond the task (the event loop's) are left out */
+    }
+    free(met);
 }

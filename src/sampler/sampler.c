@@ -307,8 +307,9 @@ static void count_batch(const sonde_sampler_opts *o, const sonde_thread_sample *
 #define TASK_THREADS_MAX 512
 typedef struct snapshot_threads {
     uint32_t n;
-    uint64_t tstate[TASK_THREADS_MAX], thread_id[TASK_THREADS_MAX],
-        native_id[TASK_THREADS_MAX], running_task[TASK_THREADS_MAX];
+    sonde_async_thread thread[TASK_THREADS_MAX];
+    uint64_t thread_id[TASK_THREADS_MAX], native_id[TASK_THREADS_MAX],
+        running_task[TASK_THREADS_MAX];
 } snapshot_threads;
 
 /* The threads of a batch that were read (--thread's filter lets their tasks through too). */
@@ -317,7 +318,8 @@ static void note_threads(snapshot_threads *seen, const sonde_thread_sample *thre
     for (uint32_t i = 0; i < n && seen->n < TASK_THREADS_MAX; i++) {
         if (threads[i].filtered || threads[i].undecided)
             continue;
-        seen->tstate[seen->n] = threads[i].tstate;
+        seen->thread[seen->n].tstate = threads[i].tstate;
+        seen->thread[seen->n].loop_frame = threads[i].loop_frame;
         seen->thread_id[seen->n] = threads[i].thread_id;
         seen->native_id[seen->n] = threads[i].native_id;
         seen->running_task[seen->n++] = threads[i].running_task;
@@ -336,7 +338,7 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
     sonde_u64map at, owners; /* task -> its index in g; thread state -> its index in seen */
     if (!w->async_found)
         return 0; /* asyncio is not imported yet */
-    if (sonde_async_read(w, seen->tstate, seen->n, &g, counts->error, sizeof counts->error) < 0)
+    if (sonde_async_read(w, seen->thread, seen->n, &g, counts->error, sizeof counts->error) < 0)
         return STOP_NO_MEMORY;
     sonde_u64map_init(&owners);
     sonde_u64map_init(&at);
@@ -346,7 +348,7 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
         uint32_t k = sonde_u64map_get(&at, seen->running_task[i]);
         if (k != SONDE_U64MAP_NONE)
             running[k] = 1; /* its thread's sample has it */
-        if (!sonde_u64map_slot(&owners, seen->tstate[i], i))
+        if (!sonde_u64map_slot(&owners, seen->thread[i].tstate, i))
             rc = STOP_NO_MEMORY;
     }
     for (uint32_t k = 0; rc == 0 && k < g.ntasks; k++) {
@@ -355,7 +357,7 @@ static int add_suspended_tasks(sonde_family_member *m, sonde_profile *p, sonde_u
         if (running[k] || owner == SONDE_U64MAP_NONE)
             continue;
         memset(s, 0, offsetof(sonde_thread_sample, frames));
-        s->tstate = seen->tstate[owner];
+        s->tstate = seen->thread[owner].tstate;
         s->thread_id = seen->thread_id[owner];
         s->native_id = seen->native_id[owner];
         s->on_cpu = -1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../core/grow.h"
+#include "asyncio_sets.h"
 #include "python/attr.h"
 #include "python/linetable.h"
 #include "python/unicode.h"
@@ -46,6 +47,7 @@ struct sonde_code_info {
     uint32_t func;
     uint8_t *linetable;
     uint32_t linetable_len;
+    int runs_loop;   /* asyncio's BaseEventLoop.run_forever (asyncio_sets.h) */
 };
 
 static int read_ptr(const sonde_walker *w, uint64_t addr, uint64_t *out)
@@ -164,6 +166,9 @@ static int64_t resolve_code(sonde_walker *w, uint64_t addr, const uint8_t *block
                                    w->code_qualname, SONDE_FUNC_PYTHON);
     if (!w->async_found && strstr(w->code_file, "/asyncio/"))
         w->async_hint = 1; /* asyncio's own code runs: its module may be loaded now */
+    size_t flen = strlen(w->code_file);
+    info.runs_loop = strcmp(w->code_name, "run_forever") == 0 && flen >= 23 &&
+                     strcmp(w->code_file + flen - 23, "/asyncio/base_events.py") == 0;
     if (info.func == SONDE_NO_FUNC)
         goto fail;
     sonde_code_info *codes = sonde_grow(w->codes, &w->codes_cap, (size_t)w->ncodes + 1,
@@ -212,9 +217,11 @@ static int32_t line_of(sonde_walker *w, uint32_t c, uint64_t code, uint64_t raw_
         return info->firstlineno;
     if (w->lines.count >= LINES_CACHED_MAX) {
         sonde_u64map_free(&w->lines);
-    sonde_u64map_free(&w->async_types);
+        sonde_u64map_free(&w->async_types);
+        sonde_u64map_free(&w->async_set_types);
         sonde_u64map_init(&w->lines);
-    sonde_u64map_init(&w->async_types);
+        sonde_u64map_init(&w->async_types);
+        sonde_u64map_init(&w->async_set_types);
     }
     if ((uint32_t)line != SONDE_U64MAP_NONE)
         (void)sonde_u64map_slot(&w->lines, key, (uint32_t)line); /* out of memory: not kept */
@@ -391,6 +398,17 @@ static uint32_t distinct_codes(const uint64_t *codes, uint32_t n, uint64_t *dist
  * for a cycle: 3.12+ push at most one shim per Python frame. */
 #define MAX_VISITED (2 * SONDE_WALK_MAX_DEPTH + 2)
 
+/* 3.8-3.13, record --async: when frame is the coroutine frame of a task an event loop runs
+ * (walker.async_current), s runs that task, and its innermost depth frames are the task's. */
+static void match_current(sonde_walker *w, uint64_t frame, uint32_t depth, sonde_thread_sample *s)
+{
+    for (uint32_t k = 0; k < w->async_ncurrent && !s->task_depth; k++)
+        if (frame == w->async_current[k].frame) {
+            s->running_task = w->async_current[k].task;
+            s->task_depth = depth;
+        }
+}
+
 /* Follows the frame chain from frame into s, innermost first, up to
  * SONDE_WALK_MAX_DEPTH Python frames (s->truncated when one more lies
  * beyond), then resolves every frame's code object from one scatter read.
@@ -405,7 +423,8 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
 {
     const sonde_py_layout *l = &w->layout;
     size_t n = frame_span(l), ncode = code_span(l);
-    uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], outer = 0;
+    uint64_t codes[SONDE_WALK_MAX_DEPTH], raws[SONDE_WALK_MAX_DEPTH], addrs[SONDE_WALK_MAX_DEPTH],
+        outer = 0;
     uint8_t block[HEADER_MAX], outer_block[HEADER_MAX];
     uint32_t depth = 0, power = 1, steps = 0;
     uint64_t kept = 0; /* Brent's: the frame a loop would come back to */
@@ -439,12 +458,15 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
             s->entry[depth] = l->frame_is_entry != SONDE_PY_ABSENT ? block[l->frame_is_entry] != 0
                               : l->frame_owner_cstack == SONDE_PY_ABSENT;
             codes[depth] = code;
+            addrs[depth] = frame;
             raws[depth] = 0;
             memcpy(&raws[depth], block + l->frame_instr,
                    l->frame_instr_size <= 8 ? l->frame_instr_size : 8);
             depth++;
             if (frame == task_frame)
                 s->task_depth = depth;
+            else if (w->async_ncurrent)
+                match_current(w, frame, depth, s);
         }
         frame = previous;
     }
@@ -474,6 +496,16 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
         sonde_frame_sample *f = &s->frames[s->depth++];
         f->func = w->codes[c].func;
         f->line = line_of(w, c, codes[i], raws[i]);
+        if (w->codes[c].runs_loop && !s->loop_frame)
+            s->loop_frame = addrs[i];
+    }
+    /* 3.8-3.13: the first event loop met tells where the tasks are; and a loop that started a
+     * task after the running ones were read (before this snapshot) runs it in this stack. */
+    if (s->loop_frame && w->async_wanted && !l->task_lists && !s->task_depth &&
+        (w->async_found || sonde_async_sets_find(w, s->loop_frame) == 0)) {
+        sonde_async_sets_current(w);
+        for (uint32_t i = 0; i < depth && !s->task_depth; i++)
+            match_current(w, addrs[i], i + 1, s);
     }
     return 0;
 }
@@ -895,7 +927,8 @@ static int collector(sonde_walker *w, uint64_t flag, uint64_t ts, int32_t collec
 static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sample *s)
 {
     uint64_t coro = 0;
-    if (!w->async_found || sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK],
+    if (!w->async_found || !w->layout.task_lists ||
+        sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK],
                                            &s->running_task, 8) < 0)
         return s->running_task = 0;
     if (!s->running_task ||
@@ -911,7 +944,8 @@ static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sa
 static int task_started(sonde_walker *w, uint64_t ts, const sonde_thread_sample *s)
 {
     uint64_t now;
-    return sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK], &now, 8) == 0 &&
+    return w->layout.task_lists &&
+           sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK], &now, 8) == 0 &&
            now && now != s->running_task;
 }
 
@@ -1178,6 +1212,7 @@ int sonde_walker_init(sonde_walker *w, sonde_profile *profile)
     sonde_u64map_init(&w->code_index);
     sonde_u64map_init(&w->lines);
     sonde_u64map_init(&w->async_types);
+    sonde_u64map_init(&w->async_set_types);
     sonde_u64map_init(&w->exc_types);
     w->chunk_buf = malloc(CHUNK_MAX);
     w->code_blocks = malloc((size_t)SONDE_WALK_MAX_DEPTH * HEADER_MAX);
@@ -1236,5 +1271,6 @@ void sonde_walker_close(sonde_walker *w)
     sonde_u64map_free(&w->code_index);
     sonde_u64map_free(&w->lines);
     sonde_u64map_free(&w->async_types);
+    sonde_u64map_free(&w->async_set_types);
     memset(w, 0, sizeof *w);
 }

@@ -52,6 +52,7 @@ enum sonde_async_word {
     SONDE_ASYNC_THREAD_SIZE, SONDE_ASYNC_THREAD_LOOP, SONDE_ASYNC_THREAD_TASK,
     SONDE_ASYNC_THREAD_TASKS_HEAD, SONDE_ASYNC_OFFSETS
 };
+#define SONDE_ASYNC_CURRENT_MAX 16  /* event loops whose running task is read (3.8-3.13) */
 #define SONDE_WALK_BATCH 256   /* threads walked per call: a snapshot takes as many calls as it needs */
 
 typedef struct sonde_frame_sample {
@@ -82,6 +83,8 @@ typedef struct sonde_thread_sample {
     uint64_t running_task; /* with async_found: the asyncio task the thread runs (0: none) */
     uint32_t task_depth;   /* ... and how many of its innermost frames are that task's, its
                               coroutine's frame the last (0: that frame was not met) */
+    uint64_t loop_frame;   /* the innermost frame running asyncio's run_forever (0: none),
+                              whose loop's tasks are this thread's (asyncio_sets.h) */
     uint32_t depth;
     sonde_frame_sample frames[SONDE_WALK_MAX_DEPTH];
     /* entry[i]: frame i is the first (outermost) Python frame of one C
@@ -178,6 +181,17 @@ typedef struct sonde_walker {
     uint64_t async_looked_ns;
     uint64_t async_off[SONDE_ASYNC_OFFSETS];
     sonde_u64map async_types;
+    /* 3.8-3.13 (asyncio_sets.h): asyncio.tasks' WeakSet data, eager set and _current_tasks,
+     * once found from a frame running run_forever (by the walk that first meets one, where the
+     * caller set async_wanted); each loop's running task with its coroutine's frame, read
+     * before each snapshot; and what each type met is to those sets. */
+    int async_wanted;
+    uint64_t async_sets[3];
+    struct {
+        uint64_t frame, task;
+    } async_current[SONDE_ASYNC_CURRENT_MAX];
+    uint32_t async_ncurrent;
+    sonde_u64map async_set_types;
     sonde_u64map exc_types;      /* type object address -> function id */
 } sonde_walker;
 

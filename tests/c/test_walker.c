@@ -14,6 +14,7 @@
 
 #include "core/profile.h"
 #include "harness.h"
+#include "sampler/asyncio_sets.h"
 #include "sampler/asyncio_tasks.h"
 #include "sampler/python/attr.h"
 #include "sampler/python/linetable.h"
@@ -134,10 +135,10 @@ static void tasks_of_garbage(uint64_t *arena, int rounds)
     char err[256];
     for (int r = 0; r < rounds; r++) {
         scramble(arena);
-        uint64_t tstate = (uint64_t)(uintptr_t)(arena + next_random() % 64);
+        sonde_async_thread thread = { (uint64_t)(uintptr_t)(arena + next_random() % 64), 0 };
         w.interp = (uint64_t)(uintptr_t)(arena + next_random() % 64);
         sonde_async_graph g;
-        sane &= sonde_async_read(&w, &tstate, 1, &g, err, sizeof err) == 0;
+        sane &= sonde_async_read(&w, &thread, 1, &g, err, sizeof err) == 0;
         sane &= g.ntasks <= SONDE_ASYNC_MAX_TASKS;
         for (uint32_t i = 0; i < g.ntasks; i++) {
             const sonde_async_task *t = &g.tasks[i];
@@ -161,6 +162,84 @@ static void tasks_of_garbage(uint64_t *arena, int rounds)
     check(sane, "%d garbage task graphs and task chains stay in bounds", rounds);
     check(tasks > 100 && chained > 10, "garbage task lists walked (%llu tasks, %llu chains)",
           (unsigned long long)tasks, (unsigned long long)chained);
+    free(s);
+    sonde_walker_close(&w);
+    sonde_profile_free(&p);
+}
+
+/* Plants a type object named name at word `at` of the arena (its name at word at + 8) and
+ * makes about one word in `one_in` of the rest point to it: objects of that type. */
+static void plant_type(uint64_t *arena, size_t at, const char *name, unsigned one_in)
+{
+    uint64_t type = (uint64_t)(uintptr_t)(arena + at);
+    memset(arena + at + 8, 0, 32);
+    memcpy(arena + at + 8, name, strlen(name));
+    arena[at + 3] = (uint64_t)(uintptr_t)(arena + at + 8); /* tp_name */
+    for (size_t i = 256; i < ARENA_WORDS; i++)
+        if (next_random() % one_in == 0)
+            arena[i] = type;
+}
+
+/* 3.8-3.13's tasks (asyncio_sets.h) read through garbage: sets, weak references, tasks,
+ * gathers, coroutines and frames that loop and lie, with types named as asyncio's so that
+ * the garbage leads deep. */
+static void set_tasks_of_garbage(uint64_t *arena, int rounds)
+{
+    sonde_profile p;
+    sonde_profile_init(&p);
+    sonde_walker w;
+    check(sonde_walker_init(&w, &p) == 0, "walker init");
+    w.proc.pid = getpid();
+    w.layout = *sonde_py_layout_for(3, 12);
+    w.async_found = 1;
+    sonde_thread_sample *s = malloc(sizeof *s);
+    int sane = 1;
+    uint64_t tasks = 0, waiting = 0, chained = 0;
+    char err[256];
+    for (int r = 0; r < rounds; r++) {
+        scramble(arena);
+        plant_type(arena, 64, "_asyncio.Task", 4);
+        plant_type(arena, 128, "_GatheringFuture", 16);
+        plant_type(arena, 192, "coroutine", 16);
+        for (int k = 0; k < 3; k++) {
+            size_t set = 256 + next_random() % (ARENA_WORDS - 512);
+            w.async_sets[k] = (uint64_t)(uintptr_t)(arena + set);
+            arena[set + 4] = ((uint64_t)1 << (next_random() % 9)) - 1; /* a set's mask */
+        }
+        sonde_async_thread thread = {
+            (uint64_t)(uintptr_t)(arena + next_random() % 64),
+            (uint64_t)(uintptr_t)(arena + next_random() % (ARENA_WORDS - 64)),
+        };
+        sonde_async_graph g;
+        sane &= sonde_async_read(&w, &thread, 1, &g, err, sizeof err) == 0;
+        sane &= g.ntasks <= SONDE_ASYNC_MAX_TASKS;
+        for (uint32_t i = 0; i < g.ntasks; i++) {
+            const sonde_async_task *t = &g.tasks[i];
+            sane &= t->nframes <= SONDE_ASYNC_MAX_CHAIN &&
+                    t->first_frame + t->nframes <= g.nframes &&
+                    t->first_waiter + t->nwaiters <= g.nwaiters;
+        }
+        for (uint32_t k = 0; k < g.nframes; k++)
+            sane &= g.frames[k].func < p.nfuncs;
+        tasks += g.ntasks;
+        waiting += g.nwaiters;
+        uint64_t running = g.ntasks ? g.tasks[next_random() % g.ntasks].addr : 0;
+        sonde_async_free(&g);
+        sonde_async_sets_current(&w);
+        sane &= w.async_ncurrent <= SONDE_ASYNC_CURRENT_MAX;
+        memset(s, 0, sizeof *s);
+        s->running_task = running; /* a task of the sets, most often */
+        s->depth = s->task_depth = 1;
+        sonde_async_reroot(&w, s);
+        sane &= s->depth <= SONDE_WALK_MAX_DEPTH;
+        chained += s->depth > 1;
+        for (uint32_t k = 1; k < s->depth; k++)
+            sane &= s->frames[k].func < p.nfuncs;
+    }
+    check(sane, "%d garbage task sets and task chains stay in bounds", rounds);
+    check(tasks > 100 && waiting > 10 && chained > 10,
+          "garbage task sets walked (%llu tasks, %llu awaiters, %llu chains)",
+          (unsigned long long)tasks, (unsigned long long)waiting, (unsigned long long)chained);
     free(s);
     sonde_walker_close(&w);
     sonde_profile_free(&p);
@@ -402,5 +481,6 @@ void test_walker(void)
         attrs_of_garbage(sonde_py_layout_for(3, minor), arena, 300);
     }
     tasks_of_garbage(arena, 300);
+    set_tasks_of_garbage(arena, 300);
     free(arena);
 }

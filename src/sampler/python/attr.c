@@ -70,6 +70,13 @@ static int shape_of(const sonde_py_layout *l, sonde_py_reader read, void *ctx, u
     return k->count <= MAX_ENTRIES ? 0 : -1;
 }
 
+/* Where a split dict's values array (ma_values) keeps value 0: 3.13 put a header before them
+ * (_PyDictValues: capacity, size, embedded, valid). */
+static uint64_t split_values(const sonde_py_layout *l, uint64_t values)
+{
+    return values + (l->attrs == SONDE_PY_ATTRS_INLINE_313 ? 8 : 0);
+}
+
 /* The index of key `name` in keys (its entry's value pointer too). */
 static int64_t find_key(const sonde_py_layout *l, sonde_py_reader read, void *ctx, uint64_t keys,
                         const char *name, uint64_t *entry_value)
@@ -89,9 +96,8 @@ static int64_t find_key(const sonde_py_layout *l, sonde_py_reader read, void *ct
     return -1;
 }
 
-/* name's value in the dict object at dict. */
-static int dict_get(const sonde_py_layout *l, sonde_py_reader read, void *ctx, uint64_t dict,
-                    const char *name, uint64_t *value)
+int sonde_py_dict_get(const sonde_py_layout *l, sonde_py_reader read, void *ctx, uint64_t dict,
+                      const char *name, uint64_t *value)
 {
     uint64_t keys, values, entry_value;
     if (!dict || read_u64(read, ctx, dict + l->dict_keys, &keys) < 0 ||
@@ -104,7 +110,30 @@ static int dict_get(const sonde_py_layout *l, sonde_py_reader read, void *ctx, u
         *value = entry_value;
         return 0;
     }
-    return read_u64(read, ctx, values + 8 * (uint64_t)i, value);
+    return read_u64(read, ctx, split_values(l, values) + 8 * (uint64_t)i, value);
+}
+
+uint32_t sonde_py_dict_items(const sonde_py_layout *l, sonde_py_reader read, void *ctx,
+                            uint64_t dict, uint64_t *keys_out, uint64_t *values_out, uint32_t max)
+{
+    uint64_t keys, values;
+    keys_shape k;
+    if (!dict || read_u64(read, ctx, dict + l->dict_keys, &keys) < 0 ||
+        read_u64(read, ctx, dict + l->dict_values, &values) < 0 ||
+        shape_of(l, read, ctx, keys, &k) < 0)
+        return 0;
+    uint32_t n = 0;
+    for (uint64_t i = 0; i < k.count && n < max; i++) {
+        uint64_t at = k.entries + i * k.entry_size, key, value;
+        uint64_t value_at = values ? split_values(l, values) + 8 * i : at + k.value_at;
+        if (read_u64(read, ctx, at + k.key_at, &key) < 0 || read_u64(read, ctx, value_at, &value) < 0)
+            break;
+        if (key && value) { /* a deleted entry keeps neither */
+            keys_out[n] = key;
+            values_out[n++] = value;
+        }
+    }
+    return n;
 }
 
 /* name's value in a values array laid out against the type's shared keys. */
@@ -139,32 +168,37 @@ int sonde_py_attr(const sonde_py_layout *l, sonde_py_reader read, void *ctx, uin
         if (read(ctx, type + l->type_dictoffset, &offset, sizeof offset) < 0 || offset <= 0 ||
             offset > 4096 || read_u64(read, ctx, obj + (uint64_t)offset, &slot) < 0)
             return -1;
-        return dict_get(l, read, ctx, slot, name, value);
+        return sonde_py_dict_get(l, read, ctx, slot, name, value);
     }
     case SONDE_PY_ATTRS_VALUES_311:
         if (read_u64(read, ctx, obj - 32, &slot) < 0)
             return -1;
         if (slot)
             return values_get(l, read, ctx, type, slot, name, value);
-        return read_u64(read, ctx, obj - 24, &slot) < 0 ? -1 : dict_get(l, read, ctx, slot, name, value);
+        return read_u64(read, ctx, obj - 24, &slot) < 0
+                   ? -1
+                   : sonde_py_dict_get(l, read, ctx, slot, name, value);
     case SONDE_PY_ATTRS_TAGGED_312:
         if (read_u64(read, ctx, obj - 24, &slot) < 0)
             return -1;
         /* 3.12's _PyDictOrValues: values pointer - 1 (odd), or a dict */
         return slot & 1 ? values_get(l, read, ctx, type, slot + 1, name, value)
-                        : dict_get(l, read, ctx, slot, name, value);
+                        : sonde_py_dict_get(l, read, ctx, slot, name, value);
     case SONDE_PY_ATTRS_INLINE_313:
         /* _PyDictValues {capacity, size, embedded, valid; values[] at +8} */
         if (!(flags & INLINE_VALUES))
-            return read_u64(read, ctx, obj - 24, &slot) < 0 ? -1
-                                                            : dict_get(l, read, ctx, slot, name, value);
+            return read_u64(read, ctx, obj - 24, &slot) < 0
+                       ? -1
+                       : sonde_py_dict_get(l, read, ctx, slot, name, value);
         if (read(ctx, type + l->type_basicsize, &basicsize, sizeof basicsize) < 0 ||
             basicsize <= 0 || basicsize > 4096 ||
             read(ctx, obj + (uint64_t)basicsize, header, sizeof header) < 0)
             return -1;
         if (header[3])
             return values_get(l, read, ctx, type, obj + (uint64_t)basicsize + 8, name, value);
-        return read_u64(read, ctx, obj - 24, &slot) < 0 ? -1 : dict_get(l, read, ctx, slot, name, value);
+        return read_u64(read, ctx, obj - 24, &slot) < 0
+                   ? -1
+                   : sonde_py_dict_get(l, read, ctx, slot, name, value);
     }
     return -1;
 }
