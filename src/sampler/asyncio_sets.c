@@ -85,6 +85,12 @@ int sonde_async_sets_kept(const sonde_walker *w)
     return sets_of(w) != NULL;
 }
 
+uint64_t sonde_async_sets_waiter_offset(const sonde_walker *w)
+{
+    const sets_layout *s = sets_of(w);
+    return s ? s->fut_waiter : 0;
+}
+
 /* What a type is here, kept per type in walker.async_set_types. */
 enum set_type { TASK = 1, GATHERING, OTHER };
 

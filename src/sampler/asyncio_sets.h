@@ -40,6 +40,10 @@ void sonde_async_sets_current(sonde_walker *w);
 uint32_t sonde_async_sets_tasks(sonde_walker *w, sonde_async_set_task *out, uint32_t max,
                                 int *cut);
 
+/* Where a task keeps its _fut_waiter (TaskObj's task_fut_waiter), or 0 where the version
+ * keeps its tasks otherwise. */
+uint64_t sonde_async_sets_waiter_offset(const sonde_walker *w);
+
 /* The tasks a future gathers (asyncio.gather's _GatheringFuture: its _children) into out
  * (room for max): how many; 0 for any other object. */
 uint32_t sonde_async_sets_gathered(sonde_walker *w, uint64_t fut, uint64_t *out, uint32_t max);

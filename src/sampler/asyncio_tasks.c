@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/clock.h"
 #include "../core/grow.h"
 #include "asyncio_sets.h"
 #include "proc/elf.h"
@@ -691,57 +692,99 @@ void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const s
     s->truncated = 0;
 }
 
-/* The task of met[0 .. n) awaiting the task at addr (waiting on it, or on a gather of it),
- * or NULL: those waiting on it directly first, and only then are gathers read. */
-static const sonde_async_set_task *set_awaiter(sonde_walker *w, const sonde_async_set_task *met,
-                                               uint32_t n, uint64_t addr)
+/* How long record --async uses one read of every task (3.8-3.13): reading them all at each
+ * sample costs a read or three a task, and a server keeps thousands. */
+#define SETS_KEPT_NS 100000000ull
+
+/* Every task into w->async_met, read now.  0, or -1 on out of memory (none kept). */
+static int read_met(sonde_walker *w)
 {
-    for (uint32_t i = 0; i < n; i++)
+    if (!w->async_met && !(w->async_met = malloc(SONDE_ASYNC_MAX_TASKS * sizeof *w->async_met)))
+        return -1;
+    int cut = 0;
+    w->async_nmet = sonde_async_sets_tasks(w, w->async_met, SONDE_ASYNC_MAX_TASKS, &cut);
+    w->async_met_ns = sonde_clock_ns();
+    return 0;
+}
+
+/* The task awaiting the task at addr among the tasks kept (waiting on it, or on a gather of
+ * it), into *found (NULL when none is): 0; or -1 when the one found waits on something else
+ * now (what was kept is out of date). */
+static int set_awaiter(sonde_walker *w, uint64_t addr, const sonde_async_set_task **out)
+{
+    const sonde_async_set_task *met = w->async_met, *found = NULL;
+    uint32_t n = w->async_nmet;
+    for (uint32_t i = 0; i < n && !found; i++)
         if (met[i].fut_waiter == addr)
-            return &met[i];
+            found = &met[i];
     uint64_t children[64];
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n && !found; i++) {
         uint32_t k = sonde_async_sets_gathered(w, met[i].fut_waiter, children, 64);
-        while (k-- > 0)
+        while (k-- > 0 && !found)
             if (children[k] == addr)
-                return &met[i];
+                found = &met[i];
     }
+    uint64_t now = 0;
+    *out = found;
+    if (found && (sonde_proc_read(&w->proc, found->addr + sonde_async_sets_waiter_offset(w),
+                                  &now, 8) < 0 || now != found->fut_waiter)) {
+        *out = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The task kept at addr, or NULL. */
+static const sonde_async_set_task *kept_task(const sonde_walker *w, uint64_t addr)
+{
+    for (uint32_t i = 0; i < w->async_nmet; i++)
+        if (w->async_met[i].addr == addr)
+            return &w->async_met[i];
     return NULL;
 }
 
 /* record --async on 3.8-3.13: s's running task (found by its coroutine's frame in the stack)
- * goes on through the tasks awaiting it, read from the sets at this sample; of the tasks'
- * names and chains, only those on the way are read. */
+ * goes on through the tasks awaiting it.  Every task is read at most every SETS_KEPT_NS, and
+ * again at once when the running task is not among those kept, or an awaiter kept waits on
+ * something else now (a task that began awaiting since may be missed until the next read);
+ * of the tasks' names and chains, only those on the way are read. */
 static void reroot_from_sets(sonde_walker *w, sonde_thread_sample *s)
 {
-    sonde_async_set_task *met = malloc(SONDE_ASYNC_MAX_TASKS * sizeof *met);
-    int cut = 0;
-    uint32_t n = met ? sonde_async_sets_tasks(w, met, SONDE_ASYNC_MAX_TASKS, &cut) : 0;
-    const sonde_async_set_task *t = NULL;
-    for (uint32_t i = 0; i < n && !t; i++)
-        if (met[i].addr == s->running_task)
-            t = &met[i];
+    int fresh = !w->async_met || sonde_clock_ns() - w->async_met_ns >= SETS_KEPT_NS;
+    if (fresh && read_met(w) < 0)
+        return;
+    const sonde_async_set_task *t = kept_task(w, s->running_task);
+    if (!t && !fresh) {
+        fresh = 1;
+        if (read_met(w) < 0)
+            return;
+        t = kept_task(w, s->running_task);
+    }
     uint32_t depth = s->task_depth;
     for (uint32_t level = 0; t && level < ASYNC_AWAITERS_MAX; level++) {
+        sonde_async_set_task task = *t; /* a read below may replace what is kept */
         if (level > 0) { /* an awaiting task: its chain */
-            int chain_cut = 0;
-            uint32_t k = chain_frames(w, t->coro, s->frames + depth, SONDE_WALK_MAX_DEPTH - depth,
-                                      &chain_cut);
+            int cut = 0;
+            uint32_t k = chain_frames(w, task.coro, s->frames + depth,
+                                      SONDE_WALK_MAX_DEPTH - depth, &cut);
             memset(s->entry + depth, 0, k);
             depth += k;
         }
         char name[sizeof ((sonde_async_task *)0)->name];
-        task_name(w, t->name, name, sizeof name);
+        task_name(w, task.name, name, sizeof name);
         uint32_t func = named_task_func(w, name);
         if (func == SONDE_NO_FUNC || depth == SONDE_WALK_MAX_DEPTH)
             break;
         s->entry[depth] = 0;
         s->frames[depth++] = (sonde_frame_sample){ .func = func, .line = 0 };
-        t = set_awaiter(w, met, n, t->addr);
+        if (set_awaiter(w, task.addr, &t) < 0 && !fresh) {
+            fresh = 1; /* what was kept is out of date: every task is read again */
+            if (read_met(w) < 0 || set_awaiter(w, task.addr, &t) < 0)
+                t = NULL;
+        }
     }
     if (depth > s->task_depth) {
         s->depth = depth;
         s->truncated = 0; /* the frames beyond the task (the event loop's) are left out */
     }
-    free(met);
 }

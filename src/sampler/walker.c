@@ -1272,5 +1272,6 @@ void sonde_walker_close(sonde_walker *w)
     sonde_u64map_free(&w->lines);
     sonde_u64map_free(&w->async_types);
     sonde_u64map_free(&w->async_set_types);
+    free(w->async_met);
     memset(w, 0, sizeof *w);
 }

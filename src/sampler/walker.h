@@ -192,6 +192,11 @@ typedef struct sonde_walker {
     } async_current[SONDE_ASYNC_CURRENT_MAX];
     uint32_t async_ncurrent;
     sonde_u64map async_set_types;
+    /* ... and every task, as record --async last read them (asyncio_tasks.c keeps them a
+     * while: their awaiters are checked against the target as they are used) */
+    struct sonde_async_set_task *async_met;
+    uint32_t async_nmet;
+    uint64_t async_met_ns;
     sonde_u64map exc_types;      /* type object address -> function id */
 } sonde_walker;
 
