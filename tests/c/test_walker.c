@@ -100,6 +100,29 @@ static void attrs_of_garbage(const sonde_py_layout *layout, uint64_t *arena, int
           (int)layout->major, (int)layout->minor, rounds);
 }
 
+/* Whether a task graph read from garbage keeps within its bounds and names known functions. */
+static int graph_in_bounds(const sonde_async_graph *g, const sonde_profile *p)
+{
+    int sane = g->ntasks <= SONDE_ASYNC_MAX_TASKS;
+    for (uint32_t i = 0; i < g->ntasks; i++) {
+        const sonde_async_task *t = &g->tasks[i];
+        sane &= t->nframes <= SONDE_ASYNC_MAX_CHAIN && t->first_frame + t->nframes <= g->nframes &&
+                t->first_waiter + t->nwaiters <= g->nwaiters;
+    }
+    for (uint32_t k = 0; k < g->nframes; k++)
+        sane &= g->frames[k].func < p->nfuncs;
+    return sane;
+}
+
+/* The same of a stack that sonde_async_reroot went on from its first frame. */
+static int chain_in_bounds(const sonde_thread_sample *s, const sonde_profile *p)
+{
+    int sane = s->depth <= SONDE_WALK_MAX_DEPTH;
+    for (uint32_t k = 1; k < s->depth && sane; k++)
+        sane &= s->frames[k].func < p->nfuncs;
+    return sane;
+}
+
 /* The asyncio task graph (dump --async) and a running task's chain (record --async) read
  * through garbage: task lists, coroutines, awaiter sets and names that loop and lie.  The
  * offsets are 3.14's own (its _asyncio section's words); the objects' are its headers'. */
@@ -139,25 +162,15 @@ static void tasks_of_garbage(uint64_t *arena, int rounds)
         w.interp = (uint64_t)(uintptr_t)(arena + next_random() % 64);
         sonde_async_graph g;
         sane &= sonde_async_read(&w, &thread, 1, &g, err, sizeof err) == 0;
-        sane &= g.ntasks <= SONDE_ASYNC_MAX_TASKS;
-        for (uint32_t i = 0; i < g.ntasks; i++) {
-            const sonde_async_task *t = &g.tasks[i];
-            sane &= t->nframes <= SONDE_ASYNC_MAX_CHAIN &&
-                    t->first_frame + t->nframes <= g.nframes &&
-                    t->first_waiter + t->nwaiters <= g.nwaiters;
-        }
-        for (uint32_t k = 0; k < g.nframes; k++)
-            sane &= g.frames[k].func < p.nfuncs;
+        sane &= graph_in_bounds(&g, &p);
         tasks += g.ntasks;
         sonde_async_free(&g);
         memset(s, 0, sizeof *s);
         s->running_task = arena[next_random() % ARENA_WORDS];
         s->depth = s->task_depth = 1;
         sonde_async_reroot(&w, s);
-        sane &= s->depth <= SONDE_WALK_MAX_DEPTH;
+        sane &= chain_in_bounds(s, &p);
         chained += s->depth > 1;
-        for (uint32_t k = 1; k < s->depth; k++)
-            sane &= s->frames[k].func < p.nfuncs;
     }
     check(sane, "%d garbage task graphs and task chains stay in bounds", rounds);
     check(tasks > 100 && chained > 10, "garbage task lists walked (%llu tasks, %llu chains)",
@@ -212,15 +225,7 @@ static void set_tasks_of_garbage(uint64_t *arena, int rounds)
         };
         sonde_async_graph g;
         sane &= sonde_async_read(&w, &thread, 1, &g, err, sizeof err) == 0;
-        sane &= g.ntasks <= SONDE_ASYNC_MAX_TASKS;
-        for (uint32_t i = 0; i < g.ntasks; i++) {
-            const sonde_async_task *t = &g.tasks[i];
-            sane &= t->nframes <= SONDE_ASYNC_MAX_CHAIN &&
-                    t->first_frame + t->nframes <= g.nframes &&
-                    t->first_waiter + t->nwaiters <= g.nwaiters;
-        }
-        for (uint32_t k = 0; k < g.nframes; k++)
-            sane &= g.frames[k].func < p.nfuncs;
+        sane &= graph_in_bounds(&g, &p);
         tasks += g.ntasks;
         waiting += g.nwaiters;
         uint64_t running = g.ntasks ? g.tasks[next_random() % g.ntasks].addr : 0;
@@ -231,10 +236,8 @@ static void set_tasks_of_garbage(uint64_t *arena, int rounds)
         s->running_task = running; /* a task of the sets, most often */
         s->depth = s->task_depth = 1;
         sonde_async_reroot(&w, s);
-        sane &= s->depth <= SONDE_WALK_MAX_DEPTH;
+        sane &= chain_in_bounds(s, &p);
         chained += s->depth > 1;
-        for (uint32_t k = 1; k < s->depth; k++)
-            sane &= s->frames[k].func < p.nfuncs;
     }
     check(sane, "%d garbage task sets and task chains stay in bounds", rounds);
     check(tasks > 100 && waiting > 10 && chained > 10,
