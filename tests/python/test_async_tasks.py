@@ -21,7 +21,7 @@ import sys
 
 import pytest
 
-from conftest import need, one_line, start_ready, stop_ready, version_params
+from conftest import need, native_params, one_line, start_ready, stop_ready, version_params
 
 sys.path.insert(0, os.path.dirname(__file__))
 from test_sampler_modes import sonde  # noqa: E402
@@ -205,6 +205,21 @@ def test_tasks_and_their_awaits_as_the_interpreter_shows_them(python, tmp_path):
     # Each task under the thread whose loop runs it.
     looper = ours.stdout.split("asyncio tasks of thread")
     assert any("looper" in part.split("\n")[0] and "task elsewhere" in part for part in looper)
+
+
+@pytest.mark.parametrize("python", native_params())
+def test_tasks_with_native_frames_too(python, tmp_path):
+    """dump --async --native: the threads' stacks merged with their C frames,
+    and the same tasks as the program's own view."""
+    python = need(python)
+    proc = start_ready(python, tmp_path, PROGRAM)
+    try:
+        own = own_view(proc)
+        ours = sonde("dump", "--async", "--native", "-p", proc.pid)
+    finally:
+        stop_ready(proc)
+    assert ours.returncode == 0, ours.stderr
+    assert sonde_tasks(ours.stdout) == own, (ours.stdout, own)
 
 
 @pytest.mark.parametrize("python", version_params())
