@@ -210,9 +210,6 @@ static int parse(int argc, char **argv, record_opts *o)
     if (o->s.async_all && o->s.mode != SONDE_MODE_WALL)
         return cli_usage_error("record", "--async-mode all counts the tasks that wait: it "
                                "goes with --mode wall (or --idle)");
-    if (o->s.async && o->native)
-        return cli_usage_error("record", "--async and --native do not go together yet: "
-                               "record the task stacks, or the native frames");
     if ((o->keep || o->keep_bytes) && !o->s.every)
         return cli_usage_error("record", "--keep and --keep-bytes bound --every's files: give "
                                "--every SECONDS too");

@@ -386,9 +386,6 @@ static int cmd_main(int argc, char **argv, const sonde_env *env)
                         "use 'sonde record -p %ld' for a profile, or 'sonde dump -p %ld' for "
                         "the stacks now", pid, pid);
     opts.native |= opts.native_all;
-    if (opts.async && opts.native)
-        return cli_usage_error("top", "--async and --native do not go together yet: watch the "
-                               "tasks, or the native frames");
     if (opts.native && !env->native)
         return cli_fail(SONDE_EXIT_FAILED, "--native needs the sonde command (it reads DWARF "
                         "through libdw, which python3 -m sonde leaves out): run 'sonde top "

@@ -258,8 +258,12 @@ static int snapshot(sonde_family_member *m, native_states *ns, const sonde_sampl
         return st == 0 || st == 'Z' || st == 'X' ? -ESRCH : STOP_FAILED;
     }
     uint64_t idle_before = counts->idle;
+    if (o->async)
+        sonde_async_look(w, sonde_clock_ns());
     int got = o->native->sample(state, w, !cpu, threads, SONDE_WALK_BATCH, n, &counts->idle,
                                 &counts->native);
+    for (uint32_t i = 0; got == 0 && o->async && i < *n; i++)
+        sonde_async_reroot(w, &threads[i]);
     counts->read += counts->idle - idle_before; /* idle: left unread, counted as count_batch does */
     if (got == 0 && cpu)
         sonde_walker_read_cpu(w, threads, *n);

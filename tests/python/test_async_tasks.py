@@ -310,6 +310,31 @@ def test_record_async_puts_a_running_task_under_the_tasks_awaiting_it(python, tm
     assert spinning > 0, out.read_text()
 
 
+@pytest.mark.parametrize("python", native_params())
+def test_record_async_native_keeps_the_c_frames_above_the_task_chain(python, tmp_path):
+    """--async --native: the C frames a task's Python code calls stay above
+    it (time.perf_counter's, inside spin), and the chain of tasks replaces
+    both the event loop's Python frames and the C frames below them."""
+    python = need(python)
+    proc = start_ready(python, tmp_path, BUSY)
+    out = tmp_path / "p.txt"
+    try:
+        ours = sonde("record", "--async", "--native", "-p", proc.pid, "-d", "2", "-r", "200",
+                     "-f", "collapsed", "-o", out)
+    finally:
+        stop_ready(proc)
+    assert ours.returncode == 0, ours.stderr
+    spinning = native_above = 0
+    for line in out.read_text().splitlines():
+        stack, weight = line.rsplit(" ", 1)
+        names = [frame.split(" (")[0] for frame in stack.split(";")]
+        if "spin" in names:
+            assert names[:len(CHAIN)] == CHAIN, line
+            spinning += int(weight)
+            native_above += int(weight) * (len(names) > len(CHAIN))
+    assert spinning > 0 and native_above > 0, out.read_text()
+
+
 @pytest.mark.parametrize("python", version_params())
 def test_record_async_of_a_launched_program_finds_its_tasks_once_asyncio_runs(python, tmp_path):
     """-- CMD starts the program before it imports asyncio: sonde looks for

@@ -432,6 +432,10 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
         const sonde_merge_out *m = &s->merged[i];
         if (m->python) {
             out->frames[d++] = py->frames[m->index];
+            if (py->task_depth && m->index + 1 == py->task_depth) {
+                out->running_task = py->running_task; /* --async: the task's part ends here */
+                out->task_depth = d;
+            }
             continue;
         }
         uint32_t k = s->which[m->index], inlined = s->named[k].inlined;
