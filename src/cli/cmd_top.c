@@ -85,8 +85,9 @@ typedef struct top_thread {
     char name[64];
     uint64_t first_ns, first_cpu_ns;   /* when top first saw it, and its CPU then */
     int cpu_known;
-    uint64_t seen, gil, gc;            /* snapshots that read it, held the GIL, collected
-                                          garbage */
+    uint64_t seen, gil;                /* snapshots that read it, held the GIL */
+    uint64_t weight, gc_weight;        /* its kept samples' weight (--mode cpu: its CPU
+                                          time), and theirs collecting garbage */
     double cpu_share;                  /* at the last redraw */
 } top_thread;
 
@@ -240,7 +241,7 @@ static int draw_threads(top_state *t, int width)
         int room = width - 37 > 0 ? width - 37 : 0;
         printf("  %-*.*s %5.1f%% CPU %5.1f%% GIL %5.1f%% GC\n", room, room, th->name,
                100.0 * th->cpu_share, th->seen ? 100.0 * (double)th->gil / (double)th->seen : 0.0,
-               th->seen ? 100.0 * (double)th->gc / (double)th->seen : 0.0);
+               th->weight ? 100.0 * (double)th->gc_weight / (double)th->weight : 0.0);
     }
     uint32_t rest = t->threads > t->nthread ? t->threads : t->nthread; /* the last snapshot's */
     if (rest > TOP_THREADS_SHOWN) {
@@ -335,11 +336,14 @@ static int on_tick(void *ctx, const sonde_thread_sample *threads, uint32_t n, in
         if (th) {
             th->seen++;
             th->gil += (uint64_t)s->holds_gil;
-            th->gc += (uint64_t)s->in_gc;
         }
         if (!sonde_sampler_keeps(t->opts, s))
             continue;
         uint64_t wt = sonde_sampler_weight(t->opts, s);
+        if (th) {
+            th->weight += wt;
+            th->gc_weight += s->in_gc ? wt : 0;
+        }
         uint32_t stack = t->nstacks++;
         t->stacks += wt;
         t->own[s->in_gc ? t->gc_func : s->frames[0].func] += wt; /* the collector's own */

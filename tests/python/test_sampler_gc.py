@@ -1,6 +1,6 @@
-"""The <GC> frame of record and dump, on every interpreter: while the
-garbage collector runs, the thread collecting has a <GC> frame over the
-function that started the collection.  The reference is the program's
+"""The <GC> frame of record and dump, on every interpreter, and top's GC
+share: while the garbage collector runs, the thread collecting has a <GC>
+frame over the function that started the collection.  The reference is the program's
 own: it collects only by calling gc.collect() in one known function (the
 automatic collector is off), and measures the CPU time its thread spends
 inside that call with the kernel's per-thread clock."""
@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -22,7 +23,7 @@ from test_sampler import share_tolerance  # noqa: E402
 # program's time; work() allocates nothing.  Prints the share of main's
 # CPU time spent inside gc.collect(), by the thread's own clock.
 PROGRAM = r'''
-import gc, sys, time
+import gc, os, sys, time
 gc.disable()
 keep = [[i] for i in range(300000)]
 in_gc = 0
@@ -57,6 +58,14 @@ if sys.argv[1] == "forever":
     print("ready", flush=True)
     while True:
         main(100)
+if sys.argv[1] == "share":   # the share so far, after every few rounds, in share.txt
+    print("ready", flush=True)
+    total = 0
+    while True:
+        total += main(5)
+        with open("share.tmp", "w") as f:
+            f.write("%.6f" % (in_gc / total))
+        os.replace("share.tmp", "share.txt")
 total = main(int(sys.argv[1]))
 print("gc %.6f" % (in_gc / total))
 '''
@@ -148,3 +157,42 @@ def test_dump_says_the_thread_collects(python, tmp_path):
         assert seen == 3
     finally:
         stop_ready(proc)
+
+
+def test_top_thread_gc_share_is_the_time_it_collects(tmp_path):
+    """top's row of the program's thread: its share in the garbage collector
+    (--mode cpu: of the CPU time its samples weigh) is the share of its CPU
+    time the program measured inside gc.collect()."""
+    import pty
+    import select
+    proc = start_ready(sys.executable, tmp_path, PROGRAM, "share")
+    header = ("sonde top: pid %d" % proc.pid).encode()
+    try:
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ["COLUMNS"] = "100"
+            os.execv(SONDE, [SONDE, "top", "--nonblocking", "-r", "1000", "-p", str(proc.pid)])
+        screen = b""
+        elapsed = 0
+        deadline = time.time() + 120  # a guard only: it waits for 4 s of samples
+        while elapsed < 4:
+            assert time.time() < deadline, screen[-2000:]
+            if select.select([fd], [], [], 0.5)[0]:
+                screen += os.read(fd, 65536)
+            screens = screen.split(header)
+            if len(screens) > 2:
+                found = re.search(rb"Hz, (\d+) s,", screens[-2])
+                elapsed = int(found.group(1)) if found else 0
+        os.write(fd, b"q")
+        os.waitpid(pid, 0)
+        os.close(fd)
+        truth = 100 * float((tmp_path / "share.txt").read_text())
+    finally:
+        stop_ready(proc)
+    last = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", screens[-2].decode("utf-8", "replace"))
+    rate, seconds = map(int, re.search(r"(\d+) Hz, (\d+) s,", last).groups())
+    cpu, gc_share = map(float, re.search(r"\n  MainThread +([\d.]+)% CPU +[\d.]+% GIL +"
+                                         r"([\d.]+)% GC", last).groups())
+    samples = rate * seconds * cpu / 100  # the samples its CPU time was counted in
+    assert abs(gc_share - truth) <= share_tolerance(truth, samples, 0, sigmas=4), (
+        gc_share, truth, last)
