@@ -25,7 +25,6 @@ _Static_assert(SONDE_WALK_MAX_DEPTH <= SONDE_PROC_SCATTER_MAX,
 #define OUTSIDE_MAX 128            /* frames outside the chunk remembered per thread */
 #define OUTSIDE_SLOTS 64           /* threads remembered, by their state's address hashed */
 
-_Static_assert(HEADER_MAX <= SONDE_WALK_STATE_MAX, "a thread state read fits head_state");
 _Static_assert(OUTSIDE_MAX + 2 <= SONDE_PROC_SCATTER_MAX, "a stack's first reads are one read");
 
 /* The frames one walk of a thread read outside its chunk, by address, in
@@ -63,14 +62,20 @@ static uint64_t field_u64(const uint8_t *block, uint64_t off)
 }
 
 /* The end of the furthest of these offsets (each naming an 8-byte field),
- * ignoring absent ones: how much of a struct one read must cover. */
-static size_t span(const uint64_t *offs, size_t n)
+ * ignoring absent ones: how much of a struct one read must cover (0 when
+ * more than max). */
+static size_t span_within(const uint64_t *offs, size_t n, uint64_t max)
 {
     uint64_t end = 0;
     for (size_t i = 0; i < n; i++)
         if (offs[i] != SONDE_PY_ABSENT && offs[i] + 8 > end)
             end = offs[i] + 8;
-    return end <= HEADER_MAX ? (size_t)end : 0;
+    return end <= max ? (size_t)end : 0;
+}
+
+static size_t span(const uint64_t *offs, size_t n)
+{
+    return span_within(offs, n, HEADER_MAX);
 }
 
 static int proc_reader(void *ctx, uint64_t addr, void *buf, size_t len)
@@ -576,12 +581,23 @@ static void find_pthread_tid_offset(sonde_walker *w, const uint64_t *pthreads, u
     }
 }
 
-/* How much of a thread state the walker reads. */
-static size_t tstate_span(const sonde_py_layout *l)
+/* Whether a thread state's read holds the task it runs (3.14+, once the _asyncio module's
+ * offsets are known: record --async). */
+static int reads_running_task(const sonde_walker *w)
 {
+    return w->async_found && w->layout.task_lists &&
+           w->async_off[SONDE_ASYNC_THREAD_TASK] + 8 <= SONDE_WALK_STATE_MAX;
+}
+
+/* How much of a thread state the walker reads. */
+static size_t tstate_span(const sonde_walker *w)
+{
+    const sonde_py_layout *l = &w->layout;
     const uint64_t offs[] = { l->ts_next, l->ts_frame, l->ts_thread_id, l->ts_native_thread_id,
-                              l->ts_datastack_chunk, l->ts_datastack_top, l->ts_exc_info };
-    return span(offs, sizeof offs / sizeof offs[0]);
+                              l->ts_datastack_chunk, l->ts_datastack_top, l->ts_exc_info,
+                              reads_running_task(w) ? w->async_off[SONDE_ASYNC_THREAD_TASK]
+                                                    : SONDE_PY_ABSENT };
+    return span_within(offs, sizeof offs / sizeof offs[0], SONDE_WALK_STATE_MAX);
 }
 
 /* threads_head in one scatter read, from where the last snapshot found
@@ -592,7 +608,7 @@ static size_t tstate_span(const sonde_py_layout *l)
 static int threads_head_again(sonde_walker *w, uint64_t *ts, interp_now *now)
 {
     const sonde_py_layout *l = &w->layout;
-    size_t n = tstate_span(l);
+    size_t n = tstate_span(w);
     int via_gil = l->rt_gilstate_tstate_current == SONDE_PY_ABSENT &&
                   l->interp_ceval_gil != SONDE_PY_ABSENT;
     if (!w->interp || !w->head || n == 0 || (via_gil && !w->gil))
@@ -922,15 +938,19 @@ static int collector(sonde_walker *w, uint64_t flag, uint64_t ts, int32_t collec
     return w->gc_tstate == ts;
 }
 
-/* record --async: the asyncio task the thread at ts runs, into s, and the address of its
- * coroutine's frame (where the task's part of the stack ends); 0 when it runs none. */
-static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, sonde_thread_sample *s)
+/* record --async: the asyncio task the thread at ts runs (its state read into block holds it,
+ * where the read covers it), into s, and the address of its coroutine's frame (where the
+ * task's part of the stack ends); 0 when it runs none. */
+static uint64_t running_task_frame(sonde_walker *w, uint64_t ts, const uint8_t *block,
+                                   sonde_thread_sample *s)
 {
-    uint64_t coro = 0;
-    if (!w->async_found || !w->layout.task_lists ||
-        sonde_proc_read(&w->proc, ts + w->async_off[SONDE_ASYNC_THREAD_TASK],
-                                           &s->running_task, 8) < 0)
-        return s->running_task = 0;
+    uint64_t coro = 0, at = w->async_off[SONDE_ASYNC_THREAD_TASK];
+    s->running_task = 0;
+    if (reads_running_task(w))
+        s->running_task = field_u64(block, at);
+    else if (w->async_found && w->layout.task_lists && /* a thread state larger than read */
+             sonde_proc_read(&w->proc, ts + at, &s->running_task, 8) < 0)
+        s->running_task = 0;
     if (!s->running_task ||
         sonde_proc_read(&w->proc, s->running_task + w->async_off[SONDE_ASYNC_TASK_CORO], &coro,
                         8) < 0 ||
@@ -963,8 +983,8 @@ static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_threa
                        uint64_t *next)
 {
     const sonde_py_layout *l = &w->layout;
-    size_t n = tstate_span(l);
-    uint8_t block[HEADER_MAX];
+    size_t n = tstate_span(w);
+    uint8_t block[SONDE_WALK_STATE_MAX];
     stack_copy chunk;
     seen_first first = { .on_cpu = -1 };   /* what the first try learnt of the thread */
     for (int tries = 0; tries < WALK_TRIES; tries++) {
@@ -991,7 +1011,7 @@ static int walk_thread(sonde_walker *w, uint64_t ts, interp_now now, sonde_threa
             break; /* not wanted: its frames are not read */
         if (w->read_exceptions)
             read_exception(w, block, s);
-        uint64_t frame, task_frame = running_task_frame(w, ts, s);
+        uint64_t frame, task_frame = running_task_frame(w, ts, block, s);
         s->torn = read_stack(w, ts, block, s->holds_gil ? now.gc_flag : 0, &chunk, &frame) < 0;
         s->in_gc = chunk.gc_read && collector(w, now.gc_flag, ts, chunk.collecting);
         if (!s->torn) {
