@@ -20,7 +20,9 @@ it works, and attaches one sampler to it for --seconds at one rate:
 
 MODE is --mode's (wall by default: what austin and profiling.sampling
 sample unless told otherwise, and py-spy with --idle; cpu weighs each
-sample by the thread's CPU, read from /proc at every sample).
+sample by the thread's CPU, read from /proc at every sample; gil and
+exception, which py-spy and austin do not have, compare sonde with
+profiling.sampling only).
 
 Both py-spy and austin are told not to stop the target (sonde never does).
 Per measurement:
@@ -274,10 +276,11 @@ def main():
                         help="sampling rates in Hz, comma-separated")
     parser.add_argument("--python", default="python3",
                         help="the target's interpreter (default python3)")
-    parser.add_argument("--mode", choices=("wall", "cpu"), default="wall",
+    parser.add_argument("--mode", choices=("wall", "cpu", "gil", "exception"), default="wall",
                         help="sonde's and profiling.sampling's --mode, py-spy's --idle for"
                         " wall (default wall, what austin samples by default; sonde's own"
-                        " default is cpu)")
+                        " default is cpu); with gil or exception, py-spy and austin (which"
+                        " have no such mode) are left out")
     parser.add_argument("--slowdown-at", default="100",
                         help="rates at which the target's slowdown is measured, comma-separated"
                         " (default 100; each adds two unsampled windows to the measurement)")
@@ -295,6 +298,8 @@ def main():
         sys.exit("bench_sampler: cannot run '%s'" % args.python)
 
     samplers = find_samplers()
+    if args.mode in ("gil", "exception"):
+        samplers = [s for s in samplers if s.name == "sonde"]
     version = first_line([python, "-c", "import sys; print(sys.version_info[1])"])
     stdlib_count = count_from_log(r"Captured (\d+) samples")
     if args.use_async:
