@@ -445,15 +445,16 @@ static int sets_waiters(reader *r, const sonde_async_set_task *met, const sonde_
             n = sonde_async_sets_gathered(r->w, met[a].fut_waiter, on, 64);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
             uint32_t k = sonde_u64map_get(at, on[i]);
-            pair *grown = k == SONDE_U64MAP_NONE ? pairs
-                          : sonde_grow(pairs, &cap, npairs + 1, sizeof *grown, UINT32_MAX);
+            if (k == SONDE_U64MAP_NONE)
+                continue; /* not a task read: a future, or one that ended */
+            pair *grown = sonde_grow(pairs, &cap, npairs + 1, sizeof *grown, UINT32_MAX);
             if (!grown) {
                 rc = -1;
-            } else if (k != SONDE_U64MAP_NONE) {
-                pairs = grown;
-                pairs[npairs++] = (pair){ k, a };
-                g->tasks[k].nwaiters++;
+                break;
             }
+            pairs = grown;
+            pairs[npairs++] = (pair){ k, a };
+            g->tasks[k].nwaiters++;
         }
     }
     /* Counted by the task awaited: each one's room, then filled in the order met. */
