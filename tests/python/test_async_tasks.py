@@ -287,26 +287,39 @@ asyncio.run(main())
 CHAIN = ["<task Task-1>", "main", "<task boss>", "boss", "<task cruncher>", "crunch", "spin"]
 
 
-@pytest.mark.parametrize("python", version_params())
-def test_record_async_puts_a_running_task_under_the_tasks_awaiting_it(python, tmp_path):
-    python = need(python)
+def record_busy(python, tmp_path, *extra):
+    """The collapsed file of record --async (and extra) attached to BUSY for
+    2 s at 200 Hz."""
     proc = start_ready(python, tmp_path, BUSY)
     out = tmp_path / "p.txt"
     try:
-        ours = sonde("record", "--async", "-p", proc.pid, "-d", "2", "-r", "200", "-f",
+        ours = sonde("record", "--async", *extra, "-p", proc.pid, "-d", "2", "-r", "200", "-f",
                      "collapsed", "-o", out)
     finally:
         stop_ready(proc)
     assert ours.returncode == 0, ours.stderr
-    spinning = 0
+    return out
+
+
+def spin_stacks(out):
+    """(function names outermost first, weight) of each stack holding spin
+    in the collapsed file out."""
     for line in out.read_text().splitlines():
         stack, weight = line.rsplit(" ", 1)
         names = [frame.split(" (")[0] for frame in stack.split(";")]
         if "spin" in names:
-            # The event loop's frames (run_forever, Handle._run) are not there:
-            # the task's chain of awaiting tasks is.
-            assert names[:len(CHAIN)] == CHAIN, line
-            spinning += int(weight)
+            yield names, int(weight)
+
+
+@pytest.mark.parametrize("python", version_params())
+def test_record_async_puts_a_running_task_under_the_tasks_awaiting_it(python, tmp_path):
+    out = record_busy(need(python), tmp_path)
+    spinning = 0
+    for names, weight in spin_stacks(out):
+        # The event loop's frames (run_forever, Handle._run) are not there:
+        # the task's chain of awaiting tasks is.
+        assert names[:len(CHAIN)] == CHAIN, names
+        spinning += weight
     assert spinning > 0, out.read_text()
 
 
@@ -315,23 +328,12 @@ def test_record_async_native_keeps_the_c_frames_above_the_task_chain(python, tmp
     """--async --native: the C frames a task's Python code calls stay above
     it (time.perf_counter's, inside spin), and the chain of tasks replaces
     both the event loop's Python frames and the C frames below them."""
-    python = need(python)
-    proc = start_ready(python, tmp_path, BUSY)
-    out = tmp_path / "p.txt"
-    try:
-        ours = sonde("record", "--async", "--native", "-p", proc.pid, "-d", "2", "-r", "200",
-                     "-f", "collapsed", "-o", out)
-    finally:
-        stop_ready(proc)
-    assert ours.returncode == 0, ours.stderr
+    out = record_busy(need(python), tmp_path, "--native")
     spinning = native_above = 0
-    for line in out.read_text().splitlines():
-        stack, weight = line.rsplit(" ", 1)
-        names = [frame.split(" (")[0] for frame in stack.split(";")]
-        if "spin" in names:
-            assert names[:len(CHAIN)] == CHAIN, line
-            spinning += int(weight)
-            native_above += int(weight) * (len(names) > len(CHAIN))
+    for names, weight in spin_stacks(out):
+        assert names[:len(CHAIN)] == CHAIN, names
+        spinning += weight
+        native_above += weight * (len(names) > len(CHAIN))
     assert spinning > 0 and native_above > 0, out.read_text()
 
 
@@ -353,14 +355,11 @@ def test_record_async_of_a_launched_program_finds_its_tasks_once_asyncio_runs(py
                  "--", python, prog)
     assert ours.returncode == 0, ours.stderr
     under_tasks = under_loop = 0
-    for line in out.read_text().splitlines():
-        stack, samples = line.rsplit(" ", 1)
-        names = [frame.split(" (")[0] for frame in stack.split(";")]
-        if "spin" in names:
-            if names[:len(CHAIN)] == CHAIN:
-                under_tasks += int(samples)
-            else:
-                under_loop += int(samples)
+    for names, samples in spin_stacks(out):
+        if names[:len(CHAIN)] == CHAIN:
+            under_tasks += samples
+        else:
+            under_loop += samples
     assert under_tasks > 0 and under_loop <= 1, out.read_text()
 
 
