@@ -1,4 +1,4 @@
-/* asyncio_sets.c - the asyncio tasks of Pythons 3.8 to 3.13, from the sets of asyncio.tasks;
+/* asyncio_sets.c - the asyncio tasks of Pythons up to 3.13, from the sets of asyncio.tasks;
  * see asyncio_sets.h. */
 #include "asyncio_sets.h"
 

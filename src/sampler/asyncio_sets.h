@@ -1,9 +1,9 @@
-/* asyncio_sets.h - the asyncio tasks of Pythons 3.8 to 3.13, which keep no list per thread:
+/* asyncio_sets.h - the asyncio tasks of Pythons up to 3.13, which keep no list per thread:
  * every task is in the asyncio.tasks module's sets, and who awaits whom only in each task's
  * _fut_waiter (asyncio_tasks.h reads 3.14's lists, and builds the task graph from either).
  *
  * The module is found from the globals of a frame running BaseEventLoop.run_forever (its
- * base_events module names it `tasks`): its `_all_tasks` (3.8-3.11) or `_scheduled_tasks`
+ * base_events module names it `tasks`): its `_all_tasks` (up to 3.11) or `_scheduled_tasks`
  * (3.12, 3.13) WeakSet, `_eager_tasks` set (3.12, 3.13) and `_current_tasks` dict (loop -> the
  * task it runs).  A task's fields and a coroutine's frame are where that version's
  * Modules/_asynciomodule.c and genobject.h put them (no header publishes TaskObj: the offsets
@@ -21,7 +21,7 @@ typedef struct sonde_async_set_task {
     uint64_t addr, loop, name, coro, fut_waiter;
 } sonde_async_set_task;
 
-/* 1 when w's Python keeps its tasks in sets (3.8-3.13, not free-threaded). */
+/* 1 when w's Python keeps its tasks in sets (up to 3.13, not free-threaded). */
 int sonde_async_sets_kept(const sonde_walker *w);
 
 /* Finds the sets through the globals of loop_frame, a frame running run_forever, into w

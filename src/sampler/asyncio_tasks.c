@@ -9,6 +9,7 @@
 
 #include "../core/clock.h"
 #include "../core/grow.h"
+#include "../core/pyversions.h"
 #include "asyncio_sets.h"
 #include "proc/elf.h"
 #include "proc/maps.h"
@@ -195,7 +196,8 @@ static void task_name(sonde_walker *w, uint64_t name, char *out, size_t outlen)
     uint32_t digits[2] = { 0, 0 };
     /* 3.12 and 3.13 (which keep an int there too) publish no offsets: lv_tag at 16, digits at
      * 24, as 3.14's. */
-    uint64_t tag_at = l->task_lists ? l->long_tag : 16, digit_at = l->task_lists ? l->long_digit : 24;
+    uint64_t tag_at = l->task_lists ? l->long_tag : 16,
+             digit_at = l->task_lists ? l->long_digit : 24;
     if (kind != INT || tag_at + 8 > sizeof obj || digit_at + sizeof digits > sizeof obj)
         return;
     memcpy(&tag, obj + tag_at, 8);
@@ -404,7 +406,7 @@ int sonde_async_check(const sonde_walker *w, char *err, size_t errlen)
         return 0;
     return fail(err, errlen,
                 "--async: process %d runs a Python whose asyncio tasks sonde cannot find from "
-                "outside (it reads those of Python 3.8 to 3.15)", w->proc.pid);
+                "outside (it reads those of Python " SONDE_PY_RANGE ")", w->proc.pid);
 }
 
 /* Adds the task met to the graph, on the thread tstate, its name and chain read.  0, or -1
@@ -479,7 +481,7 @@ static int sets_waiters(reader *r, const sonde_async_set_task *met, const sonde_
     return rc;
 }
 
-/* 3.8-3.13: every task of asyncio.tasks' sets, each on the thread whose loop runs it (0: no
+/* Up to 3.13: every task of asyncio.tasks' sets, each on the thread whose loop runs it (0: no
  * thread's), with its awaiters.  0, or -1 on out of memory. */
 static int read_sets(reader *r, const sonde_async_thread *threads, uint32_t n)
 {
@@ -565,7 +567,7 @@ int64_t sonde_async_find(const sonde_async_graph *g, uint64_t addr)
 void sonde_async_look(sonde_walker *w, uint64_t now_ns)
 {
     w->async_wanted = 1;
-    if (!w->layout.task_lists) { /* 3.8-3.13: each loop's running task, every snapshot (the
+    if (!w->layout.task_lists) { /* up to 3.13: each loop's running task, every snapshot (the
                                     walk finds the sets) */
         sonde_async_sets_current(w);
         return;
@@ -693,7 +695,7 @@ void sonde_async_task_stack(sonde_walker *w, const sonde_async_graph *g, const s
     s->truncated = 0;
 }
 
-/* How long record --async uses one read of every task (3.8-3.13): reading them all at each
+/* How long record --async uses one read of every task (up to 3.13): reading them all at each
  * sample costs a read or three a task, and a server keeps thousands. */
 #define SETS_KEPT_NS 100000000ull
 
@@ -744,7 +746,7 @@ static const sonde_async_set_task *kept_task(const sonde_walker *w, uint64_t add
     return NULL;
 }
 
-/* record --async on 3.8-3.13: s's running task (found by its coroutine's frame in the stack)
+/* record --async up to 3.13: s's running task (found by its coroutine's frame in the stack)
  * goes on through the tasks awaiting it.  Every task is read at most every SETS_KEPT_NS, and
  * again at once when the running task is not among those kept, or an awaiter kept waits on
  * something else now (a task that began awaiting since may be missed until the next read);

@@ -4,12 +4,13 @@
  * Where the interpreter keeps each thread's tasks in a linked list (layout task_lists), the
  * _asyncio module publishes where a task keeps its name, coroutine and awaiters in a section of
  * its own file, .AsyncioDebug (the executable, libpython or _asyncio*.so, once asyncio is
- * imported); Pythons 3.8 to 3.13 keep every task in asyncio.tasks' sets instead, and who awaits
- * whom only in each task's _fut_waiter (asyncio_sets.h).  Each task's coroutine chain is read from the coroutine it runs down through the
- * coroutines each one awaits (the object on top of a suspended frame's stack), so it is named
- * innermost first, as a stack is.  record --async reads a running task's chain of awaiting tasks
- * at each sample in place of the event loop's frames, and with --async-mode all every suspended
- * task's stack too.  Every list, chain and set is the target's memory, and bounded. */
+ * imported); Pythons up to 3.13 keep every task in asyncio.tasks' sets instead, and who awaits
+ * whom only in each task's _fut_waiter (asyncio_sets.h).  Each task's coroutine chain is read
+ * from the coroutine it runs down through the coroutines each one awaits (the object on top of
+ * a suspended frame's stack), so it is named innermost first, as a stack is.  record --async
+ * reads a running task's chain of awaiting tasks at each sample in place of the event loop's
+ * frames, and with --async-mode all every suspended task's stack too.  Every list, chain and
+ * set is the target's memory, and bounded. */
 #ifndef SONDE_ASYNCIO_TASKS_H
 #define SONDE_ASYNCIO_TASKS_H
 
@@ -42,12 +43,12 @@ typedef struct sonde_async_graph {
     uint32_t nwaiters;
     int lists_cut;          /* a list was torn or longer than the bound: tasks are missing */
     int not_imported;       /* no _asyncio module is loaded: there are no tasks */
-    int no_loop;            /* 3.8-3.13: no thread read runs an event loop, through which the
+    int no_loop;            /* up to 3.13: no thread read runs an event loop, through which the
                                tasks are found: none are known */
 } sonde_async_graph;
 
 /* A thread whose tasks are read: its state, and the frame running its event loop's
- * run_forever (walker.h's loop_frame: how 3.8-3.13 tell a thread's tasks), or 0. */
+ * run_forever (walker.h's loop_frame: how 3.13 and earlier tell a thread's tasks), or 0. */
 typedef struct sonde_async_thread {
     uint64_t tstate, loop_frame;
 } sonde_async_thread;
@@ -56,7 +57,7 @@ typedef struct sonde_async_thread {
  * keeps no task lists. */
 int sonde_async_check(const sonde_walker *w, char *err, size_t errlen);
 
-/* Reads the tasks of threads[0 .. n) and the interpreter's list (3.14+; on 3.8-3.13 every
+/* Reads the tasks of threads[0 .. n) and the interpreter's list (3.14+; up to 3.13 every
  * task, those of no thread given under tstate 0), naming frames through w.  0 (none, and
  * not_imported or no_loop where they cannot be found yet); or -1 with one line in err: the
  * version's tasks cannot be read, or out of memory. */
@@ -66,7 +67,7 @@ void sonde_async_free(sonde_async_graph *g);
 
 /* record --async, before each snapshot: looks for the _asyncio module's offsets (3.14+: at
  * most four times a second until the program has imported asyncio; now_ns is CLOCK_MONOTONIC),
- * or reads which task each event loop runs (3.8-3.13), so that walks read each thread's
+ * or reads which task each event loop runs (up to 3.13), so that walks read each thread's
  * running task (walker.h's running_task and task_depth). */
 void sonde_async_look(sonde_walker *w, uint64_t now_ns);
 

@@ -403,7 +403,7 @@ static uint32_t distinct_codes(const uint64_t *codes, uint32_t n, uint64_t *dist
  * for a cycle: 3.12+ push at most one shim per Python frame. */
 #define MAX_VISITED (2 * SONDE_WALK_MAX_DEPTH + 2)
 
-/* 3.8-3.13, record --async: when frame is the coroutine frame of a task an event loop runs
+/* Up to 3.13, record --async: when frame is the coroutine frame of a task an event loop runs
  * (walker.async_current), s runs that task, and its innermost depth frames are the task's. */
 static void match_current(sonde_walker *w, uint64_t frame, uint32_t depth, sonde_thread_sample *s)
 {
@@ -504,7 +504,7 @@ static int walk_frames(sonde_walker *w, stack_copy *chunk, uint64_t frame,
         if (w->codes[c].runs_loop && !s->loop_frame)
             s->loop_frame = addrs[i];
     }
-    /* 3.8-3.13: the first event loop met tells where the tasks are; and a loop that started a
+    /* Up to 3.13: the first event loop met tells where the tasks are; and a loop that started a
      * task after the running ones were read (before this snapshot) runs it in this stack. */
     if (s->loop_frame && w->async_wanted && !l->task_lists && !s->task_depth &&
         (w->async_found || sonde_async_sets_find(w, s->loop_frame) == 0)) {

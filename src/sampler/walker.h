@@ -52,7 +52,7 @@ enum sonde_async_word {
     SONDE_ASYNC_THREAD_SIZE, SONDE_ASYNC_THREAD_LOOP, SONDE_ASYNC_THREAD_TASK,
     SONDE_ASYNC_THREAD_TASKS_HEAD, SONDE_ASYNC_OFFSETS
 };
-#define SONDE_ASYNC_CURRENT_MAX 16  /* event loops whose running task is read (3.8-3.13) */
+#define SONDE_ASYNC_CURRENT_MAX 16  /* event loops whose running task is read (up to 3.13) */
 #define SONDE_WALK_BATCH 256   /* threads walked per call: a snapshot takes as many calls as it needs */
 
 typedef struct sonde_frame_sample {
@@ -182,7 +182,7 @@ typedef struct sonde_walker {
     uint64_t async_looked_ns;
     uint64_t async_off[SONDE_ASYNC_OFFSETS];
     sonde_u64map async_types;
-    /* 3.8-3.13 (asyncio_sets.h): asyncio.tasks' WeakSet data, eager set and _current_tasks,
+    /* Up to 3.13 (asyncio_sets.h): asyncio.tasks' WeakSet data, eager set and _current_tasks,
      * once found from a frame running run_forever (by the walk that first meets one, where the
      * caller set async_wanted); each loop's running task with its coroutine's frame, read
      * before each snapshot; and what each type met is to those sets. */

@@ -193,9 +193,9 @@ static void plant_type(uint64_t *arena, size_t at, const char *name, unsigned on
             arena[i] = type;
 }
 
-/* 3.8-3.13's tasks (asyncio_sets.h) read through garbage: sets, weak references, tasks,
- * gathers, coroutines and frames that loop and lie, with types named as asyncio's so that
- * the garbage leads deep. */
+/* The tasks of 3.13 and earlier (asyncio_sets.h) read through garbage: sets, weak references,
+ * tasks, gathers, coroutines and frames that loop and lie, with types named as asyncio's so
+ * that the garbage leads deep. */
 static void set_tasks_of_garbage(uint64_t *arena, int rounds)
 {
     sonde_profile p;

@@ -423,7 +423,7 @@ static int merge_into(session *s, sonde_walker *w, int tid, const sonde_thread_s
         out->holds_gil = py->holds_gil;
         out->in_gc = py->in_gc;
         out->outer_frame = py->outer_frame;
-        out->loop_frame = py->loop_frame; /* dump --async finds 3.8-3.13's tasks through it */
+        out->loop_frame = py->loop_frame; /* where dump --async finds 3.13's tasks */
     }
     /* Each native frame comes after the functions inlined in it, innermost
      * first. */

@@ -126,7 +126,8 @@ uint32_t sonde_py_dict_items(const sonde_py_layout *l, sonde_py_reader read, voi
     for (uint64_t i = 0; i < k.count && n < max; i++) {
         uint64_t at = k.entries + i * k.entry_size, key, value;
         uint64_t value_at = values ? split_values(l, values) + 8 * i : at + k.value_at;
-        if (read_u64(read, ctx, at + k.key_at, &key) < 0 || read_u64(read, ctx, value_at, &value) < 0)
+        if (read_u64(read, ctx, at + k.key_at, &key) < 0 ||
+            read_u64(read, ctx, value_at, &value) < 0)
             break;
         if (key && value) { /* a deleted entry keeps neither */
             keys_out[n] = key;

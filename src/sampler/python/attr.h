@@ -1,9 +1,10 @@
 /* attr.h - reading a Python object's attributes and strings from outside.
  *
- * For thread names (a threading.Thread's _name) and asyncio's module dict and futures (3.8-3.13),
- * found through the instance's attribute storage of that version (layout.h, enum
- * sonde_py_attrs): a dict, or values laid out against the type's shared keys.  The caller supplies the reads (another process's memory); every
- * count read is bounded, and any failure is -1, never a guess. */
+ * For thread names (a threading.Thread's _name) and asyncio's module dict and futures (up to
+ * 3.13), found through the instance's attribute storage of that version (layout.h, enum
+ * sonde_py_attrs): a dict, or values laid out against the type's shared keys.  The caller
+ * supplies the reads (another process's memory); every count read is bounded, and any failure
+ * is -1, never a guess. */
 #ifndef SONDE_SAMPLER_PYTHON_ATTR_H
 #define SONDE_SAMPLER_PYTHON_ATTR_H
 
